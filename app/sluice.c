@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sluice: the switch daemon.
+ *
+ *   sluice [OPTIONS] [-- EAL-OPTIONS]
+ *
+ * Without EAL options Sluice picks its own: two lcores when there are two
+ * CPUs (control on the first, datapath on the second), --no-huge --no-pci
+ * when no hugepages are free, a per-process --file-prefix.
+ *
+ * Exit codes: 0 success; 1 runtime failure (EAL, ports, memory);
+ * 2 usage or configuration error (bad option, bad flow file).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_version.h>
+
+#include "sl_config.h"
+#include "../src/core/core.h"
+#include "../src/flowfile/flowfile.h"
+#include "../src/pipeline/pipeline.h"
+#include "../src/port/port.h"
+#include "../src/worker/worker.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define SAMPLES_MAX 3600
+
+struct options {
+	const char *ports[SL_PORTS_MAX];
+	unsigned n_ports;
+	const char *flows_file;
+	const char *flows[256]; /* --flow, in order, after the file */
+	unsigned n_flows;
+	double duration;       /* seconds; 0 = until a signal */
+	double stats_interval; /* seconds; 0 = no periodic stats */
+	unsigned burst;
+	unsigned mbufs;
+	const char *json_path;
+	bool dump_flows;
+	bool check_only;
+	bool quiet;
+};
+
+static volatile sig_atomic_t quit_signal;
+
+static void
+on_signal(int sig)
+{
+	quit_signal = sig;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: sluice [OPTIONS] [-- EAL-OPTIONS]\n"
+		"A DPDK OpenFlow 1.3 software switch.\n\n"
+		"Ports and rules:\n"
+		"  -p, --port DEVARGS       add a port (OpenFlow port 1, 2, ... in order); any DPDK\n"
+		"                           devargs: net_pcap0,rx_pcap=in.pcap, net_null0, net_tap0,\n"
+		"                           net_af_packet0,iface=veth0, net_ring0, 0000:01:00.0, ...\n"
+		"  -f, --flows FILE         startup flow file (ovs-ofctl flow syntax, plus table\n"
+		"                           declarations: table=2,kind=lpm,fields=nw_dst)\n"
+		"  -F, --flow FLOW          add one flow (repeatable), after the file\n"
+		"Run:\n"
+		"  -d, --duration SEC       stop after SEC seconds (default: run until SIGINT/SIGTERM)\n"
+		"  -s, --stats-interval SEC print counters every SEC seconds (default 1, 0 = off)\n"
+		"  -b, --burst N            rx burst size, 1..%d (default %d)\n"
+		"  -m, --mbufs N            mbufs in the pool (default 32768)\n"
+		"  -j, --json FILE          write final counters and per-interval rates as JSON\n"
+		"  -D, --dump-flows         print the installed flows before starting\n"
+		"  -c, --check              load and validate the flow file, then exit\n"
+		"  -q, --quiet              no periodic stats\n"
+		"  -V, --version            print the version\n"
+		"  -h, --help               this help\n\n"
+		"Default EAL options (when none follow '--'): -l 0,1 (or -l 0 on one CPU),\n"
+		"--no-huge -m 1024 --no-pci when no hugepages are free, --file-prefix=sluice-PID.\n"
+		"Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.\n",
+		SL_BURST_MAX, SL_BURST_DEFAULT);
+}
+
+static int
+parse_number(const char *opt, const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end != '\0' || v < lo || v > hi) {
+		fprintf(stderr, "sluice: %s: invalid value '%s' (expected %g..%g)\n", opt, s, lo, hi);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Parse Sluice's options; returns the index of the first EAL argument, or -1 on error. */
+static int
+parse_options(int argc, char **argv, struct options *o, int *exit_now)
+{
+	static const struct option longopts[] = {
+		{"port", required_argument, NULL, 'p'},
+		{"flows", required_argument, NULL, 'f'},
+		{"flow", required_argument, NULL, 'F'},
+		{"duration", required_argument, NULL, 'd'},
+		{"stats-interval", required_argument, NULL, 's'},
+		{"burst", required_argument, NULL, 'b'},
+		{"mbufs", required_argument, NULL, 'm'},
+		{"json", required_argument, NULL, 'j'},
+		{"dump-flows", no_argument, NULL, 'D'},
+		{"check", no_argument, NULL, 'c'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	double v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->stats_interval = 1;
+	o->burst = SL_BURST_DEFAULT;
+	o->mbufs = 32768;
+	*exit_now = -1;
+	while ((c = getopt_long(argc, argv, "p:f:F:d:s:b:m:j:DcqVh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (o->n_ports == SL_PORTS_MAX) {
+				fprintf(stderr, "sluice: --port: at most %d ports\n", SL_PORTS_MAX);
+				return -1;
+			}
+			o->ports[o->n_ports++] = optarg;
+			break;
+		case 'f':
+			o->flows_file = optarg;
+			break;
+		case 'F':
+			if (o->n_flows == SL_ARRAY_SIZE(o->flows)) {
+				fprintf(stderr, "sluice: --flow: at most %zu; use --flows FILE\n",
+					SL_ARRAY_SIZE(o->flows));
+				return -1;
+			}
+			o->flows[o->n_flows++] = optarg;
+			break;
+		case 'd':
+			if (parse_number("--duration", optarg, 0, 1e7, &o->duration) < 0)
+				return -1;
+			break;
+		case 's':
+			if (parse_number("--stats-interval", optarg, 0, 3600, &o->stats_interval) < 0)
+				return -1;
+			break;
+		case 'b':
+			if (parse_number("--burst", optarg, 1, SL_BURST_MAX, &v) < 0)
+				return -1;
+			o->burst = (unsigned)v;
+			break;
+		case 'm':
+			if (parse_number("--mbufs", optarg, 1024, 1 << 24, &v) < 0)
+				return -1;
+			o->mbufs = (unsigned)v;
+			break;
+		case 'j':
+			o->json_path = optarg;
+			break;
+		case 'D':
+			o->dump_flows = true;
+			break;
+		case 'c':
+			o->check_only = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'V':
+			printf("sluice %s (DPDK %s)\n", SL_VERSION, rte_version());
+			*exit_now = 0;
+			return 0;
+		case 'h':
+			usage(stdout);
+			*exit_now = 0;
+			return 0;
+		default:
+			fprintf(stderr, "Try 'sluice --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc && strcmp(argv[optind - 1], "--") != 0) {
+		fprintf(stderr, "sluice: unexpected argument '%s' (EAL options go after '--')\n",
+			argv[optind]);
+		return -1;
+	}
+	if (o->n_ports == 0 && !o->check_only) {
+		fprintf(stderr, "sluice: no ports: give at least one --port DEVARGS\n");
+		return -1;
+	}
+	return optind;
+}
+
+static bool
+hugepages_free(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	long n = 0;
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "HugePages_Free: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n > 0;
+}
+
+/* Build the EAL argv: the user's options after '--', or Sluice's defaults. */
+static int
+eal_args(int argc, char **argv, int first_eal, char **out, char *storage, size_t storage_size)
+{
+	int n = 0;
+
+	out[n++] = argv[0];
+	if (first_eal < argc) {
+		for (int i = first_eal; i < argc && n < 62; i++)
+			out[n++] = argv[i];
+		return n;
+	}
+	snprintf(storage, storage_size, "--file-prefix=sluice-%d", (int)getpid());
+	out[n++] = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? "-l0,1" : "-l0";
+	out[n++] = storage;
+	out[n++] = "--log-level=lib.eal:error";
+	if (!hugepages_free()) {
+		out[n++] = "--no-huge";
+		out[n++] = "-m1024";
+		out[n++] = "--no-pci";
+	} else {
+		out[n++] = "--in-memory";
+	}
+	return n;
+}
+
+/* Flow-file callbacks: into the pipeline, errors back with the pipeline's message. */
+static int
+on_table(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
+{
+	return sl_pipeline_table_declare(arg, ts, err->msg, sizeof(err->msg));
+}
+
+static int
+on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
+{
+	return sl_pipeline_flow_add(arg, fs, err->msg, sizeof(err->msg));
+}
+
+static int
+load_rules(struct sl_pipeline *pl, const struct options *o)
+{
+	struct sl_parse_error pe;
+	char msg[512];
+	int rc;
+
+	if (o->flows_file != NULL) {
+		rc = sl_flowfile_load(o->flows_file, on_table, on_flow, pl, &pe);
+		if (rc < 0) {
+			sl_parse_error_format(&pe, msg, sizeof(msg));
+			fprintf(stderr, "sluice: %s\n", msg);
+			return rc;
+		}
+	}
+	for (unsigned i = 0; i < o->n_flows; i++) {
+		struct sl_flow_spec fs;
+		memset(&pe, 0, sizeof(pe));
+		rc = sl_flow_parse(o->flows[i], &fs, &pe);
+		if (rc == 0)
+			rc = sl_pipeline_flow_add(pl, &fs, pe.msg, sizeof(pe.msg));
+		if (rc < 0) {
+			sl_parse_error_format(&pe, msg, sizeof(msg));
+			fprintf(stderr, "sluice: --flow '%s': %s\n", o->flows[i], msg);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int
+print_flow(const struct sl_flow *f, void *arg)
+{
+	struct sl_flow_spec fs;
+	char buf[4096];
+
+	(void)arg;
+	sl_flow_to_spec(f, &fs);
+	sl_flow_format(&fs, buf, sizeof(buf));
+	printf("  n_packets=%" PRIu64 ", n_bytes=%" PRIu64 ", %s\n", f->n_packets, f->n_bytes, buf);
+	return 0;
+}
+
+/* Counters sampled by the control loop. */
+struct sample {
+	double t;
+	uint64_t rx, tx, drops;
+	uint64_t busy_cycles, packets;
+};
+
+struct run {
+	struct options *o;
+	struct sl_pipeline *pl;
+	struct sl_port *ports;
+	struct sl_worker *w;
+	struct sample samples[SAMPLES_MAX];
+	unsigned n_samples;
+	double elapsed;
+};
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+take_sample(struct run *r, double t, struct sample *s)
+{
+	struct sl_worker_totals tot;
+
+	sl_worker_totals(r->w, &tot);
+	s->t = t;
+	s->rx = tot.rx;
+	s->tx = tot.tx;
+	s->drops = tot.tx_drops + tot.pipeline_drops;
+	s->busy_cycles = r->w->loop.busy_cycles;
+	s->packets = r->w->loop.packets;
+}
+
+static void
+print_rates(const struct run *r, const struct sample *a, const struct sample *b)
+{
+	double dt = b->t - a->t;
+
+	if (dt <= 0)
+		return;
+	printf("[%7.1fs] rx %8.3f Mpps  tx %8.3f Mpps  drop %8.3f Mpps", b->t,
+	       (double)(b->rx - a->rx) / dt / 1e6, (double)(b->tx - a->tx) / dt / 1e6,
+	       (double)(b->drops - a->drops) / dt / 1e6);
+	if (b->packets > a->packets)
+		printf("  %6.1f cyc/pkt",
+		       (double)(b->busy_cycles - a->busy_cycles) / (double)(b->packets - a->packets));
+	for (unsigned p = 0; p < r->o->n_ports; p++)
+		printf(" | p%u rx %" PRIu64 " tx %" PRIu64, p + 1, r->w->pstats[p].rx_packets,
+		       r->w->pstats[p].tx_packets);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* The control loop: periodic stats, duration, signals.  Runs on the main lcore. */
+static void
+control_loop(struct run *r)
+{
+	double start = now_s(), next = start + (r->o->stats_interval > 0 ? r->o->stats_interval : 1);
+	struct sample prev;
+
+	take_sample(r, 0, &prev);
+	r->samples[r->n_samples++] = prev;
+	while (!quit_signal) {
+		double t = now_s();
+		if (r->o->duration > 0 && t - start >= r->o->duration)
+			break;
+		if (t >= next) {
+			struct sample s;
+			take_sample(r, t - start, &s);
+			if (!r->o->quiet && r->o->stats_interval > 0)
+				print_rates(r, &prev, &s);
+			if (r->n_samples < SAMPLES_MAX)
+				r->samples[r->n_samples++] = s;
+			prev = s;
+			next += r->o->stats_interval > 0 ? r->o->stats_interval : 1;
+		}
+		usleep(10 * 1000);
+	}
+	r->elapsed = now_s() - start;
+}
+
+static void *
+control_thread(void *arg)
+{
+	struct run *r = arg;
+
+	control_loop(r);
+	r->w->stop = true;
+	return NULL;
+}
+
+static int
+print_table_line(const struct run *r, unsigned t)
+{
+	const struct sl_pipeline_ctx *ctxs[1] = {r->w->ctx};
+	const struct sl_table_spec *ts = sl_pipeline_table_spec(r->pl, t);
+	const struct sl_table *tbl = sl_pipeline_table(r->pl, t);
+	struct sl_pipeline_table_stats st;
+	struct sl_table_stats ts_st = {0};
+
+	sl_pipeline_table_stats(ctxs, 1, t, &st);
+	if (tbl != NULL)
+		sl_table_stats_read(tbl, &ts_st);
+	printf("  table %-3u %-6s %-10s flows %-7u lookups %-12" PRIu64 " matched %-12" PRIu64
+	       " missed %" PRIu64 "\n",
+	       t, sl_table_kind_name(ts->kind), ts->name[0] ? ts->name : "-",
+	       sl_pipeline_flow_count(r->pl, t), st.lookups, st.matched, st.missed);
+	return 0;
+}
+
+static void
+print_summary(const struct run *r)
+{
+	struct sl_worker_totals tot;
+	uint64_t drops[SL_DROP__MAX];
+	int last = sl_pipeline_last_table(r->pl);
+
+	sl_worker_totals(r->w, &tot);
+	sl_worker_drops(r->w, drops);
+	printf("\n=== sluice: final counters after %.1f s ===\n", r->elapsed);
+	printf("ports:\n");
+	for (unsigned p = 0; p < r->o->n_ports; p++) {
+		const struct sl_worker_port_stats *ps = &r->w->pstats[p];
+		struct sl_port_hw_stats hw;
+		struct sl_port_link link;
+
+		sl_port_hw_stats(&r->ports[p], &hw);
+		sl_port_link(&r->ports[p], &link);
+		printf("  port %-2u %-14s link %-4s rx %-12" PRIu64 " tx %-12" PRIu64
+		       " tx_drop %-8" PRIu64 " (device: imissed %" PRIu64 ", rx_nombuf %" PRIu64
+		       ")\n",
+		       p + 1, r->ports[p].name, link.up ? "up" : "down", ps->rx_packets,
+		       ps->tx_packets, ps->tx_drops, hw.imissed, hw.rx_nombuf);
+	}
+	printf("tables:\n");
+	for (int t = 0; t <= last; t++)
+		if (sl_pipeline_table(r->pl, (unsigned)t) != NULL ||
+		    sl_pipeline_flow_count(r->pl, (unsigned)t) > 0)
+			print_table_line(r, (unsigned)t);
+	printf("drops:\n");
+	for (unsigned d = 0; d < SL_DROP__MAX; d++)
+		if (drops[d])
+			printf("  %-14s %" PRIu64 "\n", sl_drop_reason_name(d), drops[d]);
+	printf("  %-14s %" PRIu64 "\n", "tx-full", tot.tx_drops);
+	printf("check: rx %" PRIu64 " + copies %" PRIu64 " = tx %" PRIu64 " + tx drops %" PRIu64
+	       " + pipeline drops %" PRIu64 ": %s\n",
+	       tot.rx, tot.copies, tot.tx, tot.tx_drops, tot.pipeline_drops,
+	       tot.rx + tot.copies == tot.tx + tot.tx_drops + tot.pipeline_drops ? "OK"
+										 : "MISMATCH");
+	if (r->w->loop.packets)
+		printf("datapath: %.1f busy cycles/packet, %.1f packets/burst\n",
+		       (double)r->w->loop.busy_cycles / (double)r->w->loop.packets,
+		       (double)r->w->loop.packets / (double)r->w->loop.bursts);
+}
+
+static int
+write_json(const struct run *r, const char *path)
+{
+	struct sl_worker_totals tot;
+	uint64_t drops[SL_DROP__MAX];
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		fprintf(stderr, "sluice: --json %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	sl_worker_totals(r->w, &tot);
+	sl_worker_drops(r->w, drops);
+	fprintf(f, "{\n  \"elapsed_s\": %.3f,\n  \"tsc_hz\": %" PRIu64 ",\n", r->elapsed,
+		rte_get_tsc_hz());
+	fprintf(f, "  \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"tx_drops\": %" PRIu64
+		   ", \"pipeline_drops\": %" PRIu64 ", \"copies\": %" PRIu64 ",\n",
+		tot.rx, tot.tx, tot.tx_drops, tot.pipeline_drops, tot.copies);
+	fprintf(f, "  \"busy_cycles\": %" PRIu64 ", \"packets\": %" PRIu64 ", \"bursts\": %" PRIu64
+		   ",\n",
+		r->w->loop.busy_cycles, r->w->loop.packets, r->w->loop.bursts);
+	fprintf(f, "  \"drops\": {");
+	for (unsigned d = 0; d < SL_DROP__MAX; d++)
+		fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "", sl_drop_reason_name(d), drops[d]);
+	fprintf(f, "},\n  \"ports\": [");
+	for (unsigned p = 0; p < r->o->n_ports; p++) {
+		const struct sl_worker_port_stats *ps = &r->w->pstats[p];
+		fprintf(f, "%s{\"port\": %u, \"name\": \"%s\", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
+			   ", \"tx_drops\": %" PRIu64 "}",
+			p ? ", " : "", p + 1, r->ports[p].name, ps->rx_packets, ps->tx_packets,
+			ps->tx_drops);
+	}
+	fprintf(f, "],\n  \"tables\": [");
+	const struct sl_pipeline_ctx *ctxs[1] = {r->w->ctx};
+	bool first = true;
+	for (int t = 0; t <= sl_pipeline_last_table(r->pl); t++) {
+		struct sl_pipeline_table_stats st;
+		sl_pipeline_table_stats(ctxs, 1, (unsigned)t, &st);
+		if (sl_pipeline_flow_count(r->pl, (unsigned)t) == 0 && st.lookups == 0)
+			continue;
+		fprintf(f, "%s{\"table\": %d, \"flows\": %u, \"lookups\": %" PRIu64
+			   ", \"matched\": %" PRIu64 "}",
+			first ? "" : ", ", t, sl_pipeline_flow_count(r->pl, (unsigned)t), st.lookups,
+			st.matched);
+		first = false;
+	}
+	fprintf(f, "],\n  \"samples\": [");
+	for (unsigned i = 0; i < r->n_samples; i++)
+		fprintf(f, "%s{\"t\": %.3f, \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
+			   ", \"drops\": %" PRIu64 ", \"busy_cycles\": %" PRIu64
+			   ", \"packets\": %" PRIu64 "}",
+			i ? ", " : "", r->samples[i].t, r->samples[i].rx, r->samples[i].tx,
+			r->samples[i].drops, r->samples[i].busy_cycles, r->samples[i].packets);
+	fprintf(f, "]\n}\n");
+	fclose(f);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct run run;
+	struct options o;
+	struct sl_pipeline *pl = NULL;
+	struct rte_mempool *mp = NULL;
+	struct sl_port *ports = NULL;
+	static struct sl_worker worker;
+	char *eal_argv[64], prefix[64], err[512];
+	int first_eal, exit_now, n_eal, rc, status = EXIT_RUNTIME;
+	unsigned n_open = 0;
+
+	first_eal = parse_options(argc, argv, &o, &exit_now);
+	if (first_eal < 0)
+		return EXIT_USAGE;
+	if (exit_now >= 0)
+		return exit_now;
+
+	if (sl_pipeline_create(&pl) < 0) {
+		fprintf(stderr, "sluice: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	if (o.check_only) {
+		/* No EAL: mask tables validate with their portable structure only. */
+		if (load_rules(pl, &o) < 0) {
+			sl_pipeline_destroy(pl);
+			return EXIT_USAGE;
+		}
+		printf("%s: %u flows OK\n", o.flows_file ? o.flows_file : "(flows)",
+		       sl_pipeline_flow_count(pl, 255));
+		if (o.dump_flows)
+			sl_pipeline_flow_iterate(pl, 255, print_flow, NULL);
+		sl_pipeline_destroy(pl);
+		return 0;
+	}
+
+	n_eal = eal_args(argc, argv, first_eal, eal_argv, prefix, sizeof(prefix));
+	if (rte_eal_init(n_eal, eal_argv) < 0) {
+		fprintf(stderr, "sluice: EAL init failed: %s\n", rte_strerror(rte_errno));
+		sl_pipeline_destroy(pl);
+		return EXIT_RUNTIME;
+	}
+	/* Rules after EAL: mask tables build their rte_acl accelerator with EAL memory. */
+	if (load_rules(pl, &o) < 0) {
+		sl_pipeline_destroy(pl);
+		rte_eal_cleanup();
+		return EXIT_USAGE;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	mp = rte_pktmbuf_pool_create("sl_mbufs", o.mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+				     (int)rte_socket_id());
+	if (mp == NULL) {
+		fprintf(stderr, "sluice: cannot create a pool of %u mbufs: %s\n", o.mbufs,
+			rte_strerror(rte_errno));
+		goto out;
+	}
+	ports = calloc(o.n_ports, sizeof(*ports));
+	if (ports == NULL)
+		goto out;
+	for (unsigned i = 0; i < o.n_ports; i++, n_open++) {
+		rc = sl_port_open(o.ports[i], i + 1, mp, 1, 1, &ports[i], err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "sluice: %s\n", err);
+			status = rc == -EINVAL || rc == -ENODEV ? EXIT_USAGE : EXIT_RUNTIME;
+			goto out;
+		}
+	}
+	bool up[SL_PORTS_MAX];
+	for (unsigned i = 0; i < o.n_ports; i++)
+		up[i] = true;
+	sl_pipeline_ports_set(pl, o.n_ports, up);
+	if (sl_worker_init(&worker, pl, ports, o.n_ports, mp, (uint16_t)o.burst) < 0)
+		goto out;
+
+	if (!o.quiet) {
+		printf("sluice %s: %u ports, %u flows in %d tables\n", SL_VERSION, o.n_ports,
+		       sl_pipeline_flow_count(pl, 255), sl_pipeline_last_table(pl) + 1);
+		for (unsigned i = 0; i < o.n_ports; i++)
+			printf("  port %u: %s (%s)\n", i + 1, ports[i].name, ports[i].devargs);
+	}
+	if (o.dump_flows)
+		sl_pipeline_flow_iterate(pl, 255, print_flow, NULL);
+
+	run.o = &o;
+	run.pl = pl;
+	run.ports = ports;
+	run.w = &worker;
+	unsigned lcore = rte_get_next_lcore(-1, 1, 0);
+	if (lcore < RTE_MAX_LCORE) {
+		rte_eal_remote_launch(sl_worker_run, &worker, lcore);
+		control_loop(&run);
+		worker.stop = true;
+		rte_eal_wait_lcore(lcore);
+	} else {
+		/* One lcore: the datapath keeps it, control runs in a plain thread. */
+		pthread_t th;
+		pthread_create(&th, NULL, control_thread, &run);
+		sl_worker_run(&worker);
+		pthread_join(th, NULL);
+	}
+	print_summary(&run);
+	if (o.dump_flows) {
+		printf("flows:\n");
+		sl_pipeline_flow_iterate(pl, 255, print_flow, NULL);
+	}
+	status = 0;
+	if (o.json_path != NULL && write_json(&run, o.json_path) < 0)
+		status = EXIT_RUNTIME;
+	sl_worker_fini(&worker);
+
+out:
+	for (unsigned i = 0; i < n_open; i++)
+		sl_port_close(&ports[i]);
+	free(ports);
+	rte_mempool_free(mp);
+	sl_pipeline_destroy(pl);
+	rte_eal_cleanup();
+	return status;
+}

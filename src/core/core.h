@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * core: the few definitions every Sluice component shares.
+ *
+ * - Burst limits and lane masks (one bit per packet slot of a burst).
+ * - Byte-order types that show network order in the type (sl_be16 ...).
+ * - Assertions: SL_ASSERT (debug builds only, allowed in the fast path) and
+ *   SL_VERIFY (always on, control path only).
+ * - Drop reasons: one X-macro list yields the enum and the names, so a drop
+ *   counter can never exist without a printable reason.  Codes are
+ *   append-only: never renumber or reuse one.
+ *
+ * This component has no DPDK dependency: components that must build and test
+ * without EAL (pkt, table, pipeline, flowfile) include only this.
+ */
+#ifndef SL_CORE_H
+#define SL_CORE_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/** Largest burst any fast-path function accepts; a lane mask fits a uint64_t. */
+#define SL_BURST_MAX 64
+/** Default rx burst size (OVS NETDEV_MAX_BURST, l2fwd). */
+#define SL_BURST_DEFAULT 32
+
+#if defined(__GNUC__)
+#define sl_likely(x) __builtin_expect(!!(x), 1)
+#define sl_unlikely(x) __builtin_expect(!!(x), 0)
+#define SL_ALWAYS_INLINE inline __attribute__((always_inline))
+#define SL_CACHE_ALIGNED __attribute__((aligned(64)))
+#define sl_prefetch0(p) __builtin_prefetch((p), 0, 3)
+#else
+#define sl_likely(x) (x)
+#define sl_unlikely(x) (x)
+#define SL_ALWAYS_INLINE inline
+#define SL_CACHE_ALIGNED
+#define sl_prefetch0(p) ((void)(p))
+#endif
+
+/* Network byte order shows in the type; values are stored as they are on the wire. */
+typedef uint16_t sl_be16;
+typedef uint32_t sl_be32;
+typedef uint64_t sl_be64;
+
+#define SL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define SL_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define SL_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define SL_DIV_ROUND_UP(n, d) (((n) + (d)-1) / (d))
+
+/** Debug-only assertion; compiled out with NDEBUG, so usable in the fast path. */
+#ifdef NDEBUG
+#define SL_ASSERT(cond) ((void)0)
+#else
+#define SL_ASSERT(cond) assert(cond)
+#endif
+
+/** Control-path invariant: always checked, aborts with the location. */
+#define SL_VERIFY(cond)                                                                            \
+	do {                                                                                       \
+		if (sl_unlikely(!(cond))) {                                                        \
+			fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,       \
+				#cond);                                                            \
+			abort();                                                           \
+		}                                                                                  \
+	} while (0)
+
+/** Iterate over the set lanes of a 64-bit lane mask. */
+#define SL_FOR_EACH_LANE(i, mask)                                                                  \
+	for (uint64_t _m = (mask); _m != 0 && ((i) = (unsigned)__builtin_ctzll(_m), 1);           \
+	     _m &= _m - 1)
+
+/** Lane mask with the low @n bits set (n <= 64). */
+static inline uint64_t
+sl_lanes_first(unsigned n)
+{
+	return n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
+}
+
+/*
+ * Drop reasons.  Append only; the numbers are part of the stats interface.
+ */
+#define SL_FOREACH_DROP_REASON(_)                                                                  \
+	_(TABLE_MISS, "table-miss")         /* no entry matched and no table-miss entry */         \
+	_(NO_OUTPUT, "no-output")           /* pipeline ended without an output action */          \
+	_(TTL_EXPIRED, "ttl-expired")       /* dec_ttl reached zero */                              \
+	_(BAD_PORT, "bad-port")             /* output to a port that does not exist */              \
+	_(IN_PORT_LOOP, "in-port-loop")     /* output to the ingress port without IN_PORT */       \
+	_(TX_FULL, "tx-full")               /* the port's tx queue refused the packet */            \
+	_(NO_CONTROLLER, "no-controller")   /* output:CONTROLLER with no controller attached */    \
+	_(CLONE_FAILED, "clone-failed")     /* no mbuf for a multi-output copy */                  \
+	_(NO_HEADROOM, "no-headroom")       /* push_vlan without room in front of the frame */     \
+	_(PORT_DOWN, "port-down")           /* output port administratively down */                \
+	_(TOO_SHORT, "too-short")           /* frame shorter than an Ethernet header */            \
+	_(BAD_ACTION, "bad-action")         /* action impossible on this packet (e.g. pop_vlan) */
+
+enum sl_drop_reason {
+#define SL_DROP_ENUM_(n, s) SL_DROP_##n,
+	SL_FOREACH_DROP_REASON(SL_DROP_ENUM_)
+#undef SL_DROP_ENUM_
+		SL_DROP__MAX
+};
+
+/**
+ * Printable name of a drop reason.
+ *
+ * @param r  A drop reason; out-of-range values give "unknown".
+ * @return   A static string.  Thread-safe.
+ */
+const char *sl_drop_reason_name(enum sl_drop_reason r);
+
+#endif /* SL_CORE_H */

@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Fast path: running a burst through the tables and executing actions.
+ *
+ * Tables are visited in increasing id order over the whole burst; the lanes
+ * waiting at a table are extracted and looked up together (one
+ * lookup_burst per table per burst).  goto_table only goes forward, so a
+ * single ascending sweep visits every stage a packet needs.
+ *
+ * Outputs: a packet's latest output is kept pending; only when the packet
+ * is output again or modified is a copy emitted for the pending port.  A
+ * packet with one output (the common case) is never copied.
+ */
+#include "pipeline.h"
+#include "pipeline_priv.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct sl_pipeline_ctx *
+sl_pipeline_ctx_create(const struct sl_pipeline *pl)
+{
+	struct sl_pipeline_ctx *ctx;
+
+	(void)pl;
+	ctx = aligned_alloc(64, (sizeof(*ctx) + 63) / 64 * 64);
+	if (ctx != NULL)
+		memset(ctx, 0, sizeof(*ctx));
+	return ctx;
+}
+
+void
+sl_pipeline_ctx_destroy(struct sl_pipeline_ctx *ctx)
+{
+	free(ctx);
+}
+
+/* The rest of this file runs on the workers. */
+
+static inline void
+lanes_push(struct sl_pipeline_ctx *ctx, unsigned table, unsigned lane)
+{
+	ctx->lanes_at[table] |= UINT64_C(1) << lane;
+	ctx->table_bits[table >> 6] |= UINT64_C(1) << (table & 63);
+}
+
+static inline int
+next_table(struct sl_pipeline_ctx *ctx)
+{
+	for (unsigned w = 0; w < 4; w++) {
+		if (ctx->table_bits[w]) {
+			unsigned bit = (unsigned)__builtin_ctzll(ctx->table_bits[w]);
+			ctx->table_bits[w] &= ctx->table_bits[w] - 1;
+			return (int)(w * 64 + bit);
+		}
+	}
+	return -1;
+}
+
+/* Emit the pending output of a packet as a copy (the packet is about to change or go elsewhere). */
+static void
+flush_pending(struct sl_pipeline_ctx *ctx, struct pkt_state *st, const struct sl_pkt *p,
+	      const struct sl_pipeline_hooks *hooks)
+{
+	if (st->pending_out == 0)
+		return;
+	if (hooks != NULL && hooks->emit_copy != NULL &&
+	    hooks->emit_copy(hooks->arg, p, st->pending_out) == 0)
+		ctx->copies++;
+	else {
+		ctx->copies++;
+		ctx->drops[SL_DROP_CLONE_FAILED]++;
+	}
+	st->pending_out = 0;
+}
+
+static void
+output_one(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	   const struct sl_pkt *p, uint32_t port, bool in_port_ok,
+	   const struct sl_pipeline_hooks *hooks)
+{
+	if (port == 0 || port > pl->n_ports) {
+		st->skip_reason = SL_DROP_BAD_PORT;
+		return;
+	}
+	if (port == p->in_port && !in_port_ok) {
+		st->skip_reason = SL_DROP_IN_PORT_LOOP;
+		return;
+	}
+	if (!pl->port_up[port]) {
+		st->skip_reason = SL_DROP_PORT_DOWN;
+		return;
+	}
+	flush_pending(ctx, st, p, hooks);
+	st->pending_out = port;
+}
+
+static void
+do_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	  const struct sl_pkt *p, uint32_t port, const struct sl_pipeline_hooks *hooks)
+{
+	switch (port) {
+	case SL_PORT_IN_PORT:
+		output_one(pl, ctx, st, p, p->in_port, true, hooks);
+		return;
+	case SL_PORT_FLOOD:
+	case SL_PORT_ALL:
+		for (uint32_t i = 1; i <= pl->n_ports; i++)
+			if (i != p->in_port && pl->port_up[i])
+				output_one(pl, ctx, st, p, i, false, hooks);
+		return;
+	case SL_PORT_CONTROLLER:
+		/* TODO(#3): packet_in. */
+		st->skip_reason = SL_DROP_NO_CONTROLLER;
+		return;
+	default:
+		output_one(pl, ctx, st, p, port, false, hooks);
+		return;
+	}
+}
+
+static bool
+push_vlan(struct sl_pkt *p, uint16_t tpid)
+{
+	uint16_t tci = 0;
+
+	if (p->headroom < 4 || p->len < 14)
+		return false;
+	sl_pkt_parse_l2(p);
+	if (p->n_vlans)
+		tci = (uint16_t)(p->data[p->vlan_ofs] << 8 | p->data[p->vlan_ofs + 1]);
+	p->data -= 4;
+	p->headroom -= 4;
+	p->len += 4;
+	memmove(p->data, p->data + 4, 12);
+	p->data[12] = (uint8_t)(tpid >> 8);
+	p->data[13] = (uint8_t)tpid;
+	p->data[14] = (uint8_t)(tci >> 8);
+	p->data[15] = (uint8_t)tci;
+	sl_pkt_reparse(p);
+	return true;
+}
+
+static bool
+pop_vlan(struct sl_pkt *p)
+{
+	sl_pkt_parse_l2(p);
+	if (p->n_vlans == 0)
+		return false;
+	memmove(p->data + 4, p->data, 12);
+	p->data += 4;
+	p->headroom += 4;
+	p->len -= 4;
+	sl_pkt_reparse(p);
+	return true;
+}
+
+/* IPv4 TTL / IPv6 hop limit access: returns the byte's offset or -1. */
+static int
+ttl_ofs(struct sl_pkt *p)
+{
+	sl_pkt_parse_l2(p);
+	if (p->eth_type == 0x0800 && p->l3_ofs + 20 <= p->len)
+		return p->l3_ofs + 8;
+	if (p->eth_type == 0x86dd && p->l3_ofs + 40 <= p->len)
+		return p->l3_ofs + 7;
+	return -1;
+}
+
+static void
+set_ttl(struct sl_pkt *p, uint8_t ttl)
+{
+	struct sl_field f = {.id = SL_FIELD_IP_TTL};
+
+	sl_pkt_field_write(p, &f, &ttl);
+}
+
+/* MPLS TTL of the top label, or -1. */
+static int
+mpls_ttl_ofs(struct sl_pkt *p)
+{
+	sl_pkt_parse_l2(p);
+	if ((p->eth_type == 0x8847 || p->eth_type == 0x8848) && p->l2_end + 4 <= p->len)
+		return p->l2_end + 3;
+	return -1;
+}
+
+static int
+inner_ip_ttl_ofs(struct sl_pkt *p)
+{
+	unsigned l3 = p->l3_ofs;
+
+	if (l3 + 20 > p->len)
+		return -1;
+	if ((p->data[l3] >> 4) == 4)
+		return (int)l3 + 8;
+	if ((p->data[l3] >> 4) == 6 && l3 + 40 <= p->len)
+		return (int)l3 + 7;
+	return -1;
+}
+
+/*
+ * Execute one action.  Returns false when the packet is dropped (the reason
+ * is in *reason).
+ */
+static bool
+exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	    struct sl_pkt *p, const struct sl_action *a, const struct sl_pipeline_hooks *hooks,
+	    uint8_t *reason)
+{
+	int o, mo;
+
+	switch (a->type) {
+	case SL_ACT_OUTPUT:
+		do_output(pl, ctx, st, p, a->output.port, hooks);
+		return true;
+	case SL_ACT_SET_FIELD:
+		flush_pending(ctx, st, p, hooks);
+		sl_pkt_field_write(p, &a->set_field.f, a->set_field.value);
+		return true;
+	case SL_ACT_PUSH_VLAN:
+		flush_pending(ctx, st, p, hooks);
+		if (!push_vlan(p, a->ethertype)) {
+			*reason = SL_DROP_NO_HEADROOM;
+			return false;
+		}
+		return true;
+	case SL_ACT_POP_VLAN:
+		flush_pending(ctx, st, p, hooks);
+		pop_vlan(p); /* no tag: nothing to pop (OVS does the same) */
+		return true;
+	case SL_ACT_SET_NW_TTL:
+		flush_pending(ctx, st, p, hooks);
+		set_ttl(p, a->ttl);
+		return true;
+	case SL_ACT_DEC_NW_TTL:
+		flush_pending(ctx, st, p, hooks);
+		o = ttl_ofs(p);
+		if (o < 0)
+			return true;
+		if (p->data[o] <= 1) {
+			*reason = SL_DROP_TTL_EXPIRED;
+			return false;
+		}
+		set_ttl(p, (uint8_t)(p->data[o] - 1));
+		return true;
+	case SL_ACT_COPY_TTL_OUT:
+	case SL_ACT_COPY_TTL_IN:
+		flush_pending(ctx, st, p, hooks);
+		mo = mpls_ttl_ofs(p);
+		o = mo >= 0 ? inner_ip_ttl_ofs(p) : -1;
+		if (mo < 0 || o < 0)
+			return true;
+		if (a->type == SL_ACT_COPY_TTL_OUT) {
+			p->data[mo] = p->data[o];
+		} else if ((p->data[p->l3_ofs] >> 4) == 4) {
+			/* The inner IPv4 header is not at eth_type level: fix its checksum by hand. */
+			uint8_t old[2] = {p->data[o], p->data[o + 1]}, nw[2] = {p->data[mo], old[1]};
+			uint16_t cs;
+			memcpy(&cs, p->data + p->l3_ofs + 10, 2);
+			cs = sl_csum_update(cs, old, nw, 2);
+			memcpy(p->data + p->l3_ofs + 10, &cs, 2);
+			p->data[o] = p->data[mo];
+		} else {
+			p->data[o] = p->data[mo];
+		}
+		return true;
+	case SL_ACT_SET_QUEUE:
+	default:
+		return true;
+	}
+}
+
+static void
+aset_write(struct action_set *as, const struct sl_action *a)
+{
+	switch (a->type) {
+	case SL_ACT_COPY_TTL_IN:
+		as->copy_ttl_in = a;
+		break;
+	case SL_ACT_POP_VLAN:
+		as->pop_vlan = a;
+		break;
+	case SL_ACT_PUSH_VLAN:
+		as->push_vlan = a;
+		break;
+	case SL_ACT_COPY_TTL_OUT:
+		as->copy_ttl_out = a;
+		break;
+	case SL_ACT_DEC_NW_TTL:
+		as->dec_ttl = a;
+		break;
+	case SL_ACT_SET_NW_TTL:
+		as->set_ttl = a;
+		break;
+	case SL_ACT_SET_QUEUE:
+		as->queue = a;
+		break;
+	case SL_ACT_GROUP:
+		as->group = a;
+		break;
+	case SL_ACT_OUTPUT:
+		as->output = a;
+		break;
+	case SL_ACT_SET_FIELD:
+		for (unsigned i = 0; i < as->n_set; i++) {
+			if (sl_field_equal(&as->set[i]->set_field.f, &a->set_field.f)) {
+				as->set[i] = a;
+				return;
+			}
+		}
+		if (as->n_set < AS_SET_MAX)
+			as->set[as->n_set++] = a;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Execute the action set in the order of OpenFlow 1.3 section 5.10. */
+static bool
+aset_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	     struct sl_pkt *p, const struct sl_pipeline_hooks *hooks, uint8_t *reason)
+{
+	const struct action_set *as = &st->aset;
+	const struct sl_action *order[] = {as->copy_ttl_in, as->pop_vlan, as->push_vlan,
+					   as->copy_ttl_out, as->dec_ttl, as->set_ttl};
+
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(order); i++)
+		if (order[i] != NULL && !exec_action(pl, ctx, st, p, order[i], hooks, reason))
+			return false;
+	for (unsigned i = 0; i < as->n_set; i++)
+		exec_action(pl, ctx, st, p, as->set[i], hooks, reason);
+	if (as->output != NULL)
+		exec_action(pl, ctx, st, p, as->output, hooks, reason);
+	return true;
+}
+
+/*
+ * Run flow @f's instructions on packet @i.  Returns the next table, -1 at
+ * the end of the pipeline, -2 when the packet was dropped (*reason set).
+ */
+static int
+exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_flow *f,
+	  struct sl_pkt *p, struct pkt_state *st, const struct sl_pipeline_hooks *hooks,
+	  uint64_t now, uint8_t *reason)
+{
+	uint8_t flags = f->insn_flags;
+
+	f->n_packets++;
+	f->n_bytes += p->len;
+	f->last_hit_tsc = now;
+	if (flags & SL_INSN_APPLY)
+		for (unsigned k = 0; k < f->n_apply; k++)
+			if (!exec_action(pl, ctx, st, p, &f->actions[k], hooks, reason))
+				return -2;
+	if (sl_unlikely(flags & (SL_INSN_CLEAR | SL_INSN_WRITE))) {
+		if (flags & SL_INSN_CLEAR) {
+			memset(&st->aset, 0, sizeof(st->aset));
+			st->has_set = false;
+		}
+		if (flags & SL_INSN_WRITE) {
+			if (!st->has_set) {
+				memset(&st->aset, 0, sizeof(st->aset));
+				st->has_set = true;
+			}
+			for (unsigned k = 0; k < f->n_write; k++)
+				aset_write(&st->aset, &f->actions[f->n_apply + k]);
+		}
+	}
+	if (flags & SL_INSN_METADATA)
+		p->metadata = (p->metadata & ~f->metadata_mask) | f->metadata;
+	if (f->goto_table >= 0)
+		return f->goto_table;
+	if (st->has_set && !aset_execute(pl, ctx, st, p, hooks, reason))
+		return -2;
+	return -1;
+}
+
+/* Lanes whose packets satisfy the table's guards (pipeline_priv.h). */
+static uint64_t
+guard_lanes(const struct pl_table *pt, struct sl_pkt *pkts, uint64_t lanes)
+{
+	uint64_t ok = 0;
+	unsigned i;
+
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		bool pass = true;
+		for (unsigned g = 0; g < pt->n_guards; g++) {
+			uint8_t v[2] = {0, 0};
+			sl_pkt_field_read(&pkts[i], &pt->guards[g].f, v);
+			pass &= memcmp(v, pt->guards[g].value, sl_field_size(&pt->guards[g].f)) == 0;
+		}
+		ok |= (uint64_t)pass << i;
+	}
+	return ok;
+}
+
+/* Final outcome of a packet that reached the end of its pipeline (or a miss). */
+static inline bool
+finish(struct sl_pipeline_ctx *ctx, struct pkt_state *st, unsigned i, uint8_t reason,
+       uint32_t out_ports[], uint8_t drops[])
+{
+	if (st->pending_out != 0) {
+		out_ports[i] = st->pending_out;
+		return true;
+	}
+	out_ports[i] = SL_PORT_DROP;
+	drops[i] = reason;
+	ctx->drops[reason]++;
+	return false;
+}
+
+unsigned
+sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+		      struct sl_pkt *pkts, unsigned n, const struct sl_pipeline_hooks *hooks,
+		      uint32_t out_ports[], uint8_t drops[])
+{
+	uint64_t now = sl_pipeline_tsc();
+	unsigned n_out = 0;
+	int t;
+
+	if (n == 0)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		ctx->st[i].pending_out = 0;
+		ctx->st[i].skip_reason = SL_DROP_NO_OUTPUT;
+		ctx->st[i].has_set = false;
+	}
+	ctx->lanes_at[0] = sl_lanes_first(n);
+	ctx->table_bits[0] |= 1;
+
+	while ((t = next_table(ctx)) >= 0) {
+		const struct pl_table *pt = &pl->tables[t];
+		uint64_t lanes = ctx->lanes_at[t], hit = 0;
+		unsigned i;
+
+		ctx->lanes_at[t] = 0;
+		ctx->tstats[t].lookups += (uint64_t)__builtin_popcountll(lanes);
+		if (pt->tbl != NULL) {
+			uint64_t look = pt->n_guards ? guard_lanes(pt, pkts, lanes) : lanes;
+
+			/* Stage 1: extract only the fields this table matches. */
+			SL_FOR_EACH_LANE(i, look)
+			{
+				sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
+				ctx->keyp[i] = ctx->keys[i];
+			}
+			/* Stage 2: one burst lookup for every lane waiting here. */
+			hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
+		}
+		if (pt->miss != NULL) {
+			SL_FOR_EACH_LANE(i, lanes & ~hit)
+			ctx->hits[i] = pt->miss;
+			hit = lanes;
+		}
+		ctx->tstats[t].matched += (uint64_t)__builtin_popcountll(hit);
+
+		/* Stage 3: instructions of the winning entries. */
+		SL_FOR_EACH_LANE(i, hit)
+		{
+			struct pkt_state *st = &ctx->st[i];
+			uint8_t reason = SL_DROP_NO_OUTPUT;
+			int next = exec_flow(pl, ctx, ctx->hits[i], &pkts[i], st, hooks, now,
+					     &reason);
+
+			if (next >= 0) {
+				lanes_push(ctx, (unsigned)next, i);
+			} else if (next == -1) {
+				n_out += finish(ctx, st, i, st->skip_reason, out_ports, drops);
+			} else {
+				/* Dropped mid-pipeline: outputs done before are already copies. */
+				st->pending_out = 0;
+				n_out += finish(ctx, st, i, reason, out_ports, drops);
+			}
+		}
+		SL_FOR_EACH_LANE(i, lanes & ~hit)
+		n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, out_ports, drops);
+	}
+	return n_out;
+}
+
+void
+sl_pipeline_table_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+			unsigned table_id, struct sl_pipeline_table_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (table_id >= SL_TABLES_MAX)
+		return;
+	for (unsigned c = 0; c < n_ctxs; c++) {
+		st->lookups += ctxs[c]->tstats[table_id].lookups;
+		st->matched += ctxs[c]->tstats[table_id].matched;
+	}
+	st->missed = st->lookups - st->matched;
+}
+
+void
+sl_pipeline_drop_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+		       uint64_t drops[SL_DROP__MAX])
+{
+	memset(drops, 0, SL_DROP__MAX * sizeof(drops[0]));
+	for (unsigned c = 0; c < n_ctxs; c++)
+		for (unsigned r = 0; r < SL_DROP__MAX; r++)
+			drops[r] += ctxs[c]->drops[r];
+}
+
+uint64_t
+sl_pipeline_copies(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs)
+{
+	uint64_t n = 0;
+
+	for (unsigned c = 0; c < n_ctxs; c++)
+		n += ctxs[c]->copies;
+	return n;
+}

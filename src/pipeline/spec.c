@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Control path: helpers on flow specs shared by the flow-file parser and the OpenFlow codec. */
+#include "pipeline.h"
+
+#include <errno.h>
+#include <string.h>
+
+void
+sl_flow_spec_init(struct sl_flow_spec *fs)
+{
+	memset(fs, 0, sizeof(*fs));
+	fs->priority = 0x8000;
+	fs->insns.goto_table = -1;
+}
+
+const struct sl_match_field *
+sl_match_get(const struct sl_match *m, const struct sl_field *f)
+{
+	for (unsigned i = 0; i < m->n_fields; i++)
+		if (sl_field_equal(&m->fields[i].f, f))
+			return &m->fields[i];
+	return NULL;
+}
+
+int
+sl_match_set(struct sl_match *m, const struct sl_field *f, const uint8_t *value,
+	     const uint8_t *mask)
+{
+	struct sl_match_field *mf = (struct sl_match_field *)sl_match_get(m, f);
+	unsigned size;
+
+	if (f->id >= SL_FIELD__MAX || (f->id == SL_FIELD_RAW && (f->raw_n_bits == 0 ||
+								 f->raw_n_bits > SL_RAW_BITS_MAX ||
+								 f->raw_base > SL_RAW_BASE_L4)))
+		return -EINVAL;
+	if (mf == NULL) {
+		if (m->n_fields == SL_KEY_FIELDS_MAX)
+			return -E2BIG;
+		mf = &m->fields[m->n_fields++];
+	}
+	memset(mf, 0, sizeof(*mf));
+	mf->f = *f;
+	size = sl_field_size(f);
+	for (unsigned i = 0; i < size; i++) {
+		mf->mask[i] = mask[i];
+		mf->value[i] = value[i] & mask[i];
+	}
+	/* Bits above the field's width are never part of a match. */
+	unsigned spare = size * 8 - sl_field_bits(f);
+	if (spare) {
+		mf->mask[0] &= (uint8_t)(0xff >> spare);
+		mf->value[0] &= (uint8_t)(0xff >> spare);
+	}
+	return 0;
+}
+
+/* The exact value of a fully-masked field in the match, or -1. */
+static long
+exact_value(const struct sl_match *m, enum sl_field_id id)
+{
+	struct sl_field f = {.id = id};
+	const struct sl_match_field *mf = sl_match_get(m, &f);
+	unsigned size = sl_field_size(&f);
+	long v = 0;
+
+	if (mf == NULL)
+		return -1;
+	for (unsigned i = 0; i < size; i++) {
+		uint8_t full = i == 0 ? (uint8_t)(0xff >> (size * 8 - sl_field_bits(&f))) : 0xff;
+		if (mf->mask[i] != full)
+			return -1;
+		v = v << 8 | mf->value[i];
+	}
+	return v;
+}
+
+int
+sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size)
+{
+	long eth = exact_value(m, SL_FIELD_ETH_TYPE);
+	long proto = exact_value(m, SL_FIELD_IP_PROTO);
+
+	for (unsigned i = 0; i < m->n_fields; i++) {
+		enum sl_field_id id = m->fields[i].f.id;
+		uint16_t types[2];
+		unsigned n_types;
+		int need_proto;
+		bool ok = false;
+
+		sl_field_prereq(id, types, &n_types, &need_proto);
+		for (unsigned t = 0; t < n_types; t++)
+			ok |= eth == types[t];
+		if (n_types && !ok) {
+			snprintf(err, err_size, "%s requires dl_type=0x%04x%s", sl_field_name(id),
+				 types[0], n_types > 1 ? " (or its other IP version)" : "");
+			return -EINVAL;
+		}
+		if (need_proto >= 0 && proto != need_proto) {
+			snprintf(err, err_size, "%s requires nw_proto=%d", sl_field_name(id),
+				 need_proto);
+			return -EINVAL;
+		}
+		if (id == SL_FIELD_VLAN_PCP) {
+			struct sl_field vf = {.id = SL_FIELD_VLAN_VID};
+			const struct sl_match_field *v = sl_match_get(m, &vf);
+			if (v == NULL || !(v->value[0] & 0x10)) {
+				snprintf(err, err_size, "dl_vlan_pcp requires a VLAN tag (dl_vlan)");
+				return -EINVAL;
+			}
+		}
+		if (id == SL_FIELD_IPV6_ND_TARGET) {
+			long t = exact_value(m, SL_FIELD_ICMPV6_TYPE);
+			if (t != 135 && t != 136) {
+				snprintf(err, err_size, "nd_target requires icmpv6_type=135 or 136");
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Differential test: the real pipeline against a reference pipeline built
+ * from linear-scan classifiers (sl_ref_*), on random tables of every kind,
+ * random rules, random packets and random flow adds/deletes between bursts.
+ *
+ * Every flow stamps its id into the packet (set_field on a raw 16-bit field
+ * at a per-table offset past the matched bytes), so the final frame records
+ * which flow won at every table the packet visited.  A packet's outcome is
+ * then compared whole: frame bytes, output port, drop reason.
+ *
+ * Usage: test_pipeline_diff [N_PACKETS] [SEED]  (default 1,000,000 packets).
+ */
+#include "pipeline.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_TABLES 5
+#define FRAME_LEN 160
+#define STAMP_OFS 128 /* stamps at 128 + 2 * table; random fields stay below 96 */
+#define N_PORTS 4
+#define MAX_FLOWS 200
+
+enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1 };
+
+static uint64_t rng_state;
+
+static uint64_t
+rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static unsigned
+rndn(unsigned n)
+{
+	return (unsigned)(rnd() % n);
+}
+
+/* Fields each table matches. */
+static struct sl_field fields_mask0[] = {
+	{.id = SL_FIELD_ETH_DST}, {.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IP_PROTO},
+	{.id = SL_FIELD_IPV4_SRC}, {.id = SL_FIELD_UDP_DST}, {.id = SL_FIELD_VLAN_VID},
+	{.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4, .raw_bit_off = 67, .raw_n_bits = 13},
+};
+static struct sl_field fields_exact[] = {{.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IP_DSCP},
+					 {.id = SL_FIELD_IN_PORT}};
+static struct sl_field field_lpm_v4 = {.id = SL_FIELD_IPV4_DST};
+static struct sl_field field_lpm_raw = {.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_PKT,
+					.raw_bit_off = 8 * 40 + 3, .raw_n_bits = 45};
+static struct sl_field field_direct = {.id = SL_FIELD_METADATA};
+static struct sl_field fields_mask1[] = {
+	{.id = SL_FIELD_METADATA}, {.id = SL_FIELD_IPV4_DST}, {.id = SL_FIELD_ETH_SRC},
+	{.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L3, .raw_bit_off = 70, .raw_n_bits = 30},
+};
+
+struct model_flow {
+	struct sl_flow_spec fs;
+	bool live;
+};
+
+static struct model_flow flows[N_TABLES][MAX_FLOWS];
+static unsigned n_flows[N_TABLES];
+static struct sl_key_layout layouts[N_TABLES];
+static struct sl_ref_table *refs[N_TABLES];
+static struct model_flow *miss_flows[N_TABLES];
+static bool lpm_raw;
+
+static void
+random_value(const struct sl_field *f, uint8_t *v, uint8_t *m, bool exact)
+{
+	unsigned size = sl_field_size(f), bits = sl_field_bits(f);
+
+	for (unsigned i = 0; i < size; i++) {
+		v[i] = (uint8_t)rnd();
+		m[i] = exact ? 0xff : (uint8_t)(rnd() & rnd());
+		if (!exact && rndn(3) == 0)
+			m[i] = 0xff;
+	}
+	/* Small value space for some fields, so random packets hit. */
+	if (f->id == SL_FIELD_ETH_TYPE) {
+		static const uint16_t types[] = {0x0800, 0x86dd, 0x0800, 0x86dd};
+		uint16_t t = types[rndn(4)];
+		v[0] = (uint8_t)(t >> 8);
+		v[1] = (uint8_t)t;
+		memset(m, 0xff, 2);
+	}
+	if (f->id == SL_FIELD_IN_PORT) {
+		memset(v, 0, 4);
+		v[3] = (uint8_t)(1 + rndn(N_PORTS));
+	}
+	if (f->id == SL_FIELD_METADATA) {
+		memset(v, 0, 8);
+		v[7] = (uint8_t)rndn(16);
+		if (!exact) {
+			memset(m, 0, 8);
+			m[7] = (uint8_t)(rnd() | 1);
+		}
+	}
+	if (f->id == SL_FIELD_IP_DSCP)
+		v[0] = (uint8_t)rndn(4);
+	if (size * 8 > bits) {
+		v[0] &= (uint8_t)(0xff >> (size * 8 - bits));
+		m[0] &= (uint8_t)(0xff >> (size * 8 - bits));
+	}
+	for (unsigned i = 0; i < size; i++)
+		v[i] &= m[i];
+}
+
+static void
+random_prefix(const struct sl_field *f, uint8_t *v, uint8_t *m)
+{
+	unsigned size = sl_field_size(f), bits = sl_field_bits(f), lead = size * 8 - bits;
+	unsigned len = rndn(bits + 1);
+
+	memset(m, 0, size);
+	for (unsigned i = 0; i < size; i++)
+		v[i] = (uint8_t)rnd();
+	if (f->id == SL_FIELD_IPV4_DST)
+		v[0] = 10;
+	for (unsigned b = 0; b < len; b++)
+		m[(lead + b) / 8] |= (uint8_t)(0x80 >> ((lead + b) % 8));
+	for (unsigned i = 0; i < size; i++)
+		v[i] &= m[i];
+}
+
+/* Add the OpenFlow prerequisites of the chosen fields, as a controller must. */
+static void
+add_prereqs(struct sl_match *m)
+{
+	struct sl_field eth = {.id = SL_FIELD_ETH_TYPE}, proto = {.id = SL_FIELD_IP_PROTO};
+	uint8_t full[2] = {0xff, 0xff};
+
+	for (unsigned i = 0; i < m->n_fields; i++) {
+		uint16_t types[2];
+		unsigned n_types;
+		int ip_proto;
+		sl_field_prereq(m->fields[i].f.id, types, &n_types, &ip_proto);
+		if (n_types) {
+			const struct sl_match_field *cur = sl_match_get(m, &eth);
+			bool ok = false;
+			for (unsigned k = 0; cur && k < n_types; k++)
+				ok |= cur->mask[0] == 0xff && cur->mask[1] == 0xff &&
+				      (cur->value[0] << 8 | cur->value[1]) == types[k];
+			if (!ok) {
+				uint8_t v[2] = {(uint8_t)(types[0] >> 8), (uint8_t)types[0]};
+				sl_match_set(m, &eth, v, full);
+			}
+		}
+		if (ip_proto >= 0) {
+			uint8_t v = (uint8_t)ip_proto;
+			sl_match_set(m, &proto, &v, full);
+		}
+	}
+}
+
+static void
+random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
+{
+	struct sl_action *a;
+	uint8_t v[SL_FIELD_SIZE_MAX], m[SL_FIELD_SIZE_MAX];
+
+	sl_flow_spec_init(fs);
+	fs->table_id = (uint8_t)t;
+	fs->priority = (uint16_t)(1 + rndn(60000));
+	switch (t) {
+	case T_MASK0:
+	case T_MASK1: {
+		const struct sl_field *fl = t == T_MASK0 ? fields_mask0 : fields_mask1;
+		unsigned nf = t == T_MASK0 ? SL_ARRAY_SIZE(fields_mask0) : SL_ARRAY_SIZE(fields_mask1);
+		for (unsigned i = 0; i < nf; i++) {
+			if (rndn(2))
+				continue;
+			random_value(&fl[i], v, m, false);
+			sl_match_set(&fs->match, &fl[i], v, m);
+		}
+		break;
+	}
+	case T_EXACT:
+		for (unsigned i = 0; i < SL_ARRAY_SIZE(fields_exact); i++) {
+			random_value(&fields_exact[i], v, m, true);
+			sl_match_set(&fs->match, &fields_exact[i], v, m);
+		}
+		break;
+	case T_LPM:
+		random_prefix(lpm_raw ? &field_lpm_raw : &field_lpm_v4, v, m);
+		sl_match_set(&fs->match, lpm_raw ? &field_lpm_raw : &field_lpm_v4, v, m);
+		break;
+	case T_DIRECT:
+		random_value(&field_direct, v, m, true);
+		sl_match_set(&fs->match, &field_direct, v, m);
+		break;
+	}
+	add_prereqs(&fs->match);
+	/* Stamp the flow id into the frame. */
+	a = &fs->insns.apply[fs->insns.n_apply++];
+	a->type = SL_ACT_SET_FIELD;
+	a->set_field.f = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_PKT,
+					   .raw_bit_off = (uint16_t)(8 * (STAMP_OFS + 2 * t)),
+					   .raw_n_bits = 16};
+	a->set_field.value[0] = (uint8_t)(uid >> 8);
+	a->set_field.value[1] = (uint8_t)uid;
+	fs->insns.has_apply = true;
+	if (rndn(2)) {
+		fs->insns.has_metadata = true;
+		fs->insns.metadata = rndn(16);
+		fs->insns.metadata_mask = 0xff;
+	}
+	if (t + 1 < N_TABLES && rndn(4) != 0) {
+		fs->insns.goto_table = (int16_t)(t + 1 + rndn(N_TABLES - 1 - t));
+	} else {
+		a = &fs->insns.apply[fs->insns.n_apply++];
+		a->type = SL_ACT_OUTPUT;
+		a->output.port = 1 + rndn(N_PORTS);
+	}
+}
+
+static void
+to_rule(unsigned t, const struct sl_flow_spec *fs, struct sl_rule *r, void *data)
+{
+	const struct sl_key_layout *l = &layouts[t];
+
+	memset(r, 0, sizeof(*r));
+	for (unsigned i = 0; i < fs->match.n_fields; i++) {
+		int idx = sl_key_layout_find(l, &fs->match.fields[i].f);
+		SL_VERIFY(idx >= 0);
+		memcpy(r->value + l->offsets[idx], fs->match.fields[i].value,
+		       sl_field_size(&fs->match.fields[i].f));
+		memcpy(r->mask + l->offsets[idx], fs->match.fields[i].mask,
+		       sl_field_size(&fs->match.fields[i].f));
+	}
+	r->priority = fs->priority;
+	r->data = data;
+}
+
+static bool
+match_empty(const struct sl_match *m)
+{
+	for (unsigned i = 0; i < m->n_fields; i++)
+		for (unsigned b = 0; b < SL_FIELD_SIZE_MAX; b++)
+			if (m->fields[i].mask[b])
+				return false;
+	return true;
+}
+
+/* Add to both; returns true when the real pipeline accepted it. */
+static bool
+add_flow(struct sl_pipeline *pl, unsigned t, uint16_t uid)
+{
+	struct model_flow *mf;
+	struct sl_rule r;
+	char err[256];
+	unsigned slot;
+
+	for (slot = 0; slot < n_flows[t] && flows[t][slot].live; slot++)
+		;
+	if (slot == MAX_FLOWS)
+		return false;
+	mf = &flows[t][slot];
+	random_flow(t, &mf->fs, uid);
+	/* The same rule space twice would make the winner arbitrary: skip duplicates. */
+	to_rule(t, &mf->fs, &r, mf);
+	uint32_t prio;
+	if (t == T_EXACT || t == T_DIRECT || t == T_LPM) {
+		/* One entry per key: skip keys that are taken. */
+		if (sl_ref_del(refs[t], &r) == 0) {
+			sl_ref_add(refs[t], &r);
+			return false;
+		}
+		for (unsigned i = 0; i < n_flows[t]; i++) {
+			struct sl_rule o;
+			if (!flows[t][i].live)
+				continue;
+			to_rule(t, &flows[t][i].fs, &o, NULL);
+			if (!memcmp(o.value, r.value, SL_KEY_MAX) && !memcmp(o.mask, r.mask, SL_KEY_MAX))
+				return false;
+		}
+	} else {
+		/* Distinct priorities among overlapping rules keep the winner deterministic. */
+		for (unsigned i = 0; i < n_flows[t]; i++)
+			if (flows[t][i].live && flows[t][i].fs.priority == mf->fs.priority)
+				return false;
+	}
+	(void)prio;
+	if (sl_pipeline_flow_add(pl, &mf->fs, err, sizeof(err)) < 0) {
+		fprintf(stderr, "add rejected (table %u): %s\n", t, err);
+		exit(1);
+	}
+	mf->live = true;
+	if (slot == n_flows[t])
+		n_flows[t]++;
+	if (t != T_MASK0 && t != T_MASK1 && match_empty(&mf->fs.match) && mf->fs.priority == 0)
+		miss_flows[t] = mf;
+	else
+		SL_VERIFY(sl_ref_add(refs[t], &r) == 0);
+	return true;
+}
+
+static void
+del_flow(struct sl_pipeline *pl, unsigned t)
+{
+	unsigned live[MAX_FLOWS], n = 0;
+
+	for (unsigned i = 0; i < n_flows[t]; i++)
+		if (flows[t][i].live)
+			live[n++] = i;
+	if (n == 0)
+		return;
+	struct model_flow *mf = &flows[t][live[rndn(n)]];
+	struct sl_rule r;
+	to_rule(t, &mf->fs, &r, mf);
+	SL_VERIFY(sl_pipeline_flow_del(pl, &mf->fs, true) == 1);
+	SL_VERIFY(sl_ref_del(refs[t], &r) == 0);
+	mf->live = false;
+}
+
+/* Random frame: IPv4/UDP mostly, fields drawn from live rules so lookups hit. */
+static void
+random_frame(uint8_t *d)
+{
+	for (unsigned i = 0; i < FRAME_LEN; i++)
+		d[i] = (uint8_t)rnd();
+	memset(d + STAMP_OFS, 0, 2 * N_TABLES);
+	d[12] = 0x08;
+	d[13] = 0x00;
+	if (rndn(8) == 0) {
+		d[12] = 0x86;
+		d[13] = 0xdd;
+	} else if (rndn(8) == 0) {
+		d[12] = 0x81; /* VLAN-tagged IPv4 */
+		d[13] = 0x00;
+		d[16] = 0x08;
+		d[17] = 0x00;
+		d[18] = 0x45;
+		d[27] = 17;
+		return;
+	}
+	d[14] = 0x45;
+	d[20] = 0;
+	d[21] = 0; /* not a fragment */
+	d[23] = rndn(2) ? 17 : 6;
+	d[26 + 4] = 10;
+	d[15] = (uint8_t)(rndn(4) << 2);
+}
+
+/* Overwrite packet bytes with a live rule's value, so the packet likely matches it. */
+static void
+aim_at_rule(uint8_t *d, struct sl_pkt *p)
+{
+	unsigned t = rndn(N_TABLES);
+	unsigned live[MAX_FLOWS], n = 0;
+
+	for (unsigned i = 0; i < n_flows[t]; i++)
+		if (flows[t][i].live)
+			live[n++] = i;
+	if (n == 0)
+		return;
+	const struct sl_flow_spec *fs = &flows[t][live[rndn(n)]].fs;
+	for (unsigned i = 0; i < fs->match.n_fields; i++) {
+		const struct sl_match_field *mf = &fs->match.fields[i];
+		uint8_t cur[SL_FIELD_SIZE_MAX], nv[SL_FIELD_SIZE_MAX];
+		unsigned size = sl_field_size(&mf->f);
+
+		if (mf->f.id == SL_FIELD_IN_PORT || mf->f.id == SL_FIELD_METADATA ||
+		    mf->f.id == SL_FIELD_ETH_TYPE || mf->f.id == SL_FIELD_IP_PROTO ||
+		    mf->f.id == SL_FIELD_VLAN_VID)
+			continue;
+		sl_pkt_field_read(p, &mf->f, cur);
+		for (unsigned b = 0; b < size; b++)
+			nv[b] = (uint8_t)((cur[b] & ~mf->mask[b]) | mf->value[b]);
+		sl_pkt_field_write(p, &mf->f, nv);
+		sl_pkt_reparse(p);
+	}
+	(void)d;
+}
+
+/* Reference execution of one packet. */
+static void
+ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
+{
+	unsigned t = 0;
+	uint8_t key[SL_KEY_MAX];
+	uint32_t pending = 0;
+	uint8_t skip = SL_DROP_NO_OUTPUT;
+
+	for (;;) {
+		struct model_flow *mf = NULL;
+		if (layouts[t].key_size) {
+			sl_key_extract(&layouts[t], p, key);
+			mf = sl_ref_lookup(refs[t], key, NULL);
+		}
+		if (mf == NULL)
+			mf = miss_flows[t] && miss_flows[t]->live ? miss_flows[t] : NULL;
+		if (mf == NULL) {
+			*out = pending;
+			*drop = pending ? 0 : SL_DROP_TABLE_MISS;
+			return;
+		}
+		const struct sl_instructions *in = &mf->fs.insns;
+		for (unsigned k = 0; k < in->n_apply; k++) {
+			const struct sl_action *a = &in->apply[k];
+			if (a->type == SL_ACT_SET_FIELD) {
+				sl_pkt_field_write(p, &a->set_field.f, a->set_field.value);
+			} else if (a->type == SL_ACT_OUTPUT) {
+				if (a->output.port == p->in_port)
+					skip = SL_DROP_IN_PORT_LOOP;
+				else
+					pending = a->output.port;
+			}
+		}
+		if (in->has_metadata)
+			p->metadata = (p->metadata & ~in->metadata_mask) |
+				      (in->metadata & in->metadata_mask);
+		if (in->goto_table < 0) {
+			*out = pending;
+			*drop = pending ? 0 : skip;
+			return;
+		}
+		t = (unsigned)in->goto_table;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	unsigned long n_packets = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000;
+	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 12345;
+	unsigned long done = 0, mismatches = 0, updates = 0, forwarded = 0;
+	struct sl_pipeline *pl;
+	struct sl_pipeline_ctx *ctx;
+	uint16_t uid = 1;
+	char err[256];
+
+	for (int round = 0; round < 2; round++) {
+		rng_state = seed * 2654435761u + (uint64_t)round + 1;
+		lpm_raw = round == 1;
+		memset(flows, 0, sizeof(flows));
+		memset(n_flows, 0, sizeof(n_flows));
+		memset(miss_flows, 0, sizeof(miss_flows));
+		SL_VERIFY(sl_pipeline_create(&pl) == 0);
+
+		/* Declare the four kinds with their fields. */
+		struct sl_table_spec ts[N_TABLES] = {
+			{.table_id = T_MASK0, .kind = SL_TABLE_TERNARY},
+			{.table_id = T_EXACT, .kind = SL_TABLE_EXACT},
+			{.table_id = T_LPM, .kind = SL_TABLE_LPM, .n_fields = 1},
+			{.table_id = T_DIRECT, .kind = SL_TABLE_DIRECT, .n_fields = 1,
+			 .max_entries = 256},
+			{.table_id = T_MASK1, .kind = SL_TABLE_TERNARY},
+		};
+		ts[T_MASK0].n_fields = SL_ARRAY_SIZE(fields_mask0);
+		memcpy(ts[T_MASK0].fields, fields_mask0, sizeof(fields_mask0));
+		ts[T_EXACT].n_fields = SL_ARRAY_SIZE(fields_exact);
+		memcpy(ts[T_EXACT].fields, fields_exact, sizeof(fields_exact));
+		ts[T_LPM].fields[0] = lpm_raw ? field_lpm_raw : field_lpm_v4;
+		ts[T_DIRECT].fields[0] = field_direct;
+		ts[T_MASK1].n_fields = SL_ARRAY_SIZE(fields_mask1);
+		memcpy(ts[T_MASK1].fields, fields_mask1, sizeof(fields_mask1));
+		for (unsigned t = 0; t < N_TABLES; t++) {
+			if (sl_pipeline_table_declare(pl, &ts[t], err, sizeof(err)) < 0) {
+				fprintf(stderr, "declare %u: %s\n", t, err);
+				return 1;
+			}
+			/*
+			 * The reference judges whole flows: its key holds the declared
+			 * fields (the lpm field first) plus dl_type and nw_proto, and
+			 * every table is a priority scan, except lpm (longest prefix).
+			 */
+			struct sl_field rf[SL_KEY_FIELDS_MAX];
+			unsigned nrf = ts[t].n_fields;
+			memcpy(rf, ts[t].fields, nrf * sizeof(rf[0]));
+			rf[nrf++] = (struct sl_field){.id = SL_FIELD_ETH_TYPE};
+			rf[nrf++] = (struct sl_field){.id = SL_FIELD_IP_PROTO};
+			SL_VERIFY(sl_key_layout_init(&layouts[t], rf, nrf) == 0);
+			struct sl_table_params p = {.kind = ts[t].kind == SL_TABLE_LPM
+								    ? SL_TABLE_LPM
+								    : SL_TABLE_TERNARY,
+						    .key_size = layouts[t].key_size};
+			if (ts[t].kind == SL_TABLE_LPM)
+				p.lpm_bits = (uint16_t)sl_field_bits(&ts[t].fields[0]);
+			refs[t] = sl_ref_create(&p);
+		}
+		bool up[N_PORTS] = {true, true, true, true};
+		sl_pipeline_ports_set(pl, N_PORTS, up);
+		for (unsigned t = 0; t < N_TABLES; t++)
+			for (unsigned i = 0; i < (t == T_DIRECT ? 12 : 80); i++)
+				add_flow(pl, t, uid++);
+		ctx = sl_pipeline_ctx_create(pl);
+
+		unsigned long target = n_packets / 2 + (round ? n_packets % 2 : 0);
+		unsigned long local = 0;
+		while (local < target) {
+			static uint8_t frames[SL_BURST_MAX][FRAME_LEN + 8], ref_frames[SL_BURST_MAX][FRAME_LEN + 8];
+			struct sl_pkt pkts[SL_BURST_MAX], rp;
+			uint32_t outs[SL_BURST_MAX];
+			uint8_t drops[SL_BURST_MAX];
+			uint64_t md0[SL_BURST_MAX];
+			static const unsigned bursts[] = {0, 1, 3, 4, 5, 31, 32, 33, 63, 64};
+			unsigned n = bursts[rndn(SL_ARRAY_SIZE(bursts))];
+
+			for (unsigned i = 0; i < n; i++) {
+				random_frame(frames[i]);
+				sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0, 1 + rndn(N_PORTS));
+				pkts[i].metadata = rndn(16);
+				for (unsigned k = rndn(3); k > 0; k--)
+					aim_at_rule(frames[i], &pkts[i]);
+				sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0, pkts[i].in_port);
+				pkts[i].metadata = rndn(16);
+				md0[i] = pkts[i].metadata;
+				memcpy(ref_frames[i], frames[i], FRAME_LEN);
+			}
+			sl_pipeline_run_burst(pl, ctx, pkts, n, NULL, outs, drops);
+			for (unsigned i = 0; i < n; i++) {
+				uint32_t rout;
+				uint8_t rdrop;
+				sl_pkt_init(&rp, ref_frames[i], FRAME_LEN, 0, pkts[i].in_port);
+				rp.metadata = md0[i]; /* the metadata the real packet started with */
+				ref_run(&rp, &rout, &rdrop);
+				(void)rdrop;
+				bool ok = rout == outs[i] &&
+					  memcmp(ref_frames[i], frames[i], FRAME_LEN) == 0;
+				if (!ok && mismatches < 3) {
+					fprintf(stderr, "  ref stamps:");
+					for (unsigned k = 0; k < N_TABLES; k++)
+						fprintf(stderr, " %02x%02x", ref_frames[i][STAMP_OFS + 2 * k],
+							ref_frames[i][STAMP_OFS + 2 * k + 1]);
+					fprintf(stderr, " in_port %u md %lu\n", pkts[i].in_port,
+						(unsigned long)pkts[i].metadata);
+				}
+				if (!ok && mismatches++ < 10)
+					fprintf(stderr,
+						"MISMATCH packet %lu: out %u vs ref %u, stamps "
+						"%02x%02x/%02x%02x/%02x%02x/%02x%02x/%02x%02x\n",
+						done + i, outs[i], rout, frames[i][STAMP_OFS],
+						frames[i][STAMP_OFS + 1], frames[i][STAMP_OFS + 2],
+						frames[i][STAMP_OFS + 3], frames[i][STAMP_OFS + 4],
+						frames[i][STAMP_OFS + 5], frames[i][STAMP_OFS + 6],
+						frames[i][STAMP_OFS + 7], frames[i][STAMP_OFS + 8],
+						frames[i][STAMP_OFS + 9]);
+				forwarded += outs[i] != SL_PORT_DROP;
+			}
+			done += n;
+			local += n;
+			/* Updates between bursts: adds and deletes at random priorities. */
+			if (rndn(4) == 0) {
+				unsigned t = rndn(N_TABLES);
+				if (rndn(2))
+					updates += add_flow(pl, t, uid++);
+				else {
+					del_flow(pl, t);
+					updates++;
+				}
+			}
+		}
+		sl_pipeline_ctx_destroy(ctx);
+		sl_pipeline_destroy(pl);
+		for (unsigned t = 0; t < N_TABLES; t++)
+			sl_ref_destroy(refs[t]);
+	}
+	printf("differential: %lu packets (%lu forwarded), %lu updates, %lu mismatches\n", done,
+	       forwarded, updates, mismatches);
+	printf("%lu passed, %lu failed\n", done - mismatches, mismatches);
+	return mismatches ? 1 : 0;
+}

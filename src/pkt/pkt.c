@@ -1,0 +1,838 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Field registry, lazy header parsing, key extraction and set-field.
+ *
+ * Fast path: sl_pkt_parse_*, sl_pkt_field_read, sl_key_extract run per packet
+ * on the workers.  Every read is bounds-checked against p->len: a truncated
+ * or malformed frame reads as zeros, it never faults.
+ * Control path: the registry lookups and sl_key_layout_init.
+ */
+#include "pkt.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct field_info {
+	const char *name;
+	uint8_t bits;
+	int8_t oxm;
+	uint8_t layer;
+};
+
+static const struct field_info fields[SL_FIELD__MAX] = {
+#define SL_FIELD_INFO_(e, name, bits, oxm, layer) {name, bits, oxm, layer},
+	SL_FOREACH_FIELD(SL_FIELD_INFO_)
+#undef SL_FIELD_INFO_
+};
+
+/* OpenFlow / ovs-ofctl aliases accepted by sl_field_by_name. */
+static const struct {
+	const char *alias;
+	enum sl_field_id id;
+} aliases[] = {
+	{"eth_dst", SL_FIELD_ETH_DST},   {"eth_src", SL_FIELD_ETH_SRC},
+	{"eth_type", SL_FIELD_ETH_TYPE}, {"vlan_vid", SL_FIELD_VLAN_VID},
+	{"vlan_pcp", SL_FIELD_VLAN_PCP}, {"ip_proto", SL_FIELD_IP_PROTO},
+	{"ipv4_src", SL_FIELD_IPV4_SRC}, {"ipv4_dst", SL_FIELD_IPV4_DST},
+	{"ip_ecn", SL_FIELD_IP_ECN},     {"icmpv4_type", SL_FIELD_ICMPV4_TYPE},
+	{"icmpv4_code", SL_FIELD_ICMPV4_CODE}, {"ipv6_flabel", SL_FIELD_IPV6_FLABEL},
+	{"ipv6_nd_target", SL_FIELD_IPV6_ND_TARGET}, {"arp_spa", SL_FIELD_ARP_SPA},
+	{"ip_ttl", SL_FIELD_IP_TTL},
+};
+
+unsigned
+sl_field_bits(const struct sl_field *f)
+{
+	return f->id == SL_FIELD_RAW ? f->raw_n_bits : fields[f->id].bits;
+}
+
+unsigned
+sl_field_size(const struct sl_field *f)
+{
+	return SL_DIV_ROUND_UP(sl_field_bits(f), 8);
+}
+
+bool
+sl_field_equal(const struct sl_field *a, const struct sl_field *b)
+{
+	if (a->id != b->id)
+		return false;
+	return a->id != SL_FIELD_RAW || (a->raw_base == b->raw_base &&
+					 a->raw_bit_off == b->raw_bit_off &&
+					 a->raw_n_bits == b->raw_n_bits);
+}
+
+const char *
+sl_field_name(enum sl_field_id id)
+{
+	return (unsigned)id < SL_FIELD__MAX ? fields[id].name : "unknown";
+}
+
+int
+sl_field_by_name(const char *name)
+{
+	for (unsigned i = 0; i < SL_FIELD__MAX; i++)
+		if (i != SL_FIELD_RAW && strcmp(fields[i].name, name) == 0)
+			return (int)i;
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(aliases); i++)
+		if (strcmp(aliases[i].alias, name) == 0)
+			return (int)aliases[i].id;
+	return -1;
+}
+
+int
+sl_field_oxm(enum sl_field_id id)
+{
+	return (unsigned)id < SL_FIELD__MAX ? fields[id].oxm : -1;
+}
+
+bool
+sl_field_writable(enum sl_field_id id)
+{
+	switch (id) {
+	case SL_FIELD_IN_PORT:
+	case SL_FIELD_METADATA:
+	case SL_FIELD_ETH_TYPE:
+	case SL_FIELD_IP_PROTO:
+	case SL_FIELD__MAX:
+		return false;
+	default:
+		return true;
+	}
+}
+
+int
+sl_field_format(const struct sl_field *f, char *buf, size_t size)
+{
+	static const char *const bases[] = {"pkt", "l3", "l4"};
+
+	if (f->id == SL_FIELD_RAW)
+		return snprintf(buf, size, "raw(%s,%u,%u)", bases[f->raw_base % 3],
+				f->raw_bit_off, f->raw_n_bits);
+	return snprintf(buf, size, "%s", sl_field_name(f->id));
+}
+
+void
+sl_field_prereq(enum sl_field_id id, uint16_t eth_types[2], unsigned *n_eth_types, int *ip_proto)
+{
+	*n_eth_types = 0;
+	*ip_proto = -1;
+	switch (id) {
+	case SL_FIELD_IPV4_SRC:
+	case SL_FIELD_IPV4_DST:
+		eth_types[(*n_eth_types)++] = 0x0800;
+		break;
+	case SL_FIELD_IPV6_SRC:
+	case SL_FIELD_IPV6_DST:
+	case SL_FIELD_IPV6_FLABEL:
+		eth_types[(*n_eth_types)++] = 0x86dd;
+		break;
+	case SL_FIELD_IP_DSCP:
+	case SL_FIELD_IP_ECN:
+	case SL_FIELD_IP_PROTO:
+	case SL_FIELD_IP_TTL:
+		eth_types[(*n_eth_types)++] = 0x0800;
+		eth_types[(*n_eth_types)++] = 0x86dd;
+		break;
+	case SL_FIELD_TCP_SRC:
+	case SL_FIELD_TCP_DST:
+		*ip_proto = 6;
+		goto ip_any;
+	case SL_FIELD_UDP_SRC:
+	case SL_FIELD_UDP_DST:
+		*ip_proto = 17;
+		goto ip_any;
+	case SL_FIELD_SCTP_SRC:
+	case SL_FIELD_SCTP_DST:
+		*ip_proto = 132;
+ip_any:
+		eth_types[(*n_eth_types)++] = 0x0800;
+		eth_types[(*n_eth_types)++] = 0x86dd;
+		break;
+	case SL_FIELD_ICMPV4_TYPE:
+	case SL_FIELD_ICMPV4_CODE:
+		*ip_proto = 1;
+		eth_types[(*n_eth_types)++] = 0x0800;
+		break;
+	case SL_FIELD_ICMPV6_TYPE:
+	case SL_FIELD_ICMPV6_CODE:
+	case SL_FIELD_IPV6_ND_TARGET:
+		*ip_proto = 58;
+		eth_types[(*n_eth_types)++] = 0x86dd;
+		break;
+	case SL_FIELD_ARP_OP:
+	case SL_FIELD_ARP_SPA:
+	case SL_FIELD_ARP_TPA:
+	case SL_FIELD_ARP_SHA:
+	case SL_FIELD_ARP_THA:
+		eth_types[(*n_eth_types)++] = 0x0806;
+		break;
+	case SL_FIELD_MPLS_LABEL:
+	case SL_FIELD_MPLS_TC:
+	case SL_FIELD_MPLS_BOS:
+		eth_types[(*n_eth_types)++] = 0x8847;
+		eth_types[(*n_eth_types)++] = 0x8848;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Lazy parsing.  Offsets are computed once per packet and only when a field
+ * needs them (seed 000: no front parser).
+ */
+
+static inline uint16_t
+rd16(const uint8_t *b)
+{
+	return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+static inline bool
+is_ip(uint16_t t)
+{
+	return t == 0x0800 || t == 0x86dd;
+}
+
+void
+sl_pkt_parse_l2(struct sl_pkt *p)
+{
+	uint16_t ofs, type;
+
+	if (p->l2_end != SL_OFS_UNSET)
+		return;
+	p->n_vlans = 0;
+	if (sl_unlikely(p->len < 14)) {
+		p->eth_type = 0;
+		p->l2_end = p->l3_ofs = p->len;
+		return;
+	}
+	type = rd16(p->data + 12);
+	ofs = 14;
+	while ((type == 0x8100 || type == 0x88a8) && ofs + 4 <= p->len) {
+		if (p->n_vlans++ == 0)
+			p->vlan_ofs = ofs;
+		type = rd16(p->data + ofs + 2);
+		ofs += 4;
+	}
+	p->eth_type = type;
+	p->l2_end = ofs;
+	p->l3_ofs = ofs;
+	if (type == 0x8847 || type == 0x8848) {
+		/* Skip the label stack up to the bottom-of-stack label. */
+		while (p->l3_ofs + 4 <= p->len) {
+			bool bos = p->data[p->l3_ofs + 2] & 1;
+			p->l3_ofs += 4;
+			if (bos)
+				break;
+		}
+	}
+}
+
+void
+sl_pkt_parse_l4(struct sl_pkt *p)
+{
+	const uint8_t *d = p->data;
+	uint16_t l3;
+
+	if (p->l4_ofs != SL_OFS_UNSET)
+		return;
+	sl_pkt_parse_l2(p);
+	l3 = p->l3_ofs;
+	p->ip_proto = 0;
+	p->l4_ofs = p->len; /* absent unless found below */
+	if (p->eth_type == 0x0800 && l3 + 20 <= p->len) {
+		unsigned ihl = (d[l3] & 0xf) * 4u;
+		p->ip_proto = d[l3 + 9];
+		/* Later fragments carry no L4 header (OVS does the same). */
+		if (ihl >= 20 && l3 + ihl <= p->len && (rd16(d + l3 + 6) & 0x1fff) == 0)
+			p->l4_ofs = l3 + ihl;
+	} else if (p->eth_type == 0x86dd && l3 + 40 <= p->len) {
+		uint8_t nh = d[l3 + 6];
+		unsigned ofs = l3 + 40;
+		/* Walk a bounded number of extension headers. */
+		for (int i = 0; i < 8; i++) {
+			if (nh == 0 || nh == 43 || nh == 60) {
+				if (ofs + 8 > p->len)
+					return;
+				unsigned hlen = (d[ofs + 1] + 1u) * 8;
+				nh = d[ofs];
+				ofs += hlen;
+			} else if (nh == 51) {
+				if (ofs + 8 > p->len)
+					return;
+				unsigned hlen = (d[ofs + 1] + 2u) * 4;
+				nh = d[ofs];
+				ofs += hlen;
+			} else if (nh == 44) {
+				if (ofs + 8 > p->len)
+					return;
+				bool later = (rd16(d + ofs + 2) & 0xfff8) != 0;
+				nh = d[ofs];
+				ofs += 8;
+				if (later) {
+					p->ip_proto = nh;
+					return;
+				}
+			} else {
+				break;
+			}
+		}
+		p->ip_proto = nh;
+		if (ofs <= p->len)
+			p->l4_ofs = (uint16_t)ofs;
+	}
+}
+
+/* Copy @n bytes at @ofs to @out, zeros when the frame is too short. */
+static inline void
+copy_or_zero(const struct sl_pkt *p, unsigned ofs, unsigned n, uint8_t *out)
+{
+	if (ofs + n <= p->len)
+		memcpy(out, p->data + ofs, n);
+	else
+		memset(out, 0, n);
+}
+
+static void
+put_be(uint8_t *out, unsigned n, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		out[n - 1 - i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Read @n_bits at bit offset @bit_off from byte @base, right-aligned into @out. */
+static void
+read_bits(const struct sl_pkt *p, unsigned base, unsigned bit_off, unsigned n_bits, uint8_t *out)
+{
+	unsigned size = SL_DIV_ROUND_UP(n_bits, 8);
+	unsigned start = base + bit_off / 8;
+
+	if (bit_off % 8 == 0 && n_bits % 8 == 0) {
+		copy_or_zero(p, start, size, out);
+		return;
+	}
+	memset(out, 0, size);
+	for (unsigned i = 0; i < n_bits; i++) {
+		unsigned sb = base * 8 + bit_off + i; /* source bit, frame-relative */
+		unsigned db = size * 8 - n_bits + i;  /* destination bit in out */
+		if (sb / 8 >= p->len)
+			break;
+		if (p->data[sb / 8] & (0x80 >> (sb % 8)))
+			out[db / 8] |= (uint8_t)(0x80 >> (db % 8));
+	}
+}
+
+static unsigned
+raw_base_ofs(struct sl_pkt *p, unsigned base)
+{
+	switch (base) {
+	case SL_RAW_BASE_L3:
+		sl_pkt_parse_l2(p);
+		return p->l3_ofs;
+	case SL_RAW_BASE_L4:
+		sl_pkt_parse_l4(p);
+		return p->l4_ofs;
+	default:
+		return 0;
+	}
+}
+
+/* L4 offset when the packet is IP with protocol @proto and @need bytes of L4, else -1. */
+static inline int
+l4_with(struct sl_pkt *p, uint8_t proto, unsigned need)
+{
+	sl_pkt_parse_l4(p);
+	if (!is_ip(p->eth_type) || p->ip_proto != proto || p->l4_ofs + need > p->len)
+		return -1;
+	return p->l4_ofs;
+}
+
+static inline int
+ipv4_l3(struct sl_pkt *p)
+{
+	sl_pkt_parse_l2(p);
+	return p->eth_type == 0x0800 && p->l3_ofs + 20 <= p->len ? p->l3_ofs : -1;
+}
+
+static inline int
+ipv6_l3(struct sl_pkt *p)
+{
+	sl_pkt_parse_l2(p);
+	return p->eth_type == 0x86dd && p->l3_ofs + 40 <= p->len ? p->l3_ofs : -1;
+}
+
+static inline int
+arp_l3(struct sl_pkt *p)
+{
+	sl_pkt_parse_l2(p);
+	return p->eth_type == 0x0806 && p->l3_ofs + 28 <= p->len ? p->l3_ofs : -1;
+}
+
+static inline int
+mpls_ofs(struct sl_pkt *p)
+{
+	sl_pkt_parse_l2(p);
+	return (p->eth_type == 0x8847 || p->eth_type == 0x8848) && p->l2_end + 4 <= p->len
+		       ? p->l2_end
+		       : -1;
+}
+
+void
+sl_pkt_field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
+{
+	const uint8_t *d = p->data;
+	int o;
+
+	switch (f->id) {
+	case SL_FIELD_IN_PORT:
+		put_be(out, 4, p->in_port);
+		return;
+	case SL_FIELD_METADATA:
+		put_be(out, 8, p->metadata);
+		return;
+	case SL_FIELD_ETH_DST:
+		copy_or_zero(p, 0, 6, out);
+		return;
+	case SL_FIELD_ETH_SRC:
+		copy_or_zero(p, 6, 6, out);
+		return;
+	case SL_FIELD_ETH_TYPE:
+		sl_pkt_parse_l2(p);
+		put_be(out, 2, p->eth_type);
+		return;
+	case SL_FIELD_VLAN_VID:
+		sl_pkt_parse_l2(p);
+		put_be(out, 2, p->n_vlans ? 0x1000 | (rd16(d + p->vlan_ofs) & 0xfff) : 0);
+		return;
+	case SL_FIELD_VLAN_PCP:
+		sl_pkt_parse_l2(p);
+		out[0] = p->n_vlans ? d[p->vlan_ofs] >> 5 : 0;
+		return;
+	case SL_FIELD_IP_DSCP:
+	case SL_FIELD_IP_ECN: {
+		uint8_t tos = 0;
+		if ((o = ipv4_l3(p)) >= 0)
+			tos = d[o + 1];
+		else if ((o = ipv6_l3(p)) >= 0)
+			tos = (uint8_t)((d[o] & 0xf) << 4 | d[o + 1] >> 4);
+		out[0] = f->id == SL_FIELD_IP_DSCP ? tos >> 2 : tos & 3;
+		return;
+	}
+	case SL_FIELD_IP_TTL:
+		if ((o = ipv4_l3(p)) >= 0)
+			out[0] = d[o + 8];
+		else if ((o = ipv6_l3(p)) >= 0)
+			out[0] = d[o + 7];
+		else
+			out[0] = 0;
+		return;
+	case SL_FIELD_IP_PROTO:
+		sl_pkt_parse_l4(p);
+		out[0] = is_ip(p->eth_type) ? p->ip_proto : 0;
+		return;
+	case SL_FIELD_IPV4_SRC:
+	case SL_FIELD_IPV4_DST:
+		if ((o = ipv4_l3(p)) >= 0)
+			memcpy(out, d + o + (f->id == SL_FIELD_IPV4_SRC ? 12 : 16), 4);
+		else
+			memset(out, 0, 4);
+		return;
+	case SL_FIELD_TCP_SRC:
+	case SL_FIELD_TCP_DST:
+	case SL_FIELD_UDP_SRC:
+	case SL_FIELD_UDP_DST:
+	case SL_FIELD_SCTP_SRC:
+	case SL_FIELD_SCTP_DST: {
+		static const uint8_t protos[] = {6, 6, 17, 17, 132, 132};
+		unsigned idx = f->id - SL_FIELD_TCP_SRC;
+		if ((o = l4_with(p, protos[idx], 4)) >= 0)
+			memcpy(out, d + o + (idx & 1) * 2, 2);
+		else
+			memset(out, 0, 2);
+		return;
+	}
+	case SL_FIELD_ICMPV4_TYPE:
+	case SL_FIELD_ICMPV4_CODE:
+		o = l4_with(p, 1, 2);
+		out[0] = o >= 0 && p->eth_type == 0x0800 ? d[o + (f->id == SL_FIELD_ICMPV4_CODE)] : 0;
+		return;
+	case SL_FIELD_ICMPV6_TYPE:
+	case SL_FIELD_ICMPV6_CODE:
+		o = l4_with(p, 58, 2);
+		out[0] = o >= 0 && p->eth_type == 0x86dd ? d[o + (f->id == SL_FIELD_ICMPV6_CODE)] : 0;
+		return;
+	case SL_FIELD_IPV6_ND_TARGET:
+		o = l4_with(p, 58, 24);
+		if (o >= 0 && p->eth_type == 0x86dd && (d[o] == 135 || d[o] == 136))
+			memcpy(out, d + o + 8, 16);
+		else
+			memset(out, 0, 16);
+		return;
+	case SL_FIELD_ARP_OP:
+		if ((o = arp_l3(p)) >= 0)
+			memcpy(out, d + o + 6, 2);
+		else
+			memset(out, 0, 2);
+		return;
+	case SL_FIELD_ARP_SHA:
+	case SL_FIELD_ARP_THA:
+		if ((o = arp_l3(p)) >= 0)
+			memcpy(out, d + o + (f->id == SL_FIELD_ARP_SHA ? 8 : 18), 6);
+		else
+			memset(out, 0, 6);
+		return;
+	case SL_FIELD_ARP_SPA:
+	case SL_FIELD_ARP_TPA:
+		if ((o = arp_l3(p)) >= 0)
+			memcpy(out, d + o + (f->id == SL_FIELD_ARP_SPA ? 14 : 24), 4);
+		else
+			memset(out, 0, 4);
+		return;
+	case SL_FIELD_IPV6_SRC:
+	case SL_FIELD_IPV6_DST:
+		if ((o = ipv6_l3(p)) >= 0)
+			memcpy(out, d + o + (f->id == SL_FIELD_IPV6_SRC ? 8 : 24), 16);
+		else
+			memset(out, 0, 16);
+		return;
+	case SL_FIELD_IPV6_FLABEL:
+		if ((o = ipv6_l3(p)) >= 0) {
+			out[0] = d[o + 1] & 0xf;
+			out[1] = d[o + 2];
+			out[2] = d[o + 3];
+		} else {
+			memset(out, 0, 3);
+		}
+		return;
+	case SL_FIELD_MPLS_LABEL:
+		if ((o = mpls_ofs(p)) >= 0) {
+			uint32_t lbl = (uint32_t)d[o] << 12 | (uint32_t)d[o + 1] << 4 | d[o + 2] >> 4;
+			put_be(out, 3, lbl);
+		} else {
+			memset(out, 0, 3);
+		}
+		return;
+	case SL_FIELD_MPLS_TC:
+		out[0] = (o = mpls_ofs(p)) >= 0 ? (d[o + 2] >> 1) & 7 : 0;
+		return;
+	case SL_FIELD_MPLS_BOS:
+		out[0] = (o = mpls_ofs(p)) >= 0 ? d[o + 2] & 1 : 0;
+		return;
+	case SL_FIELD_RAW: {
+		unsigned base = raw_base_ofs(p, f->raw_base);
+		read_bits(p, base, f->raw_bit_off, f->raw_n_bits, out);
+		return;
+	}
+	default:
+		memset(out, 0, sl_field_size(f));
+		return;
+	}
+}
+
+/*
+ * Checksums.
+ */
+
+uint16_t
+sl_csum_update(uint16_t csum_be, const uint8_t *old, const uint8_t *new_, unsigned n_bytes)
+{
+	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), folded over 16-bit words. */
+	uint32_t sum = (uint16_t)~(uint16_t)((csum_be >> 8) | (csum_be << 8));
+
+	for (unsigned i = 0; i + 1 < n_bytes; i += 2) {
+		sum += (uint16_t)~(uint16_t)(old[i] << 8 | old[i + 1]);
+		sum += (uint16_t)(new_[i] << 8 | new_[i + 1]);
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = (uint16_t)~sum;
+	return (uint16_t)((sum >> 8) | (sum << 8));
+}
+
+static void
+ipv4_csum_recompute(uint8_t *ip)
+{
+	unsigned ihl = (ip[0] & 0xf) * 4u;
+	uint32_t sum = 0;
+
+	ip[10] = ip[11] = 0;
+	for (unsigned i = 0; i + 1 < ihl; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	ip[10] = (uint8_t)(sum >> 8);
+	ip[11] = (uint8_t)sum;
+}
+
+/* Where the L4 checksum lives, or -1 (none, or UDP over IPv4 with checksum 0). */
+static int
+l4_csum_ofs(struct sl_pkt *p)
+{
+	int o;
+
+	sl_pkt_parse_l4(p);
+	if (!is_ip(p->eth_type) || p->l4_ofs >= p->len)
+		return -1;
+	o = p->l4_ofs;
+	switch (p->ip_proto) {
+	case 6:
+		return o + 18 <= p->len ? o + 16 : -1;
+	case 17:
+		if (o + 8 > p->len || (p->eth_type == 0x0800 && p->data[o + 6] == 0 &&
+				       p->data[o + 7] == 0))
+			return -1;
+		return o + 6;
+	case 1:
+	case 58:
+		return o + 4 <= p->len ? o + 2 : -1;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * Write @n (even) bytes at @ofs and fix the L4 checksum if @pseudo (the bytes
+ * are in the pseudo-header or the L4 header itself).  ICMPv4 has no
+ * pseudo-header, so IPv4 address changes leave its checksum alone.
+ */
+static void
+write_l4_covered(struct sl_pkt *p, unsigned ofs, const uint8_t *value, unsigned n, bool in_l4)
+{
+	uint8_t old[16];
+	int c = l4_csum_ofs(p);
+
+	memcpy(old, p->data + ofs, n);
+	memcpy(p->data + ofs, value, n);
+	if (c < 0 || (!in_l4 && p->ip_proto == 1))
+		return;
+	uint16_t cs;
+	memcpy(&cs, p->data + c, 2);
+	cs = sl_csum_update(cs, old, value, n);
+	memcpy(p->data + c, &cs, 2);
+}
+
+static void
+write_bits(struct sl_pkt *p, unsigned base, unsigned bit_off, unsigned n_bits,
+	   const uint8_t *value)
+{
+	unsigned size = SL_DIV_ROUND_UP(n_bits, 8);
+
+	for (unsigned i = 0; i < n_bits; i++) {
+		unsigned db = base * 8 + bit_off + i;
+		unsigned sb = size * 8 - n_bits + i;
+		if (db / 8 >= p->len)
+			break;
+		uint8_t bit = 0x80 >> (db % 8);
+		if (value[sb / 8] & (0x80 >> (sb % 8)))
+			p->data[db / 8] |= bit;
+		else
+			p->data[db / 8] &= (uint8_t)~bit;
+	}
+}
+
+int
+sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *v)
+{
+	uint8_t *d = p->data;
+	int o;
+
+	switch (f->id) {
+	case SL_FIELD_ETH_DST:
+	case SL_FIELD_ETH_SRC:
+		if (p->len < 14)
+			return -ENOENT;
+		memcpy(d + (f->id == SL_FIELD_ETH_SRC ? 6 : 0), v, 6);
+		return 0;
+	case SL_FIELD_VLAN_VID:
+	case SL_FIELD_VLAN_PCP: {
+		sl_pkt_parse_l2(p);
+		if (p->n_vlans == 0)
+			return -ENOENT;
+		uint16_t tci = rd16(d + p->vlan_ofs);
+		if (f->id == SL_FIELD_VLAN_VID)
+			tci = (uint16_t)((tci & 0xf000) | (rd16(v) & 0xfff));
+		else
+			tci = (uint16_t)((tci & 0x1fff) | (v[0] & 7) << 13);
+		d[p->vlan_ofs] = (uint8_t)(tci >> 8);
+		d[p->vlan_ofs + 1] = (uint8_t)tci;
+		return 0;
+	}
+	case SL_FIELD_IP_DSCP:
+	case SL_FIELD_IP_ECN: {
+		bool dscp = f->id == SL_FIELD_IP_DSCP;
+		if ((o = ipv4_l3(p)) >= 0) {
+			uint8_t tos = d[o + 1];
+			tos = dscp ? (uint8_t)((v[0] & 0x3f) << 2 | (tos & 3))
+				   : (uint8_t)((tos & 0xfc) | (v[0] & 3));
+			d[o + 1] = tos;
+			ipv4_csum_recompute(d + o);
+			return 0;
+		}
+		if ((o = ipv6_l3(p)) >= 0) {
+			uint8_t tc = (uint8_t)((d[o] & 0xf) << 4 | d[o + 1] >> 4);
+			tc = dscp ? (uint8_t)((v[0] & 0x3f) << 2 | (tc & 3))
+				  : (uint8_t)((tc & 0xfc) | (v[0] & 3));
+			d[o] = (uint8_t)((d[o] & 0xf0) | tc >> 4);
+			d[o + 1] = (uint8_t)((d[o + 1] & 0x0f) | (tc & 0xf) << 4);
+			return 0;
+		}
+		return -ENOENT;
+	}
+	case SL_FIELD_IP_TTL:
+		if ((o = ipv4_l3(p)) >= 0) {
+			d[o + 8] = v[0];
+			ipv4_csum_recompute(d + o);
+			return 0;
+		}
+		if ((o = ipv6_l3(p)) >= 0) {
+			d[o + 7] = v[0];
+			return 0;
+		}
+		return -ENOENT;
+	case SL_FIELD_IPV4_SRC:
+	case SL_FIELD_IPV4_DST:
+		if ((o = ipv4_l3(p)) < 0)
+			return -ENOENT;
+		write_l4_covered(p, o + (f->id == SL_FIELD_IPV4_SRC ? 12 : 16), v, 4, false);
+		ipv4_csum_recompute(d + o);
+		return 0;
+	case SL_FIELD_IPV6_SRC:
+	case SL_FIELD_IPV6_DST:
+		if ((o = ipv6_l3(p)) < 0)
+			return -ENOENT;
+		write_l4_covered(p, o + (f->id == SL_FIELD_IPV6_SRC ? 8 : 24), v, 16, false);
+		return 0;
+	case SL_FIELD_IPV6_FLABEL:
+		if ((o = ipv6_l3(p)) < 0)
+			return -ENOENT;
+		d[o + 1] = (uint8_t)((d[o + 1] & 0xf0) | (v[0] & 0xf));
+		d[o + 2] = v[1];
+		d[o + 3] = v[2];
+		return 0;
+	case SL_FIELD_TCP_SRC:
+	case SL_FIELD_TCP_DST:
+	case SL_FIELD_UDP_SRC:
+	case SL_FIELD_UDP_DST:
+	case SL_FIELD_SCTP_SRC:
+	case SL_FIELD_SCTP_DST: {
+		static const uint8_t protos[] = {6, 6, 17, 17, 132, 132};
+		unsigned idx = f->id - SL_FIELD_TCP_SRC;
+		if ((o = l4_with(p, protos[idx], 4)) < 0)
+			return -ENOENT;
+		/* TODO(#3): SCTP's CRC32c is not recomputed (OVS recomputes it). */
+		write_l4_covered(p, o + (idx & 1) * 2, v, 2, true);
+		return 0;
+	}
+	case SL_FIELD_ICMPV4_TYPE:
+	case SL_FIELD_ICMPV4_CODE:
+	case SL_FIELD_ICMPV6_TYPE:
+	case SL_FIELD_ICMPV6_CODE: {
+		bool v4 = f->id == SL_FIELD_ICMPV4_TYPE || f->id == SL_FIELD_ICMPV4_CODE;
+		bool code = f->id == SL_FIELD_ICMPV4_CODE || f->id == SL_FIELD_ICMPV6_CODE;
+		uint8_t w[2];
+		if ((o = l4_with(p, v4 ? 1 : 58, 4)) < 0 || p->eth_type != (v4 ? 0x0800 : 0x86dd))
+			return -ENOENT;
+		w[0] = code ? d[o] : v[0];
+		w[1] = code ? v[0] : d[o + 1];
+		write_l4_covered(p, o, w, 2, true);
+		return 0;
+	}
+	case SL_FIELD_IPV6_ND_TARGET:
+		if ((o = l4_with(p, 58, 24)) < 0 || p->eth_type != 0x86dd ||
+		    (d[o] != 135 && d[o] != 136))
+			return -ENOENT;
+		write_l4_covered(p, o + 8, v, 16, true);
+		return 0;
+	case SL_FIELD_ARP_OP:
+	case SL_FIELD_ARP_SHA:
+	case SL_FIELD_ARP_SPA:
+	case SL_FIELD_ARP_THA:
+	case SL_FIELD_ARP_TPA: {
+		static const uint8_t ofs[] = {6, 14, 24, 8, 18}; /* op spa tpa sha tha */
+		if ((o = arp_l3(p)) < 0)
+			return -ENOENT;
+		memcpy(d + o + ofs[f->id - SL_FIELD_ARP_OP], v, sl_field_size(f));
+		return 0;
+	}
+	case SL_FIELD_MPLS_LABEL:
+	case SL_FIELD_MPLS_TC:
+	case SL_FIELD_MPLS_BOS: {
+		if ((o = mpls_ofs(p)) < 0)
+			return -ENOENT;
+		uint32_t w = (uint32_t)d[o] << 24 | (uint32_t)d[o + 1] << 16 |
+			     (uint32_t)d[o + 2] << 8 | d[o + 3];
+		if (f->id == SL_FIELD_MPLS_LABEL) {
+			uint32_t lbl = (uint32_t)(v[0] & 0xf) << 16 | (uint32_t)v[1] << 8 | v[2];
+			w = (w & 0xfff) | lbl << 12;
+		} else if (f->id == SL_FIELD_MPLS_TC) {
+			w = (w & ~0xe00u) | (uint32_t)(v[0] & 7) << 9;
+		} else {
+			w = (w & ~0x100u) | (uint32_t)(v[0] & 1) << 8;
+		}
+		put_be(d + o, 4, w);
+		return 0;
+	}
+	case SL_FIELD_RAW:
+		write_bits(p, raw_base_ofs(p, f->raw_base), f->raw_bit_off, f->raw_n_bits, v);
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/*
+ * Key layouts.
+ */
+
+int
+sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigned n)
+{
+	unsigned ofs = 0;
+
+	memset(l, 0, sizeof(*l));
+	for (unsigned i = 0; i < n; i++) {
+		const struct sl_field *f = &flds[i];
+
+		if (f->id >= SL_FIELD__MAX)
+			return -EINVAL;
+		if (f->id == SL_FIELD_RAW &&
+		    (f->raw_n_bits == 0 || f->raw_n_bits > SL_RAW_BITS_MAX || f->raw_base > 2))
+			return -EINVAL;
+		if (sl_key_layout_find(l, f) >= 0)
+			continue;
+		if (l->n_fields == SL_KEY_FIELDS_MAX || ofs + sl_field_size(f) > SL_KEY_MAX)
+			return -E2BIG;
+		l->fields[l->n_fields] = *f;
+		l->offsets[l->n_fields] = (uint8_t)ofs;
+		ofs += sl_field_size(f);
+		if (f->id == SL_FIELD_RAW ? f->raw_base == SL_RAW_BASE_L4
+					  : fields[f->id].layer == SL_LAYER_L4 ||
+						    f->id == SL_FIELD_IP_PROTO)
+			l->need_l4 = 1;
+		l->n_fields++;
+	}
+	l->key_size = (uint16_t)SL_MAX(8u, (ofs + 7) / 8 * 8);
+	return 0;
+}
+
+int
+sl_key_layout_find(const struct sl_key_layout *l, const struct sl_field *f)
+{
+	for (unsigned i = 0; i < l->n_fields; i++)
+		if (sl_field_equal(&l->fields[i], f))
+			return (int)i;
+	return -1;
+}
+
+void
+sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
+{
+	/* Zero the whole key first: padding and absent fields must compare equal. */
+	for (unsigned i = 0; i < l->key_size; i += 8)
+		memset(key + i, 0, 8);
+	for (unsigned i = 0; i < l->n_fields; i++)
+		sl_pkt_field_read(p, &l->fields[i], key + l->offsets[i]);
+}

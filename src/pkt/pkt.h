@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pkt: packet context, match fields and flow keys.
+ *
+ * There is no eager front parser (seed 000, section 2.1).  A packet carries a
+ * small context (struct sl_pkt) whose layer offsets are computed once, on the
+ * first request for a field that needs them.  A table declares the fields it
+ * matches in a key layout (struct sl_key_layout); sl_key_extract() writes only
+ * those fields, in layout order, into a flat byte key.  Tables compare keys as
+ * bytes and never see packets.
+ *
+ * Fields are the OpenFlow 1.3 OXM basic fields a software switch matches and
+ * sets, plus protocol-oblivious raw fields {base, bit offset, bit length}
+ * (POF), so a table can match a protocol Sluice has never heard of.
+ *
+ * Key encoding of a field: network byte order, right-aligned in
+ * sl_field_size() bytes (a 20-bit IPv6 flow label takes 3 bytes, its top 4
+ * bits zero).  A field whose layer is absent from the packet (tcp_dst of a
+ * UDP packet, a raw L4 field past the end of the frame) reads as zeros; flows
+ * carry OpenFlow prerequisites (sl_field_prereq) so such a packet still
+ * cannot match a rule on that field.  vlan_vid follows OpenFlow: 0x1000 | vid
+ * when a tag is present, 0 (OFPVID_NONE) when not.
+ *
+ * Concurrency: everything here works on one packet or one layout and keeps no
+ * shared state; any worker may call any function on its own packets.
+ */
+#ifndef SL_PKT_H
+#define SL_PKT_H
+
+#include "../core/core.h"
+
+#include <errno.h>
+
+/*
+ * The field registry: _(ENUM, flow-syntax name, bits, OXM field number or -1,
+ * layer).  Names follow ovs-ofctl where it has one.  Append only.
+ */
+#define SL_FOREACH_FIELD(_)                                                                        \
+	_(IN_PORT, "in_port", 32, 0, SL_LAYER_META)                                                \
+	_(METADATA, "metadata", 64, 2, SL_LAYER_META)                                              \
+	_(ETH_DST, "dl_dst", 48, 3, SL_LAYER_L2)                                                   \
+	_(ETH_SRC, "dl_src", 48, 4, SL_LAYER_L2)                                                   \
+	_(ETH_TYPE, "dl_type", 16, 5, SL_LAYER_L2)                                                 \
+	_(VLAN_VID, "dl_vlan", 13, 6, SL_LAYER_L2)                                                 \
+	_(VLAN_PCP, "dl_vlan_pcp", 3, 7, SL_LAYER_L2)                                              \
+	_(IP_DSCP, "ip_dscp", 6, 8, SL_LAYER_L3)                                                   \
+	_(IP_ECN, "nw_ecn", 2, 9, SL_LAYER_L3)                                                     \
+	_(IP_PROTO, "nw_proto", 8, 10, SL_LAYER_L3)                                                \
+	_(IPV4_SRC, "nw_src", 32, 11, SL_LAYER_L3)                                                 \
+	_(IPV4_DST, "nw_dst", 32, 12, SL_LAYER_L3)                                                 \
+	_(TCP_SRC, "tcp_src", 16, 13, SL_LAYER_L4)                                                 \
+	_(TCP_DST, "tcp_dst", 16, 14, SL_LAYER_L4)                                                 \
+	_(UDP_SRC, "udp_src", 16, 15, SL_LAYER_L4)                                                 \
+	_(UDP_DST, "udp_dst", 16, 16, SL_LAYER_L4)                                                 \
+	_(SCTP_SRC, "sctp_src", 16, 17, SL_LAYER_L4)                                               \
+	_(SCTP_DST, "sctp_dst", 16, 18, SL_LAYER_L4)                                               \
+	_(ICMPV4_TYPE, "icmp_type", 8, 19, SL_LAYER_L4)                                            \
+	_(ICMPV4_CODE, "icmp_code", 8, 20, SL_LAYER_L4)                                            \
+	_(ARP_OP, "arp_op", 16, 21, SL_LAYER_L3)                                                   \
+	_(ARP_SPA, "arp_spa", 32, 22, SL_LAYER_L3)                                                 \
+	_(ARP_TPA, "arp_tpa", 32, 23, SL_LAYER_L3)                                                 \
+	_(ARP_SHA, "arp_sha", 48, 24, SL_LAYER_L3)                                                 \
+	_(ARP_THA, "arp_tha", 48, 25, SL_LAYER_L3)                                                 \
+	_(IPV6_SRC, "ipv6_src", 128, 26, SL_LAYER_L3)                                              \
+	_(IPV6_DST, "ipv6_dst", 128, 27, SL_LAYER_L3)                                              \
+	_(IPV6_FLABEL, "ipv6_label", 20, 28, SL_LAYER_L3)                                          \
+	_(ICMPV6_TYPE, "icmpv6_type", 8, 29, SL_LAYER_L4)                                          \
+	_(ICMPV6_CODE, "icmpv6_code", 8, 30, SL_LAYER_L4)                                          \
+	_(IPV6_ND_TARGET, "nd_target", 128, 31, SL_LAYER_L4)                                       \
+	_(MPLS_LABEL, "mpls_label", 20, 34, SL_LAYER_L2)                                           \
+	_(MPLS_TC, "mpls_tc", 3, 35, SL_LAYER_L2)                                                  \
+	_(MPLS_BOS, "mpls_bos", 1, 36, SL_LAYER_L2)                                                \
+	_(IP_TTL, "nw_ttl", 8, -1, SL_LAYER_L3)                                                    \
+	_(RAW, "raw", 0, -1, SL_LAYER_META)
+
+enum sl_layer {
+	SL_LAYER_META, /* not in the frame: port, metadata */
+	SL_LAYER_L2,   /* Ethernet, VLAN, MPLS */
+	SL_LAYER_L3,   /* IPv4, IPv6, ARP */
+	SL_LAYER_L4,   /* TCP, UDP, SCTP, ICMP, ND */
+};
+
+enum sl_field_id {
+#define SL_FIELD_ENUM_(e, name, bits, oxm, layer) SL_FIELD_##e,
+	SL_FOREACH_FIELD(SL_FIELD_ENUM_)
+#undef SL_FIELD_ENUM_
+		SL_FIELD__MAX
+};
+
+/** Where a raw (protocol-oblivious) field's bit offset counts from. */
+enum sl_raw_base {
+	SL_RAW_BASE_PKT = 0, /* first byte of the frame */
+	SL_RAW_BASE_L3 = 1,  /* first byte after Ethernet, VLAN tags and MPLS labels */
+	SL_RAW_BASE_L4 = 2,  /* first byte after the IPv4/IPv6 header (and v6 extension headers) */
+};
+
+/** Widest raw field, in bits. */
+#define SL_RAW_BITS_MAX 128
+/** Widest field of any kind, in bytes (IPv6 addresses, raw fields). */
+#define SL_FIELD_SIZE_MAX 16
+
+/**
+ * A field reference: an OXM field, or a raw field when id == SL_FIELD_RAW.
+ * Two references name the same field when sl_field_equal() says so.
+ */
+struct sl_field {
+	uint8_t id;       /* enum sl_field_id */
+	uint8_t raw_base; /* enum sl_raw_base, raw fields only */
+	uint16_t raw_bit_off; /* bit offset from the base, raw fields only */
+	uint16_t raw_n_bits;  /* 1..SL_RAW_BITS_MAX, raw fields only */
+};
+
+/** Width of a field in bits. */
+unsigned sl_field_bits(const struct sl_field *f);
+/** Bytes the field takes in a key: ceil(bits / 8). */
+unsigned sl_field_size(const struct sl_field *f);
+/** True when both references name the same field. */
+bool sl_field_equal(const struct sl_field *a, const struct sl_field *b);
+/** The ovs-ofctl style name of an OXM field id ("nw_dst"), or "raw". */
+const char *sl_field_name(enum sl_field_id id);
+/**
+ * Look up a field id by name.  Accepts the ovs-ofctl names above and the
+ * OpenFlow aliases (eth_dst, eth_src, eth_type, vlan_vid, vlan_pcp, ip_proto,
+ * ipv4_src, ipv4_dst, tp_src/tp_dst are NOT accepted: they are ambiguous).
+ *
+ * @return the id, or -1 when the name is unknown.
+ */
+int sl_field_by_name(const char *name);
+/** The OXM field number (OFPXMC_OPENFLOW_BASIC) or -1 when it has none. */
+int sl_field_oxm(enum sl_field_id id);
+/** True when set_field may write this field. */
+bool sl_field_writable(enum sl_field_id id);
+/**
+ * Format a field reference: "nw_dst" or "raw(l4,16,32)" (base, bit offset, bits).
+ *
+ * @return snprintf-style length.
+ */
+int sl_field_format(const struct sl_field *f, char *buf, size_t size);
+
+/**
+ * OpenFlow prerequisites of a field: the (field, value) pairs that a match on
+ * @id implies.  tcp_dst implies eth_type 0x0800 or 0x86dd and ip_proto 6;
+ * since an ip_proto prerequisite is valid for both IP versions, the eth_type
+ * prerequisite of L4 fields is reported as a set ({0x0800, 0x86dd}).
+ *
+ * @param id         Field id.
+ * @param eth_types  Out: up to 2 acceptable eth_type values; *n_eth_types = 0
+ *                   when the field implies no eth_type.
+ * @param ip_proto   Out: the implied ip_proto, or -1.
+ */
+void sl_field_prereq(enum sl_field_id id, uint16_t eth_types[2], unsigned *n_eth_types,
+		     int *ip_proto);
+
+/*
+ * Packet context.
+ */
+
+#define SL_OFS_UNSET 0xffff /* offset not computed yet */
+
+/** Per-packet context; lives in worker scratch, never allocated per packet. */
+struct sl_pkt {
+	uint8_t *data;     /* first byte of the frame */
+	uint16_t len;      /* frame length in bytes */
+	uint16_t headroom; /* bytes before data that a push may use */
+	uint16_t l2_end;   /* offset of the byte after Ethernet + VLAN tags, or SL_OFS_UNSET */
+	uint16_t l3_ofs;   /* offset after MPLS labels (the L3 header) */
+	uint16_t l4_ofs;   /* offset after the L3 header (len when none), or SL_OFS_UNSET */
+	uint16_t eth_type; /* host order: type after VLAN tags (OpenFlow's eth_type) */
+	uint16_t vlan_ofs; /* offset of the outermost VLAN tag's TCI, valid when n_vlans > 0 */
+	uint8_t ip_proto;  /* valid once l4_ofs is set and the packet is IP */
+	uint8_t n_vlans;   /* VLAN tags parsed */
+	uint32_t in_port;  /* OpenFlow ingress port */
+	uint64_t metadata; /* OpenFlow metadata register */
+	void *opaque;      /* the owner's buffer (an rte_mbuf in the datapath) */
+};
+
+/**
+ * Initialise a packet context (cheap: no parsing happens here).
+ *
+ * @param p         Context to fill.
+ * @param data      Frame start.
+ * @param len       Frame length.
+ * @param headroom  Writable bytes before @data.
+ * @param in_port   OpenFlow ingress port.
+ */
+static inline void
+sl_pkt_init(struct sl_pkt *p, uint8_t *data, uint16_t len, uint16_t headroom, uint32_t in_port)
+{
+	p->data = data;
+	p->len = len;
+	p->headroom = headroom;
+	p->l2_end = SL_OFS_UNSET;
+	p->l4_ofs = SL_OFS_UNSET;
+	p->in_port = in_port;
+	p->metadata = 0;
+	p->n_vlans = 0;
+}
+
+/** Parse L2 (Ethernet, VLANs, MPLS) if not done yet.  Never fails: short frames read as zeros. */
+void sl_pkt_parse_l2(struct sl_pkt *p);
+/** Parse up to L4 if not done yet (implies L2). */
+void sl_pkt_parse_l4(struct sl_pkt *p);
+/** Forget parsed offsets; call after changing headers' layout (push/pop). */
+static inline void
+sl_pkt_reparse(struct sl_pkt *p)
+{
+	p->l2_end = SL_OFS_UNSET;
+	p->l4_ofs = SL_OFS_UNSET;
+}
+
+/**
+ * Read one field into @out (sl_field_size(f) bytes, network order,
+ * right-aligned).  Absent fields read as zeros.
+ */
+void sl_pkt_field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out);
+
+/**
+ * Write one field (set_field).  IPv4 header checksums and TCP/UDP checksums
+ * covering the field are updated.
+ *
+ * @param p      Packet.
+ * @param f      Field; must be sl_field_writable() or a raw field.
+ * @param value  sl_field_size(f) bytes, network order, right-aligned.
+ * @return 0, or -ENOENT when the packet lacks the field's layer (nothing is
+ *         written, as OpenFlow requires for a missing header).
+ */
+int sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *value);
+
+/*
+ * Flow keys.
+ */
+
+/** Largest key in bytes; keys are zero-padded to a multiple of 8. */
+#define SL_KEY_MAX 64
+/** Most fields one table may match. */
+#define SL_KEY_FIELDS_MAX 24
+
+/** The fields a table matches, in key order, and where each sits in the key. */
+struct sl_key_layout {
+	uint8_t n_fields;                        /* fields in the layout */
+	uint8_t need_l4;                         /* some field needs L4 parsing */
+	uint16_t key_size;                       /* bytes, multiple of 8, <= SL_KEY_MAX */
+	struct sl_field fields[SL_KEY_FIELDS_MAX]; /* the fields */
+	uint8_t offsets[SL_KEY_FIELDS_MAX];      /* byte offset of each field in the key */
+};
+
+/**
+ * Build a layout from a field list (duplicates are removed).
+ *
+ * @return 0, -E2BIG when the key would exceed SL_KEY_MAX or
+ *         SL_KEY_FIELDS_MAX fields, -EINVAL for an invalid raw field.
+ *         Control thread.
+ */
+int sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *fields, unsigned n_fields);
+
+/** Index of @f in @l, or -1. */
+int sl_key_layout_find(const struct sl_key_layout *l, const struct sl_field *f);
+
+/**
+ * Extract a packet's key for a layout: writes all l->key_size bytes
+ * (padding zeroed).  Any worker, on its own packet.
+ */
+void sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key);
+
+/*
+ * Checksum helpers shared with the action code.
+ */
+
+/** Incrementally update a 16-bit ones' complement checksum (RFC 1624) for
+ *  a change of @n_bytes (even) from @old to @new.  Returns the new checksum. */
+uint16_t sl_csum_update(uint16_t csum_be, const uint8_t *old, const uint8_t *new_,
+			unsigned n_bytes);
+
+#endif /* SL_PKT_H */

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Unit tests: lazy parsing, field reads on good and malformed frames, set-field checksums. */
+#include "pkt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static unsigned n_pass, n_fail;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			n_pass++;                                                                  \
+		} else {                                                                           \
+			n_fail++;                                                                  \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+		}                                                                                  \
+	} while (0)
+
+static uint16_t
+csum(const uint8_t *d, unsigned n, uint32_t sum)
+{
+	for (unsigned i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)(d[i] << 8 | d[i + 1]);
+	if (n & 1)
+		sum += (uint32_t)d[n - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/* Ethernet + [VLAN] + IPv4 + UDP with valid checksums. */
+static unsigned
+build_udp4(uint8_t *f, bool vlan)
+{
+	unsigned o = 0;
+	memset(f, 0, 128);
+	memcpy(f, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
+	o = 12;
+	if (vlan) {
+		memcpy(f + o, "\x81\x00\x60\x0a", 4); /* pcp 3, vid 10 */
+		o += 4;
+	}
+	f[o++] = 0x08;
+	f[o++] = 0x00;
+	uint8_t *ip = f + o;
+	ip[0] = 0x45;
+	ip[1] = 0xb9; /* dscp 46, ecn 1 */
+	ip[3] = 20 + 8 + 4;
+	ip[8] = 64;
+	ip[9] = 17;
+	memcpy(ip + 12, "\x0a\x00\x00\x01\x0a\x40\x00\x07", 8);
+	uint16_t c = (uint16_t)~csum(ip, 20, 0);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+	uint8_t *udp = ip + 20;
+	memcpy(udp, "\x04\x00\x13\x89\x00\x0c\x00\x00" "abcd", 12);
+	uint32_t ph = csum(ip + 12, 8, 17 + 12);
+	c = (uint16_t)~csum(udp, 12, ph);
+	udp[6] = (uint8_t)(c >> 8);
+	udp[7] = (uint8_t)c;
+	return o + 32;
+}
+
+static bool
+udp4_csums_ok(uint8_t *f, unsigned l3)
+{
+	uint8_t *ip = f + l3, *udp = ip + 20;
+	uint32_t ph = csum(ip + 12, 8, 17 + 12);
+	return csum(ip, 20, 0) == 0xffff && csum(udp, 12, ph) == 0xffff;
+}
+
+static void
+test_ipv4(void)
+{
+	uint8_t f[160], out[16];
+	struct sl_pkt p;
+	unsigned len = build_udp4(f, true);
+	struct sl_field fld;
+
+	sl_pkt_init(&p, f, (uint16_t)len, 0, 3);
+	fld.id = SL_FIELD_VLAN_VID;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 0x10 && out[1] == 10, "vlan_vid %02x%02x", out[0], out[1]);
+	fld.id = SL_FIELD_VLAN_PCP;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 3, "pcp %u", out[0]);
+	fld.id = SL_FIELD_ETH_TYPE;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 8 && out[1] == 0, "eth_type after vlan");
+	fld.id = SL_FIELD_IP_DSCP;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 46, "dscp %u", out[0]);
+	fld.id = SL_FIELD_IP_ECN;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 1, "ecn");
+	fld.id = SL_FIELD_UDP_DST;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 0x13 && out[1] == 0x89, "udp_dst");
+	fld.id = SL_FIELD_TCP_DST;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 0 && out[1] == 0, "tcp_dst of a UDP packet reads zero");
+	fld.id = SL_FIELD_IN_PORT;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[3] == 3, "in_port");
+	/* Raw fields: UDP dst port as {l4, 16, 16}; 12 bits at an odd offset. */
+	fld = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4, .raw_bit_off = 16,
+				.raw_n_bits = 16};
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 0x13 && out[1] == 0x89, "raw l4 port");
+	fld = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L3, .raw_bit_off = 4,
+				.raw_n_bits = 12};
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 0x05 && out[1] == 0xb9, "raw unaligned %02x%02x", out[0], out[1]);
+	/* Set fields keep checksums valid. */
+	uint8_t ip[4] = {192, 168, 1, 1}, port[2] = {0x00, 0x35}, ttl = 7, dscp = 10;
+	fld = (struct sl_field){.id = SL_FIELD_IPV4_SRC};
+	CHECK(sl_pkt_field_write(&p, &fld, ip) == 0, "write nw_src");
+	fld.id = SL_FIELD_UDP_SRC;
+	CHECK(sl_pkt_field_write(&p, &fld, port) == 0, "write udp_src");
+	fld.id = SL_FIELD_IP_TTL;
+	CHECK(sl_pkt_field_write(&p, &fld, &ttl) == 0, "write ttl");
+	fld.id = SL_FIELD_IP_DSCP;
+	CHECK(sl_pkt_field_write(&p, &fld, &dscp) == 0, "write dscp");
+	CHECK(udp4_csums_ok(f, 18), "checksums after set_field");
+	fld.id = SL_FIELD_TCP_SRC;
+	CHECK(sl_pkt_field_write(&p, &fld, port) == -ENOENT, "tcp_src on UDP must fail");
+}
+
+static void
+test_malformed(void)
+{
+	uint8_t f[160], out[16];
+	struct sl_pkt p;
+	unsigned len = build_udp4(f, false);
+
+	/* Every truncation of a valid frame reads every field without faulting. */
+	for (unsigned cut = 0; cut <= len; cut++) {
+		uint8_t copy[160];
+		memcpy(copy, f, cut);
+		sl_pkt_init(&p, copy, (uint16_t)cut, 0, 1);
+		for (unsigned id = 0; id < SL_FIELD_RAW; id++) {
+			struct sl_field fld = {.id = (uint8_t)id};
+			sl_pkt_field_read(&p, &fld, out);
+		}
+		struct sl_field raw = {.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4,
+				       .raw_bit_off = 3, .raw_n_bits = 128};
+		sl_pkt_field_read(&p, &raw, out);
+	}
+	CHECK(1, "truncations survived");
+	/* Truncated L4: ports read as zero. */
+	sl_pkt_init(&p, f, 14 + 20 + 2, 0, 1);
+	struct sl_field fld = {.id = SL_FIELD_UDP_DST};
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 0 && out[1] == 0, "truncated udp");
+	/* Bad IHL (< 5): no L4. */
+	f[14] = 0x42;
+	sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
+	fld.id = SL_FIELD_UDP_SRC;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 0 && out[1] == 0, "bad ihl");
+	/* Endless VLAN stack. */
+	uint8_t v[64];
+	for (unsigned i = 12; i + 1 < sizeof(v); i += 4) {
+		v[i] = 0x81;
+		v[i + 1] = 0x00;
+		if (i + 3 < sizeof(v))
+			v[i + 2] = v[i + 3] = 0;
+	}
+	sl_pkt_init(&p, v, sizeof(v), 0, 1);
+	fld.id = SL_FIELD_ETH_TYPE;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(p.l2_end <= sizeof(v), "vlan stack bounded");
+}
+
+static void
+test_ipv6(void)
+{
+	uint8_t f[160] = {0}, out[16];
+	struct sl_pkt p;
+
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	f[14] = 0x60;
+	f[15] = 0x0a; /* flow label 0xabcde */
+	f[16] = 0xbc;
+	f[17] = 0xde;
+	f[20] = 0; /* hop-by-hop */
+	f[21] = 64;
+	f[22 + 16 + 15] = 2; /* dst ::2 */
+	/* hop-by-hop header of 8 bytes, next = 58 (ICMPv6) */
+	f[54] = 58;
+	f[55] = 0;
+	f[62] = 135; /* neighbour solicitation */
+	f[62 + 8 + 15] = 9;
+	sl_pkt_init(&p, f, 62 + 24, 0, 1);
+	struct sl_field fld = {.id = SL_FIELD_IPV6_FLABEL};
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 0x0a && out[1] == 0xbc && out[2] == 0xde, "flow label");
+	fld.id = SL_FIELD_IP_PROTO;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 58, "proto after ext header: %u", out[0]);
+	fld.id = SL_FIELD_ICMPV6_TYPE;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[0] == 135, "icmpv6 type");
+	fld.id = SL_FIELD_IPV6_ND_TARGET;
+	sl_pkt_field_read(&p, &fld, out);
+	CHECK(out[15] == 9, "nd target");
+}
+
+static void
+test_layout(void)
+{
+	struct sl_field fs[] = {{.id = SL_FIELD_ETH_DST}, {.id = SL_FIELD_IPV6_SRC},
+				{.id = SL_FIELD_ETH_DST}, {.id = SL_FIELD_TCP_DST}};
+	struct sl_key_layout l;
+
+	CHECK(sl_key_layout_init(&l, fs, 4) == 0, "layout");
+	CHECK(l.n_fields == 3 && l.key_size == 24 && l.need_l4, "layout dedupe/size %u %u",
+	      l.n_fields, l.key_size);
+	struct sl_field many[8];
+	for (int i = 0; i < 8; i++)
+		many[i] = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = 0,
+					    .raw_bit_off = (uint16_t)(128 * i), .raw_n_bits = 128};
+	CHECK(sl_key_layout_init(&l, many, 8) == -E2BIG, "key too large");
+	CHECK(sl_field_by_name("nw_dst") == SL_FIELD_IPV4_DST, "name");
+	CHECK(sl_field_by_name("eth_type") == SL_FIELD_ETH_TYPE, "alias");
+	CHECK(sl_field_by_name("bogus") == -1, "unknown name");
+}
+
+int
+main(void)
+{
+	test_ipv4();
+	test_malformed();
+	test_ipv6();
+	test_layout();
+	printf("%u passed, %u failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Control path: probing, configuring and starting ethdev ports. */
+#include "port.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_ethdev.h>
+#include <rte_mempool.h>
+
+#define RX_DESC 1024
+#define TX_DESC 1024
+
+static int
+fail(char *err, size_t size, int rc, const char *devargs, const char *step)
+{
+	snprintf(err, size, "port '%s': %s failed: %s", devargs, step, strerror(rc < 0 ? -rc : rc));
+	return rc < 0 ? rc : -rc;
+}
+
+/* Find the ethdev a devargs string names (probing it if it is not there yet). */
+static int
+find_port(const char *devargs, uint16_t *id)
+{
+	struct rte_dev_iterator it;
+	uint16_t pid;
+
+	RTE_ETH_FOREACH_MATCHING_DEV(pid, devargs, &it) {
+		*id = pid;
+		rte_eth_iterator_cleanup(&it);
+		return 0;
+	}
+	return -ENODEV;
+}
+
+int
+sl_port_open(const char *devargs, uint32_t of_no, struct rte_mempool *mp, uint16_t n_rxq,
+	     uint16_t n_txq, struct sl_port *port, char *err, size_t err_size)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	uint16_t id;
+	int rc;
+
+	memset(port, 0, sizeof(*port));
+	if (find_port(devargs, &id) < 0) {
+		rc = rte_dev_probe(devargs);
+		if (rc < 0)
+			return fail(err, err_size, rc, devargs, "probe");
+		if (find_port(devargs, &id) < 0)
+			return fail(err, err_size, -ENODEV, devargs, "finding the probed port");
+	}
+	rc = rte_eth_dev_info_get(id, &info);
+	if (rc < 0)
+		return fail(err, err_size, rc, devargs, "dev_info_get");
+	if (n_rxq > info.max_rx_queues || n_txq > info.max_tx_queues) {
+		snprintf(err, err_size, "port '%s': needs %u rx / %u tx queues, device has %u / %u",
+			 devargs, n_rxq, n_txq, info.max_rx_queues, info.max_tx_queues);
+		return -EINVAL;
+	}
+	memset(&conf, 0, sizeof(conf));
+	if (n_rxq > 1) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf =
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+	}
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	rc = rte_eth_dev_configure(id, n_rxq, n_txq, &conf);
+	if (rc < 0)
+		return fail(err, err_size, rc, devargs, "configure");
+	uint16_t nb_rx = RX_DESC, nb_tx = TX_DESC;
+	rte_eth_dev_adjust_nb_rx_tx_desc(id, &nb_rx, &nb_tx);
+	for (uint16_t q = 0; q < n_rxq; q++) {
+		rc = rte_eth_rx_queue_setup(id, q, nb_rx, rte_eth_dev_socket_id(id), NULL, mp);
+		if (rc < 0)
+			return fail(err, err_size, rc, devargs, "rx queue setup (too few mbufs?)");
+	}
+	for (uint16_t q = 0; q < n_txq; q++) {
+		rc = rte_eth_tx_queue_setup(id, q, nb_tx, rte_eth_dev_socket_id(id), NULL);
+		if (rc < 0)
+			return fail(err, err_size, rc, devargs, "tx queue setup");
+	}
+	rc = rte_eth_dev_start(id);
+	if (rc < 0)
+		return fail(err, err_size, rc, devargs, "start");
+	rte_eth_promiscuous_enable(id); /* not every PMD supports it; a switch wants it where it can */
+	port->dpdk_id = id;
+	port->of_no = of_no;
+	port->n_rxq = n_rxq;
+	port->n_txq = n_txq;
+	rte_eth_dev_get_name_by_port(id, port->name);
+	snprintf(port->devargs, sizeof(port->devargs), "%s", devargs);
+	if (rte_eth_macaddr_get(id, &mac) == 0)
+		memcpy(port->mac, mac.addr_bytes, 6);
+	return 0;
+}
+
+void
+sl_port_close(struct sl_port *port)
+{
+	struct rte_eth_dev_info info;
+
+	rte_eth_dev_stop(port->dpdk_id);
+	if (rte_eth_dev_info_get(port->dpdk_id, &info) == 0 && info.device != NULL) {
+		rte_eth_dev_close(port->dpdk_id);
+		rte_dev_remove(info.device);
+	} else {
+		rte_eth_dev_close(port->dpdk_id);
+	}
+}
+
+void
+sl_port_link(const struct sl_port *port, struct sl_port_link *link)
+{
+	struct rte_eth_link l;
+
+	memset(link, 0, sizeof(*link));
+	if (rte_eth_link_get_nowait(port->dpdk_id, &l) < 0)
+		return;
+	link->up = l.link_status == RTE_ETH_LINK_UP;
+	link->speed_mbps = l.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : l.link_speed;
+	link->full_duplex = l.link_duplex == RTE_ETH_LINK_FULL_DUPLEX;
+}
+
+void
+sl_port_hw_stats(const struct sl_port *port, struct sl_port_hw_stats *st)
+{
+	struct rte_eth_stats s;
+
+	memset(st, 0, sizeof(*st));
+	if (rte_eth_stats_get(port->dpdk_id, &s) < 0)
+		return;
+	st->ipackets = s.ipackets;
+	st->opackets = s.opackets;
+	st->ibytes = s.ibytes;
+	st->obytes = s.obytes;
+	st->imissed = s.imissed;
+	st->ierrors = s.ierrors;
+	st->oerrors = s.oerrors;
+	st->rx_nombuf = s.rx_nombuf;
+}

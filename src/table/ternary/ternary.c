@@ -1,0 +1,1376 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ternary ("mask") table: arbitrary value/mask rules with priorities.
+ *
+ * Two structures, one authoritative and one accelerator.
+ *
+ * 1. Tuple space search (TSS), authoritative.  One hash subtable per distinct
+ *    mask, keyed on the masked key (CRC32C over the mask's non-zero 64-bit
+ *    words; 64-byte buckets of 7 signatures + 7 rule indices, linear probing
+ *    between buckets with F14-style overflow counters, so deletes need no
+ *    tombstones).  Rules with the same mask and value form a chain sorted by
+ *    priority; the bucket points at the chain head.  Subtables are kept
+ *    sorted by their highest priority (a lazy-deletion max-heap per subtable
+ *    tracks it), and a lane stops probing as soon as its best match so far
+ *    has a priority >= the next subtable's maximum (the OVS classifier's
+ *    early exit).  Each subtable pass is staged over the burst: hash all
+ *    lanes and prefetch their buckets, then compare.  Add and delete are
+ *    O(1) amortised (a subtable's bucket array doubles when 75 % full).
+ *
+ * 2. Snapshot + delta, the accelerator.  When there are many masks the TSS
+ *    cost is one probe per subtable for every lane that matches a low
+ *    priority rule or nothing.  The snapshot is an rte_acl multi-trie built
+ *    over all rules, classified with SIMD over the whole burst; its cost
+ *    does not grow with the number of masks.  Rules added since the build
+ *    go into a second, small TSS (the delta) as well, and a lookup takes the
+ *    better of the two.  A rule deleted since the build is marked dead in
+ *    the snapshot's entry array; a lane whose snapshot winner is dead falls
+ *    back to the full TSS.  That is exact: the snapshot's winner is the best
+ *    snapshot rule for the key, so if it is alive it beats every other
+ *    surviving snapshot rule, and any rule not in the snapshot is in the
+ *    delta.  rte_acl sees the key as byte 0 (the 1-byte first field it
+ *    requires) plus 4-byte big-endian BITMASK windows covering every byte
+ *    some rule's mask touches (windows may overlap at the key's end, so
+ *    rte_acl never reads past key_size and the caller's key pointers are
+ *    passed as they are).  Priorities are mapped to dense ranks, since
+ *    rte_acl's are int32 <= 2^29 - 1; userdata is the snapshot position + 1.
+ *
+ * Policy (measured with bench_ternary.c, 5-tuple keys of 16 bytes, burst of
+ * 32; see that file's header for the table):
+ *   - TSS alone up to SNAP_MIN_SUBS_DEFAULT masks: a subtable probe costs
+ *     ~2-4 ns per key, rte_acl ~40-100 ns per key, so below ~24 masks the TSS
+ *     wins even in its worst case (no early exit).
+ *   - From there on, and only when EAL was initialised before create (rte_acl
+ *     allocates with rte_malloc), the snapshot is built and used.  It is
+ *     dropped again when the mask count falls under half the threshold.
+ *   - Rebuilds are synchronous in add/del (TODO(#3): background thread +
+ *     RCU; snapshot_build() is already a step of its own): when the delta
+ *     holds more than max(64, n/8) rules or more than max(64, n/8) snapshot
+ *     rules are dead.  Amortised this is ~8 rule-builds per add.  A failed
+ *     build (rte_acl out of memory, e.g. arbitrary-bit masks blowing up the
+ *     tries) leaves the table correct on what it had and retries after
+ *     max(64, n) more changes.
+ *
+ * Fast path: lookup_burst() and what it calls (the "fast path" section).
+ * Everything else is control path.
+ */
+#include "ternary_priv.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#if defined(__SSE4_2__)
+#include <nmmintrin.h>
+#endif
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#include <time.h>
+
+#include <rte_acl.h>
+#include <rte_lcore.h>
+#include <rte_memory.h>
+
+#define NIL UINT32_MAX
+#define KEY_WORDS (SL_KEY_MAX / 8)
+#define CHUNK_SHIFT 10 /* rules live in chunks of 1024 and never move */
+#define CHUNK_SIZE (1u << CHUNK_SHIFT)
+#define BUCKET_SLOTS 7
+#define SIG_BIT 0x80000000u /* forces a used signature non-zero */
+#define HASH_SEED 0x9e3779b9u
+#define DEFAULT_MAX_ENTRIES (1u << 20)
+
+#define SNAP_MIN_SUBS_DEFAULT 8
+#define REBUILD_MIN_DEFAULT 64
+#define REBUILD_DIV_DEFAULT 8
+#define SOFT_MAX_DEFAULT 16
+#define SOFT_DUTY_DEFAULT 100
+
+/* A stored rule.  The lookup reads the first 64 bytes for keys up to 40 bytes. */
+struct tern_rule {
+	uint32_t priority;
+	uint32_t next[2];          /* next rule of the same mask+value chain, per TSS; NIL */
+	uint32_t snap_pos;         /* position in the snapshot, NIL if not in it */
+	void *data;                /* returned by lookups */
+	uint64_t value[KEY_WORDS]; /* masked value, zero past key_size */
+	uint64_t mask[KEY_WORDS];
+	bool in_use;               /* slot holds a live rule (else on the free list) */
+};
+
+/* 64 bytes: sig[7] + overflow count, idx[7] + pad, so an AVX2 load compares all signatures. */
+struct tern_bucket {
+	uint32_t sig[BUCKET_SLOTS]; /* hash | SIG_BIT, 0 = free */
+	uint32_t ovf;               /* entries whose probe passed this bucket full */
+	uint32_t idx[BUCKET_SLOTS]; /* chain-head rule index */
+	uint32_t pad;
+};
+static_assert(sizeof(struct tern_bucket) == 64, "bucket is one cache line");
+
+/* Max-heap of priorities with duplicates. */
+struct prio_heap {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+/* One subtable: all rules with one mask. */
+struct tern_sub {
+	uint64_t mask[KEY_WORDS];
+	uint8_t words[KEY_WORDS];   /* indices of the non-zero mask words */
+	uint8_t n_words;
+	uint32_t max_prio;          /* highest rule priority in here */
+	uint32_t pos;               /* index in tss->subs */
+	uint32_t n_rules;           /* rules, chains counted in full */
+	uint32_t n_heads;           /* bucket entries (distinct values) */
+	uint32_t bucket_mask;       /* n_buckets - 1 */
+	struct tern_bucket *buckets;
+	struct prio_heap live;      /* priorities added ... */
+	struct prio_heap gone;      /* ... and deleted: max_prio = top of live not in gone */
+	struct tern_sub *map_next;  /* mask map chain */
+};
+
+/* A tuple space: the full one (id 0) or the delta (id 1). */
+struct tss {
+	unsigned id;             /* selects tern_rule.next[] */
+	uint32_t n_subs, cap_subs;
+	struct tern_sub **subs;  /* sorted by max_prio, highest first */
+	uint32_t n_rules;
+	struct tern_sub **map;   /* mask -> subtable, chained */
+	uint32_t map_mask;
+};
+
+/* One snapshot entry, so a hit needs no access to the rule itself. */
+struct snap_ent {
+	void *data;
+	uint32_t prio;
+	uint32_t idx; /* rule index, NIL once the rule is deleted */
+};
+
+struct tern_snap {
+	struct rte_acl_ctx *ctx;
+	uint32_t n;           /* rules compiled in */
+	uint32_t n_dead;      /* deleted since */
+	uint32_t n_fields;
+	struct snap_ent *ent; /* by rte_acl userdata - 1 */
+};
+
+struct tern_table {
+	uint16_t key_size;
+	uint8_t key_words;
+	uint32_t max_entries;
+	uint32_t n_rules;
+	struct tern_rule **chunks; /* max_entries / CHUNK_SIZE + 1 pointers */
+	uint32_t n_slots;          /* slots ever handed out */
+	uint32_t free_head;        /* free slot list through next[0] */
+	struct tss full;
+	struct tss delta;          /* only used while snap != NULL */
+	struct tern_snap *snap;
+	bool eal;
+	struct sl_ternary_tuning tune;
+	uint32_t backoff;          /* changes to wait before retrying a failed build */
+	uint64_t n_rebuilds;
+	uint64_t n_build_fail;
+	double last_build_end;     /* monotonic seconds */
+	double last_build_cost;    /* seconds the last build took */
+};
+
+static inline struct tern_rule *
+rule_at(const struct tern_table *t, uint32_t idx)
+{
+	return &t->chunks[idx >> CHUNK_SHIFT][idx & (CHUNK_SIZE - 1)];
+}
+
+static inline uint64_t
+load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint64_t
+crc64_step(uint64_t h, uint64_t v)
+{
+#if defined(__SSE4_2__)
+	return _mm_crc32_u64(h, v);
+#else
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29) ^ (h >> 47);
+#endif
+}
+
+static inline uint32_t
+hash_fold(uint64_t h)
+{
+#if defined(__SSE4_2__)
+	return (uint32_t)h;
+#else
+	return (uint32_t)(h ^ (h >> 32));
+#endif
+}
+
+/*
+ * Fast path.
+ */
+
+/* Hash of a key under the subtable's mask; the same for a rule's value. */
+static inline uint32_t
+sub_hash(const struct tern_sub *s, const uint8_t *key)
+{
+	uint64_t h = HASH_SEED;
+
+	for (unsigned j = 0; j < s->n_words; j++) {
+		unsigned w = s->words[j];
+		h = crc64_step(h, load64(key + 8 * w) & s->mask[w]);
+	}
+	return hash_fold(h);
+}
+
+static inline bool
+sub_match(const struct tern_sub *s, const uint8_t *key, const struct tern_rule *r)
+{
+	uint64_t diff = 0;
+
+	for (unsigned j = 0; j < s->n_words; j++) {
+		unsigned w = s->words[j];
+		diff |= (load64(key + 8 * w) & s->mask[w]) ^ r->value[w];
+	}
+	return diff == 0;
+}
+
+/* Slots of @b whose signature is @sig. */
+static inline unsigned
+bucket_sig_match(const struct tern_bucket *b, uint32_t sig)
+{
+#if defined(__AVX2__)
+	__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)b->sig);
+	__m256i eq = _mm256_cmpeq_epi32(v, _mm256_set1_epi32((int)sig));
+	return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(eq)) & 0x7f;
+#else
+	unsigned m = 0;
+	for (unsigned k = 0; k < BUCKET_SLOTS; k++)
+		m |= (unsigned)(b->sig[k] == sig) << k;
+	return m;
+#endif
+}
+
+/* Chain-head rule index matching @key in @s, or NIL; @bp/@sp get its place. */
+static inline uint32_t
+sub_probe(const struct tern_table *t, const struct tern_sub *s, const uint8_t *key, uint32_t h,
+	  uint32_t *bp, unsigned *sp)
+{
+	uint32_t sig = h | SIG_BIT;
+	uint32_t b = h & s->bucket_mask;
+
+	for (;;) {
+		const struct tern_bucket *bk = &s->buckets[b];
+		unsigned m = bucket_sig_match(bk, sig);
+
+		while (m != 0) {
+			unsigned k = (unsigned)__builtin_ctz(m);
+			uint32_t idx = bk->idx[k];
+
+			m &= m - 1;
+			if (sub_match(s, key, rule_at(t, idx))) {
+				*bp = b;
+				*sp = k;
+				return idx;
+			}
+		}
+		if (bk->ovf == 0)
+			return NIL;
+		b = (b + 1) & s->bucket_mask;
+	}
+}
+
+/*
+ * Look @lanes up in tuple space @s, improving best_prio/best_data of lanes
+ * already in *@hitp.  Subtables come highest max_prio first, so a lane whose
+ * best so far reaches a subtable's max_prio is done for good.
+ */
+static void
+tss_lookup(const struct tern_table *t, const struct tss *s, const uint8_t *const keys[],
+	   uint64_t lanes, uint32_t best_prio[], void *best_data[], uint64_t *hitp)
+{
+	uint32_t hashes[SL_BURST_MAX];
+	uint64_t hit = *hitp;
+	unsigned i;
+
+	for (uint32_t si = 0; si < s->n_subs; si++) {
+		const struct tern_sub *sub = s->subs[si];
+		uint32_t mp = sub->max_prio;
+
+		/* Early exit: drop lanes nothing from here on can beat. */
+		SL_FOR_EACH_LANE(i, lanes & hit)
+			if (best_prio[i] >= mp)
+				lanes &= ~(UINT64_C(1) << i);
+		if (lanes == 0)
+			break;
+
+		/* Stage 1: hash every lane, prefetch its home bucket. */
+		SL_FOR_EACH_LANE(i, lanes) {
+			uint32_t h = sub_hash(sub, keys[i]);
+
+			hashes[i] = h;
+			sl_prefetch0(&sub->buckets[h & sub->bucket_mask]);
+		}
+
+		/* Stage 2: compare signatures, then the masked key. */
+		SL_FOR_EACH_LANE(i, lanes) {
+			uint32_t b, idx;
+			unsigned k;
+			const struct tern_rule *r;
+			uint64_t bit = UINT64_C(1) << i;
+
+			idx = sub_probe(t, sub, keys[i], hashes[i], &b, &k);
+			if (idx == NIL)
+				continue;
+			r = rule_at(t, idx);
+			if (!(hit & bit) || r->priority > best_prio[i]) {
+				best_prio[i] = r->priority;
+				best_data[i] = r->data;
+				hit |= bit;
+			}
+		}
+	}
+	*hitp = hit;
+}
+
+static uint64_t
+tern_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, void *hits[])
+{
+	const struct tern_table *t = tbl;
+	const struct tern_snap *snap = t->snap;
+	uint32_t best_prio[SL_BURST_MAX];
+	const uint8_t *data[SL_BURST_MAX];
+	uint32_t res[SL_BURST_MAX];
+	uint8_t lane_of[SL_BURST_MAX];
+	uint64_t hit = 0, fallback = 0;
+	unsigned i, n = 0;
+
+	if (lanes == 0)
+		return 0;
+	if (snap == NULL) {
+		tss_lookup(t, &t->full, keys, lanes, best_prio, hits, &hit);
+		return hit;
+	}
+
+	/* Snapshot: one SIMD classify over the compacted burst. */
+	SL_FOR_EACH_LANE(i, lanes) {
+		data[n] = keys[i];
+		lane_of[n++] = (uint8_t)i;
+	}
+	rte_acl_classify(snap->ctx, data, res, n, 1);
+	for (unsigned j = 0; j < n; j++) {
+		const struct snap_ent *e;
+		uint64_t bit = UINT64_C(1) << lane_of[j];
+
+		if (res[j] == 0)
+			continue;
+		e = &snap->ent[res[j] - 1];
+		if (sl_unlikely(e->idx == NIL)) {
+			fallback |= bit;
+			continue;
+		}
+		best_prio[lane_of[j]] = e->prio;
+		hits[lane_of[j]] = e->data;
+		hit |= bit;
+	}
+
+	/* Delta: rules added since the build may beat the snapshot's winner. */
+	if (t->delta.n_subs != 0 && (lanes & ~fallback) != 0)
+		tss_lookup(t, &t->delta, keys, lanes & ~fallback, best_prio, hits, &hit);
+	/* Lanes whose snapshot winner was deleted: the authoritative TSS. */
+	if (fallback != 0)
+		tss_lookup(t, &t->full, keys, fallback, best_prio, hits, &hit);
+	return hit;
+}
+
+/*
+ * Control path: priority heaps.
+ */
+
+static int
+heap_reserve(struct prio_heap *hp)
+{
+	uint32_t cap;
+	uint32_t *v;
+
+	if (hp->n < hp->cap)
+		return 0;
+	cap = hp->cap ? hp->cap * 2 : 4;
+	v = realloc(hp->v, cap * sizeof(*v));
+	if (v == NULL)
+		return -ENOMEM;
+	hp->v = v;
+	hp->cap = cap;
+	return 0;
+}
+
+/* Caller reserved room. */
+static void
+heap_push(struct prio_heap *hp, uint32_t p)
+{
+	uint32_t i = hp->n++;
+
+	while (i > 0 && hp->v[(i - 1) / 2] < p) {
+		hp->v[i] = hp->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	hp->v[i] = p;
+}
+
+static void
+heap_pop(struct prio_heap *hp)
+{
+	uint32_t p = hp->v[--hp->n];
+	uint32_t i = 0;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= hp->n)
+			break;
+		if (c + 1 < hp->n && hp->v[c + 1] > hp->v[c])
+			c++;
+		if (hp->v[c] <= p)
+			break;
+		hp->v[i] = hp->v[c];
+		i = c;
+	}
+	if (hp->n > 0)
+		hp->v[i] = p;
+}
+
+/* Highest live priority of @s (0 when empty); drops matched live/gone tops. */
+static uint32_t
+sub_top_prio(struct tern_sub *s)
+{
+	while (s->gone.n != 0 && s->live.n != 0 && s->gone.v[0] == s->live.v[0]) {
+		heap_pop(&s->gone);
+		heap_pop(&s->live);
+	}
+	return s->live.n != 0 ? s->live.v[0] : 0;
+}
+
+/*
+ * Control path: subtable buckets.
+ */
+
+static void
+bucket_put(struct tern_sub *s, uint32_t h, uint32_t idx)
+{
+	uint32_t b = h & s->bucket_mask;
+
+	for (;;) {
+		struct tern_bucket *bk = &s->buckets[b];
+
+		for (unsigned k = 0; k < BUCKET_SLOTS; k++) {
+			if (bk->sig[k] == 0) {
+				bk->sig[k] = h | SIG_BIT;
+				bk->idx[k] = idx;
+				return;
+			}
+		}
+		bk->ovf++;
+		b = (b + 1) & s->bucket_mask;
+	}
+}
+
+static int
+sub_resize(struct tern_sub *s, uint32_t n_buckets)
+{
+	struct tern_bucket *old = s->buckets;
+	uint32_t old_n = s->buckets ? s->bucket_mask + 1 : 0;
+	struct tern_bucket *nb;
+
+	nb = aligned_alloc(64, (size_t)n_buckets * sizeof(*nb));
+	if (nb == NULL)
+		return -ENOMEM;
+	memset(nb, 0, (size_t)n_buckets * sizeof(*nb));
+	s->buckets = nb;
+	s->bucket_mask = n_buckets - 1;
+	for (uint32_t b = 0; b < old_n; b++) {
+		for (unsigned k = 0; k < BUCKET_SLOTS; k++) {
+			if (old[b].sig[k] == 0)
+				continue;
+			bucket_put(s, old[b].sig[k] & ~SIG_BIT, old[b].idx[k]);
+		}
+	}
+	free(old);
+	return 0;
+}
+
+/* Find the chain head with @value (a masked value) in @s: its index or NIL. */
+static uint32_t
+sub_find_head(const struct tern_table *t, const struct tern_sub *s, const uint64_t *value,
+	      uint32_t *bp, unsigned *sp)
+{
+	const uint8_t *v = (const uint8_t *)value;
+
+	return sub_probe(t, s, v, sub_hash(s, v), bp, sp);
+}
+
+/* Remove the entry at bucket @b slot @k, whose hash is @h. */
+static void
+bucket_clear(struct tern_sub *s, uint32_t h, uint32_t b, unsigned k)
+{
+	uint32_t home = h & s->bucket_mask;
+
+	s->buckets[b].sig[k] = 0;
+	s->buckets[b].idx[k] = NIL;
+	while (home != b) {
+		s->buckets[home].ovf--;
+		home = (home + 1) & s->bucket_mask;
+	}
+}
+
+/*
+ * Control path: tuple spaces.
+ */
+
+static uint32_t
+mask_hash(const uint64_t *mask)
+{
+	uint64_t h = HASH_SEED;
+
+	for (unsigned w = 0; w < KEY_WORDS; w++)
+		h = crc64_step(h, mask[w]);
+	return hash_fold(h);
+}
+
+static struct tern_sub *
+tss_find_sub(const struct tss *s, const uint64_t *mask)
+{
+	struct tern_sub *sub;
+
+	if (s->map == NULL)
+		return NULL;
+	for (sub = s->map[mask_hash(mask) & s->map_mask]; sub != NULL; sub = sub->map_next)
+		if (memcmp(sub->mask, mask, sizeof(sub->mask)) == 0)
+			return sub;
+	return NULL;
+}
+
+static int
+tss_map_grow(struct tss *s)
+{
+	uint32_t n = s->map ? (s->map_mask + 1) * 2 : 16;
+	struct tern_sub **map = calloc(n, sizeof(*map));
+
+	if (map == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->n_subs; i++) {
+		struct tern_sub *sub = s->subs[i];
+		uint32_t b = mask_hash(sub->mask) & (n - 1);
+
+		sub->map_next = map[b];
+		map[b] = sub;
+	}
+	free(s->map);
+	s->map = map;
+	s->map_mask = n - 1;
+	return 0;
+}
+
+static void
+sub_free(struct tern_sub *sub)
+{
+	if (sub == NULL)
+		return;
+	free(sub->buckets);
+	free(sub->live.v);
+	free(sub->gone.v);
+	free(sub);
+}
+
+/* Create an empty subtable for @mask and register it (max_prio 0, last place). */
+static struct tern_sub *
+tss_add_sub(const struct tern_table *t, struct tss *s, const uint64_t *mask)
+{
+	struct tern_sub *sub;
+	uint32_t b;
+
+	if (s->n_subs == s->cap_subs) {
+		uint32_t cap = s->cap_subs ? s->cap_subs * 2 : 16;
+		struct tern_sub **subs = realloc(s->subs, cap * sizeof(*subs));
+
+		if (subs == NULL)
+			return NULL;
+		s->subs = subs;
+		s->cap_subs = cap;
+	}
+	if ((s->map == NULL || s->n_subs + 1 > s->map_mask + 1) && tss_map_grow(s) < 0)
+		return NULL;
+	sub = calloc(1, sizeof(*sub));
+	if (sub == NULL)
+		return NULL;
+	memcpy(sub->mask, mask, sizeof(sub->mask));
+	for (unsigned w = 0; w < t->key_words; w++)
+		if (mask[w] != 0)
+			sub->words[sub->n_words++] = (uint8_t)w;
+	if (sub_resize(sub, 1) < 0) {
+		free(sub);
+		return NULL;
+	}
+	sub->pos = s->n_subs;
+	s->subs[s->n_subs++] = sub;
+	b = mask_hash(mask) & s->map_mask;
+	sub->map_next = s->map[b];
+	s->map[b] = sub;
+	return sub;
+}
+
+static void
+tss_del_sub(struct tss *s, struct tern_sub *sub)
+{
+	struct tern_sub **pp = &s->map[mask_hash(sub->mask) & s->map_mask];
+
+	while (*pp != sub)
+		pp = &(*pp)->map_next;
+	*pp = sub->map_next;
+	memmove(&s->subs[sub->pos], &s->subs[sub->pos + 1],
+		(s->n_subs - sub->pos - 1) * sizeof(s->subs[0]));
+	s->n_subs--;
+	for (uint32_t i = sub->pos; i < s->n_subs; i++)
+		s->subs[i]->pos = i;
+	sub_free(sub);
+}
+
+/* Move @sub to its place after its max_prio changed. */
+static void
+tss_reposition(struct tss *s, struct tern_sub *sub)
+{
+	uint32_t i = sub->pos;
+
+	while (i > 0 && s->subs[i - 1]->max_prio < sub->max_prio) {
+		s->subs[i] = s->subs[i - 1];
+		s->subs[i]->pos = i;
+		i--;
+	}
+	while (i + 1 < s->n_subs && s->subs[i + 1]->max_prio > sub->max_prio) {
+		s->subs[i] = s->subs[i + 1];
+		s->subs[i]->pos = i;
+		i++;
+	}
+	s->subs[i] = sub;
+	sub->pos = i;
+}
+
+/*
+ * Insert rule @idx into @s.  The full TSS rejects a duplicate with -EEXIST
+ * (@check_dup).  On error nothing changed.
+ */
+static int
+tss_insert(struct tern_table *t, struct tss *s, uint32_t idx, bool check_dup)
+{
+	struct tern_rule *r = rule_at(t, idx);
+	unsigned id = s->id;
+	struct tern_sub *sub;
+	bool created = false;
+	uint32_t head, b;
+	unsigned k;
+	int rc;
+
+	sub = tss_find_sub(s, r->mask);
+	if (sub == NULL) {
+		sub = tss_add_sub(t, s, r->mask);
+		if (sub == NULL)
+			return -ENOMEM;
+		created = true;
+	}
+	head = sub_find_head(t, sub, r->value, &b, &k);
+	if (check_dup && head != NIL) {
+		for (uint32_t c = head; c != NIL; c = rule_at(t, c)->next[id])
+			if (rule_at(t, c)->priority == r->priority)
+				return -EEXIST;
+	}
+	rc = heap_reserve(&sub->live);
+	if (rc == 0 && head == NIL &&
+	    (uint64_t)(sub->n_heads + 1) * 4 > (uint64_t)(sub->bucket_mask + 1) * BUCKET_SLOTS * 3)
+		rc = sub_resize(sub, (sub->bucket_mask + 1) * 2);
+	if (rc < 0) {
+		if (created)
+			tss_del_sub(s, sub);
+		return rc;
+	}
+
+	if (head == NIL) {
+		r->next[id] = NIL;
+		bucket_put(sub, sub_hash(sub, (const uint8_t *)r->value), idx);
+		sub->n_heads++;
+	} else if (r->priority > rule_at(t, head)->priority) {
+		r->next[id] = head;
+		sub->buckets[b].idx[k] = idx;
+	} else {
+		struct tern_rule *prev = rule_at(t, head);
+
+		while (prev->next[id] != NIL && rule_at(t, prev->next[id])->priority >= r->priority)
+			prev = rule_at(t, prev->next[id]);
+		r->next[id] = prev->next[id];
+		prev->next[id] = idx;
+	}
+	heap_push(&sub->live, r->priority);
+	sub->n_rules++;
+	s->n_rules++;
+	if (created || r->priority > sub->max_prio) {
+		sub->max_prio = r->priority;
+		tss_reposition(s, sub);
+	}
+	return 0;
+}
+
+/*
+ * Find rule (mask, value, priority) in @s: its index or NIL.  @subp, @prevp
+ * (chain predecessor or NIL), @bp, @sp locate it for removal.
+ */
+static uint32_t
+tss_locate(const struct tern_table *t, const struct tss *s, const uint64_t *value,
+	   const uint64_t *mask, uint32_t prio, struct tern_sub **subp, uint32_t *prevp,
+	   uint32_t *bp, unsigned *sp)
+{
+	struct tern_sub *sub = tss_find_sub(s, mask);
+	uint32_t c, prev = NIL;
+
+	if (sub == NULL)
+		return NIL;
+	c = sub_find_head(t, sub, value, bp, sp);
+	for (; c != NIL; prev = c, c = rule_at(t, c)->next[s->id])
+		if (rule_at(t, c)->priority == prio)
+			break;
+	*subp = sub;
+	*prevp = prev;
+	return c;
+}
+
+/* Refill @sub's live heap from its chains, empty its gone heap. */
+static void
+sub_heap_rebuild(const struct tern_table *t, unsigned id, struct tern_sub *sub)
+{
+	/* live.cap >= live.n >= n_rules: every live rule was pushed once. */
+	sub->live.n = 0;
+	sub->gone.n = 0;
+	for (uint32_t b = 0; b <= sub->bucket_mask; b++)
+		for (unsigned k = 0; k < BUCKET_SLOTS; k++)
+			if (sub->buckets[b].sig[k] != 0)
+				for (uint32_t c = sub->buckets[b].idx[k]; c != NIL;
+				     c = rule_at(t, c)->next[id])
+					heap_push(&sub->live, rule_at(t, c)->priority);
+}
+
+/* Remove rule @idx, which @s holds.  Never fails. */
+static void
+tss_remove(struct tern_table *t, struct tss *s, uint32_t idx)
+{
+	struct tern_rule *r = rule_at(t, idx);
+	struct tern_sub *sub;
+	uint32_t prev, b, c;
+	unsigned k;
+
+	c = tss_locate(t, s, r->value, r->mask, r->priority, &sub, &prev, &b, &k);
+	SL_VERIFY(c == idx);
+	if (prev != NIL) {
+		rule_at(t, prev)->next[s->id] = r->next[s->id];
+	} else if (r->next[s->id] != NIL) {
+		sub->buckets[b].idx[k] = r->next[s->id];
+	} else {
+		bucket_clear(sub, sub_hash(sub, (const uint8_t *)r->value), b, k);
+		sub->n_heads--;
+	}
+	sub->n_rules--;
+	s->n_rules--;
+	if (sub->n_rules == 0) {
+		tss_del_sub(s, sub);
+		return;
+	}
+	/*
+	 * Lazy deletion from the priority heap.  Rebuild it from the chains
+	 * when the deleted entries pile up (amortised O(1)) or on ENOMEM.
+	 */
+	if (heap_reserve(&sub->gone) == 0)
+		heap_push(&sub->gone, r->priority);
+	else
+		sub_heap_rebuild(t, s->id, sub);
+	if (sub->gone.n > 16 && sub->gone.n * 2 > sub->live.n)
+		sub_heap_rebuild(t, s->id, sub);
+	if (r->priority == sub->max_prio) {
+		sub->max_prio = sub_top_prio(sub);
+		tss_reposition(s, sub);
+	}
+}
+
+static void
+tss_clear(struct tss *s)
+{
+	unsigned id = s->id;
+
+	for (uint32_t i = 0; i < s->n_subs; i++)
+		sub_free(s->subs[i]);
+	free(s->subs);
+	free(s->map);
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+}
+
+/*
+ * Control path: the rte_acl snapshot.
+ */
+
+static void
+snap_free(struct tern_snap *sn)
+{
+	if (sn == NULL)
+		return;
+	rte_acl_free(sn->ctx);
+	free(sn->ent);
+	free(sn);
+}
+
+/* Forget the snapshot: every rule lives in the full TSS only. */
+static void
+snap_drop(struct tern_table *t)
+{
+	struct tern_snap *sn = t->snap;
+
+	if (sn == NULL)
+		return;
+	for (uint32_t i = 0; i < t->n_slots; i++)
+		rule_at(t, i)->snap_pos = NIL;
+	t->snap = NULL;
+	tss_clear(&t->delta);
+	snap_free(sn);
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static uint32_t
+be_load(const uint8_t *p, unsigned size)
+{
+	uint32_t v = 0;
+
+	for (unsigned i = 0; i < size; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* Lay out rte_acl fields over the key bytes some rule's mask touches. */
+static unsigned
+snap_fields(const struct tern_table *t, const uint8_t *touched, struct rte_acl_field_def *defs)
+{
+	bool covered[SL_KEY_MAX] = {false};
+	unsigned nf = 1;
+
+	defs[0] = (struct rte_acl_field_def){
+		.type = RTE_ACL_FIELD_TYPE_BITMASK, .size = 1, .field_index = 0,
+		.input_index = 0, .offset = 0};
+	for (unsigned b = 1; b < t->key_size; b++) {
+		unsigned o;
+
+		if (!touched[b] || covered[b])
+			continue;
+		o = b + 4 <= t->key_size ? b : t->key_size - 4u;
+		defs[nf] = (struct rte_acl_field_def){
+			.type = RTE_ACL_FIELD_TYPE_BITMASK, .size = 4, .field_index = (uint8_t)nf,
+			.input_index = (uint8_t)nf, .offset = o};
+		nf++;
+		for (unsigned j = o; j < o + 4; j++)
+			covered[j] = true;
+	}
+	return nf;
+}
+
+/* Build a snapshot of every live rule into *@out. */
+static int
+snap_build(const struct tern_table *t, struct tern_snap **out)
+{
+	static atomic_uint serial;
+	struct rte_acl_config cfg = {.num_categories = 1};
+	uint8_t touched[SL_KEY_MAX] = {0};
+	struct rte_acl_param prm = {0};
+	uint32_t *prios = NULL, n_prios = 0, n = 0;
+	struct tern_snap *sn;
+	size_t rule_size;
+	uint8_t *buf = NULL;
+	char name[RTE_ACL_NAMESIZE];
+	int rc = -ENOMEM;
+
+	sn = calloc(1, sizeof(*sn));
+	if (sn == NULL)
+		return -ENOMEM;
+	sn->ent = malloc((size_t)SL_MAX(t->n_rules, 1u) * sizeof(*sn->ent));
+	prios = malloc((size_t)SL_MAX(t->n_rules, 1u) * sizeof(*prios));
+	if (sn->ent == NULL || prios == NULL)
+		goto free_all;
+
+	/* Rules, their priorities and the key bytes they touch. */
+	for (uint32_t i = 0; i < t->n_slots; i++) {
+		const struct tern_rule *r = rule_at(t, i);
+		const uint8_t *m = (const uint8_t *)r->mask;
+
+		if (!r->in_use)
+			continue;
+		sn->ent[n] = (struct snap_ent){.data = r->data, .prio = r->priority, .idx = i};
+		prios[n++] = r->priority;
+		for (unsigned b = 0; b < t->key_size; b++)
+			touched[b] |= m[b];
+	}
+	sn->n = n;
+	qsort(prios, n, sizeof(*prios), cmp_u32);
+	for (uint32_t i = 0; i < n; i++)
+		if (n_prios == 0 || prios[n_prios - 1] != prios[i])
+			prios[n_prios++] = prios[i];
+
+	cfg.num_fields = snap_fields(t, touched, cfg.defs);
+	sn->n_fields = cfg.num_fields;
+	rule_size = RTE_ACL_RULE_SZ(cfg.num_fields);
+	buf = calloc(SL_MAX(n, 1u), rule_size);
+	if (buf == NULL)
+		goto free_all;
+	for (uint32_t p = 0; p < n; p++) {
+		struct rte_acl_rule *ar = (struct rte_acl_rule *)(void *)(buf + p * rule_size);
+		const struct tern_rule *r = rule_at(t, sn->ent[p].idx);
+		const uint8_t *v = (const uint8_t *)r->value, *m = (const uint8_t *)r->mask;
+		const uint32_t *rank = bsearch(&r->priority, prios, n_prios, sizeof(*prios),
+					       cmp_u32);
+
+		ar->data.category_mask = 1;
+		ar->data.priority = (int32_t)(rank - prios) + RTE_ACL_MIN_PRIORITY;
+		ar->data.userdata = p + 1;
+		ar->field[0].value.u8 = v[0];
+		ar->field[0].mask_range.u8 = m[0];
+		for (unsigned f = 1; f < cfg.num_fields; f++) {
+			unsigned o = cfg.defs[f].offset;
+
+			ar->field[f].value.u32 = be_load(v + o, 4);
+			ar->field[f].mask_range.u32 = be_load(m + o, 4);
+		}
+	}
+
+	snprintf(name, sizeof(name), "sl_tern_%u", atomic_fetch_add(&serial, 1));
+	prm.name = name;
+	prm.socket_id = SOCKET_ID_ANY;
+	prm.rule_size = (uint32_t)rule_size;
+	prm.max_rule_num = SL_MAX(n, 1u);
+	sn->ctx = rte_acl_create(&prm);
+	if (sn->ctx == NULL)
+		goto free_all;
+	rc = rte_acl_add_rules(sn->ctx, (const struct rte_acl_rule *)(void *)buf, n);
+	if (rc == 0)
+		rc = rte_acl_build(sn->ctx, &cfg);
+	if (rc < 0)
+		goto free_all;
+	free(buf);
+	free(prios);
+	*out = sn;
+	return 0;
+
+free_all:
+	free(buf);
+	free(prios);
+	snap_free(sn);
+	return rc < 0 ? rc : -ENOMEM;
+}
+
+static double
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Build and switch to a new snapshot; the delta empties. */
+static int
+snap_rebuild(struct tern_table *t)
+{
+	double t0 = mono_now();
+	struct tern_snap *sn;
+	int rc;
+
+	rc = snap_build(t, &sn);
+	t->last_build_end = mono_now();
+	t->last_build_cost = t->last_build_end - t0;
+	if (rc < 0) {
+		t->n_build_fail++;
+		t->backoff = SL_MAX(REBUILD_MIN_DEFAULT, t->n_rules);
+		return rc;
+	}
+	snap_drop(t);
+	for (uint32_t p = 0; p < sn->n; p++)
+		rule_at(t, sn->ent[p].idx)->snap_pos = p;
+	t->snap = sn;
+	t->n_rebuilds++;
+	return 0;
+}
+
+/* Apply the snapshot policy after a change (see the top of the file). */
+static void
+snap_policy(struct tern_table *t)
+{
+	const struct sl_ternary_tuning *tu = &t->tune;
+	struct tern_snap *sn = t->snap;
+
+	if (!t->eal || !tu->snap_enable || t->n_rules == 0 ||
+	    t->full.n_subs < tu->snap_min_subs / 2) {
+		snap_drop(t);
+		return;
+	}
+	if (t->backoff > 0) {
+		t->backoff--;
+		return;
+	}
+	if (sn == NULL) {
+		if (t->full.n_subs >= tu->snap_min_subs)
+			snap_rebuild(t);
+		return;
+	}
+	/* Hard trigger: bounds the delta and the dead-winner fallbacks. */
+	if (t->delta.n_rules > SL_MAX(tu->delta_min, t->n_rules / tu->delta_div) ||
+	    sn->n_dead > SL_MAX(tu->dead_min, sn->n / tu->dead_div)) {
+		snap_rebuild(t);
+		return;
+	}
+	/*
+	 * Soft trigger: each delta mask costs a subtable probe per lookup, so
+	 * rebuild early when the control thread has been idle long enough
+	 * (duty cycle), instead of letting the delta grow to n / 8.
+	 */
+	if (tu->soft_duty_pct != 0 &&
+	    (t->delta.n_subs > tu->soft_max || sn->n_dead > tu->soft_max) &&
+	    mono_now() - t->last_build_end >= t->last_build_cost * tu->soft_duty_pct / 100)
+		snap_rebuild(t);
+}
+
+/*
+ * Control path: the ops.
+ */
+
+static bool
+eal_is_up(void)
+{
+	/* The lcore count is set by rte_eal_init and 0 before it. */
+	return rte_lcore_count() > 0;
+}
+
+static int
+tern_create(const struct sl_table_params *p, void **tbl)
+{
+	struct tern_table *t;
+	uint32_t max = p->max_entries ? p->max_entries : DEFAULT_MAX_ENTRIES;
+
+	if (p->key_size == 0 || p->key_size % 8 || p->key_size > SL_KEY_MAX)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return -ENOMEM;
+	t->key_size = p->key_size;
+	t->key_words = (uint8_t)(p->key_size / 8);
+	t->max_entries = max;
+	t->free_head = NIL;
+	t->chunks = calloc(max / CHUNK_SIZE + 1, sizeof(*t->chunks));
+	if (t->chunks == NULL) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->full.id = 0;
+	t->delta.id = 1;
+	t->eal = eal_is_up();
+	t->tune = (struct sl_ternary_tuning){
+		.snap_enable = true,
+		.snap_min_subs = SNAP_MIN_SUBS_DEFAULT,
+		.delta_min = REBUILD_MIN_DEFAULT,
+		.delta_div = REBUILD_DIV_DEFAULT,
+		.dead_min = REBUILD_MIN_DEFAULT,
+		.dead_div = REBUILD_DIV_DEFAULT,
+		.soft_max = SOFT_MAX_DEFAULT,
+		.soft_duty_pct = SOFT_DUTY_DEFAULT,
+	};
+	*tbl = t;
+	return 0;
+}
+
+static void
+tern_destroy(void *tbl)
+{
+	struct tern_table *t = tbl;
+
+	if (t == NULL)
+		return;
+	snap_drop(t);
+	tss_clear(&t->full);
+	for (uint32_t c = 0; c <= t->max_entries / CHUNK_SIZE; c++)
+		free(t->chunks[c]);
+	free(t->chunks);
+	free(t);
+}
+
+/* Copy a rule's value and mask into word form; -EINVAL on value bits outside the mask. */
+static int
+rule_words(const struct tern_table *t, const struct sl_rule *r, uint64_t *value, uint64_t *mask)
+{
+	uint64_t bad = 0;
+
+	memset(value, 0, SL_KEY_MAX);
+	memset(mask, 0, SL_KEY_MAX);
+	memcpy(value, r->value, t->key_size);
+	memcpy(mask, r->mask, t->key_size);
+	for (unsigned w = 0; w < t->key_words; w++)
+		bad |= value[w] & ~mask[w];
+	return bad ? -EINVAL : 0;
+}
+
+static int
+slot_alloc(struct tern_table *t, uint32_t *idx)
+{
+	uint32_t i;
+
+	if (t->free_head != NIL) {
+		i = t->free_head;
+		t->free_head = rule_at(t, i)->next[0];
+		*idx = i;
+		return 0;
+	}
+	i = t->n_slots;
+	if (t->chunks[i >> CHUNK_SHIFT] == NULL) {
+		t->chunks[i >> CHUNK_SHIFT] = calloc(CHUNK_SIZE, sizeof(struct tern_rule));
+		if (t->chunks[i >> CHUNK_SHIFT] == NULL)
+			return -ENOMEM;
+	}
+	t->n_slots++;
+	*idx = i;
+	return 0;
+}
+
+static void
+slot_free(struct tern_table *t, uint32_t idx)
+{
+	struct tern_rule *r = rule_at(t, idx);
+
+	r->in_use = false;
+	r->snap_pos = NIL;
+	r->next[0] = t->free_head;
+	t->free_head = idx;
+}
+
+static int
+tern_add(void *tbl, const struct sl_rule *sr)
+{
+	struct tern_table *t = tbl;
+	struct tern_rule *r;
+	uint32_t idx;
+	int rc;
+
+	if (t->n_rules >= t->max_entries)
+		return -ENOSPC;
+	rc = slot_alloc(t, &idx);
+	if (rc < 0)
+		return rc;
+	r = rule_at(t, idx);
+	rc = rule_words(t, sr, r->value, r->mask);
+	if (rc < 0)
+		goto free_slot;
+	r->priority = sr->priority;
+	r->data = sr->data;
+	r->snap_pos = NIL;
+	rc = tss_insert(t, &t->full, idx, true);
+	if (rc < 0)
+		goto free_slot;
+	if (t->snap != NULL) {
+		rc = tss_insert(t, &t->delta, idx, false);
+		if (rc < 0) {
+			tss_remove(t, &t->full, idx);
+			goto free_slot;
+		}
+	}
+	r->in_use = true;
+	t->n_rules++;
+	snap_policy(t);
+	return 0;
+
+free_slot:
+	slot_free(t, idx);
+	return rc;
+}
+
+static uint32_t
+locate_rule(const struct tern_table *t, const struct sl_rule *sr)
+{
+	uint64_t value[KEY_WORDS], mask[KEY_WORDS];
+	struct tern_sub *sub;
+	uint32_t prev, b;
+	unsigned k;
+
+	if (rule_words(t, sr, value, mask) < 0)
+		return NIL;
+	return tss_locate(t, &t->full, value, mask, sr->priority, &sub, &prev, &b, &k);
+}
+
+static int
+tern_del(void *tbl, const struct sl_rule *sr, void **data)
+{
+	struct tern_table *t = tbl;
+	struct tern_rule *r;
+	uint32_t idx = locate_rule(t, sr);
+
+	if (idx == NIL)
+		return -ENOENT;
+	r = rule_at(t, idx);
+	if (data != NULL)
+		*data = r->data;
+	if (t->snap != NULL) {
+		if (r->snap_pos != NIL) {
+			t->snap->ent[r->snap_pos].idx = NIL;
+			t->snap->n_dead++;
+		} else {
+			tss_remove(t, &t->delta, idx);
+		}
+	}
+	tss_remove(t, &t->full, idx);
+	slot_free(t, idx);
+	t->n_rules--;
+	snap_policy(t);
+	return 0;
+}
+
+static void *
+tern_find(const void *tbl, const struct sl_rule *sr)
+{
+	const struct tern_table *t = tbl;
+	uint32_t idx = locate_rule(t, sr);
+
+	return idx == NIL ? NULL : rule_at(t, idx)->data;
+}
+
+static int
+tern_iterate(const void *tbl, sl_table_iter_fn fn, void *arg)
+{
+	const struct tern_table *t = tbl;
+	struct sl_rule sr;
+
+	for (uint32_t i = 0; i < t->n_slots; i++) {
+		const struct tern_rule *r = rule_at(t, i);
+		int rc;
+
+		if (!r->in_use)
+			continue;
+		memset(&sr, 0, sizeof(sr));
+		memcpy(sr.value, r->value, t->key_size);
+		memcpy(sr.mask, r->mask, t->key_size);
+		sr.priority = r->priority;
+		sr.data = r->data;
+		rc = fn(&sr, arg);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static uint64_t
+tss_mem(const struct tss *s)
+{
+	uint64_t m = s->cap_subs * sizeof(s->subs[0]) + (s->map ? s->map_mask + 1 : 0) * 8;
+
+	for (uint32_t i = 0; i < s->n_subs; i++) {
+		const struct tern_sub *sub = s->subs[i];
+
+		m += sizeof(*sub) + (uint64_t)(sub->bucket_mask + 1) * sizeof(struct tern_bucket) +
+		     (uint64_t)(sub->live.cap + sub->gone.cap) * 4;
+	}
+	return m;
+}
+
+static void
+tern_stats_read(const void *tbl, struct sl_table_stats *st)
+{
+	const struct tern_table *t = tbl;
+
+	memset(st, 0, sizeof(*st));
+	st->n_entries = t->n_rules;
+	st->n_groups = t->full.n_subs;
+	st->mem_bytes = sizeof(*t) + (uint64_t)SL_DIV_ROUND_UP(t->n_slots, CHUNK_SIZE) *
+					     CHUNK_SIZE * sizeof(struct tern_rule) +
+			tss_mem(&t->full) + tss_mem(&t->delta);
+	if (t->snap != NULL)
+		st->mem_bytes += (uint64_t)t->snap->n * sizeof(struct snap_ent);
+	st->n_rebuilds = t->n_rebuilds;
+}
+
+const struct sl_table_ops sl_table_ternary_ops = {
+	.name = "mask",
+	.create = tern_create,
+	.destroy = tern_destroy,
+	.add = tern_add,
+	.del = tern_del,
+	.find = tern_find,
+	.lookup_burst = tern_lookup_burst,
+	.iterate = tern_iterate,
+	.stats_read = tern_stats_read,
+	.lookup_path = NULL,
+};
+
+/*
+ * Control path: tuning and introspection (ternary_priv.h).
+ */
+
+void
+sl_ternary_tuning_get(const void *impl, struct sl_ternary_tuning *tu)
+{
+	*tu = ((const struct tern_table *)impl)->tune;
+}
+
+int
+sl_ternary_tuning_set(void *impl, const struct sl_ternary_tuning *tu)
+{
+	struct tern_table *t = impl;
+
+	if (tu->delta_div == 0 || tu->dead_div == 0)
+		return -EINVAL;
+	t->tune = *tu;
+	t->backoff = 0;
+	snap_policy(t);
+	return 0;
+}
+
+int
+sl_ternary_snapshot_build(void *impl)
+{
+	struct tern_table *t = impl;
+
+	if (!t->eal || !t->tune.snap_enable)
+		return -ENOTSUP;
+	if (t->n_rules == 0) {
+		snap_drop(t);
+		return 0;
+	}
+	return snap_rebuild(t);
+}
+
+void
+sl_ternary_info_get(const void *impl, struct sl_ternary_info *info)
+{
+	const struct tern_table *t = impl;
+
+	memset(info, 0, sizeof(*info));
+	info->eal = t->eal;
+	info->snap = t->snap != NULL;
+	info->n_rules = t->n_rules;
+	info->n_subs = t->full.n_subs;
+	if (t->snap != NULL) {
+		info->snap_rules = t->snap->n;
+		info->snap_dead = t->snap->n_dead;
+		info->snap_fields = t->snap->n_fields;
+	}
+	info->delta_rules = t->delta.n_rules;
+	info->delta_subs = t->delta.n_subs;
+	info->n_rebuilds = t->n_rebuilds;
+	info->n_build_fail = t->n_build_fail;
+}

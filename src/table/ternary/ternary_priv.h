@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ternary: knobs and introspection of the "mask" table kind, for its tests
+ * and benchmarks (and for the later background-rebuild work, which needs
+ * the snapshot build as a separate step).  Everything else uses table.h.
+ *
+ * All functions take the implementation pointer (struct sl_table::impl of a
+ * table created with kind SL_TABLE_TERNARY) and are control thread only.
+ */
+#ifndef SL_TERNARY_PRIV_H
+#define SL_TERNARY_PRIV_H
+
+#include "../table.h"
+
+/** Policy of the rte_acl snapshot accelerator (see ternary.c for the defaults). */
+struct sl_ternary_tuning {
+	bool snap_enable;       /* false: tuple space search only */
+	uint32_t snap_min_subs; /* build and use a snapshot from this many masks on */
+	uint32_t delta_min;     /* rebuild when delta rules > max(delta_min, n / delta_div) */
+	uint32_t delta_div;
+	uint32_t dead_min;      /* rebuild when deleted snapshot rules > max(dead_min, n / dead_div) */
+	uint32_t dead_div;
+	uint32_t soft_max;      /* also rebuild when delta masks or dead rules > soft_max ... */
+	uint32_t soft_duty_pct; /* ... if the time since the last build end is at least this
+				 * percentage of that build's duration (100: <= 50 % of the
+				 * control thread's time goes to builds); 0 = no soft trigger */
+};
+
+/** What the table looks like right now. */
+struct sl_ternary_info {
+	bool eal;               /* EAL was up at create time, so a snapshot is possible */
+	bool snap;              /* lookups use the snapshot + delta */
+	uint32_t n_rules;       /* live rules */
+	uint32_t n_subs;        /* masks (subtables) of the authoritative structure */
+	uint32_t snap_rules;    /* rules compiled into the snapshot */
+	uint32_t snap_dead;     /* of which deleted since the build */
+	uint32_t delta_rules;   /* rules added since the build */
+	uint32_t delta_subs;    /* masks among them */
+	uint32_t snap_fields;   /* rte_acl fields of the snapshot */
+	uint64_t n_rebuilds;    /* successful snapshot builds */
+	uint64_t n_build_fail;  /* failed snapshot builds (table stayed correct) */
+};
+
+/** Read the current tuning. */
+void sl_ternary_tuning_get(const void *impl, struct sl_ternary_tuning *tu);
+
+/**
+ * Change the tuning; the snapshot policy is re-evaluated at once.
+ *
+ * @return 0, or -EINVAL for a zero divisor.
+ */
+int sl_ternary_tuning_set(void *impl, const struct sl_ternary_tuning *tu);
+
+/**
+ * Build a snapshot of the current rules now and switch lookups to it
+ * (regardless of snap_min_subs).
+ *
+ * @return 0; -ENOTSUP without EAL or with the snapshot disabled; -ENOMEM or
+ *         an rte_acl error (the table keeps working on what it had).
+ */
+int sl_ternary_snapshot_build(void *impl);
+
+/** Fill @info. */
+void sl_ternary_info_get(const void *impl, struct sl_ternary_info *info);
+
+#endif /* SL_TERNARY_PRIV_H */
