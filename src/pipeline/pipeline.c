@@ -54,7 +54,9 @@ sl_pipeline_create(struct sl_pipeline **out)
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
 		pl->tables[t].spec.table_id = (uint8_t)t;
 		pl->tables[t].spec.kind = SL_TABLE_TERNARY;
+		pl->tables[t].version = 1;
 	}
+	pl->dcache = true;
 	pl->last_table = -1;
 	*out = pl;
 	return 0;
@@ -113,6 +115,16 @@ err_set(char *err, size_t size, int rc, const char *fmt, ...)
 		va_end(ap);
 	}
 	return rc;
+}
+
+/* Every change to a table's rules ends here: decision-cache entries for it become stale. */
+static void
+table_changed(struct sl_pipeline *pl, struct pl_table *pt)
+{
+	/* TODO(#3): with RCU, bump before the old entries are reclaimed. */
+	if (++pt->version == 0)
+		pt->version = 1;
+	(void)pl;
 }
 
 static void
@@ -217,6 +229,7 @@ sl_pipeline_table_declare(struct sl_pipeline *pl, const struct sl_table_spec *ts
 		if (rc < 0)
 			return rc;
 	}
+	table_changed(pl, pt);
 	update_last_table(pl);
 	return 0;
 }
@@ -617,6 +630,7 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 			flow_free(f);
 			return err_set(err, err_size, rc, "out of memory");
 		}
+		table_changed(pl, pt);
 		update_last_table(pl);
 		return 0;
 	}
@@ -638,6 +652,7 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 		rc = sl_table_add(pt->tbl, &r);
 		SL_VERIFY(rc == 0);
 		flow_replace(pt, old, f);
+		table_changed(pl, pt);
 		return 0;
 	}
 	rc = sl_table_add(pt->tbl, &r);
@@ -656,6 +671,7 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 		err_set(err, err_size, rc, "out of memory");
 		goto free_flow;
 	}
+	table_changed(pl, pt);
 	update_last_table(pl);
 	return 0;
 
@@ -731,6 +747,7 @@ flow_remove(struct sl_pipeline *pl, struct pl_table *pt, struct sl_flow *f)
 	}
 	flow_list_remove(pt, f);
 	flow_free(f);
+	table_changed(pl, pt);
 	update_last_table(pl);
 }
 
@@ -807,6 +824,14 @@ const struct sl_key_layout *
 sl_pipeline_table_layout(const struct sl_pipeline *pl, unsigned table_id)
 {
 	return table_id < SL_TABLES_MAX ? &pl->tables[table_id].layout : NULL;
+}
+
+void
+sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on)
+{
+	pl->dcache = on;
+	for (unsigned t = 0; t < SL_TABLES_MAX; t++)
+		table_changed(pl, &pl->tables[t]);
 }
 
 int

@@ -305,6 +305,18 @@ uint64_t sl_pipeline_copies(const struct sl_pipeline_ctx *const ctxs[], unsigned
 /** A table's declared (or default) kind, fields and capacity. */
 const struct sl_table_spec *sl_pipeline_table_spec(const struct sl_pipeline *pl, unsigned table_id);
 
+/**
+ * Turn the per-worker decision cache in front of mask tables on or off
+ * (default on).  The cache maps a table's extracted key to its winning entry
+ * and is invalidated per table by every change, so results never differ;
+ * off measures the classifiers alone.  Control thread, datapath stopped.
+ */
+void sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on);
+
+/** Decision-cache hits and misses summed over worker contexts. */
+void sl_pipeline_cache_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+			     uint64_t *hits, uint64_t *misses);
+
 /** Highest table id holding a table, or -1. */
 int sl_pipeline_last_table(const struct sl_pipeline *pl);
 

@@ -19,6 +19,7 @@ struct pl_table {
 	 */
 	uint8_t n_guards;
 	struct sl_match_field guards[2];
+	uint32_t version;            /* bumped by every change; invalidates decision-cache entries */
 	unsigned n_flows;            /* flows, miss entry included */
 	unsigned cap;
 	struct sl_flow **flows;      /* every flow, for iteration and deletion */
@@ -26,6 +27,7 @@ struct pl_table {
 
 struct sl_pipeline {
 	struct pl_table tables[SL_TABLES_MAX];
+	bool dcache;     /* decision cache in front of mask tables (default on) */
 	int last_table;  /* highest table in use, -1 if none */
 	unsigned n_ports;
 	bool *port_up;   /* [1..n_ports] */
@@ -48,6 +50,23 @@ struct pkt_state {
 	struct action_set aset;
 };
 
+/*
+ * Decision cache: per worker, direct-mapped, one cache line an entry.  It
+ * maps (table, extracted key) to that table's winning entry (or to "no
+ * entry"), which is exact as long as the table has not changed since:
+ * entries carry the table's version, and every change bumps it.  Used in
+ * front of mask tables, whose lookups cost one probe per mask.
+ */
+#define DC_ENTRIES 16384
+#define DC_KEY_MAX 48
+struct dc_entry {
+	uint32_t version; /* table version when filled; 0 = empty (tables start at 1) */
+	uint8_t table_id;
+	uint8_t pad[3];
+	void *data;       /* the winning flow, or NULL for a cached miss */
+	uint8_t key[DC_KEY_MAX];
+} __attribute__((aligned(64)));
+
 struct sl_pipeline_ctx {
 	uint8_t keys[SL_BURST_MAX][SL_KEY_MAX] SL_CACHE_ALIGNED;
 	const uint8_t *keyp[SL_BURST_MAX];
@@ -61,6 +80,10 @@ struct sl_pipeline_ctx {
 	} tstats[SL_TABLES_MAX];
 	uint64_t drops[SL_DROP__MAX];
 	uint64_t copies;
+	uint64_t dc_hits;
+	uint64_t dc_misses;
+	struct dc_entry *dc_ents[SL_BURST_MAX];
+	struct dc_entry dc[DC_ENTRIES];
 };
 
 #endif /* SL_PIPELINE_PRIV_H */

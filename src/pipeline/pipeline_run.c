@@ -242,7 +242,17 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 			*reason = SL_DROP_TTL_EXPIRED;
 			return false;
 		}
-		set_ttl(p, (uint8_t)(p->data[o] - 1));
+		if (p->eth_type == 0x0800) {
+			/* Incremental checksum (RFC 1624) over the TTL/protocol word. */
+			uint8_t old[2] = {p->data[o], p->data[o + 1]};
+			uint16_t cs;
+			p->data[o]--;
+			memcpy(&cs, p->data + o + 2, 2);
+			cs = sl_csum_update(cs, old, p->data + o, 2);
+			memcpy(p->data + o + 2, &cs, 2);
+		} else {
+			p->data[o]--; /* IPv6 hop limit: no header checksum */
+		}
 		return true;
 	case SL_ACT_COPY_TTL_OUT:
 	case SL_ACT_COPY_TTL_IN:
@@ -347,9 +357,7 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 {
 	uint8_t flags = f->insn_flags;
 
-	f->n_packets++;
-	f->n_bytes += p->len;
-	f->last_hit_tsc = now;
+	(void)now; /* counters are credited per run of lanes by the caller */
 	if (flags & SL_INSN_APPLY)
 		for (unsigned k = 0; k < f->n_apply; k++)
 			if (!exec_action(pl, ctx, st, p, &f->actions[k], hooks, reason))
@@ -377,6 +385,91 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 	return -1;
 }
 
+static inline uint32_t
+dc_hash(const uint8_t *key, unsigned size, uint8_t table_id)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ table_id;
+
+	for (unsigned i = 0; i < size; i += 8) {
+		uint64_t w;
+		memcpy(&w, key + i, 8);
+#if defined(__SSE4_2__)
+		h = __builtin_ia32_crc32di(h, w);
+#else
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+#endif
+	}
+	return (uint32_t)h;
+}
+
+static inline bool
+dc_key_equal(const uint8_t *a, const uint8_t *b, unsigned size)
+{
+	uint64_t diff = 0;
+
+	for (unsigned i = 0; i < size; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		diff |= x ^ y;
+	}
+	return diff == 0;
+}
+
+/*
+ * Lookup through the decision cache (pipeline_priv.h): cached lanes are
+ * answered from their entry, the rest go to the table in one burst and
+ * fill their entries.  Exact by construction: an entry is used only while
+ * its table version is current.
+ */
+static uint64_t
+cached_lookup(const struct pl_table *pt, struct sl_pipeline_ctx *ctx, uint64_t lanes,
+	      uint8_t table_id)
+{
+	unsigned size = pt->layout.key_size, i;
+	uint32_t version = pt->version;
+	uint64_t hit = 0, todo = 0;
+
+	/* Stage A: hash and prefetch every lane's entry. */
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		struct dc_entry *e = &ctx->dc[dc_hash(ctx->keys[i], size, table_id) &
+					      (DC_ENTRIES - 1)];
+		ctx->dc_ents[i] = e;
+		sl_prefetch0(e);
+	}
+	/* Stage B: answer the lanes whose entry is current. */
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		const struct dc_entry *e = ctx->dc_ents[i];
+
+		if (e->version == version && e->table_id == table_id &&
+		    dc_key_equal(e->key, ctx->keys[i], size)) {
+			ctx->hits[i] = e->data;
+			hit |= (uint64_t)(e->data != NULL) << i;
+		} else {
+			todo |= UINT64_C(1) << i;
+		}
+	}
+	ctx->dc_hits += (uint64_t)__builtin_popcountll(lanes & ~todo);
+	if (todo == 0)
+		return hit;
+	/* Stage C: the table for the rest; remember its answers. */
+	ctx->dc_misses += (uint64_t)__builtin_popcountll(todo);
+	uint64_t found = sl_table_lookup_burst(pt->tbl, ctx->keyp, todo, ctx->hits);
+	SL_FOR_EACH_LANE(i, todo)
+	{
+		struct dc_entry *e = ctx->dc_ents[i];
+
+		e->version = version;
+		e->table_id = table_id;
+		e->data = (found >> i & 1) ? ctx->hits[i] : NULL;
+		memcpy(e->key, ctx->keys[i], size);
+	}
+	return hit | found;
+}
+
 /* Lanes whose packets satisfy the table's guards (pipeline_priv.h). */
 static uint64_t
 guard_lanes(const struct pl_table *pt, struct sl_pkt *pkts, uint64_t lanes)
@@ -387,14 +480,25 @@ guard_lanes(const struct pl_table *pt, struct sl_pkt *pkts, uint64_t lanes)
 	SL_FOR_EACH_LANE(i, lanes)
 	{
 		bool pass = true;
+		/* Guards are dl_type (2 bytes) or nw_proto (1 byte): compare both bytes. */
 		for (unsigned g = 0; g < pt->n_guards; g++) {
 			uint8_t v[2] = {0, 0};
 			sl_pkt_field_read(&pkts[i], &pt->guards[g].f, v);
-			pass &= memcmp(v, pt->guards[g].value, sl_field_size(&pt->guards[g].f)) == 0;
+			pass &= v[0] == pt->guards[g].value[0] && v[1] == pt->guards[g].value[1];
 		}
 		ok |= (uint64_t)pass << i;
 	}
 	return ok;
+}
+
+static inline void
+credit(struct sl_flow *f, uint64_t n_pkts, uint64_t n_bytes, uint64_t now)
+{
+	if (f == NULL)
+		return;
+	f->n_packets += n_pkts;
+	f->n_bytes += n_bytes;
+	f->last_hit_tsc = now;
 }
 
 /* Final outcome of a packet that reached the end of its pipeline (or a miss). */
@@ -448,7 +552,11 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				ctx->keyp[i] = ctx->keys[i];
 			}
 			/* Stage 2: one burst lookup for every lane waiting here. */
-			hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
+			if (pl->dcache && pt->spec.kind == SL_TABLE_TERNARY &&
+			    pt->layout.key_size <= DC_KEY_MAX)
+				hit = cached_lookup(pt, ctx, look, (uint8_t)t);
+			else
+				hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
 		}
 		if (pt->miss != NULL) {
 			SL_FOR_EACH_LANE(i, lanes & ~hit)
@@ -457,13 +565,27 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		}
 		ctx->tstats[t].matched += (uint64_t)__builtin_popcountll(hit);
 
-		/* Stage 3: instructions of the winning entries. */
+		/*
+		 * Stage 3: instructions of the winning entries.  Flow counters are
+		 * credited once per run of lanes hitting the same flow: with few
+		 * flows, per-packet increments of one cache line serialise.
+		 */
+		struct sl_flow *run_flow = NULL;
+		uint64_t run_pkts = 0, run_bytes = 0;
 		SL_FOR_EACH_LANE(i, hit)
 		{
 			struct pkt_state *st = &ctx->st[i];
+			struct sl_flow *f = ctx->hits[i];
 			uint8_t reason = SL_DROP_NO_OUTPUT;
-			int next = exec_flow(pl, ctx, ctx->hits[i], &pkts[i], st, hooks, now,
-					     &reason);
+
+			if (f != run_flow) {
+				credit(run_flow, run_pkts, run_bytes, now);
+				run_flow = f;
+				run_pkts = run_bytes = 0;
+			}
+			run_pkts++;
+			run_bytes += pkts[i].len; /* length as the packet enters this table */
+			int next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, now, &reason);
 
 			if (next >= 0) {
 				lanes_push(ctx, (unsigned)next, i);
@@ -475,6 +597,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				n_out += finish(ctx, st, i, reason, out_ports, drops);
 			}
 		}
+		credit(run_flow, run_pkts, run_bytes, now);
 		SL_FOR_EACH_LANE(i, lanes & ~hit)
 		n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, out_ports, drops);
 	}
@@ -503,6 +626,17 @@ sl_pipeline_drop_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ct
 	for (unsigned c = 0; c < n_ctxs; c++)
 		for (unsigned r = 0; r < SL_DROP__MAX; r++)
 			drops[r] += ctxs[c]->drops[r];
+}
+
+void
+sl_pipeline_cache_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+			uint64_t *hits, uint64_t *misses)
+{
+	*hits = *misses = 0;
+	for (unsigned c = 0; c < n_ctxs; c++) {
+		*hits += ctxs[c]->dc_hits;
+		*misses += ctxs[c]->dc_misses;
+	}
 }
 
 uint64_t

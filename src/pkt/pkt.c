@@ -195,13 +195,11 @@ is_ip(uint16_t t)
 	return t == 0x0800 || t == 0x86dd;
 }
 
-void
-sl_pkt_parse_l2(struct sl_pkt *p)
+static void
+parse_l2_slow(struct sl_pkt *p)
 {
 	uint16_t ofs, type;
 
-	if (p->l2_end != SL_OFS_UNSET)
-		return;
 	p->n_vlans = 0;
 	if (sl_unlikely(p->len < 14)) {
 		p->eth_type = 0;
@@ -230,15 +228,26 @@ sl_pkt_parse_l2(struct sl_pkt *p)
 	}
 }
 
+static inline void
+ensure_l2(struct sl_pkt *p)
+{
+	if (sl_unlikely(p->l2_end == SL_OFS_UNSET))
+		parse_l2_slow(p);
+}
+
 void
-sl_pkt_parse_l4(struct sl_pkt *p)
+sl_pkt_parse_l2(struct sl_pkt *p)
+{
+	ensure_l2(p);
+}
+
+static void
+parse_l4_slow(struct sl_pkt *p)
 {
 	const uint8_t *d = p->data;
 	uint16_t l3;
 
-	if (p->l4_ofs != SL_OFS_UNSET)
-		return;
-	sl_pkt_parse_l2(p);
+	ensure_l2(p);
 	l3 = p->l3_ofs;
 	p->ip_proto = 0;
 	p->l4_ofs = p->len; /* absent unless found below */
@@ -285,6 +294,19 @@ sl_pkt_parse_l4(struct sl_pkt *p)
 	}
 }
 
+static inline void
+ensure_l4(struct sl_pkt *p)
+{
+	if (sl_unlikely(p->l4_ofs == SL_OFS_UNSET))
+		parse_l4_slow(p);
+}
+
+void
+sl_pkt_parse_l4(struct sl_pkt *p)
+{
+	ensure_l4(p);
+}
+
 /* Copy @n bytes at @ofs to @out, zeros when the frame is too short. */
 static inline void
 copy_or_zero(const struct sl_pkt *p, unsigned ofs, unsigned n, uint8_t *out)
@@ -329,10 +351,10 @@ raw_base_ofs(struct sl_pkt *p, unsigned base)
 {
 	switch (base) {
 	case SL_RAW_BASE_L3:
-		sl_pkt_parse_l2(p);
+		ensure_l2(p);
 		return p->l3_ofs;
 	case SL_RAW_BASE_L4:
-		sl_pkt_parse_l4(p);
+		ensure_l4(p);
 		return p->l4_ofs;
 	default:
 		return 0;
@@ -343,7 +365,7 @@ raw_base_ofs(struct sl_pkt *p, unsigned base)
 static inline int
 l4_with(struct sl_pkt *p, uint8_t proto, unsigned need)
 {
-	sl_pkt_parse_l4(p);
+	ensure_l4(p);
 	if (!is_ip(p->eth_type) || p->ip_proto != proto || p->l4_ofs + need > p->len)
 		return -1;
 	return p->l4_ofs;
@@ -352,35 +374,35 @@ l4_with(struct sl_pkt *p, uint8_t proto, unsigned need)
 static inline int
 ipv4_l3(struct sl_pkt *p)
 {
-	sl_pkt_parse_l2(p);
+	ensure_l2(p);
 	return p->eth_type == 0x0800 && p->l3_ofs + 20 <= p->len ? p->l3_ofs : -1;
 }
 
 static inline int
 ipv6_l3(struct sl_pkt *p)
 {
-	sl_pkt_parse_l2(p);
+	ensure_l2(p);
 	return p->eth_type == 0x86dd && p->l3_ofs + 40 <= p->len ? p->l3_ofs : -1;
 }
 
 static inline int
 arp_l3(struct sl_pkt *p)
 {
-	sl_pkt_parse_l2(p);
+	ensure_l2(p);
 	return p->eth_type == 0x0806 && p->l3_ofs + 28 <= p->len ? p->l3_ofs : -1;
 }
 
 static inline int
 mpls_ofs(struct sl_pkt *p)
 {
-	sl_pkt_parse_l2(p);
+	ensure_l2(p);
 	return (p->eth_type == 0x8847 || p->eth_type == 0x8848) && p->l2_end + 4 <= p->len
 		       ? p->l2_end
 		       : -1;
 }
 
-void
-sl_pkt_field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
+static SL_ALWAYS_INLINE void
+field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 {
 	const uint8_t *d = p->data;
 	int o;
@@ -399,15 +421,15 @@ sl_pkt_field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 		copy_or_zero(p, 6, 6, out);
 		return;
 	case SL_FIELD_ETH_TYPE:
-		sl_pkt_parse_l2(p);
+		ensure_l2(p);
 		put_be(out, 2, p->eth_type);
 		return;
 	case SL_FIELD_VLAN_VID:
-		sl_pkt_parse_l2(p);
+		ensure_l2(p);
 		put_be(out, 2, p->n_vlans ? 0x1000 | (rd16(d + p->vlan_ofs) & 0xfff) : 0);
 		return;
 	case SL_FIELD_VLAN_PCP:
-		sl_pkt_parse_l2(p);
+		ensure_l2(p);
 		out[0] = p->n_vlans ? d[p->vlan_ofs] >> 5 : 0;
 		return;
 	case SL_FIELD_IP_DSCP:
@@ -429,7 +451,7 @@ sl_pkt_field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 			out[0] = 0;
 		return;
 	case SL_FIELD_IP_PROTO:
-		sl_pkt_parse_l4(p);
+		ensure_l4(p);
 		out[0] = is_ip(p->eth_type) ? p->ip_proto : 0;
 		return;
 	case SL_FIELD_IPV4_SRC:
@@ -531,6 +553,12 @@ sl_pkt_field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 	}
 }
 
+void
+sl_pkt_field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
+{
+	field_read(p, f, out);
+}
+
 /*
  * Checksums.
  */
@@ -573,7 +601,7 @@ l4_csum_ofs(struct sl_pkt *p)
 {
 	int o;
 
-	sl_pkt_parse_l4(p);
+	ensure_l4(p);
 	if (!is_ip(p->eth_type) || p->l4_ofs >= p->len)
 		return -1;
 	o = p->l4_ofs;
@@ -648,7 +676,7 @@ sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *v)
 		return 0;
 	case SL_FIELD_VLAN_VID:
 	case SL_FIELD_VLAN_PCP: {
-		sl_pkt_parse_l2(p);
+		ensure_l2(p);
 		if (p->n_vlans == 0)
 			return -ENOENT;
 		uint16_t tci = rd16(d + p->vlan_ofs);
@@ -833,6 +861,7 @@ sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 	/* Zero the whole key first: padding and absent fields must compare equal. */
 	for (unsigned i = 0; i < l->key_size; i += 8)
 		memset(key + i, 0, 8);
+	/* field_read is inlined here on purpose: one switch per field, no call. */
 	for (unsigned i = 0; i < l->n_fields; i++)
-		sl_pkt_field_read(p, &l->fields[i], key + l->offsets[i]);
+		field_read(p, &l->fields[i], key + l->offsets[i]);
 }

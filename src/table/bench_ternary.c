@@ -11,10 +11,15 @@
  *   (a) 100 rules, 100 distinct masks     (b) 10,000 rules    (c) 100,000 rules
  *   (d) 1,000 rules with ~1,000 masks     (e) masks sweep: where the snapshot starts to pay
  *
+ * and the few-mask tables an OpenFlow pipeline is full of, all keys hitting:
+ *   (f) 1 rule on in_port, 8-byte key     (g) 8 rules dl_dst/ff:ff:ff:ff:ff:00 + dl_type, 8-byte
+ *   (h) 100 rules, one 5-tuple mask, 16-byte key
+ *
  * Each configuration runs TSS-only and hybrid (snapshot, empty delta), and
  * hybrid with a delta of 1/16 of the rules; contenders are interleaved and
  * the median of the repeats is printed.  Then snapshot build time and
- * add/delete rates.  Usage: bench_ternary [repeats] [skip-100k]
+ * add/delete rates.  Usage: bench_ternary [repeats] [skip-100k | quick]
+ * ("quick": only (f)-(h) and the sweep).
  */
 #include "table.h"
 #include "ternary/ternary_priv.h"
@@ -161,9 +166,9 @@ make_keys(const struct sl_rule *rules, unsigned n)
 
 static volatile uint64_t sink;
 
-/* ns per key over ~@budget seconds of bursts. */
+/* ns per key over ~@budget seconds of bursts over N_KEYS keys of @stride bytes at @kbuf. */
 static double
-measure(const struct sl_table *t, double budget)
+measure_keys(const struct sl_table *t, const uint8_t *kbuf, unsigned stride, double budget)
 {
 	const uint8_t *kp[BURST];
 	void *hits[BURST];
@@ -174,7 +179,7 @@ measure(const struct sl_table *t, double budget)
 	do {
 		for (unsigned r = 0; r < 16; r++) {
 			for (unsigned i = 0; i < BURST; i++)
-				kp[i] = keys[(pos + i) % N_KEYS];
+				kp[i] = kbuf + (size_t)((pos + i) % N_KEYS) * stride;
 			pos = (pos + BURST) % N_KEYS;
 			acc += __builtin_popcountll(
 				sl_table_lookup_burst(t, kp, sl_lanes_first(BURST), hits));
@@ -184,6 +189,12 @@ measure(const struct sl_table *t, double budget)
 	} while (t1 - t0 < budget);
 	sink += acc;
 	return (t1 - t0) * 1e9 / (double)(n_bursts * BURST);
+}
+
+static double
+measure(const struct sl_table *t, double budget)
+{
+	return measure_keys(t, keys[0], KEY_SIZE, budget);
 }
 
 static int
@@ -202,9 +213,10 @@ median(double *v, unsigned n)
 }
 
 static struct sl_table *
-make_table(const struct sl_rule *rules, unsigned n, bool snap, double *add_rate)
+make_table_ks(const struct sl_rule *rules, unsigned n, bool snap, double *add_rate,
+	      uint16_t key_size)
 {
-	struct sl_table_params p = {.kind = SL_TABLE_TERNARY, .key_size = KEY_SIZE};
+	struct sl_table_params p = {.kind = SL_TABLE_TERNARY, .key_size = key_size};
 	struct sl_ternary_tuning tu;
 	struct sl_table *t;
 	double t0;
@@ -225,6 +237,12 @@ make_table(const struct sl_rule *rules, unsigned n, bool snap, double *add_rate)
 	tu.snap_enable = snap;
 	sl_ternary_tuning_set(t->impl, &tu);
 	return t;
+}
+
+static struct sl_table *
+make_table(const struct sl_rule *rules, unsigned n, bool snap, double *add_rate)
+{
+	return make_table_ks(rules, n, snap, add_rate, KEY_SIZE);
 }
 
 static unsigned repeats = 5;
@@ -265,6 +283,72 @@ run_config(const char *name, unsigned n, unsigned n_shapes, bool distinct)
 	sl_table_destroy(tss);
 	sl_table_destroy(hyb);
 	sl_table_destroy(hyd);
+	free(rules);
+}
+
+/*
+ * A few-mask table where every key hits: TSS-only vs a forced snapshot.
+ * @kind: 'f' in_port (1 rule), 'g' dl_dst/40 + dl_type (8 rules), 'h' 5-tuple (100 rules).
+ */
+static void
+run_small(const char *name, char kind)
+{
+	unsigned ks = kind == 'h' ? 16 : 8, n = kind == 'f' ? 1 : kind == 'g' ? 8 : 100;
+	struct sl_rule *rules = calloc(n, sizeof(*rules));
+	uint8_t *kbuf = calloc(N_KEYS, ks);
+	struct sl_table *tss, *hyb;
+	double v_tss[16], v_hyb[16];
+
+	for (unsigned i = 0; i < n; i++) {
+		struct sl_rule *r = &rules[i];
+
+		r->priority = 100 + i;
+		r->data = r;
+		if (kind == 'f') {
+			/* in_port (4 bytes) + 4 bytes of padding. */
+			memset(r->mask, 0xff, 4);
+			put32(r->value, 1);
+		} else if (kind == 'g') {
+			/* dl_dst (6) with the last byte wildcarded, dl_type (2). */
+			memset(r->mask, 0xff, 8);
+			r->mask[5] = 0;
+			for (unsigned j = 0; j < 5; j++)
+				r->value[j] = (uint8_t)rnd();
+			r->value[0] &= 0xfe;
+			put16(r->value + 6, 0x0800);
+		} else {
+			/* proto exact, src /24, dst exact, dport exact. */
+			r->mask[0] = 0xff;
+			r->value[0] = 6;
+			put32(r->mask + 4, 0xffffff00);
+			put32(r->value + 4, (uint32_t)rnd() & 0xffffff00);
+			put32(r->mask + 8, 0xffffffff);
+			put32(r->value + 8, (uint32_t)rnd());
+			put16(r->mask + 14, 0xffff);
+			put16(r->value + 14, (uint16_t)rnd());
+		}
+	}
+	for (unsigned k = 0; k < N_KEYS; k++) {
+		const struct sl_rule *r = &rules[rnd() % n];
+		uint8_t *key = kbuf + (size_t)k * ks;
+
+		for (unsigned j = 0; j < ks; j++)
+			key[j] = r->value[j] | ((uint8_t)rnd() & ~r->mask[j]);
+		if (kind == 'f')
+			memset(key + 4, 0, 4);
+	}
+	tss = make_table_ks(rules, n, false, NULL, (uint16_t)ks);
+	hyb = make_table_ks(rules, n, true, NULL, (uint16_t)ks);
+	sl_ternary_snapshot_build(hyb->impl);
+	for (unsigned r = 0; r < repeats; r++) {
+		v_tss[r] = measure_keys(tss, kbuf, ks, 0.05);
+		v_hyb[r] = measure_keys(hyb, kbuf, ks, 0.05);
+	}
+	printf("%-34s %7u %6u | %9.1f %9.1f %9s  (key %u, all hit)\n", name, n, 1u,
+	       median(v_tss, repeats), median(v_hyb, repeats), "-", ks);
+	sl_table_destroy(tss);
+	sl_table_destroy(hyb);
+	free(kbuf);
 	free(rules);
 }
 
@@ -319,12 +403,14 @@ main(int argc, char **argv)
 	char prefix[64];
 	char *eal_args[] = {argv[0], "--no-huge", "-m", "1024", "--no-pci", "--no-shconf",
 			    prefix, "-l", "0", "--log-level=error"};
-	bool big = true;
+	bool big = true, quick = false;
 
 	if (argc > 1)
 		repeats = SL_MAX(1u, SL_MIN(15u, (unsigned)atoi(argv[1])));
 	if (argc > 2)
 		big = false;
+	if (argc > 2 && strcmp(argv[2], "quick") == 0)
+		quick = true;
 	snprintf(prefix, sizeof(prefix), "--file-prefix=sl_tern_%d", (int)getpid());
 	if (rte_eal_init((int)SL_ARRAY_SIZE(eal_args), eal_args) < 0) {
 		fprintf(stderr, "rte_eal_init failed\n");
@@ -335,9 +421,14 @@ main(int argc, char **argv)
 	       BURST, repeats);
 	printf("%-34s %7s %6s | %9s %9s %9s\n", "config", "rules", "masks", "tss", "hybrid",
 	       "hyb+delta");
-	run_config("(a) 100 rules, distinct masks", 100, 0, true);
-	run_config("(d) 1000 rules, ~1000 masks", 1000, 0, true);
-	run_config("(b) 10K rules", 10000, 0, false);
+	run_small("(f) in_port, 1 rule", 'f');
+	run_small("(g) dl_dst/40+dl_type, 8 rules", 'g');
+	run_small("(h) 5-tuple, 1 mask, 100 rules", 'h');
+	if (!quick) {
+		run_config("(a) 100 rules, distinct masks", 100, 0, true);
+		run_config("(d) 1000 rules, ~1000 masks", 1000, 0, true);
+		run_config("(b) 10K rules", 10000, 0, false);
+	}
 	if (big)
 		run_config("(c) 100K rules", 100000, 0, false);
 	for (unsigned m = 1; m <= 64; m *= 2) {
@@ -345,7 +436,8 @@ main(int argc, char **argv)
 		snprintf(name, sizeof(name), "(e) sweep: %u masks", m);
 		run_config(name, 1000, m, false);
 	}
-	run_update_rates(10000);
+	if (!quick)
+		run_update_rates(10000);
 	if (big)
 		run_update_rates(100000);
 	rte_eal_cleanup();

@@ -35,21 +35,31 @@
  *    passed as they are).  Priorities are mapped to dense ranks, since
  *    rte_acl's are int32 <= 2^29 - 1; userdata is the snapshot position + 1.
  *
- * Policy (measured with bench_ternary.c, 5-tuple keys of 16 bytes, burst of
- * 32; see that file's header for the table):
- *   - TSS alone up to SNAP_MIN_SUBS_DEFAULT masks: a subtable probe costs
- *     ~2-4 ns per key, rte_acl ~40-100 ns per key, so below ~24 masks the TSS
- *     wins even in its worst case (no early exit).
- *   - From there on, and only when EAL was initialised before create (rte_acl
- *     allocates with rte_malloc), the snapshot is built and used.  It is
- *     dropped again when the mask count falls under half the threshold.
- *   - Rebuilds are synchronous in add/del (TODO(#3): background thread +
- *     RCU; snapshot_build() is already a step of its own): when the delta
- *     holds more than max(64, n/8) rules or more than max(64, n/8) snapshot
- *     rules are dead.  Amortised this is ~8 rule-builds per add.  A failed
- *     build (rte_acl out of memory, e.g. arbitrary-bit masks blowing up the
- *     tries) leaves the table correct on what it had and retries after
- *     max(64, n) more changes.
+ * Policy, measured with bench_ternary.c (16-byte 5-tuple keys, bursts of 32,
+ * traffic that mostly hits the lowest-priority rules or nothing, so early
+ * exit rarely helps; ns per key, noisy shared machine, +-30 %):
+ *
+ *   masks (1000 rules)     1    2    4    8   16   32   64   1000  (10K: 6127)
+ *   TSS only              17   29   51  103  184  362  694   8700   67000
+ *   snapshot (rte_acl)    55   48   48   47   48   48   48     52      66
+ *
+ *   - A subtable probe costs ~10 ns per key and rte_acl ~50 ns (~200 ns at
+ *     100K rules), so the TSS alone serves tables of up to
+ *     SNAP_MIN_SUBS_DEFAULT (8) masks; from there on, and only when EAL was
+ *     initialised before create (rte_acl allocates with rte_malloc), the
+ *     snapshot is built and used.  It is dropped again below 4 masks.
+ *   - Each delta mask adds a subtable probe (~10 ns), and a build costs
+ *     ~40-65 us per rule (10K rules: 0.41 s, 100K: 6.6 s).  Rebuilds are
+ *     synchronous in add/del (TODO(#3): background thread + RCU;
+ *     snap_build() is already a step of its own).  Hard trigger: the delta
+ *     holds more than max(64, n/8) rules, or more than max(64, n/8)
+ *     snapshot rules are dead (~8 rule-builds per change, amortised).  Soft
+ *     trigger: more than 16 delta masks or dead rules, and the time since
+ *     the last build ended is at least that build's duration, so builds
+ *     take at most half of the control thread's time while updates trickle.
+ *   - A failed build (rte_acl cannot fit the rules in 8 tries, e.g. many
+ *     arbitrary-bit masks over wide keys) leaves the table correct on what
+ *     it had and retries after max(64, n) more changes.
  *
  * Fast path: lookup_burst() and what it calls (the "fast path" section).
  * Everything else is control path.
@@ -59,6 +69,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(__SSE4_2__)
 #include <nmmintrin.h>
@@ -66,8 +77,6 @@
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
-
-#include <time.h>
 
 #include <rte_acl.h>
 #include <rte_lcore.h>

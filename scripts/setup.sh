@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Install everything Sluice needs to build, run and test on Debian 12 (as root),
+# then configure and build it.  Idempotent: installs only what is missing.
+#   scripts/setup.sh            install + build (release) into ./build
+#   SL_SKIP_APT=1 scripts/setup.sh   skip apt (e.g. on a machine set up by hand)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+apt_pkgs=(build-essential meson ninja-build pkg-config python3 python3-venv python3-pip
+	  dpdk dpdk-dev libdpdk-dev libpcap-dev iproute2 tcpdump clang)
+
+log() { printf '[setup] %s\n' "$*"; }
+
+if [[ "${SL_SKIP_APT:-0}" != 1 ]]; then
+	missing=()
+	for p in "${apt_pkgs[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	if ((${#missing[@]})); then
+		if [[ $(id -u) -ne 0 ]]; then
+			echo "setup: missing packages (${missing[*]}); run as root or install them" >&2
+			exit 1
+		fi
+		log "apt-get install ${missing[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fi
+fi
+
+# Python tools for tests and benchmarks, in a venv of the project's own.
+if [[ ! -x .venv/bin/python ]]; then
+	log "creating .venv"
+	python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import pytest, scapy" 2>/dev/null; then
+	log "pip install pytest scapy"
+	.venv/bin/pip install -q --disable-pip-version-check pytest scapy
+fi
+
+if [[ ! -f build/build.ninja ]]; then
+	log "meson setup build"
+	meson setup build --buildtype=release -Dcpu="${SL_CPU:-native}" >/dev/null
+fi
+log "ninja -C build"
+ninja -C build >/dev/null
+log "done: build/app/sluice"
