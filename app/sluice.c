@@ -54,6 +54,7 @@ struct options {
 	bool dump_flows;
 	bool check_only;
 	bool quiet;
+	bool no_cache;
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -86,6 +87,8 @@ usage(FILE *f)
 		"  -D, --dump-flows         print the installed flows before starting\n"
 		"  -c, --check              load and validate the flow file, then exit\n"
 		"  -q, --quiet              no periodic stats\n"
+		"      --no-cache           no decision cache before mask tables (measures the\n"
+		"                           classifiers alone; results are the same)\n"
 		"  -V, --version            print the version\n"
 		"  -h, --help               this help\n\n"
 		"Default EAL options (when none follow '--'): -l 0,1 (or -l 0 on one CPU),\n"
@@ -126,6 +129,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"dump-flows", no_argument, NULL, 'D'},
 		{"check", no_argument, NULL, 'c'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"no-cache", no_argument, NULL, 'N'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -187,6 +191,9 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'N':
+			o->no_cache = true;
 			break;
 		case 'V':
 			printf("sluice %s (DPDK %s)\n", SL_VERSION, rte_version());
@@ -467,6 +474,12 @@ print_summary(const struct run *r)
 	       tot.rx, tot.copies, tot.tx, tot.tx_drops, tot.pipeline_drops,
 	       tot.rx + tot.copies == tot.tx + tot.tx_drops + tot.pipeline_drops ? "OK"
 										 : "MISMATCH");
+	uint64_t dc_hits, dc_misses;
+	const struct sl_pipeline_ctx *ctxs[1] = {r->w->ctx};
+	sl_pipeline_cache_stats(ctxs, 1, &dc_hits, &dc_misses);
+	if (dc_hits + dc_misses)
+		printf("decision cache: %" PRIu64 " hits, %" PRIu64 " misses (%.1f %% hits)\n",
+		       dc_hits, dc_misses, 100.0 * (double)dc_hits / (double)(dc_hits + dc_misses));
 	if (r->w->loop.packets)
 		printf("datapath: %.1f busy cycles/packet, %.1f packets/burst\n",
 		       (double)r->w->loop.busy_cycles / (double)r->w->loop.packets,
@@ -554,6 +567,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "sluice: out of memory\n");
 		return EXIT_RUNTIME;
 	}
+	sl_pipeline_cache_enable(pl, !o.no_cache);
 	if (o.check_only) {
 		/* No EAL: mask tables validate with their portable structure only. */
 		if (load_rules(pl, &o) < 0) {
@@ -580,6 +594,10 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return EXIT_USAGE;
 	}
+	rc = sl_pipeline_commit(pl);
+	if (rc < 0)
+		fprintf(stderr, "sluice: warning: a table could not rebuild its accelerator (%s); "
+				"it keeps working on its incremental structure\n", strerror(-rc));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 

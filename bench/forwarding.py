@@ -5,6 +5,7 @@ Contenders, interleaved round by round (A B C A B C ...) because this machine is
   testpmd      dpdk-testpmd io-forwarding (the I/O limit)
   tc1          Sluice, one rule in_port=1,actions=output:2 (seed 001 TC1)
   three_stage  Sluice, Ethernet mask -> 100-rule ACL mask -> 1,000-prefix FIB lpm
+  three_stage_nocache  the same with --no-cache: the classifiers alone, no decision cache
 Each on net_pcap0 (infinite_rx, 64-byte frames) -> net_null0 (no-rx), one forwarding lcore
 (core 1; control on core 0), no hugepages. Rates are medians of per-interval Tx rates after
 a warm-up; ratios are to testpmd's median in the same run. cycles/packet = TSC Hz / rate
@@ -128,8 +129,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="slbench-") as tmp:
         files = gen(tmp)
         for flows, suffix in ((1, ""), (10000, "_10k")):
-            samples: dict[str, list[float]] = {"testpmd": [], "tc1": [], "three_stage": []}
-            busy: dict[str, list[float]] = {"tc1": [], "three_stage": []}
+            samples: dict[str, list[float]] = {"testpmd": [], "tc1": [], "three_stage": [],
+                                               "three_stage_nocache": []}
+            busy: dict[str, list[float]] = {"tc1": [], "three_stage": [],
+                                            "three_stage_nocache": []}
             for rnd in range(a.rounds):
                 samples["testpmd"] += run_testpmd(files[f"tc1-{flows}"], a.intervals, a.interval)
                 r, b = run_sluice(files[f"tc1-{flows}"], ["-F", "in_port=1,actions=output:2"],
@@ -140,6 +143,10 @@ def main() -> int:
                                   a.intervals, a.interval, tmp)
                 samples["three_stage"] += r
                 busy["three_stage"].append(b)
+                r, b = run_sluice(files[f"three-stage-{flows}"],
+                                  ["-f", files["rules"], "--no-cache"], a.intervals, a.interval, tmp)
+                samples["three_stage_nocache"] += r
+                busy["three_stage_nocache"].append(b)
                 print(f"  round {rnd + 1}/{a.rounds} ({flows} flows): "
                       + ", ".join(f"{k} {statistics.median(v[-a.intervals:]) / 1e6:.2f}"
                                   for k, v in samples.items()) + " Mpps", flush=True)
@@ -159,10 +166,10 @@ def main() -> int:
     results["tsc_hz"] = hz
     results["rounds"] = a.rounds
     print()
-    print(f"{'contender':<12} {'flows':>6} {'Mpps':>8} {'cyc/pkt':>8} {'ratio':>6} "
+    print(f"{'contender':<20} {'flows':>6} {'Mpps':>8} {'cyc/pkt':>8} {'ratio':>6} "
           f"{'busy cyc':>9} {'spread':>7}")
     for name, flows, mpps, cyc, ratio, b, spread in table:
-        print(f"{name:<12} {flows:>6} {mpps:>8.2f} {cyc:>8.1f} {ratio:>6.2f} "
+        print(f"{name:<20} {flows:>6} {mpps:>8.2f} {cyc:>8.1f} {ratio:>6.2f} "
               f"{'' if b is None else f'{b:9.1f}':>9} {spread:>7.2f}")
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:

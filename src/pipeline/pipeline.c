@@ -826,6 +826,19 @@ sl_pipeline_table_layout(const struct sl_pipeline *pl, unsigned table_id)
 	return table_id < SL_TABLES_MAX ? &pl->tables[table_id].layout : NULL;
 }
 
+int
+sl_pipeline_commit(struct sl_pipeline *pl)
+{
+	int first = 0;
+
+	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
+		int rc = sl_table_commit(pl->tables[t].tbl);
+		if (rc < 0 && first == 0)
+			first = rc;
+	}
+	return first;
+}
+
 void
 sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on)
 {

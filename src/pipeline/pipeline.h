@@ -306,6 +306,14 @@ uint64_t sl_pipeline_copies(const struct sl_pipeline_ctx *const ctxs[], unsigned
 const struct sl_table_spec *sl_pipeline_table_spec(const struct sl_pipeline *pl, unsigned table_id);
 
 /**
+ * Finish a batch of flow changes (e.g. a startup file): every table folds
+ * its pending changes into its fast structures (table.h sl_table_commit).
+ *
+ * @return 0, or the first table's -errno (tables stay correct).  Control thread.
+ */
+int sl_pipeline_commit(struct sl_pipeline *pl);
+
+/**
  * Turn the per-worker decision cache in front of mask tables on or off
  * (default on).  The cache maps a table's extracted key to its winning entry
  * and is invalidated per table by every change, so results never differ;

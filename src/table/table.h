@@ -199,6 +199,17 @@ sl_table_stats_read(const struct sl_table *t, struct sl_table_stats *st)
 	t->ops->stats_read(t->impl, st);
 }
 
+/**
+ * Finish a batch of changes: let the table rebuild what it keeps beside its
+ * incremental structure (mask tables: fold rules added or deleted since the
+ * last rte_acl snapshot into a new one, so lookups stop probing the delta).
+ * Lookups are correct without it, only slower.
+ *
+ * @return 0, or -errno from a failed rebuild (the table stays correct).
+ *         Control thread.
+ */
+int sl_table_commit(struct sl_table *t);
+
 /** Implementation ops of each kind (for tests that call them directly). */
 extern const struct sl_table_ops sl_table_direct_ops;
 extern const struct sl_table_ops sl_table_exact_ops;

@@ -123,8 +123,18 @@ struct prio_heap {
 	uint32_t n, cap;
 };
 
+struct tern_table;
+struct tern_sub;
+
+/* One pass of a burst over one subtable (see "Fast path"). */
+typedef void (*sub_pass_fn)(const struct tern_table *t, const struct tern_sub *s,
+			    const uint8_t *const keys[], uint64_t lanes, uint32_t best_prio[],
+			    void *best_data[], uint64_t *hitp);
+
 /* One subtable: all rules with one mask. */
 struct tern_sub {
+	sub_pass_fn pass;           /* lookup pass for lanes that may already have hit */
+	sub_pass_fn pass_first;     /* ... for lanes that have not (no priority compare) */
 	uint64_t mask[KEY_WORDS];
 	uint8_t words[KEY_WORDS];   /* indices of the non-zero mask words */
 	uint8_t n_words;
@@ -295,6 +305,162 @@ sub_probe(const struct tern_table *t, const struct tern_sub *s, const uint8_t *k
 }
 
 /*
+ * Generic pass: any number of mask words, the loop bounds read from the
+ * subtable.  Always built; tuning.generic_lookup forces it (tests run it side
+ * by side with the specialised passes).  Stage 1 hashes every lane and
+ * prefetches its home bucket; stage 2 compares signatures, then the masked key.
+ */
+static void
+sub_pass_generic(const struct tern_table *t, const struct tern_sub *sub,
+		 const uint8_t *const keys[], uint64_t lanes, uint32_t best_prio[],
+		 void *best_data[], uint64_t *hitp)
+{
+	uint32_t hashes[SL_BURST_MAX];
+	uint64_t hit = *hitp;
+	unsigned i;
+
+	SL_FOR_EACH_LANE(i, lanes) {
+		uint32_t h = sub_hash(sub, keys[i]);
+
+		hashes[i] = h;
+		sl_prefetch0(&sub->buckets[h & sub->bucket_mask]);
+	}
+	SL_FOR_EACH_LANE(i, lanes) {
+		uint32_t b, idx;
+		unsigned k;
+		const struct tern_rule *r;
+		uint64_t bit = UINT64_C(1) << i;
+
+		idx = sub_probe(t, sub, keys[i], hashes[i], &b, &k);
+		if (idx == NIL)
+			continue;
+		r = rule_at(t, idx);
+		if (!(hit & bit) || r->priority > best_prio[i]) {
+			best_prio[i] = r->priority;
+			best_data[i] = r->data;
+			hit |= bit;
+		}
+	}
+	*hitp = hit;
+}
+
+/*
+ * Specialised passes for masks of 1..SPEC_WORDS_MAX non-zero words (every
+ * 8/16/24/32-byte key, and sparse masks over wider ones): the word count is
+ * a compile-time constant, so the hash and compare loops unroll, and the
+ * word offsets and masks sit in registers for the whole burst.
+ */
+#define SPEC_WORDS_MAX 4
+
+static SL_ALWAYS_INLINE uint32_t
+hash_nw(const uint8_t *key, const unsigned *off, const uint64_t *mask, unsigned nw)
+{
+	uint64_t h = HASH_SEED;
+
+	for (unsigned j = 0; j < nw; j++)
+		h = crc64_step(h, load64(key + off[j]) & mask[j]);
+	return hash_fold(h);
+}
+
+static SL_ALWAYS_INLINE bool
+match_nw(const uint8_t *key, const unsigned *off, const uint64_t *mask, unsigned nw,
+	 const struct tern_rule *r)
+{
+	const uint8_t *v = (const uint8_t *)r->value;
+	uint64_t diff = 0;
+
+	for (unsigned j = 0; j < nw; j++)
+		diff |= (load64(key + off[j]) & mask[j]) ^ load64(v + off[j]);
+	return diff == 0;
+}
+
+/*
+ * SL_ALWAYS_INLINE: @nw and @first must fold away.  @first: no lane of
+ * @lanes has hit yet (the first subtable of a full-TSS lookup), so a match
+ * is the lane's best without comparing priorities.
+ */
+static SL_ALWAYS_INLINE void
+sub_pass_nw(const struct tern_table *t, const struct tern_sub *sub, const uint8_t *const keys[],
+	    uint64_t lanes, uint32_t best_prio[], void *best_data[], uint64_t *hitp, unsigned nw,
+	    bool first)
+{
+	const struct tern_bucket *buckets = sub->buckets;
+	uint32_t bucket_mask = sub->bucket_mask;
+	uint32_t hashes[SL_BURST_MAX];
+	unsigned off[SPEC_WORDS_MAX];
+	uint64_t mask[SPEC_WORDS_MAX];
+	uint64_t hit = *hitp;
+	unsigned i;
+
+	for (unsigned j = 0; j < nw; j++) {
+		off[j] = 8u * sub->words[j];
+		mask[j] = sub->mask[sub->words[j]];
+	}
+
+	/* Stage 1: hash every lane, prefetch its home bucket. */
+	SL_FOR_EACH_LANE(i, lanes) {
+		uint32_t h = hash_nw(keys[i], off, mask, nw);
+
+		hashes[i] = h;
+		sl_prefetch0(&buckets[h & bucket_mask]);
+	}
+
+	/* Stage 2: home bucket inline; a full home bucket goes the generic way. */
+	SL_FOR_EACH_LANE(i, lanes) {
+		uint32_t h = hashes[i];
+		const struct tern_bucket *bk = &buckets[h & bucket_mask];
+		unsigned m = bucket_sig_match(bk, h | SIG_BIT);
+		const struct tern_rule *r = NULL;
+		uint64_t bit = UINT64_C(1) << i;
+
+		while (m != 0) {
+			const struct tern_rule *c = rule_at(t, bk->idx[__builtin_ctz(m)]);
+
+			if (match_nw(keys[i], off, mask, nw, c)) {
+				r = c;
+				break;
+			}
+			m &= m - 1;
+		}
+		if (r == NULL) {
+			uint32_t b, idx;
+			unsigned k;
+
+			if (bk->ovf == 0)
+				continue;
+			idx = sub_probe(t, sub, keys[i], h, &b, &k);
+			if (idx == NIL)
+				continue;
+			r = rule_at(t, idx);
+		}
+		if (first || !(hit & bit) || r->priority > best_prio[i]) {
+			best_prio[i] = r->priority;
+			best_data[i] = r->data;
+			hit |= bit;
+		}
+	}
+	*hitp = hit;
+}
+
+#define SUB_PASS_DEFINE(nw)                                                                        \
+	static void sub_pass_##nw(const struct tern_table *t, const struct tern_sub *s,           \
+				  const uint8_t *const keys[], uint64_t lanes,                     \
+				  uint32_t best_prio[], void *best_data[], uint64_t *hitp)         \
+	{                                                                                          \
+		sub_pass_nw(t, s, keys, lanes, best_prio, best_data, hitp, nw, false);             \
+	}                                                                                          \
+	static void sub_pass_##nw##_first(const struct tern_table *t, const struct tern_sub *s,   \
+					  const uint8_t *const keys[], uint64_t lanes,             \
+					  uint32_t best_prio[], void *best_data[], uint64_t *hitp) \
+	{                                                                                          \
+		sub_pass_nw(t, s, keys, lanes, best_prio, best_data, hitp, nw, true);              \
+	}
+SUB_PASS_DEFINE(1)
+SUB_PASS_DEFINE(2)
+SUB_PASS_DEFINE(3)
+SUB_PASS_DEFINE(4)
+
+/*
  * Look @lanes up in tuple space @s, improving best_prio/best_data of lanes
  * already in *@hitp.  Subtables come highest max_prio first, so a lane whose
  * best so far reaches a subtable's max_prio is done for good.
@@ -303,7 +469,6 @@ static void
 tss_lookup(const struct tern_table *t, const struct tss *s, const uint8_t *const keys[],
 	   uint64_t lanes, uint32_t best_prio[], void *best_data[], uint64_t *hitp)
 {
-	uint32_t hashes[SL_BURST_MAX];
 	uint64_t hit = *hitp;
 	unsigned i;
 
@@ -313,36 +478,13 @@ tss_lookup(const struct tern_table *t, const struct tss *s, const uint8_t *const
 
 		/* Early exit: drop lanes nothing from here on can beat. */
 		SL_FOR_EACH_LANE(i, lanes & hit)
-			if (best_prio[i] >= mp)
-				lanes &= ~(UINT64_C(1) << i);
+			lanes &= ~((uint64_t)(best_prio[i] >= mp) << i);
 		if (lanes == 0)
 			break;
-
-		/* Stage 1: hash every lane, prefetch its home bucket. */
-		SL_FOR_EACH_LANE(i, lanes) {
-			uint32_t h = sub_hash(sub, keys[i]);
-
-			hashes[i] = h;
-			sl_prefetch0(&sub->buckets[h & sub->bucket_mask]);
-		}
-
-		/* Stage 2: compare signatures, then the masked key. */
-		SL_FOR_EACH_LANE(i, lanes) {
-			uint32_t b, idx;
-			unsigned k;
-			const struct tern_rule *r;
-			uint64_t bit = UINT64_C(1) << i;
-
-			idx = sub_probe(t, sub, keys[i], hashes[i], &b, &k);
-			if (idx == NIL)
-				continue;
-			r = rule_at(t, idx);
-			if (!(hit & bit) || r->priority > best_prio[i]) {
-				best_prio[i] = r->priority;
-				best_data[i] = r->data;
-				hit |= bit;
-			}
-		}
+		if ((lanes & hit) == 0)
+			sub->pass_first(t, sub, keys, lanes, best_prio, best_data, &hit);
+		else
+			sub->pass(t, sub, keys, lanes, best_prio, best_data, &hit);
 	}
 	*hitp = hit;
 }
@@ -595,6 +737,30 @@ sub_free(struct tern_sub *sub)
 	free(sub);
 }
 
+/* Choose @sub's lookup passes: the specialised ones unless tuning says generic. */
+static void
+sub_pass_select(const struct tern_table *t, struct tern_sub *sub)
+{
+	static const sub_pass_fn pass[SPEC_WORDS_MAX + 1] = {
+		sub_pass_generic, sub_pass_1, sub_pass_2, sub_pass_3, sub_pass_4};
+	static const sub_pass_fn pass_first[SPEC_WORDS_MAX + 1] = {
+		sub_pass_generic, sub_pass_1_first, sub_pass_2_first, sub_pass_3_first,
+		sub_pass_4_first};
+	unsigned nw = sub->n_words;
+
+	if (t->tune.generic_lookup || nw > SPEC_WORDS_MAX)
+		nw = 0;
+	sub->pass = pass[nw];
+	sub->pass_first = pass_first[nw];
+}
+
+static void
+tss_pass_select(const struct tern_table *t, struct tss *s)
+{
+	for (uint32_t i = 0; i < s->n_subs; i++)
+		sub_pass_select(t, s->subs[i]);
+}
+
 /* Create an empty subtable for @mask and register it (max_prio 0, last place). */
 static struct tern_sub *
 tss_add_sub(const struct tern_table *t, struct tss *s, const uint64_t *mask)
@@ -624,6 +790,7 @@ tss_add_sub(const struct tern_table *t, struct tss *s, const uint64_t *mask)
 		free(sub);
 		return NULL;
 	}
+	sub_pass_select(t, sub);
 	sub->pos = s->n_subs;
 	s->subs[s->n_subs++] = sub;
 	b = mask_hash(mask) & s->map_mask;
@@ -1345,6 +1512,8 @@ sl_ternary_tuning_set(void *impl, const struct sl_ternary_tuning *tu)
 		return -EINVAL;
 	t->tune = *tu;
 	t->backoff = 0;
+	tss_pass_select(t, &t->full);
+	tss_pass_select(t, &t->delta);
 	snap_policy(t);
 	return 0;
 }

@@ -24,6 +24,8 @@ struct sl_ternary_tuning {
 	uint32_t soft_duty_pct; /* ... if the time since the last build end is at least this
 				 * percentage of that build's duration (100: <= 50 % of the
 				 * control thread's time goes to builds); 0 = no soft trigger */
+	bool generic_lookup;    /* use the generic TSS pass only, not the ones specialised
+				 * for 1-4 mask words (tests compare the two; default false) */
 };
 
 /** What the table looks like right now. */
