@@ -196,7 +196,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 			o->no_cache = true;
 			break;
 		case 'V':
-			printf("sluice %s (DPDK %s)\n", SL_VERSION, rte_version());
+			printf("sluice %s (%s)\n", SL_VERSION, rte_version());
 			*exit_now = 0;
 			return 0;
 		case 'h':

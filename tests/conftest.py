@@ -72,14 +72,18 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="session")
 def sluice_bin() -> Path:
-    """Path to the sluice binary, (re)built with ninja when a build dir exists."""
+    """Path to the sluice binary, (re)built with ninja when a build dir exists.
+
+    SLUICE_BIN=PATH tests another binary; SLUICE_NO_BUILD=1 skips the ninja step.
+    """
     env_bin = os.environ.get("SLUICE_BIN")
     if env_bin:
         path = Path(env_bin)
     else:
         path = DEFAULT_BIN
         ninja = shutil.which("ninja")
-        if ninja and (BUILD_DIR / "build.ninja").exists():
+        no_build = os.environ.get("SLUICE_NO_BUILD") == "1"
+        if ninja and not no_build and (BUILD_DIR / "build.ninja").exists():
             res = subprocess.run(
                 [ninja, "-C", str(BUILD_DIR), "app/sluice"],
                 capture_output=True,
@@ -281,3 +285,69 @@ def assert_balanced(res: RunResult) -> None:
     assert j["tx_drops"] == sum(p["tx_drops"] for p in j["ports"]), j
     check = [ln for ln in res.output.splitlines() if ln.startswith("check:")]
     assert check and check[-1].endswith(": OK"), res.output
+
+
+class BackgroundSluice:
+    """A sluice process running in the background; stop() waits for it (kills on timeout)."""
+
+    def __init__(self, binary: Path, args: Sequence[str], prefix: str, json_path: Path,
+                 timeout: float) -> None:
+        self.prefix = prefix
+        self.json_path = json_path
+        self.timeout = timeout
+        self.proc = subprocess.Popen(
+            [str(binary), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        _live_pids.add(self.proc.pid)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, interrupt: bool = False) -> RunResult:
+        """Wait for the run to end; kill it by PID after the timeout.
+
+        With @interrupt, first send SIGINT (sluice stops cleanly and writes its
+        JSON) instead of waiting for the -d duration.
+        """
+        if interrupt and self.alive():
+            os.kill(self.proc.pid, signal.SIGINT)
+        try:
+            out, _ = self.proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            _kill(self.proc)
+            out, _ = self.proc.communicate()
+        finally:
+            _live_pids.discard(self.proc.pid)
+            _cleanup_prefix(self.prefix)
+        js = json.loads(self.json_path.read_text()) if self.json_path.exists() else None
+        return RunResult(self.proc.returncode, out.decode(errors="replace"), js)
+
+
+@pytest.fixture
+def start_sluice(sluice_bin: Path, tmp_path: Path) -> Iterable[Callable[..., BackgroundSluice]]:
+    """Return ``start(ports, flows, duration)`` launching sluice in the background."""
+    started: list[BackgroundSluice] = []
+
+    def start(ports: Sequence[str], flows: Sequence[str], duration: float) -> BackgroundSluice:
+        prefix = unique_prefix("bg")
+        json_path = tmp_path / f"{prefix}.json"
+        ff = tmp_path / f"{prefix}.flows"
+        ff.write_text("\n".join(flows) + "\n")
+        args: list[str] = []
+        for p in ports:
+            args += ["-p", p]
+        args += ["-f", str(ff), "-d", str(duration), "-s", "0", "-q", "-j", str(json_path)]
+        args += ["--", *eal_args(prefix)]
+        bg = BackgroundSluice(sluice_bin, args, prefix, json_path, duration + RUN_GRACE)
+        started.append(bg)
+        return bg
+
+    yield start
+    for bg in started:
+        if bg.alive():
+            _kill(bg.proc)
+        _live_pids.discard(bg.proc.pid)
+        _cleanup_prefix(bg.prefix)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import pytest
 from conftest import RunResult, assert_balanced
 from scapy.all import (  # type: ignore[import-untyped]
     ICMP,
@@ -389,6 +390,40 @@ def test_set_field_checksums(pcap_switch: Switch) -> None:
     assert_drops(res, {})
 
 
+def udp_dport_for_ffff(make: Callable[[int], Packet]) -> int:
+    """The UDP destination port that makes the correct checksum of make(port) 0xffff.
+
+    With dport 0 the one's-complement sum is S and the checksum ~S; choosing
+    dport = ~S makes the sum 0xffff, whose complement 0 UDP must send as 0xffff.
+    """
+    port = make(0)[UDP].chksum
+    assert make(port)[UDP].chksum == 0xFFFF
+    return port
+
+
+def test_udp_checksum_update_never_zero(pcap_switch: Switch) -> None:
+    """A rewritten UDP checksum that computes to zero is sent as 0xffff.
+
+    Steps:
+        1. udp: mod_tp_dst:P4, output:2; udp6: mod_tp_dst:P6, output:2, with
+           P4/P6 chosen so the correct new checksum is 0xffff.
+        2. Send one UDP/IPv4 and one UDP/IPv6 frame with dport 1.
+    Verify:
+        Both leave with checksum 0xffff (0 means "no checksum" for IPv4 and
+        is invalid for IPv6).
+    """
+    p4 = udp_dport_for_ffff(lambda d: udp(dport=d))
+    p6 = udp_dport_for_ffff(lambda d: udp6(dport=d))
+    res = pcap_switch(
+        2,
+        {1: [udp(dport=1), udp6(dport=1)]},
+        [f"udp actions=mod_tp_dst:{p4},output:2", f"udp6 actions=mod_tp_dst:{p6},output:2"],
+    )
+    assert_drops(res, {})
+    assert [p[UDP].dport for p in res.out[2]] == [p4, p6]
+    assert [hex(p[UDP].chksum) for p in res.out[2]] == ["0xffff", "0xffff"]
+
+
 def test_vlan_push_set_strip(pcap_switch: Switch) -> None:
     """push_vlan + mod_vlan_vid tags a frame; strip_vlan removes the tag.
 
@@ -590,8 +625,9 @@ def test_raw_l4_match_and_set(pcap_switch: Switch) -> None:
     """
     body = b"\x12\x34\x00\x00" + b"payload-raw"
     hit = Ether(bytes(Ether(src=SRC_MAC, dst=MAC2) / IP(dst="10.0.0.2", proto=253) / Raw(body)))
+    miss_body = b"\x56\x78" + body[2:]
     miss = Ether(
-        bytes(Ether(src=SRC_MAC, dst=MAC2) / IP(dst="10.0.0.2", proto=253) / Raw(b"\x56\x78" + body[2:]))
+        bytes(Ether(src=SRC_MAC, dst=MAC2) / IP(dst="10.0.0.2", proto=253) / Raw(miss_body))
     )
     res = pcap_switch(
         2,

@@ -534,6 +534,15 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	}
 	ctx->lanes_at[0] = sl_lanes_first(n);
 	ctx->table_bits[0] |= 1;
+	/* A frame shorter than an Ethernet header is no packet to match: drop it, counted. */
+	for (unsigned i = 0; i < n; i++) {
+		if (sl_unlikely(pkts[i].len < 14)) {
+			ctx->lanes_at[0] &= ~(UINT64_C(1) << i);
+			finish(ctx, &ctx->st[i], i, SL_DROP_TOO_SHORT, out_ports, drops);
+		}
+	}
+	if (ctx->lanes_at[0] == 0)
+		ctx->table_bits[0] &= ~UINT64_C(1);
 
 	while ((t = next_table(ctx)) >= 0) {
 		const struct pl_table *pt = &pl->tables[t];

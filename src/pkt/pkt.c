@@ -371,11 +371,15 @@ l4_with(struct sl_pkt *p, uint8_t proto, unsigned need)
 	return p->l4_ofs;
 }
 
+/* IPv4 header offset when the whole header (IHL) is in the frame, else -1. */
 static inline int
 ipv4_l3(struct sl_pkt *p)
 {
 	ensure_l2(p);
-	return p->eth_type == 0x0800 && p->l3_ofs + 20 <= p->len ? p->l3_ofs : -1;
+	if (p->eth_type != 0x0800 || p->l3_ofs + 20 > p->len)
+		return -1;
+	unsigned ihl = (p->data[p->l3_ofs] & 0xf) * 4u;
+	return ihl >= 20 && p->l3_ofs + ihl <= p->len ? p->l3_ofs : -1;
 }
 
 static inline int
@@ -639,6 +643,9 @@ write_l4_covered(struct sl_pkt *p, unsigned ofs, const uint8_t *value, unsigned 
 	uint16_t cs;
 	memcpy(&cs, p->data + c, 2);
 	cs = sl_csum_update(cs, old, value, n);
+	/* UDP sends a computed 0 as 0xffff: 0 means "no checksum" (RFC 768). */
+	if (cs == 0 && p->ip_proto == 17)
+		cs = 0xffff;
 	memcpy(p->data + c, &cs, 2);
 }
 
