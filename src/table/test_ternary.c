@@ -8,7 +8,9 @@
  *
  * Passes run first without EAL (tuple space search only), then with EAL and
  * a tuning that forces snapshot builds, delta lookups and dead-winner
- * fallbacks, then with the default policy.  Exit status 0 on success.
+ * fallbacks, then with the default policy.  Every table has a twin that
+ * runs the generic TSS pass (tuning.generic_lookup), which must agree with
+ * the specialised passes on every burst.  Exit status 0 on success.
  */
 #include "table.h"
 #include "ternary/ternary_priv.h"
@@ -167,9 +169,13 @@ same_rule(const struct pass_cfg *c, const struct sl_rule *a, const struct sl_rul
 
 static const unsigned burst_sizes[] = {0, 1, 3, 4, 5, 31, 32, 33, 63, 64};
 
+/*
+ * Look a random burst up in @t and check it against the reference; @tg (a
+ * twin with tuning.generic_lookup) must give the same answers.
+ */
 static void
-check_burst(const struct pass_cfg *c, const struct sl_table *t, const struct sl_ref_table *ref,
-	    unsigned n_slots)
+check_burst(const struct pass_cfg *c, const struct sl_table *t, const struct sl_table *tg,
+	    const struct sl_ref_table *ref, unsigned n_slots)
 {
 	static uint8_t keybuf[SL_BURST_MAX][SL_KEY_MAX];
 	const uint8_t *keys[SL_BURST_MAX];
@@ -188,6 +194,16 @@ check_burst(const struct pass_cfg *c, const struct sl_table *t, const struct sl_
 		keys[i] = NULL; /* lanes outside the mask must not be read */
 	hit = sl_table_lookup_burst(t, keys, lanes, hits);
 	CHECK((hit & ~lanes) == 0, "hit %" PRIx64 " outside lanes %" PRIx64, hit, lanes);
+	if (tg != NULL) {
+		void *ghits[SL_BURST_MAX];
+		uint64_t ghit = sl_table_lookup_burst(tg, keys, lanes, ghits);
+
+		CHECK(ghit == hit, "%s: generic hit %" PRIx64 " vs %" PRIx64, c->name, ghit, hit);
+		SL_FOR_EACH_LANE(i, hit & ghit)
+			if (((const struct trule *)ghits[i])->r.priority !=
+			    ((const struct trule *)hits[i])->r.priority)
+				CHECK(false, "%s: lane %u generic winner differs", c->name, i);
+	}
 	SL_FOR_EACH_LANE(i, lanes) {
 		uint32_t ref_prio;
 		void *want = sl_ref_lookup(ref, keys[i], &ref_prio);
@@ -236,7 +252,7 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 	struct sl_table_params p = {.kind = SL_TABLE_TERNARY, .key_size = (uint16_t)c->key_size,
 				    .max_entries = c->max_entries, .name = c->name};
 	struct sl_ternary_info info;
-	struct sl_table *t;
+	struct sl_table *t, *tg;
 	struct sl_ref_table *ref;
 	unsigned n_slots = 0, n_live = 0, max_dead = 0, max_delta = 0, lookups_done = 0;
 	uint64_t start_lookups = n_lookups;
@@ -252,6 +268,16 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 	if (rc != 0)
 		return;
 	ref = sl_ref_create(&p);
+	/* The twin runs the generic TSS pass; the snapshot is the main table's business. */
+	CHECK(sl_table_create(&p, &tg) == 0, "%s: create twin", c->name);
+	{
+		struct sl_ternary_tuning tu;
+
+		sl_ternary_tuning_get(tg->impl, &tu);
+		tu.generic_lookup = true;
+		tu.snap_enable = false;
+		CHECK(sl_ternary_tuning_set(tg->impl, &tu) == 0, "tuning twin");
+	}
 	if (c->tune_hybrid || c->snap_disable) {
 		struct sl_ternary_tuning tu;
 		sl_ternary_tuning_get(t->impl, &tu);
@@ -284,6 +310,8 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 			tr->r.data = tr;
 			r1 = sl_table_add(t, &tr->r);
 			r2 = sl_ref_add(ref, &tr->r);
+			if (r1 == 0)
+				CHECK(sl_table_add(tg, &tr->r) == 0, "%s: twin add", c->name);
 			CHECK(r1 == r2 || (r1 == -ENOSPC && c->max_entries), "%s: add %d vs ref %d",
 			      c->name, r1, r2);
 			if (r1 == -ENOSPC && r2 == 0) {
@@ -299,6 +327,9 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 			struct trule *tr = &rules[rnd_below(n_slots)];
 			void *data = NULL;
 			int r1 = sl_table_del(t, &tr->r, &data), r2 = sl_ref_del(ref, &tr->r);
+
+			if (r1 == 0)
+				CHECK(sl_table_del(tg, &tr->r, NULL) == 0, "%s: twin del", c->name);
 
 			CHECK(r1 == r2, "%s: del %d vs ref %d", c->name, r1, r2);
 			if (r1 == 0) {
@@ -322,7 +353,7 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 		/* Lookups spread over the run. */
 		while (lookups_done * (uint64_t)c->n_ops < (uint64_t)c->n_lookups * (op + 1)) {
 			uint64_t before = n_lookups;
-			check_burst(c, t, ref, n_slots);
+			check_burst(c, t, tg, ref, n_slots);
 			lookups_done += (unsigned)(n_lookups - before) + 1;
 		}
 		sl_ternary_info_get(t->impl, &info);
@@ -372,11 +403,13 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 		if (!rules[i].live)
 			continue;
 		CHECK(sl_table_del(t, &rules[i].r, NULL) == 0, "%s: final del", c->name);
+		CHECK(sl_table_del(tg, &rules[i].r, NULL) == 0, "%s: twin final del", c->name);
 		sl_ref_del(ref, &rules[i].r);
 		rules[i].live = false;
 	}
-	check_burst(c, t, ref, 0);
+	check_burst(c, t, tg, ref, 0);
 	sl_table_destroy(t);
+	sl_table_destroy(tg);
 	sl_ref_destroy(ref);
 	memset(rules, 0, sizeof(rules));
 }

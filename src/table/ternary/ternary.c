@@ -14,7 +14,9 @@
  *    tracks it), and a lane stops probing as soon as its best match so far
  *    has a priority >= the next subtable's maximum (the OVS classifier's
  *    early exit).  Each subtable pass is staged over the burst: hash all
- *    lanes and prefetch their buckets, then compare.  Add and delete are
+ *    lanes and prefetch their buckets, then compare; a pass specialised for
+ *    the mask's word count (1-4) is chosen per subtable, and a subtable
+ *    holding one value skips hashing (see "Fast path").  Add and delete are
  *    O(1) amortised (a subtable's bucket array doubles when 75 % full).
  *
  * 2. Snapshot + delta, the accelerator.  When there are many masks the TSS
@@ -40,15 +42,18 @@
  * exit rarely helps; ns per key, noisy shared machine, +-30 %):
  *
  *   masks (1000 rules)     1    2    4    8   16   32   64   1000  (10K: 6127)
- *   TSS only              17   29   51  103  184  362  694   8700   67000
+ *   TSS only               8   13   25   49   82  155  306   8700   67000
  *   snapshot (rte_acl)    55   48   48   47   48   48   48     52      66
  *
- *   - A subtable probe costs ~10 ns per key and rte_acl ~50 ns (~200 ns at
+ *   (TSS row after the specialised passes; before them 14 27 50 98 184 362
+ *   718.  The 1000- and 6127-mask columns are the old, unspecialised runs.)
+ *
+ *   - A subtable probe costs ~5-6 ns per key and rte_acl ~50 ns (~200 ns at
  *     100K rules), so the TSS alone serves tables of up to
  *     SNAP_MIN_SUBS_DEFAULT (8) masks; from there on, and only when EAL was
  *     initialised before create (rte_acl allocates with rte_malloc), the
  *     snapshot is built and used.  It is dropped again below 4 masks.
- *   - Each delta mask adds a subtable probe (~10 ns), and a build costs
+ *   - Each delta mask adds a subtable probe (~5 ns), and a build costs
  *     ~40-65 us per rule (10K rules: 0.41 s, 100K: 6.6 s).  Rebuilds are
  *     synchronous in add/del (TODO(#3): background thread + RCU;
  *     snap_build() is already a step of its own).  Hard trigger: the delta
@@ -71,6 +76,9 @@
 #include <string.h>
 #include <time.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #if defined(__SSE4_2__)
 #include <nmmintrin.h>
 #endif
@@ -267,6 +275,15 @@ bucket_sig_match(const struct tern_bucket *b, uint32_t sig)
 	__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)b->sig);
 	__m256i eq = _mm256_cmpeq_epi32(v, _mm256_set1_epi32((int)sig));
 	return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(eq)) & 0x7f;
+#elif defined(__SSE2__)
+	/* Two 16-byte compares (the build's -march may stop short of AVX2). */
+	__m128i s = _mm_set1_epi32((int)sig);
+	__m128i lo = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(const void *)b->sig), s);
+	__m128i hi = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(const void *)&b->sig[4]), s);
+	unsigned m = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(lo)) |
+		     (unsigned)_mm_movemask_ps(_mm_castsi128_ps(hi)) << 4;
+
+	return m & 0x7f;
 #else
 	unsigned m = 0;
 	for (unsigned k = 0; k < BUCKET_SLOTS; k++)
@@ -375,6 +392,87 @@ match_nw(const uint8_t *key, const unsigned *off, const uint64_t *mask, unsigned
 }
 
 /*
+ * A key whose home bucket overflowed: the generic probe.  Out of line and
+ * cold, so the passes' lane loops keep their registers (5.7 -> 5.6 ns/key on
+ * bench_ternary (f) before the one-value pass; with the probe written as one
+ * loop instead of this early-return helper, gcc spilled so much that the
+ * 1-word pass took 14.8).
+ */
+static __attribute__((noinline, cold)) const struct tern_rule *
+probe_overflow(const struct tern_table *t, const struct tern_sub *sub, const uint8_t *key,
+	       uint32_t h)
+{
+	uint32_t b, idx;
+	unsigned k;
+
+	idx = sub_probe(t, sub, key, h, &b, &k);
+	return idx == NIL ? NULL : rule_at(t, idx);
+}
+
+/* The rule matching @key in @sub, or NULL: home bucket inline, beyond it the generic way. */
+static SL_ALWAYS_INLINE const struct tern_rule *
+probe_nw(const struct tern_table *t, const struct tern_sub *sub, const struct tern_bucket *buckets,
+	 uint32_t bucket_mask, const uint8_t *key, uint32_t h, const unsigned *off,
+	 const uint64_t *mask, unsigned nw)
+{
+	const struct tern_bucket *bk = &buckets[h & bucket_mask];
+	unsigned m = bucket_sig_match(bk, h | SIG_BIT);
+
+	while (m != 0) {
+		const struct tern_rule *c = rule_at(t, bk->idx[__builtin_ctz(m)]);
+
+		if (match_nw(key, off, mask, nw, c))
+			return c;
+		m &= m - 1;
+	}
+	if (bk->ovf == 0)
+		return NULL;
+	return probe_overflow(t, sub, key, h);
+}
+
+/*
+ * A subtable with one distinct value (one rule, e.g. a table matching only
+ * in_port, or rules differing only in priority): no hashing, each lane
+ * compares its masked key with that value.  1 rule on in_port, 8-byte key:
+ * 5.6 -> 1.9 ns/key (bench_ternary (f)).  Comparing against up to 8 values
+ * the same way did not beat hashing (8 rules on dl_dst/40 + dl_type: 5.9
+ * either way), so it is not done.
+ */
+static SL_ALWAYS_INLINE void
+sub_pass_single(const struct tern_table *t, const struct tern_sub *sub,
+		const uint8_t *const keys[], uint64_t lanes, uint32_t best_prio[],
+		void *best_data[], uint64_t *hitp, const unsigned *off, const uint64_t *mask,
+		unsigned nw, bool first)
+{
+	const struct tern_rule *r = NULL;
+	uint64_t val[SPEC_WORDS_MAX];
+	uint64_t hit = *hitp;
+	unsigned i;
+
+	for (uint32_t b = 0; b <= sub->bucket_mask && r == NULL; b++)
+		for (unsigned k = 0; k < BUCKET_SLOTS && r == NULL; k++)
+			if (sub->buckets[b].sig[k] != 0)
+				r = rule_at(t, sub->buckets[b].idx[k]);
+	for (unsigned j = 0; j < nw; j++)
+		val[j] = load64((const uint8_t *)r->value + off[j]);
+	SL_FOR_EACH_LANE(i, lanes) {
+		uint64_t bit = UINT64_C(1) << i;
+		uint64_t diff = 0;
+
+		for (unsigned j = 0; j < nw; j++)
+			diff |= (load64(keys[i] + off[j]) & mask[j]) ^ val[j];
+		if (diff != 0)
+			continue;
+		if (first || !(hit & bit) || r->priority > best_prio[i]) {
+			best_prio[i] = r->priority;
+			best_data[i] = r->data;
+			hit |= bit;
+		}
+	}
+	*hitp = hit;
+}
+
+/*
  * SL_ALWAYS_INLINE: @nw and @first must fold away.  @first: no lane of
  * @lanes has hit yet (the first subtable of a full-TSS lookup), so a match
  * is the lane's best without comparing priorities.
@@ -396,6 +494,11 @@ sub_pass_nw(const struct tern_table *t, const struct tern_sub *sub, const uint8_
 		off[j] = 8u * sub->words[j];
 		mask[j] = sub->mask[sub->words[j]];
 	}
+	if (sub->n_heads == 1) {
+		sub_pass_single(t, sub, keys, lanes, best_prio, best_data, hitp, off, mask, nw,
+				first);
+		return;
+	}
 
 	/* Stage 1: hash every lane, prefetch its home bucket. */
 	SL_FOR_EACH_LANE(i, lanes) {
@@ -405,34 +508,14 @@ sub_pass_nw(const struct tern_table *t, const struct tern_sub *sub, const uint8_
 		sl_prefetch0(&buckets[h & bucket_mask]);
 	}
 
-	/* Stage 2: home bucket inline; a full home bucket goes the generic way. */
+	/* Stage 2: compare signatures, then the masked key. */
 	SL_FOR_EACH_LANE(i, lanes) {
-		uint32_t h = hashes[i];
-		const struct tern_bucket *bk = &buckets[h & bucket_mask];
-		unsigned m = bucket_sig_match(bk, h | SIG_BIT);
-		const struct tern_rule *r = NULL;
+		const struct tern_rule *r = probe_nw(t, sub, buckets, bucket_mask, keys[i], hashes[i],
+						     off, mask, nw);
 		uint64_t bit = UINT64_C(1) << i;
 
-		while (m != 0) {
-			const struct tern_rule *c = rule_at(t, bk->idx[__builtin_ctz(m)]);
-
-			if (match_nw(keys[i], off, mask, nw, c)) {
-				r = c;
-				break;
-			}
-			m &= m - 1;
-		}
-		if (r == NULL) {
-			uint32_t b, idx;
-			unsigned k;
-
-			if (bk->ovf == 0)
-				continue;
-			idx = sub_probe(t, sub, keys[i], h, &b, &k);
-			if (idx == NIL)
-				continue;
-			r = rule_at(t, idx);
-		}
+		if (r == NULL)
+			continue;
 		if (first || !(hit & bit) || r->priority > best_prio[i]) {
 			best_prio[i] = r->priority;
 			best_data[i] = r->data;
