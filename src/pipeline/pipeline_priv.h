@@ -20,6 +20,7 @@ struct pl_table {
 	uint8_t n_guards;
 	struct sl_match_field guards[2];
 	uint32_t version;            /* bumped by every change; invalidates decision-cache entries */
+	bool use_dcache;             /* lookups go through the decision cache (see table_changed) */
 	unsigned n_flows;            /* flows, miss entry included */
 	unsigned cap;
 	struct sl_flow **flows;      /* every flow, for iteration and deletion */
@@ -57,8 +58,9 @@ struct pkt_state {
  * entries carry the table's version, and every change bumps it.  Used in
  * front of mask tables, whose lookups cost one probe per mask.
  */
-#define DC_ENTRIES 16384
+#define DC_ENTRIES 65536
 #define DC_KEY_MAX 48
+#define DC_MIN_MASKS 4 /* tables with fewer masks are looked up directly */
 struct dc_entry {
 	uint32_t version; /* table version when filled; 0 = empty (tables start at 1) */
 	uint8_t table_id;

@@ -561,8 +561,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				ctx->keyp[i] = ctx->keys[i];
 			}
 			/* Stage 2: one burst lookup for every lane waiting here. */
-			if (pl->dcache && pt->spec.kind == SL_TABLE_TERNARY &&
-			    pt->layout.key_size <= DC_KEY_MAX)
+			if (pt->use_dcache)
 				hit = cached_lookup(pt, ctx, look, (uint8_t)t);
 			else
 				hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
