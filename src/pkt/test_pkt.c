@@ -1,23 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests: lazy parsing, field reads on good and malformed frames, set-field checksums. */
 #include "pkt.h"
+#include "../core/sl_test.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static unsigned n_pass, n_fail;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			n_pass++;                                                                  \
-		} else {                                                                           \
-			n_fail++;                                                                  \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-		}                                                                                  \
-	} while (0)
 
 static uint16_t
 csum(const uint8_t *d, unsigned n, uint32_t sum)
@@ -237,6 +225,5 @@ main(void)
 	test_malformed();
 	test_ipv6();
 	test_layout();
-	printf("%u passed, %u failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return sl_test_summary();
 }

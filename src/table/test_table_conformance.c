@@ -6,6 +6,7 @@
  * (lpm and mask also have deeper tests of their own: test_lpm, test_ternary.)
  */
 #include "table.h"
+#include "../core/sl_test.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,19 +23,6 @@ rnd(void)
 	return rng;
 }
 
-static unsigned n_pass, n_fail;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			n_pass++;                                                                  \
-		} else {                                                                           \
-			n_fail++;                                                                  \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-		}                                                                                  \
-	} while (0)
 
 #define N_RULES 400
 
@@ -227,6 +215,5 @@ main(void)
 	CHECK(sl_table_add(t, &r) == -EINVAL, "direct accepted an index out of range");
 	sl_table_destroy(t);
 	sl_table_destroy(NULL);
-	printf("%u passed, %u failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return sl_test_summary();
 }

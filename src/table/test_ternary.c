@@ -13,6 +13,7 @@
  * the specialised passes on every burst.  Exit status 0 on success.
  */
 #include "table.h"
+#include "../core/sl_test.h"
 #include "ternary/ternary_priv.h"
 
 #include <errno.h>
@@ -23,23 +24,8 @@
 
 #include <rte_eal.h>
 
-static unsigned n_pass, n_fail;
 static uint64_t n_lookups;
 static uint64_t rng_state;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			n_pass++;                                                                  \
-		} else {                                                                           \
-			n_fail++;                                                                  \
-			if (n_fail < 20) {                                                         \
-				printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);             \
-				printf(__VA_ARGS__);                                               \
-				printf("\n");                                                      \
-			}                                                                          \
-		}                                                                                  \
-	} while (0)
 
 static uint64_t
 rnd(void)

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sl_test: the check macro C unit tests share.  Include it from test_*.c
+ * only (it defines the pass/fail counters of its translation unit).
+ * A test's main() ends with `return sl_test_summary();`, which prints the
+ * "N passed, M failed" line test runners read.
+ */
+#ifndef SL_TEST_H
+#define SL_TEST_H
+
+#include <stdio.h>
+
+static unsigned n_pass, n_fail;
+
+/** Count a check; the first 20 failures print location, condition and a printf-style message. */
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			n_pass++;                                                                  \
+		} else if (++n_fail <= 20) {                                                       \
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+		}                                                                                  \
+	} while (0)
+
+/** Print the summary line; returns the process exit code (0 when nothing failed). */
+static inline int
+sl_test_summary(void)
+{
+	printf("%u passed, %u failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
+
+#endif /* SL_TEST_H */
