@@ -128,21 +128,20 @@ class RunResult:
         assert self.json is not None, self.output
         return {k: v for k, v in self.json["drops"].items() if v}
 
+    def _entry(self, section: str, key: str, n: int) -> dict[str, Any]:
+        assert self.json is not None, self.output
+        for e in self.json[section]:
+            if e[key] == n:
+                return e
+        raise KeyError(n)
+
     def port(self, n: int) -> dict[str, Any]:
         """JSON counters of OpenFlow port @n."""
-        assert self.json is not None, self.output
-        for p in self.json["ports"]:
-            if p["port"] == n:
-                return p
-        raise KeyError(n)
+        return self._entry("ports", "port", n)
 
     def table(self, n: int) -> dict[str, Any]:
         """JSON counters of table @n."""
-        assert self.json is not None, self.output
-        for t in self.json["tables"]:
-            if t["table"] == n:
-                return t
-        raise KeyError(n)
+        return self._entry("tables", "table", n)
 
 
 def run_sluice_raw(

@@ -353,11 +353,11 @@ aset_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct p
 static int
 exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_flow *f,
 	  struct sl_pkt *p, struct pkt_state *st, const struct sl_pipeline_hooks *hooks,
-	  uint64_t now, uint8_t *reason)
+	  uint8_t *reason)
 {
 	uint8_t flags = f->insn_flags;
 
-	(void)now; /* counters are credited per run of lanes by the caller */
+	/* Flow counters are credited per run of lanes by the caller (credit()). */
 	if (flags & SL_INSN_APPLY)
 		for (unsigned k = 0; k < f->n_apply; k++)
 			if (!exec_action(pl, ctx, st, p, &f->actions[k], hooks, reason))
@@ -593,7 +593,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			}
 			run_pkts++;
 			run_bytes += pkts[i].len; /* length as the packet enters this table */
-			int next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, now, &reason);
+			int next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, &reason);
 
 			if (next >= 0) {
 				lanes_push(ctx, (unsigned)next, i);
