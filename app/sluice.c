@@ -314,7 +314,7 @@ print_flow(const struct sl_flow *f, void *arg)
 	(void)arg;
 	sl_flow_to_spec(f, &fs);
 	sl_flow_format(&fs, buf, sizeof(buf));
-	printf("  n_packets=%" PRIu64 ", n_bytes=%" PRIu64 ", %s\n", f->n_packets, f->n_bytes, buf);
+	printf("  n_packets=%" PRIu64 ", n_bytes=%" PRIu64 ", %s\n", sl_flow_packets(f), sl_flow_bytes(f), buf);
 	return 0;
 }
 

@@ -23,10 +23,15 @@
  * Types here are host order and DPDK-free: the flow-file parser (flowfile)
  * and the OpenFlow codec fill them, the pipeline compiles them.
  *
- * Concurrency: one control thread changes the pipeline; workers call
- * sl_pipeline_run_burst with their own struct sl_pipeline_ctx.
- * TODO(#3): changes under traffic go through RCU; until then changes are
- * made before the datapath starts.
+ * Concurrency: one control thread changes the pipeline while workers call
+ * sl_pipeline_run_burst with their own struct sl_pipeline_ctx.  Changes are
+ * staged on a standby copy of each table and become visible together at
+ * sl_pipeline_publish(), which swaps copies with one pointer store per table,
+ * waits for a grace period (the sync hook: every worker has left the burst
+ * it was in) and replays the batch onto the other copy.  Workers never lock
+ * or wait.  A packet sees each table either wholly before or wholly after a
+ * batch.  Flows leave memory (and are reported through the removed hook,
+ * with their final counters) only after the grace period.
  */
 #ifndef SL_PIPELINE_H
 #define SL_PIPELINE_H
@@ -97,6 +102,7 @@ struct sl_action {
 		uint32_t group_id;  /* group */
 		uint32_t queue_id;  /* set_queue (accepted, no effect) */
 	};
+	void *ref; /* group actions inside the pipeline: the resolved group; NULL elsewhere */
 };
 
 /** Instructions of a flow entry, as decoded (host order). */
@@ -112,6 +118,37 @@ struct sl_instructions {
 	uint64_t metadata_mask;
 	struct sl_action apply[SL_ACTIONS_MAX];
 	struct sl_action write[SL_ACTIONS_MAX];
+};
+
+/** Group types (OFPGT_*). */
+enum sl_group_type {
+	SL_GROUP_ALL = 0,      /* every bucket gets a copy */
+	SL_GROUP_SELECT = 1,   /* one bucket, by a hash of the packet's flow fields, weighted */
+	SL_GROUP_INDIRECT = 2, /* the one bucket */
+	SL_GROUP_FF = 3,       /* fast failover: the first bucket whose watch port is live */
+};
+/** Highest group id (OFPG_MAX); OFPG_ALL 0xfffffffc, OFPG_ANY 0xffffffff. */
+#define SL_GROUP_ID_MAX 0xffffff00u
+#define SL_GROUP_ID_ALL 0xfffffffcu
+#define SL_GROUP_ID_ANY 0xffffffffu
+/** Buckets in one group. */
+#define SL_GROUP_BUCKETS_MAX 32
+
+/** One bucket of a group, as decoded (host order). */
+struct sl_bucket_spec {
+	uint16_t weight;       /* select groups; 0 means never chosen */
+	uint32_t watch_port;   /* fast failover; SL_PORT_ANY = none */
+	uint32_t watch_group;  /* fast failover; SL_GROUP_ID_ANY = none */
+	uint8_t n_actions;
+	struct sl_action actions[SL_ACTIONS_MAX];
+};
+
+/** A group as decoded from a group_mod (host order). */
+struct sl_group_spec {
+	uint32_t group_id;
+	uint8_t type; /* enum sl_group_type */
+	uint16_t n_buckets;
+	struct sl_bucket_spec buckets[SL_GROUP_BUCKETS_MAX];
 };
 
 /** Flow-mod flags (OFPFF_*). */
@@ -159,9 +196,12 @@ struct sl_flow {
 	uint64_t cookie;
 	uint64_t metadata;    /* write_metadata value */
 	uint64_t metadata_mask;
-	uint64_t n_packets;   /* TODO(#7): per-lcore counters once several workers share flows */
-	uint64_t n_bytes;
-	uint64_t last_hit_tsc; /* TSC of the last hit, 0 = never */
+	uint64_t n_packets;   /* written by the worker; read with sl_flow_packets() */
+	uint64_t n_bytes;     /* TODO(#7): per-lcore counters once several workers share flows */
+	uint64_t last_hit_tsc; /* TSC of the last hit, 0 = never (worker) */
+	uint64_t carried_packets; /* from the flows this one replaced (control thread) */
+	uint64_t carried_bytes;
+	uint64_t carried_hit_tsc;
 	uint64_t created_tsc;
 	struct sl_action *actions; /* n_apply + n_write actions */
 	uint8_t n_match;
@@ -172,6 +212,27 @@ struct sl_flow {
 #define SL_INSN_WRITE 0x2    /* write_actions present */
 #define SL_INSN_CLEAR 0x4    /* clear_actions */
 #define SL_INSN_METADATA 0x8 /* write_metadata */
+#define SL_INSN_TABLE_MISS 0x10 /* the table-miss entry (priority 0, empty match) */
+
+/** A flow's packet count, counts of the entries it replaced included. */
+static inline uint64_t
+sl_flow_packets(const struct sl_flow *f)
+{
+	return f->n_packets + f->carried_packets;
+}
+/** A flow's byte count, counts of the entries it replaced included. */
+static inline uint64_t
+sl_flow_bytes(const struct sl_flow *f)
+{
+	return f->n_bytes + f->carried_bytes;
+}
+/** TSC of the flow's last hit (entries it replaced included), 0 = never. */
+static inline uint64_t
+sl_flow_last_hit(const struct sl_flow *f)
+{
+	uint64_t t = f->last_hit_tsc;
+	return t > f->carried_hit_tsc ? t : f->carried_hit_tsc;
+}
 
 /** Rebuild the spec a flow was added with (for dumps).  Control thread. */
 void sl_flow_to_spec(const struct sl_flow *f, struct sl_flow_spec *fs);
@@ -183,6 +244,67 @@ uint64_t sl_pipeline_tsc_hz(void);
 
 struct sl_pipeline;
 
+/** Why the last failing control call failed; the OpenFlow agent maps it onto error codes. */
+enum sl_pipeline_fail {
+	SL_FAIL_NONE,
+	SL_FAIL_BAD_TABLE_ID,     /* table id out of range, goto not forward */
+	SL_FAIL_BAD_OUT_PORT,     /* output to a port that cannot be used */
+	SL_FAIL_BAD_OUT_GROUP,    /* group action to a group that does not exist */
+	SL_FAIL_BAD_ACTION,       /* malformed action (bad push_vlan ethertype, ...) */
+	SL_FAIL_UNSUPPORTED,      /* valid OpenFlow that Sluice does not implement */
+	SL_FAIL_BAD_SET_FIELD,    /* set_field on a read-only field */
+	SL_FAIL_BAD_MATCH,        /* the table's kind or fields cannot hold this match */
+	SL_FAIL_BAD_PREREQ,       /* match prerequisites missing */
+	SL_FAIL_TABLE_FULL,
+	SL_FAIL_OVERLAP,          /* CHECK_OVERLAP found an overlapping entry */
+	SL_FAIL_NOMEM,
+	SL_FAIL_BAD_TABLE_CONFIG, /* table declaration: bad kind/field combination */
+	SL_FAIL_TABLE_BUSY,       /* table declaration: the table holds flows */
+	SL_FAIL_GROUP_EXISTS,
+	SL_FAIL_UNKNOWN_GROUP,
+	SL_FAIL_BAD_GROUP_ID,
+	SL_FAIL_BAD_GROUP_TYPE,
+	SL_FAIL_BAD_BUCKET,
+	SL_FAIL_BAD_WATCH,
+	SL_FAIL_GROUP_CHAINING,   /* a bucket's group action: chaining is not supported */
+	SL_FAIL_TOO_MANY_GROUPS,
+};
+
+/** Reasons a flow leaves the pipeline (OFPRR_* values). */
+#define SL_FLOW_REMOVED_IDLE 0
+#define SL_FLOW_REMOVED_HARD 1
+#define SL_FLOW_REMOVED_DELETE 2
+#define SL_FLOW_REMOVED_GROUP_DELETE 3
+#define SL_FLOW_REMOVED_REPLACED 0xff /* replaced by an add or modify: not reported */
+
+/**
+ * Wait until every worker has passed a quiescent state (finished the burst
+ * it was in when called).  Control thread; NULL when no worker runs.
+ */
+typedef void (*sl_pipeline_sync_fn)(void *arg);
+/** Called for each removed flow after the grace period, counters final.  Control thread. */
+typedef void (*sl_flow_removed_fn)(const struct sl_flow *f, uint8_t reason, void *arg);
+
+/**
+ * Which flows a modify, delete or statistics request selects (OpenFlow
+ * flow_mod / multipart filter semantics).
+ */
+struct sl_flow_filter {
+	uint8_t table_id;        /* 255: all tables */
+	bool strict;             /* same match and priority; else every flow at least as specific */
+	uint16_t priority;       /* strict only */
+	uint64_t cookie;
+	uint64_t cookie_mask;    /* 0: any cookie */
+	uint32_t out_port;       /* SL_PORT_ANY: any; else flows with an output to this port */
+	uint32_t out_group;      /* SL_GROUP_ID_ANY: any; else flows with this group action */
+	const struct sl_match *match; /* NULL: match everything */
+};
+
+/** Initialise a filter that selects every flow of every table. */
+void sl_flow_filter_init(struct sl_flow_filter *flt);
+/** True when @f is selected by @flt.  Control thread. */
+bool sl_flow_filter_match(const struct sl_flow *f, const struct sl_flow_filter *flt);
+
 /** Per-table traffic counters, summed over workers. */
 struct sl_pipeline_table_stats {
 	uint64_t lookups;
@@ -193,6 +315,20 @@ struct sl_pipeline_table_stats {
 /** Per-worker scratch and counters; cache-line aligned, private to one worker. */
 struct sl_pipeline_ctx;
 
+/** Packet-in reasons (OFPR_*). */
+#define SL_PIN_NO_MATCH 0
+#define SL_PIN_ACTION 1
+
+/** Why and how a packet goes to the controller (an output:CONTROLLER). */
+struct sl_pin {
+	uint8_t reason;   /* SL_PIN_*: NO_MATCH when the table-miss entry sent it */
+	uint8_t table_id; /* table of the flow that sent it; 0xff from a packet_out */
+	uint16_t max_len; /* bytes of the packet to send; 0xffff = all */
+	uint32_t in_port;
+	uint64_t cookie;  /* of the flow; all-ones from a packet_out */
+	uint64_t metadata;
+};
+
 /**
  * Hooks the datapath gives the pipeline for the packet-level work it owns.
  * All run on the worker.
@@ -200,10 +336,13 @@ struct sl_pipeline_ctx;
 struct sl_pipeline_hooks {
 	/*
 	 * Emit a copy of @p (as it is now) to @port, for packets with several
-	 * outputs.  Returns 0, or -ENOMEM when no copy could be made (the
-	 * pipeline counts SL_DROP_CLONE_FAILED).
+	 * outputs.  @port may be SL_PORT_CONTROLLER (then @pin says why) or,
+	 * for packet_out actions, SL_PORT_TABLE (run the copy through the
+	 * pipeline afterwards).  Returns 0, or -ENOMEM when no copy could be
+	 * made (the pipeline counts SL_DROP_CLONE_FAILED).
 	 */
-	int (*emit_copy)(void *arg, const struct sl_pkt *p, uint32_t port);
+	int (*emit_copy)(void *arg, const struct sl_pkt *p, uint32_t port,
+			 const struct sl_pin *pin);
 	void *arg;
 };
 
@@ -236,6 +375,12 @@ int sl_pipeline_table_declare(struct sl_pipeline *pl, const struct sl_table_spec
  * @param up       up[i] for port i + 1: false means down (no output, counted).
  */
 void sl_pipeline_ports_set(struct sl_pipeline *pl, unsigned n_ports, const bool *up);
+/** Mark one port live or not (link down, port_mod down).  Control thread, any time. */
+void sl_pipeline_port_set_live(struct sl_pipeline *pl, uint32_t port, bool live);
+/** True when @port is a port of the pipeline and live. */
+bool sl_pipeline_port_live(const struct sl_pipeline *pl, uint32_t port);
+/** Ports are 1..this; at most 1024. */
+unsigned sl_pipeline_n_ports(const struct sl_pipeline *pl);
 
 /**
  * Add a flow (OpenFlow add: an existing entry with the same match and
@@ -250,13 +395,37 @@ int sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, 
 			 size_t err_size);
 
 /**
- * Delete flows.  @strict: exact match and priority; else every flow whose
- * match is at least as specific as @fs->match (OpenFlow non-strict delete).
- * fs->cookie/cookie_mask filter; table_id 255 means all tables.
+ * Delete the flows @flt selects.  They stop matching at the next publish
+ * and are reported through the removed hook with @reason (flows without
+ * SL_FF_SEND_FLOW_REM too: the hook decides).  Groups keep their reference
+ * counts.
  *
  * @return the number of flows deleted.  Control thread.
  */
-unsigned sl_pipeline_flow_del(struct sl_pipeline *pl, const struct sl_flow_spec *fs, bool strict);
+unsigned sl_pipeline_flow_del(struct sl_pipeline *pl, const struct sl_flow_filter *flt,
+			      uint8_t reason);
+
+/**
+ * OpenFlow modify: give every flow @flt selects the instructions of @fs
+ * (cookie, match, priority and timeouts stay; counters stay unless
+ * fs->flags has SL_FF_RESET_COUNTS).
+ *
+ * @param n_modified  Out: flows changed.
+ * @return 0, or -errno with @err and sl_pipeline_fail() set (nothing changed).
+ *         Control thread.
+ */
+int sl_pipeline_flow_modify(struct sl_pipeline *pl, const struct sl_flow_filter *flt,
+			    const struct sl_flow_spec *fs, unsigned *n_modified, char *err,
+			    size_t err_size);
+
+/**
+ * Remove flows whose idle or hard timeout has passed at @now (TSC), with
+ * reason SL_FLOW_REMOVED_IDLE / _HARD.  Idle time counts from the last
+ * burst that hit the flow.
+ *
+ * @return flows removed.  Control thread; call about once a second.
+ */
+unsigned sl_pipeline_flow_expire(struct sl_pipeline *pl, uint64_t now);
 
 /** Callback for sl_pipeline_flow_iterate; return non-zero to stop. */
 typedef int (*sl_flow_iter_fn)(const struct sl_flow *f, void *arg);
@@ -293,6 +462,29 @@ unsigned sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_
 			       struct sl_pkt *pkts, unsigned n, const struct sl_pipeline_hooks *hooks,
 			       uint32_t out_ports[], uint8_t drops[]);
 
+/**
+ * The packet-in details of lane @lane of the last burst, whose out port is
+ * SL_PORT_CONTROLLER.  Same worker, before its next burst.
+ */
+const struct sl_pin *sl_pipeline_pin(const struct sl_pipeline_ctx *ctx, unsigned lane);
+
+/**
+ * Execute an action list on one packet (an OpenFlow packet_out).  Outputs
+ * behave as in flows; output:TABLE is allowed here: the packet (or, if more
+ * outputs follow, a copy through emit_copy) is to be run through the
+ * pipeline by the caller, with *out_port = SL_PORT_TABLE.
+ *
+ * @param p         The packet; p->in_port is the packet_out's in_port.
+ * @param out_port  Out: final output port, SL_PORT_CONTROLLER (details via
+ *                  sl_pipeline_pin(ctx, 0)), SL_PORT_TABLE, or SL_PORT_DROP.
+ * @param drop      Out: the drop reason when *out_port is SL_PORT_DROP.
+ * @return true when the packet has an output.  Any worker.
+ */
+bool sl_pipeline_exec_actions(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+			      struct sl_pkt *p, const struct sl_action *actions, unsigned n,
+			      const struct sl_pipeline_hooks *hooks, uint32_t *out_port,
+			      uint8_t *drop);
+
 /** Sum of one table's counters over the given worker contexts. */
 void sl_pipeline_table_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
 			     unsigned table_id, struct sl_pipeline_table_stats *st);
@@ -307,11 +499,29 @@ const struct sl_table_spec *sl_pipeline_table_spec(const struct sl_pipeline *pl,
 
 /**
  * Finish a batch of flow changes (e.g. a startup file): every table folds
- * its pending changes into its fast structures (table.h sl_table_commit).
+ * its pending changes into its fast structures (table.h sl_table_commit),
+ * then the batch is published.
  *
  * @return 0, or the first table's -errno (tables stay correct).  Control thread.
  */
 int sl_pipeline_commit(struct sl_pipeline *pl);
+
+/**
+ * Make every change since the last publish visible to the workers, wait
+ * for them to leave the old copies (sync hook), bring the old copies up to
+ * date, and free (reporting through the removed hook) the flows the batch
+ * removed.  Cheap when nothing changed.  Control thread.
+ */
+void sl_pipeline_publish(struct sl_pipeline *pl);
+/** True when changes wait for sl_pipeline_publish(). */
+bool sl_pipeline_dirty(const struct sl_pipeline *pl);
+
+/** Set the grace-period hook (see sl_pipeline_sync_fn).  Init only. */
+void sl_pipeline_set_sync(struct sl_pipeline *pl, sl_pipeline_sync_fn fn, void *arg);
+/** Set the hook told of every removed flow.  Init only. */
+void sl_pipeline_set_removed(struct sl_pipeline *pl, sl_flow_removed_fn fn, void *arg);
+/** Why the last failing control call failed. */
+enum sl_pipeline_fail sl_pipeline_fail(const struct sl_pipeline *pl);
 
 /**
  * Turn the per-worker decision cache in front of mask tables on or off
@@ -324,6 +534,64 @@ void sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on);
 /** Decision-cache hits and misses summed over worker contexts. */
 void sl_pipeline_cache_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
 			     uint64_t *hits, uint64_t *misses);
+
+/*
+ * Groups (OpenFlow 1.3 section 5.6): all, select, indirect, fast failover.
+ * Chaining (a group action inside a bucket) is not supported.
+ */
+
+/** A group's counters. */
+struct sl_group_stats {
+	uint32_t ref_count; /* flows whose actions name the group */
+	uint64_t n_packets, n_bytes;
+	uint64_t created_tsc;
+	uint16_t n_buckets;
+	uint64_t bucket_packets[SL_GROUP_BUCKETS_MAX];
+	uint64_t bucket_bytes[SL_GROUP_BUCKETS_MAX];
+};
+
+/**
+ * Add a group.
+ *
+ * @return 0; -EEXIST (SL_FAIL_GROUP_EXISTS); -EINVAL with sl_pipeline_fail()
+ *         BAD_GROUP_ID, BAD_GROUP_TYPE, BAD_BUCKET, BAD_WATCH or an action
+ *         failure; -EOPNOTSUPP (GROUP_CHAINING); -ENOSPC (TOO_MANY_GROUPS).
+ *         Control thread; visible at the next publish.
+ */
+int sl_pipeline_group_add(struct sl_pipeline *pl, const struct sl_group_spec *gs, char *err,
+			  size_t err_size);
+/**
+ * Replace a group's type and buckets (flows keep pointing at it; bucket
+ * counters restart).
+ *
+ * @return as sl_pipeline_group_add; -ENOENT (UNKNOWN_GROUP).  Control thread.
+ */
+int sl_pipeline_group_modify(struct sl_pipeline *pl, const struct sl_group_spec *gs, char *err,
+			     size_t err_size);
+/**
+ * Delete group @group_id (SL_GROUP_ID_ALL: every group) and, as the
+ * specification says, every flow whose actions name it (removed with reason
+ * SL_FLOW_REMOVED_GROUP_DELETE).  A missing group is not an error.
+ *
+ * @return groups deleted.  Control thread.
+ */
+unsigned sl_pipeline_group_del(struct sl_pipeline *pl, uint32_t group_id);
+/**
+ * Read a group back: its spec (buckets and actions as added) and counters.
+ *
+ * @return 0 or -ENOENT.  Control thread.
+ */
+int sl_pipeline_group_get(const struct sl_pipeline *pl, uint32_t group_id,
+			  struct sl_group_spec *gs, struct sl_group_stats *st);
+/** Number of groups. */
+unsigned sl_pipeline_group_count(const struct sl_pipeline *pl);
+/**
+ * Group ids in increasing order: up to @max ids from position @start.
+ *
+ * @return ids written.  Control thread.
+ */
+unsigned sl_pipeline_group_ids(const struct sl_pipeline *pl, unsigned start, uint32_t *ids,
+			       unsigned max);
 
 /** Highest table id holding a table, or -1. */
 int sl_pipeline_last_table(const struct sl_pipeline *pl);

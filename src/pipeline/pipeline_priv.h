@@ -5,11 +5,21 @@
 
 #include "pipeline.h"
 
-/** One pipeline stage. */
-struct pl_table {
+/*
+ * Concurrency: left-right copies.  Each table keeps two copies of what the
+ * workers read (struct pl_dtable).  The control thread changes only the
+ * standby copy, logging each change; sl_pipeline_publish() makes the
+ * standby copy live with one pointer store, waits for a grace period (every
+ * worker has finished the burst it was in: the sync hook, rte_rcu_qsbr in
+ * the datapath), then replays the log onto the old copy, which becomes the
+ * standby.  Readers never lock, never retry and never see a table in flux;
+ * the table kinds stay single-threaded structures.  Flows removed by a batch
+ * are freed (and reported) only after that grace period.
+ */
+
+/** What workers read of one table; one of two copies. */
+struct pl_dtable {
 	struct sl_table *tbl;        /* NULL until the first flow or a declaration with fields */
-	struct sl_table_spec spec;   /* declared, or the default (mask, fields from flows) */
-	bool declared;               /* spec came from sl_pipeline_table_declare */
 	struct sl_key_layout layout; /* fields the table matches */
 	struct sl_flow *miss;        /* table-miss entry of a kind that cannot hold it */
 	/*
@@ -19,20 +29,71 @@ struct pl_table {
 	 */
 	uint8_t n_guards;
 	struct sl_match_field guards[2];
-	uint32_t version;            /* bumped by every change; invalidates decision-cache entries */
+	uint32_t version;            /* changes with the contents; decision-cache entries carry it */
 	bool use_dcache;             /* lookups go through the decision cache (see table_changed) */
+};
+
+/** A change logged on the standby copy, replayed on the other after publishing. */
+struct pl_op {
+	struct sl_flow *flow;
+	bool add; /* else delete */
+};
+
+/** One pipeline stage. */
+struct pl_table {
+	struct pl_dtable *live;      /* the copy workers read (atomic pointer store/load) */
+	struct pl_dtable copy[2];
+	struct sl_table_spec spec;   /* declared, or the default (mask, fields from flows) */
+	bool declared;               /* spec came from sl_pipeline_table_declare */
+	bool dirty;                  /* the standby copy differs from the live one */
+	bool rebuild;                /* standby's table object was replaced: rebuild, do not replay */
+	bool commit;                 /* fold pending changes (sl_table_commit) when publishing */
+	uint32_t version_seq;
+	unsigned n_ops, ops_cap;
+	struct pl_op *ops;           /* changes since the last publish */
 	unsigned n_flows;            /* flows, miss entry included */
 	unsigned cap;
 	struct sl_flow **flows;      /* every flow, for iteration and deletion */
 };
+
+/* A flow leaving the pipeline, freed after the next grace period. */
+struct pl_dead {
+	struct sl_flow *flow;
+	struct sl_flow *successor; /* replaced by: gets the counters; NULL when removed */
+	uint8_t reason;            /* SL_FLOW_REMOVED_* */
+};
+
+#define PL_PORTS_MAX 1024
 
 struct sl_pipeline {
 	struct pl_table tables[SL_TABLES_MAX];
 	bool dcache;     /* decision cache in front of mask tables (default on) */
 	int last_table;  /* highest table in use, -1 if none */
 	unsigned n_ports;
-	bool *port_up;   /* [1..n_ports] */
+	bool port_up[PL_PORTS_MAX + 1]; /* [1..n_ports]; single-byte stores, read by workers */
+	enum sl_pipeline_fail fail;     /* why the last control call failed */
+	sl_pipeline_sync_fn sync;
+	void *sync_arg;
+	sl_flow_removed_fn removed;
+	void *removed_arg;
+	unsigned n_dead, dead_cap;
+	struct pl_dead *dead;
+	struct pl_groups *groups;
 };
+
+/* The copy the control thread changes (never read by workers between publishes). */
+static inline struct pl_dtable *
+pl_standby(struct pl_table *pt)
+{
+	return pt->live == &pt->copy[0] ? &pt->copy[1] : &pt->copy[0];
+}
+
+/* The live copy, as a worker sees it. */
+static inline const struct pl_dtable *
+pl_live(const struct pl_table *pt)
+{
+	return __atomic_load_n(&pt->live, __ATOMIC_ACQUIRE);
+}
 
 /* OpenFlow action set (spec 5.10): at most one action of each kind, set_field per field. */
 #define AS_SET_MAX 8
@@ -48,8 +109,14 @@ struct pkt_state {
 	uint32_t pending_out;  /* last output not yet emitted (0: none) */
 	uint8_t skip_reason;   /* why the last attempted output did not happen */
 	bool has_set;          /* action set non-empty */
+	const struct sl_flow *flow; /* flow whose instructions run (packet-in details) */
+	struct sl_pin pin;     /* details of a pending output to the controller */
 	struct action_set aset;
 };
+
+/* Private copy of a packet for an "all" group's bucket that modifies it. */
+#define PL_SCRATCH_HEADROOM 128
+#define PL_SCRATCH_SIZE (PL_SCRATCH_HEADROOM + 9216)
 
 /*
  * Decision cache: per worker, direct-mapped, one cache line an entry.  It
@@ -85,7 +152,59 @@ struct sl_pipeline_ctx {
 	uint64_t dc_hits;
 	uint64_t dc_misses;
 	struct dc_entry *dc_ents[SL_BURST_MAX];
+	uint8_t scratch[PL_SCRATCH_SIZE];
 	struct dc_entry dc[DC_ENTRIES];
 };
+
+/*
+ * Groups (group.c).  A group id maps to a slot that lives as long as the
+ * group; flows' group actions point at the slot (sl_action.ref).  The
+ * slot's body (type, buckets) is immutable: a modify publishes a new body
+ * with one pointer store and frees the old one after a grace period.
+ */
+#define PL_SELECT_SLOTS 256 /* select groups: hash -> bucket map, weighted */
+
+struct pl_bucket {
+	uint16_t weight;
+	uint32_t watch_port;
+	uint32_t watch_group;
+	uint8_t n_actions;
+	bool modifies;             /* has actions that change the packet (needs its own copy) */
+	struct sl_action *actions;
+	uint64_t n_packets, n_bytes; /* TODO(#7): per-lcore once several workers share groups */
+};
+
+struct pl_group {
+	uint8_t type;
+	uint16_t n_buckets;
+	bool has_select;           /* select_map holds a live choice */
+	uint8_t select_map[PL_SELECT_SLOTS];
+	struct pl_bucket buckets[];
+};
+
+struct pl_group_slot {
+	uint32_t id;
+	struct pl_group *body;     /* atomic pointer store/load */
+	unsigned ref_count;        /* flows with a group action to this group */
+	uint64_t n_packets, n_bytes;
+	uint64_t created_tsc;
+};
+
+int pl_groups_create(struct sl_pipeline *pl);
+void pl_groups_destroy(struct sl_pipeline *pl);
+/* The slot of group @id, or NULL.  Control thread. */
+struct pl_group_slot *pl_group_find(struct sl_pipeline *pl, uint32_t id);
+void pl_group_ref(void *slot, int delta);
+/* True when group memory waits for a grace period. */
+bool pl_groups_dirty(const struct sl_pipeline *pl);
+/* Free group memory retired before the grace period that just ended. */
+void pl_groups_reclaim(struct sl_pipeline *pl);
+
+/* Shared control-path helpers (pipeline.c). */
+int pl_err(struct sl_pipeline *pl, enum sl_pipeline_fail why, char *err, size_t size, int rc,
+	   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+int pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, bool in_group,
+		     char *err, size_t err_size);
+void flow_free(struct sl_flow *f);
 
 #endif /* SL_PIPELINE_PRIV_H */

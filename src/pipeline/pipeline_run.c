@@ -65,7 +65,8 @@ flush_pending(struct sl_pipeline_ctx *ctx, struct pkt_state *st, const struct sl
 	if (st->pending_out == 0)
 		return;
 	if (hooks != NULL && hooks->emit_copy != NULL &&
-	    hooks->emit_copy(hooks->arg, p, st->pending_out) == 0)
+	    hooks->emit_copy(hooks->arg, p, st->pending_out,
+			     st->pending_out == SL_PORT_CONTROLLER ? &st->pin : NULL) == 0)
 		ctx->copies++;
 	else {
 		ctx->copies++;
@@ -99,6 +100,22 @@ static void
 do_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
 	  const struct sl_pkt *p, uint32_t port, const struct sl_pipeline_hooks *hooks)
 {
+	if (port == SL_PORT_CONTROLLER) {
+		/* The details go with the output, before the packet changes again. */
+		const struct sl_flow *f = st->flow;
+		st->pin.in_port = p->in_port;
+		st->pin.metadata = p->metadata;
+		if (f != NULL) {
+			st->pin.reason = (f->insn_flags & SL_INSN_TABLE_MISS) ? SL_PIN_NO_MATCH
+									     : SL_PIN_ACTION;
+			st->pin.table_id = f->table_id;
+			st->pin.cookie = f->cookie;
+		} else {
+			st->pin.reason = SL_PIN_ACTION;
+			st->pin.table_id = 0xff;
+			st->pin.cookie = UINT64_MAX;
+		}
+	}
 	switch (port) {
 	case SL_PORT_IN_PORT:
 		output_one(pl, ctx, st, p, p->in_port, true, hooks);
@@ -110,8 +127,9 @@ do_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_
 				output_one(pl, ctx, st, p, i, false, hooks);
 		return;
 	case SL_PORT_CONTROLLER:
-		/* TODO(#3): packet_in. */
-		st->skip_reason = SL_DROP_NO_CONTROLLER;
+	case SL_PORT_TABLE: /* packet_out only (flows cannot hold it) */
+		flush_pending(ctx, st, p, hooks);
+		st->pending_out = port;
 		return;
 	default:
 		output_one(pl, ctx, st, p, port, false, hooks);
@@ -199,6 +217,10 @@ inner_ip_ttl_ofs(struct sl_pkt *p)
 	return -1;
 }
 
+static bool exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+		       struct pkt_state *st, struct sl_pkt *p, const struct sl_action *a,
+		       const struct sl_pipeline_hooks *hooks, uint8_t *reason);
+
 /*
  * Execute one action.  Returns false when the packet is dropped (the reason
  * is in *reason).
@@ -212,8 +234,14 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 
 	switch (a->type) {
 	case SL_ACT_OUTPUT:
+		if (a->output.port == SL_PORT_CONTROLLER) {
+			flush_pending(ctx, st, p, hooks); /* st->pin belongs to the pending output */
+			st->pin.max_len = a->output.max_len;
+		}
 		do_output(pl, ctx, st, p, a->output.port, hooks);
 		return true;
+	case SL_ACT_GROUP:
+		return exec_group(pl, ctx, st, p, a, hooks, reason);
 	case SL_ACT_SET_FIELD:
 		flush_pending(ctx, st, p, hooks);
 		sl_pkt_field_write(p, &a->set_field.f, a->set_field.value);
@@ -341,9 +369,134 @@ aset_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct p
 			return false;
 	for (unsigned i = 0; i < as->n_set; i++)
 		exec_action(pl, ctx, st, p, as->set[i], hooks, reason);
+	/* Spec 5.10: a group action in the set wins over an output action. */
+	if (as->group != NULL)
+		return exec_action(pl, ctx, st, p, as->group, hooks, reason);
 	if (as->output != NULL)
 		exec_action(pl, ctx, st, p, as->output, hooks, reason);
 	return true;
+}
+
+/* Hash of the packet's flow fields, for select groups (stable per flow). */
+static uint32_t
+flow_hash(struct sl_pkt *p)
+{
+	uint64_t h = 0x2545f4914f6cdd1dull;
+	uint64_t w;
+
+	sl_pkt_parse_l2(p);
+	if (p->len >= 14) {
+		memcpy(&w, p->data, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		w = 0;
+		memcpy(&w, p->data + 8, 6);
+		h = (h ^ w ^ p->eth_type) * 0x9e3779b97f4a7c15ull;
+	}
+	if (p->eth_type == 0x0800 && p->l3_ofs + 20 <= p->len) {
+		uint32_t a;
+		memcpy(&w, p->data + p->l3_ofs + 12, 8); /* source and destination address */
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		uint8_t proto = p->data[p->l3_ofs + 9];
+		unsigned l4 = p->l3_ofs + (p->data[p->l3_ofs] & 0xfu) * 4u;
+		if ((proto == 6 || proto == 17 || proto == 132) && l4 + 4 <= p->len) {
+			memcpy(&a, p->data + l4, 4);
+			h = (h ^ a ^ ((uint64_t)proto << 40)) * 0x9e3779b97f4a7c15ull;
+		}
+	} else if (p->eth_type == 0x86dd && p->l3_ofs + 40 <= p->len) {
+		for (unsigned o = 8; o < 40; o += 8) {
+			memcpy(&w, p->data + p->l3_ofs + o, 8);
+			h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		}
+	}
+	return (uint32_t)(h >> 32);
+}
+
+/* Run a bucket's actions on @p with its own output state. */
+static bool
+run_bucket(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	   struct sl_pkt *p, const struct pl_bucket *b, const struct sl_pipeline_hooks *hooks,
+	   uint8_t *reason)
+{
+	for (unsigned k = 0; k < b->n_actions; k++)
+		if (!exec_action(pl, ctx, st, p, &b->actions[k], hooks, reason))
+			return false;
+	return true;
+}
+
+/*
+ * A bucket of an "all" group that is not the last: it works on a copy of
+ * the packet as it entered the group.  Buckets that only output need no
+ * copy of their own (outputs copy when needed); others run on a scratch
+ * copy whose outputs are emitted as copies.
+ */
+static void
+run_bucket_copy(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+		struct sl_pkt *p, const struct pl_bucket *b, const struct sl_pipeline_hooks *hooks)
+{
+	uint8_t reason = SL_DROP_NO_OUTPUT;
+
+	if (!b->modifies) {
+		run_bucket(pl, ctx, st, p, b, hooks, &reason);
+		return;
+	}
+	if (p->len + PL_SCRATCH_HEADROOM > PL_SCRATCH_SIZE) {
+		ctx->drops[SL_DROP_CLONE_FAILED]++;
+		return;
+	}
+	struct sl_pkt q = *p;
+	struct pkt_state qs = {.flow = st->flow};
+	q.data = ctx->scratch + PL_SCRATCH_HEADROOM;
+	q.headroom = PL_SCRATCH_HEADROOM;
+	memcpy(q.data, p->data, p->len);
+	if (run_bucket(pl, ctx, &qs, &q, b, hooks, &reason))
+		flush_pending(ctx, &qs, &q, hooks);
+	else
+		ctx->drops[reason]++;
+}
+
+static bool
+exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	   struct sl_pkt *p, const struct sl_action *a, const struct sl_pipeline_hooks *hooks,
+	   uint8_t *reason)
+{
+	struct pl_group_slot *slot = a->ref;
+	struct pl_group *g = __atomic_load_n(&slot->body, __ATOMIC_ACQUIRE);
+	struct pl_bucket *b = NULL;
+
+	slot->n_packets++;
+	slot->n_bytes += p->len;
+	switch (g->type) {
+	case SL_GROUP_INDIRECT:
+		b = &g->buckets[0];
+		break;
+	case SL_GROUP_SELECT:
+		if (g->has_select)
+			b = &g->buckets[g->select_map[flow_hash(p) & (PL_SELECT_SLOTS - 1)]];
+		break;
+	case SL_GROUP_FF:
+		for (unsigned i = 0; i < g->n_buckets && b == NULL; i++)
+			if (pl->port_up[g->buckets[i].watch_port])
+				b = &g->buckets[i];
+		break;
+	case SL_GROUP_ALL:
+		for (unsigned i = 0; i + 1 < g->n_buckets; i++) {
+			g->buckets[i].n_packets++;
+			g->buckets[i].n_bytes += p->len;
+			run_bucket_copy(pl, ctx, st, p, &g->buckets[i], hooks);
+		}
+		if (g->n_buckets > 0)
+			b = &g->buckets[g->n_buckets - 1];
+		break;
+	default:
+		break;
+	}
+	if (b == NULL) {
+		st->skip_reason = SL_DROP_NO_OUTPUT; /* no live bucket */
+		return true;
+	}
+	b->n_packets++;
+	b->n_bytes += p->len;
+	return run_bucket(pl, ctx, st, p, b, hooks, reason);
 }
 
 /*
@@ -357,6 +510,7 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 {
 	uint8_t flags = f->insn_flags;
 
+	st->flow = f;
 	/* Flow counters are credited per run of lanes by the caller (credit()). */
 	if (flags & SL_INSN_APPLY)
 		for (unsigned k = 0; k < f->n_apply; k++)
@@ -424,7 +578,7 @@ dc_key_equal(const uint8_t *a, const uint8_t *b, unsigned size)
  * its table version is current.
  */
 static uint64_t
-cached_lookup(const struct pl_table *pt, struct sl_pipeline_ctx *ctx, uint64_t lanes,
+cached_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, uint64_t lanes,
 	      uint8_t table_id)
 {
 	unsigned size = pt->layout.key_size, i;
@@ -472,7 +626,7 @@ cached_lookup(const struct pl_table *pt, struct sl_pipeline_ctx *ctx, uint64_t l
 
 /* Lanes whose packets satisfy the table's guards (pipeline_priv.h). */
 static uint64_t
-guard_lanes(const struct pl_table *pt, struct sl_pkt *pkts, uint64_t lanes)
+guard_lanes(const struct pl_dtable *pt, struct sl_pkt *pkts, uint64_t lanes)
 {
 	uint64_t ok = 0;
 	unsigned i;
@@ -531,6 +685,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		ctx->st[i].pending_out = 0;
 		ctx->st[i].skip_reason = SL_DROP_NO_OUTPUT;
 		ctx->st[i].has_set = false;
+		ctx->st[i].flow = NULL;
 	}
 	ctx->lanes_at[0] = sl_lanes_first(n);
 	ctx->table_bits[0] |= 1;
@@ -545,7 +700,8 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		ctx->table_bits[0] &= ~UINT64_C(1);
 
 	while ((t = next_table(ctx)) >= 0) {
-		const struct pl_table *pt = &pl->tables[t];
+		/* One load per table per burst: the burst sees one copy throughout. */
+		const struct pl_dtable *pt = pl_live(&pl->tables[t]);
 		uint64_t lanes = ctx->lanes_at[t], hit = 0;
 		unsigned i;
 
@@ -610,6 +766,41 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, out_ports, drops);
 	}
 	return n_out;
+}
+
+const struct sl_pin *
+sl_pipeline_pin(const struct sl_pipeline_ctx *ctx, unsigned lane)
+{
+	return &ctx->st[lane].pin;
+}
+
+bool
+sl_pipeline_exec_actions(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+			 struct sl_pkt *p, const struct sl_action *actions, unsigned n,
+			 const struct sl_pipeline_hooks *hooks, uint32_t *out_port, uint8_t *drop)
+{
+	struct pkt_state *st = &ctx->st[0];
+	uint8_t reason = SL_DROP_NO_OUTPUT;
+
+	st->pending_out = 0;
+	st->skip_reason = SL_DROP_NO_OUTPUT;
+	st->has_set = false;
+	st->flow = NULL;
+	for (unsigned k = 0; k < n; k++) {
+		if (!exec_action(pl, ctx, st, p, &actions[k], hooks, &reason)) {
+			st->pending_out = 0;
+			*out_port = SL_PORT_DROP;
+			*drop = reason;
+			ctx->drops[reason]++;
+			return false;
+		}
+	}
+	uint32_t outs[1];
+	uint8_t drops[1] = {0};
+	bool ok = finish(ctx, st, 0, st->skip_reason, outs, drops);
+	*out_port = outs[0];
+	*drop = drops[0];
+	return ok;
 }
 
 void

@@ -319,7 +319,15 @@ del_flow(struct sl_pipeline *pl, unsigned t)
 	struct model_flow *mf = &flows[t][live[rndn(n)]];
 	struct sl_rule r;
 	to_rule(t, &mf->fs, &r, mf);
-	SL_VERIFY(sl_pipeline_flow_del(pl, &mf->fs, true) == 1);
+	struct sl_flow_filter flt;
+	sl_flow_filter_init(&flt);
+	flt.table_id = mf->fs.table_id;
+	flt.strict = true;
+	flt.priority = mf->fs.priority;
+	flt.match = &mf->fs.match;
+	flt.cookie = mf->fs.cookie;
+	flt.cookie_mask = UINT64_MAX;
+	SL_VERIFY(sl_pipeline_flow_del(pl, &flt, SL_FLOW_REMOVED_DELETE) == 1);
 	SL_VERIFY(sl_ref_del(refs[t], &r) == 0);
 	mf->live = false;
 }
@@ -521,6 +529,8 @@ main(int argc, char **argv)
 				md0[i] = pkts[i].metadata;
 				memcpy(ref_frames[i], frames[i], FRAME_LEN);
 			}
+			/* Changes become visible at publish: batches of 1..8 updates. */
+			sl_pipeline_publish(pl);
 			sl_pipeline_run_burst(pl, ctx, pkts, n, NULL, outs, drops);
 			for (unsigned i = 0; i < n; i++) {
 				uint32_t rout;
@@ -554,7 +564,7 @@ main(int argc, char **argv)
 			done += n;
 			local += n;
 			/* Updates between bursts: adds and deletes at random priorities. */
-			if (rndn(4) == 0) {
+			for (unsigned k = rndn(4) == 0 ? 1 + rndn(8) : 0; k > 0; k--) {
 				unsigned t = rndn(N_TABLES);
 				if (rndn(2))
 					updates += add_flow(pl, t, uid++);
@@ -563,6 +573,8 @@ main(int argc, char **argv)
 					updates++;
 				}
 			}
+			if (rndn(64) == 0)
+				sl_pipeline_commit(pl);
 		}
 		sl_pipeline_ctx_destroy(ctx);
 		sl_pipeline_destroy(pl);

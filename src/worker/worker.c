@@ -13,8 +13,17 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+/* Packet_out descriptors in flight. */
+#define POUT_SLOTS 256
+/* Packet_outs a loop round takes, so they cannot starve rx. */
+#define POUT_PER_ROUND 16
 
 /* How many packets ahead the context-fill loop prefetches frame data. */
 #define PREFETCH_OFFSET 4
@@ -36,8 +45,180 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 void
 sl_worker_fini(struct sl_worker *w)
 {
+	struct rte_mbuf *m;
+	void *d;
+
 	sl_pipeline_ctx_destroy(w->ctx);
 	w->ctx = NULL;
+	if (w->pin_ring != NULL)
+		while (rte_ring_dequeue(w->pin_ring, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+	if (w->pout_ring != NULL)
+		while (rte_ring_dequeue(w->pout_ring, &d) == 0)
+			rte_pktmbuf_free(((struct sl_worker_pout *)d)->m);
+	rte_ring_free(w->pin_ring);
+	rte_ring_free(w->pout_ring);
+	rte_ring_free(w->pout_free);
+	rte_mempool_free(w->pin_mp);
+	rte_free(w->pouts);
+	rte_free(w->qs);
+	w->pin_ring = w->pout_ring = w->pout_free = NULL;
+	w->pin_mp = NULL;
+	w->pouts = NULL;
+	w->qs = NULL;
+}
+
+int
+sl_worker_ctrl_init(struct sl_worker *w, unsigned pin_queue)
+{
+	char name[RTE_RING_NAMESIZE];
+	size_t qs_size = rte_rcu_qsbr_get_memsize(1);
+	unsigned id = (unsigned)w->queue;
+
+	snprintf(name, sizeof(name), "sl_pin%u", id);
+	w->pin_ring = rte_ring_create(name, pin_queue, SOCKET_ID_ANY,
+				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "sl_pinmp%u", id);
+	/* Data room holds a full-size frame: max_len 0xffff sends whole packets. */
+	w->pin_mp = rte_pktmbuf_pool_create(name, pin_queue * 2 - 1, 0,
+					    RTE_ALIGN(sizeof(struct sl_worker_pin), RTE_MBUF_PRIV_ALIGN),
+					    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	snprintf(name, sizeof(name), "sl_pout%u", id);
+	w->pout_ring = rte_ring_create(name, POUT_SLOTS, SOCKET_ID_ANY,
+				       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "sl_poutf%u", id);
+	w->pout_free = rte_ring_create(name, POUT_SLOTS, SOCKET_ID_ANY,
+				       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	w->pouts = rte_zmalloc("sl_pouts", POUT_SLOTS * sizeof(*w->pouts), RTE_CACHE_LINE_SIZE);
+	w->qs = rte_zmalloc("sl_qsbr", qs_size, RTE_CACHE_LINE_SIZE);
+	if (w->pin_ring == NULL || w->pin_mp == NULL || w->pout_ring == NULL ||
+	    w->pout_free == NULL || w->pouts == NULL || w->qs == NULL ||
+	    rte_rcu_qsbr_init(w->qs, 1) != 0) {
+		sl_worker_fini(w);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < POUT_SLOTS - 1; i++)
+		rte_ring_enqueue(w->pout_free, &w->pouts[i]);
+	rte_rcu_qsbr_thread_register(w->qs, 0);
+	sl_pipeline_set_sync(w->pl, sl_worker_sync, w);
+	return 0;
+}
+
+void
+sl_worker_sync(void *arg)
+{
+	struct sl_worker *w = arg;
+
+	/* Returns at once while the loop is offline (not started or stopped). */
+	if (w->qs != NULL)
+		rte_rcu_qsbr_synchronize(w->qs, RTE_QSBR_THRID_INVALID);
+}
+
+unsigned
+sl_worker_pin_dequeue(struct sl_worker *w, struct rte_mbuf **ms, unsigned n)
+{
+	if (w->pin_ring == NULL)
+		return 0;
+	return rte_ring_sc_dequeue_burst(w->pin_ring, (void **)ms, n, NULL);
+}
+
+int
+sl_worker_packet_out(struct sl_worker *w, uint32_t in_port, const struct sl_action *actions,
+		     unsigned n_actions, const void *data, size_t len)
+{
+	struct sl_worker_pout *d;
+	struct rte_mbuf *m;
+	char *dst;
+
+	if (n_actions > SL_ACTIONS_MAX)
+		return -EINVAL;
+	if (w->pout_ring == NULL || rte_ring_sc_dequeue(w->pout_free, (void **)&d) != 0)
+		return -ENOBUFS;
+	m = rte_pktmbuf_alloc(w->mp);
+	if (m == NULL) {
+		rte_ring_sp_enqueue(w->pout_free, d);
+		return -ENOBUFS;
+	}
+	dst = rte_pktmbuf_append(m, (uint16_t)len);
+	if (len > UINT16_MAX || dst == NULL) {
+		rte_pktmbuf_free(m);
+		rte_ring_sp_enqueue(w->pout_free, d);
+		return -EINVAL;
+	}
+	memcpy(dst, data, len);
+	m->port = in_port >= 1 && in_port <= w->n_ports ? w->ports[in_port - 1].dpdk_id : 0;
+	d->m = m;
+	d->in_port = in_port;
+	d->n_actions = (uint8_t)n_actions;
+	memcpy(d->actions, actions, n_actions * sizeof(*actions));
+	if (rte_ring_sp_enqueue(w->pout_ring, d) != 0) {
+		rte_pktmbuf_free(m);
+		rte_ring_sp_enqueue(w->pout_free, d);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+void
+sl_worker_set_pin_rate(struct sl_worker *w, uint64_t pps)
+{
+	w->pin_rate = pps;
+}
+
+/*
+ * Queue a packet-in (a copy of up to max_len bytes).  Its fate is counted
+ * on the controller port: tx when queued, tx_drops with a reason otherwise.
+ */
+static void
+to_controller(struct sl_worker *w, const struct sl_pkt *p, const struct sl_pin *pin)
+{
+	struct rte_mbuf *m;
+	struct sl_worker_pin *info;
+	uint16_t len;
+	char *dst;
+
+	if (!w->controller_up || w->pin_ring == NULL) {
+		w->pin_drops.no_controller++;
+		w->ctrl.tx_drops++;
+		return;
+	}
+	if (w->pin_rate != 0) {
+		/* Token bucket in TSC units: one packet costs hz tokens, burst = rate/8 + 1 packets. */
+		uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
+		uint64_t cap = (w->pin_rate / 8 + 1) * hz;
+		w->pin_tokens += (now - w->pin_last_tsc) * w->pin_rate;
+		if (w->pin_tokens > cap)
+			w->pin_tokens = cap;
+		w->pin_last_tsc = now;
+		if (w->pin_tokens < hz) {
+			w->pin_drops.rate_limited++;
+			w->ctrl.tx_drops++;
+			return;
+		}
+		w->pin_tokens -= hz;
+	}
+	len = (uint16_t)RTE_MIN((unsigned)p->len, (unsigned)pin->max_len);
+	if (len > RTE_MBUF_DEFAULT_DATAROOM)
+		len = RTE_MBUF_DEFAULT_DATAROOM;
+	m = rte_pktmbuf_alloc(w->pin_mp);
+	if (m == NULL || (dst = rte_pktmbuf_append(m, len)) == NULL) {
+		rte_pktmbuf_free(m);
+		w->pin_drops.no_mbuf++;
+		w->ctrl.tx_drops++;
+		return;
+	}
+	rte_memcpy(dst, p->data, len);
+	info = rte_mbuf_to_priv(m);
+	info->pin = *pin;
+	info->total_len = p->len;
+	if (rte_ring_sp_enqueue(w->pin_ring, m) != 0) {
+		rte_pktmbuf_free(m);
+		w->pin_drops.queue_full++;
+		w->ctrl.tx_drops++;
+		return;
+	}
+	w->ctrl.tx_packets++;
+	w->ctrl.tx_bytes += p->len;
 }
 
 static void
@@ -69,12 +250,19 @@ tx_enqueue(struct sl_worker *w, unsigned port_idx, struct rte_mbuf *m)
 
 /* Pipeline hook: copy a packet as it is now and queue the copy for @port. */
 static int
-emit_copy(void *arg, const struct sl_pkt *p, uint32_t port)
+emit_copy(void *arg, const struct sl_pkt *p, uint32_t port, const struct sl_pin *pin)
 {
 	struct sl_worker *w = arg;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(w->mp);
+	struct rte_mbuf *m;
 	char *dst;
 
+	if (port == SL_PORT_CONTROLLER) {
+		to_controller(w, p, pin);
+		return 0;
+	}
+	if (port == SL_PORT_TABLE && w->n_reinject == SL_BURST_MAX)
+		return -ENOMEM;
+	m = rte_pktmbuf_alloc(w->mp);
 	if (m == NULL)
 		return -ENOMEM;
 	dst = rte_pktmbuf_append(m, p->len);
@@ -84,22 +272,41 @@ emit_copy(void *arg, const struct sl_pkt *p, uint32_t port)
 	}
 	rte_memcpy(dst, p->data, p->len);
 	m->port = ((struct rte_mbuf *)p->opaque)->port;
-	tx_enqueue(w, port - 1, m);
+	if (port == SL_PORT_TABLE)
+		w->reinject[w->n_reinject++] = m;
+	else
+		tx_enqueue(w, port - 1, m);
 	return 0;
 }
 
-/* Process one received burst from port @in_idx. */
+/* Make the mbuf match the packet context (headers may have moved: push/pop VLAN). */
+static inline void
+mbuf_sync(struct rte_mbuf *m, const struct sl_pkt *p)
+{
+	if (sl_unlikely(p->data != rte_pktmbuf_mtod(m, uint8_t *) ||
+			p->len != rte_pktmbuf_data_len(m))) {
+		int32_t delta = (int32_t)p->len - (int32_t)rte_pktmbuf_data_len(m);
+		m->data_off = (uint16_t)(p->data - (uint8_t *)m->buf_addr);
+		m->data_len = p->len;
+		m->pkt_len = (uint32_t)((int32_t)m->pkt_len + delta);
+	}
+}
+
+/*
+ * Process one burst entering at OpenFlow port @in_port; @ps counts its rx
+ * (NULL for packets already counted: packet_out reinjections).
+ */
 static void
-process_burst(struct sl_worker *w, unsigned in_idx, struct rte_mbuf **mbufs, uint16_t n)
+process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats *ps,
+	      struct rte_mbuf **mbufs, uint16_t n)
 {
 	struct sl_pkt pkts[SL_BURST_MAX];
 	uint32_t out_ports[SL_BURST_MAX];
 	uint8_t drops[SL_BURST_MAX];
 	struct rte_mbuf *dropped[SL_BURST_MAX];
 	const struct sl_pipeline_hooks hooks = {.emit_copy = emit_copy, .arg = w};
-	struct sl_worker_port_stats *ps = &w->pstats[in_idx];
-	uint32_t in_port = in_idx + 1;
 	unsigned n_dropped = 0;
+	uint64_t rx_bytes = 0;
 
 	/* Stage 1: packet contexts; prefetch frame data a few packets ahead. */
 	for (unsigned i = 0; i < n && i < PREFETCH_OFFSET; i++)
@@ -113,9 +320,12 @@ process_burst(struct sl_worker *w, unsigned in_idx, struct rte_mbuf **mbufs, uin
 		sl_pkt_init(&pkts[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
 			    rte_pktmbuf_headroom(m), in_port);
 		pkts[i].opaque = m;
-		ps->rx_bytes += rte_pktmbuf_pkt_len(m);
+		rx_bytes += rte_pktmbuf_pkt_len(m);
 	}
-	ps->rx_packets += n;
+	if (ps != NULL) {
+		ps->rx_packets += n;
+		ps->rx_bytes += rx_bytes;
+	}
 
 	/* Stage 2: the pipeline over the whole burst. */
 	sl_pipeline_run_burst(w->pl, w->ctx, pkts, n, &hooks, out_ports, drops);
@@ -128,13 +338,12 @@ process_burst(struct sl_worker *w, unsigned in_idx, struct rte_mbuf **mbufs, uin
 			dropped[n_dropped++] = m;
 			continue;
 		}
-		if (sl_unlikely(pkts[i].data != rte_pktmbuf_mtod(m, uint8_t *) ||
-				pkts[i].len != rte_pktmbuf_data_len(m))) {
-			int32_t delta = (int32_t)pkts[i].len - (int32_t)rte_pktmbuf_data_len(m);
-			m->data_off = (uint16_t)(pkts[i].data - (uint8_t *)m->buf_addr);
-			m->data_len = pkts[i].len;
-			m->pkt_len = (uint32_t)((int32_t)m->pkt_len + delta);
+		if (sl_unlikely(out_ports[i] == SL_PORT_CONTROLLER)) {
+			to_controller(w, &pkts[i], sl_pipeline_pin(w->ctx, i));
+			dropped[n_dropped++] = m; /* counted on the controller port */
+			continue;
 		}
+		mbuf_sync(m, &pkts[i]);
 		tx_enqueue(w, out_ports[i] - 1, m);
 	}
 	if (n_dropped)
@@ -145,6 +354,70 @@ process_burst(struct sl_worker *w, unsigned in_idx, struct rte_mbuf **mbufs, uin
 		tx_flush(w, p);
 }
 
+/* Run packet_out output:TABLE packets through the pipeline. */
+static void
+reinject_flush(struct sl_worker *w)
+{
+	while (w->n_reinject > 0) {
+		struct rte_mbuf *ms[SL_BURST_MAX];
+		uint16_t n = (uint16_t)w->n_reinject;
+
+		memcpy(ms, w->reinject, n * sizeof(ms[0]));
+		w->n_reinject = 0;
+		process_burst(w, w->reinject_port, NULL, ms, n);
+	}
+}
+
+/* Execute queued packet_outs (a few per round). */
+static bool
+packet_outs_run(struct sl_worker *w)
+{
+	const struct sl_pipeline_hooks hooks = {.emit_copy = emit_copy, .arg = w};
+	struct sl_worker_pout *ds[POUT_PER_ROUND];
+	unsigned n;
+
+	if (w->pout_ring == NULL)
+		return false;
+	n = rte_ring_sc_dequeue_burst(w->pout_ring, (void **)ds, POUT_PER_ROUND, NULL);
+	for (unsigned k = 0; k < n; k++) {
+		struct sl_worker_pout *d = ds[k];
+		struct rte_mbuf *m = d->m;
+		struct sl_pkt p;
+		uint32_t out;
+		uint8_t drop;
+
+		w->ctrl.rx_packets++;
+		w->ctrl.rx_bytes += rte_pktmbuf_pkt_len(m);
+		sl_pkt_init(&p, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
+			    rte_pktmbuf_headroom(m), d->in_port);
+		p.opaque = m;
+		w->reinject_port = d->in_port;
+		sl_pipeline_exec_actions(w->pl, w->ctx, &p, d->actions, d->n_actions, &hooks, &out,
+					 &drop);
+		if (out == SL_PORT_DROP) {
+			rte_pktmbuf_free(m);
+		} else if (out == SL_PORT_CONTROLLER) {
+			to_controller(w, &p, sl_pipeline_pin(w->ctx, 0));
+			rte_pktmbuf_free(m);
+		} else if (out == SL_PORT_TABLE) {
+			mbuf_sync(m, &p);
+			if (w->n_reinject < SL_BURST_MAX)
+				w->reinject[w->n_reinject++] = m;
+			else
+				rte_pktmbuf_free(m); /* cannot happen: emit_copy keeps a slot */
+		} else {
+			mbuf_sync(m, &p);
+			tx_enqueue(w, out - 1, m);
+		}
+		reinject_flush(w);
+		d->m = NULL;
+		rte_ring_sp_enqueue(w->pout_free, d);
+	}
+	for (unsigned p = 0; n > 0 && p < w->n_ports; p++)
+		tx_flush(w, p);
+	return n > 0;
+}
+
 int
 sl_worker_run(void *arg)
 {
@@ -152,6 +425,8 @@ sl_worker_run(void *arg)
 	struct rte_mbuf *mbufs[SL_BURST_MAX];
 
 	w->running = true;
+	if (w->qs != NULL)
+		rte_rcu_qsbr_thread_online(w->qs, 0);
 	while (!w->stop) {
 		bool busy = false;
 		uint64_t t0 = rte_rdtsc();
@@ -163,8 +438,12 @@ sl_worker_run(void *arg)
 			busy = true;
 			w->loop.bursts++;
 			w->loop.packets += n;
-			process_burst(w, p, mbufs, n);
+			process_burst(w, p + 1, &w->pstats[p], mbufs, n);
 		}
+		busy |= packet_outs_run(w);
+		/* Between rounds the worker holds no table or flow: a quiescent state. */
+		if (w->qs != NULL)
+			rte_rcu_qsbr_quiescent(w->qs, 0);
 		w->loop.iterations++;
 		if (busy) {
 			w->loop.busy_rounds++;
@@ -173,6 +452,8 @@ sl_worker_run(void *arg)
 	}
 	for (unsigned p = 0; p < w->n_ports; p++)
 		tx_flush(w, p);
+	if (w->qs != NULL)
+		rte_rcu_qsbr_thread_offline(w->qs, 0);
 	w->running = false;
 	return 0;
 }
@@ -197,6 +478,9 @@ sl_worker_totals(const struct sl_worker *w, struct sl_worker_totals *t)
 		t->tx += w->pstats[p].tx_packets;
 		t->tx_drops += w->pstats[p].tx_drops;
 	}
+	t->rx += w->ctrl.rx_packets;
+	t->tx += w->ctrl.tx_packets;
+	t->tx_drops += w->ctrl.tx_drops;
 	sl_worker_drops(w, drops);
 	for (unsigned r = 0; r < SL_DROP__MAX; r++)
 		t->pipeline_drops += drops[r];

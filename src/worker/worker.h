@@ -7,7 +7,18 @@
  * them in bursts.  No allocation, lock, syscall or log per packet; mbufs
  * are only allocated for multi-output copies (from the mempool).
  *
- * Counters never lie: for every port and in total,
+ * The controller is a port of its own here (ctrl): packet_outs are its rx,
+ * packet_ins queued to the control thread its tx, packet_ins not queued
+ * (no controller, rate limit, queue full) its tx_drops.  Packet-ins travel
+ * in an SPSC ring of mbufs (from a pool of their own, truncated to max_len,
+ * details in the mbuf's private area); packet_outs in an SPSC ring of
+ * descriptors that return through a second ring once executed.
+ *
+ * Grace periods: the loop reports a quiescent state to an rte_rcu_qsbr
+ * variable after every round, which sl_worker_sync() (the pipeline's sync
+ * hook) waits for.
+ *
+ * Counters never lie: for every port and in total, the controller included,
  *     rx + copies == tx + tx_drops + pipeline drops (+ packets in flight)
  * and after sl_worker_run returns nothing is in flight.  Drops carry a
  * reason (core.h).  Counters are plain 64-bit words written only by the
@@ -28,6 +39,30 @@
 
 struct rte_mempool;
 struct rte_mbuf;
+struct rte_ring;
+struct rte_rcu_qsbr;
+
+/** A queued packet-in: the private area of its mbuf. */
+struct sl_worker_pin {
+	struct sl_pin pin;
+	uint32_t total_len; /* length of the whole packet (the mbuf holds up to max_len) */
+};
+
+/** A packet_out on its way to the worker. */
+struct sl_worker_pout {
+	struct rte_mbuf *m;
+	uint32_t in_port;
+	uint8_t n_actions;
+	struct sl_action actions[SL_ACTIONS_MAX];
+};
+
+/** Why packet-ins were not queued. */
+struct sl_worker_pin_drops {
+	uint64_t no_controller; /* no controller connected (fail mode secure) */
+	uint64_t rate_limited;  /* over --packet-in-rate */
+	uint64_t queue_full;    /* the control thread is behind */
+	uint64_t no_mbuf;
+};
 
 /** Per-port counters kept by the worker. */
 struct sl_worker_port_stats {
@@ -62,6 +97,22 @@ struct sl_worker {
 	struct sl_worker_loop_stats loop SL_CACHE_ALIGNED;
 	struct rte_mbuf *txb[SL_PORTS_MAX][SL_BURST_MAX]; /* per-port tx burst being built */
 	uint16_t n_txb[SL_PORTS_MAX];
+
+	/* Controller channel (sl_worker_ctrl_init). */
+	struct sl_worker_port_stats ctrl;   /* the controller as a port (see above) */
+	struct sl_worker_pin_drops pin_drops;
+	struct rte_ring *pin_ring;          /* worker -> control: packet-in mbufs */
+	struct rte_mempool *pin_mp;         /* packet-in copies, sl_worker_pin in the private area */
+	struct rte_ring *pout_ring;         /* control -> worker: struct sl_worker_pout * */
+	struct rte_ring *pout_free;         /* worker -> control: executed descriptors */
+	struct sl_worker_pout *pouts;       /* descriptor storage */
+	volatile bool controller_up;        /* packet-ins have somewhere to go */
+	uint64_t pin_rate;                  /* packet-ins per second, 0 = unlimited */
+	uint64_t pin_tokens, pin_last_tsc;  /* token bucket, scaled by the TSC rate */
+	struct rte_mbuf *reinject[SL_BURST_MAX]; /* packet_out output:TABLE, run next */
+	unsigned n_reinject;
+	uint32_t reinject_port;
+	struct rte_rcu_qsbr *qs;            /* quiescent-state reports; NULL without control channel */
 };
 
 /**
@@ -80,6 +131,39 @@ void sl_worker_fini(struct sl_worker *w);
  * buffer.  Signature fits rte_eal_remote_launch.
  */
 int sl_worker_run(void *w);
+
+/**
+ * Set up the controller channel: packet-in ring and pool, packet_out
+ * rings, and the RCU variable the loop reports to (also installed as the
+ * pipeline's sync hook).
+ *
+ * @param pin_queue  Packet-ins the ring holds (power of two).
+ * @return 0, -ENOMEM.  Main thread, before the loop starts.
+ */
+int sl_worker_ctrl_init(struct sl_worker *w, unsigned pin_queue);
+
+/** Wait for a grace period (sl_pipeline_sync_fn).  Control thread. */
+void sl_worker_sync(void *w);
+
+/**
+ * Take up to @n queued packet-ins (mbufs with struct sl_worker_pin in
+ * their private area: rte_mbuf_to_priv).  The caller frees them.
+ * Control thread.
+ */
+unsigned sl_worker_pin_dequeue(struct sl_worker *w, struct rte_mbuf **ms, unsigned n);
+
+/**
+ * Queue a packet_out: the worker runs @actions on a copy of @data
+ * (output:TABLE runs it through the pipeline with in_port @in_port).
+ *
+ * @return 0; -ENOBUFS when descriptors or mbufs run out (try later);
+ *         -EINVAL when @len does not fit an mbuf.  Control thread.
+ */
+int sl_worker_packet_out(struct sl_worker *w, uint32_t in_port, const struct sl_action *actions,
+			 unsigned n_actions, const void *data, size_t len);
+
+/** Packet-ins per second the worker may queue (0: no limit).  Control thread. */
+void sl_worker_set_pin_rate(struct sl_worker *w, uint64_t pps);
 
 /** Pipeline drop counters of this worker (indexed by enum sl_drop_reason). */
 void sl_worker_drops(const struct sl_worker *w, uint64_t drops[SL_DROP__MAX]);

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Groups, control path: the id -> slot map, adding, modifying and deleting
+ * groups, and reading them back.  Execution is in pipeline_run.c.
+ *
+ * Memory: a slot lives until its group is deleted; a body until it is
+ * replaced.  Both are retired onto a list freed after the next grace
+ * period (sl_pipeline_publish), since workers may still hold them.
+ */
+#include "pipeline.h"
+#include "pipeline_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Most groups a pipeline holds (OVS's default is 65536 too). */
+#define GROUPS_MAX 65536
+
+struct pl_groups {
+	unsigned n, cap;
+	struct pl_group_slot **slots; /* sorted by id: binary search, ordered dumps */
+	unsigned n_retired, retired_cap;
+	void **retired;               /* freed after the next grace period */
+};
+
+int
+pl_groups_create(struct sl_pipeline *pl)
+{
+	pl->groups = calloc(1, sizeof(*pl->groups));
+	return pl->groups != NULL ? 0 : -ENOMEM;
+}
+
+static void
+body_free(struct pl_group *g)
+{
+	if (g == NULL)
+		return;
+	for (unsigned b = 0; b < g->n_buckets; b++)
+		free(g->buckets[b].actions);
+	free(g);
+}
+
+void
+pl_groups_destroy(struct sl_pipeline *pl)
+{
+	struct pl_groups *gs = pl->groups;
+
+	if (gs == NULL)
+		return;
+	for (unsigned i = 0; i < gs->n; i++) {
+		body_free(gs->slots[i]->body);
+		free(gs->slots[i]);
+	}
+	pl_groups_reclaim(pl);
+	free(gs->slots);
+	free(gs->retired);
+	free(gs);
+}
+
+/* Position of @id in the sorted slots, or where it would go. */
+static unsigned
+slot_pos(const struct pl_groups *gs, uint32_t id, bool *found)
+{
+	unsigned lo = 0, hi = gs->n;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (gs->slots[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < gs->n && gs->slots[lo]->id == id;
+	return lo;
+}
+
+struct pl_group_slot *
+pl_group_find(struct sl_pipeline *pl, uint32_t id)
+{
+	bool found;
+	unsigned pos = slot_pos(pl->groups, id, &found);
+
+	return found ? pl->groups->slots[pos] : NULL;
+}
+
+void
+pl_group_ref(void *slot, int delta)
+{
+	struct pl_group_slot *s = slot;
+
+	s->ref_count = (unsigned)((int)s->ref_count + delta);
+}
+
+/* Retire memory: freed after the next grace period.  Falls back to waiting now. */
+static void
+retire(struct sl_pipeline *pl, void *mem, bool is_body)
+{
+	struct pl_groups *gs = pl->groups;
+
+	if (mem == NULL)
+		return;
+	if (gs->n_retired + 2 > gs->retired_cap) {
+		unsigned cap = gs->retired_cap ? gs->retired_cap * 2 : 32;
+		void **n = realloc(gs->retired, cap * sizeof(*n));
+		if (n == NULL) {
+			if (pl->sync != NULL)
+				pl->sync(pl->sync_arg);
+			is_body ? body_free(mem) : free(mem);
+			return;
+		}
+		gs->retired = n;
+		gs->retired_cap = cap;
+	}
+	/* Tag bodies with the low pointer bit (both are malloc'd, so aligned). */
+	gs->retired[gs->n_retired++] = (void *)((uintptr_t)mem | (is_body ? 1u : 0u));
+}
+
+bool
+pl_groups_dirty(const struct sl_pipeline *pl)
+{
+	return pl->groups->n_retired > 0;
+}
+
+void
+pl_groups_reclaim(struct sl_pipeline *pl)
+{
+	struct pl_groups *gs = pl->groups;
+
+	for (unsigned i = 0; i < gs->n_retired; i++) {
+		uintptr_t v = (uintptr_t)gs->retired[i];
+		if (v & 1)
+			body_free((struct pl_group *)(v & ~(uintptr_t)1));
+		else
+			free((void *)v);
+	}
+	gs->n_retired = 0;
+}
+
+/* Does any action change the packet (so an "all" bucket needs a private copy)? */
+static bool
+actions_modify(const struct sl_action *a, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (a[i].type != SL_ACT_OUTPUT && a[i].type != SL_ACT_SET_QUEUE)
+			return true;
+	return false;
+}
+
+/*
+ * Weighted hash -> bucket map for select groups: each bucket gets a share of
+ * the slots proportional to its weight (largest remainder), at least one if
+ * its weight is non-zero.
+ */
+static void
+select_map_build(struct pl_group *g)
+{
+	uint64_t total = 0;
+	unsigned given = 0, n_slots[SL_GROUP_BUCKETS_MAX] = {0};
+
+	for (unsigned b = 0; b < g->n_buckets; b++)
+		total += g->buckets[b].weight;
+	g->has_select = total > 0;
+	if (!g->has_select)
+		return;
+	for (unsigned b = 0; b < g->n_buckets; b++) {
+		n_slots[b] = (unsigned)(g->buckets[b].weight * PL_SELECT_SLOTS / total);
+		if (n_slots[b] == 0 && g->buckets[b].weight > 0)
+			n_slots[b] = 1;
+		given += n_slots[b];
+	}
+	/* Fix rounding: trim the largest shares or pad the heaviest buckets. */
+	while (given > PL_SELECT_SLOTS) {
+		unsigned big = 0;
+		for (unsigned b = 1; b < g->n_buckets; b++)
+			if (n_slots[b] > n_slots[big])
+				big = b;
+		n_slots[big]--;
+		given--;
+	}
+	for (unsigned b = 0; given < PL_SELECT_SLOTS; b = (b + 1) % g->n_buckets) {
+		if (g->buckets[b].weight > 0) {
+			n_slots[b]++;
+			given++;
+		}
+	}
+	/* Interleave so neighbouring hashes spread over buckets. */
+	unsigned pos = 0;
+	for (unsigned round = 0; pos < PL_SELECT_SLOTS; round++)
+		for (unsigned b = 0; b < g->n_buckets && pos < PL_SELECT_SLOTS; b++)
+			if (round < n_slots[b])
+				g->select_map[pos++] = (uint8_t)b;
+}
+
+/* Validate a spec and build its body. */
+static int
+body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_group **out,
+	   char *err, size_t err_size)
+{
+	struct pl_group *g;
+	int rc;
+
+	if (gs->group_id > SL_GROUP_ID_MAX)
+		return pl_err(pl, SL_FAIL_BAD_GROUP_ID, err, err_size, -EINVAL,
+			      "group id 0x%x is reserved (> 0x%x)", gs->group_id,
+			      SL_GROUP_ID_MAX);
+	if (gs->type > SL_GROUP_FF)
+		return pl_err(pl, SL_FAIL_BAD_GROUP_TYPE, err, err_size, -EINVAL,
+			      "group %u: unknown type %u", gs->group_id, gs->type);
+	if (gs->n_buckets > SL_GROUP_BUCKETS_MAX)
+		return pl_err(pl, SL_FAIL_BAD_BUCKET, err, err_size, -EINVAL,
+			      "group %u: %u buckets (at most %u)", gs->group_id, gs->n_buckets,
+			      SL_GROUP_BUCKETS_MAX);
+	if (gs->type == SL_GROUP_INDIRECT && gs->n_buckets != 1)
+		return pl_err(pl, SL_FAIL_BAD_BUCKET, err, err_size, -EINVAL,
+			      "group %u: an indirect group has exactly one bucket (got %u)",
+			      gs->group_id, gs->n_buckets);
+	for (unsigned b = 0; b < gs->n_buckets; b++) {
+		const struct sl_bucket_spec *bs = &gs->buckets[b];
+		if (bs->n_actions > SL_ACTIONS_MAX)
+			return pl_err(pl, SL_FAIL_BAD_BUCKET, err, err_size, -EINVAL,
+				      "group %u bucket %u: too many actions", gs->group_id, b);
+		if (gs->type == SL_GROUP_FF) {
+			if (bs->watch_group != SL_GROUP_ID_ANY)
+				return pl_err(pl, SL_FAIL_BAD_WATCH, err, err_size, -EOPNOTSUPP,
+					      "group %u bucket %u: watch_group is not supported "
+					      "(groups do not chain)",
+					      gs->group_id, b);
+			if (bs->watch_port == 0 || bs->watch_port > sl_pipeline_n_ports(pl))
+				return pl_err(pl, SL_FAIL_BAD_WATCH, err, err_size, -EINVAL,
+					      "group %u bucket %u: fast failover needs a watch_port "
+					      "of an existing port (got 0x%x)",
+					      gs->group_id, b, bs->watch_port);
+		}
+		rc = pl_check_actions(pl, bs->actions, bs->n_actions, true, err, err_size);
+		if (rc < 0)
+			return rc;
+	}
+	g = calloc(1, sizeof(*g) + gs->n_buckets * sizeof(g->buckets[0]));
+	if (g == NULL)
+		return pl_err(pl, SL_FAIL_NOMEM, err, err_size, -ENOMEM, "out of memory");
+	g->type = gs->type;
+	g->n_buckets = gs->n_buckets;
+	for (unsigned b = 0; b < gs->n_buckets; b++) {
+		const struct sl_bucket_spec *bs = &gs->buckets[b];
+		struct pl_bucket *pb = &g->buckets[b];
+		pb->weight = gs->type == SL_GROUP_SELECT ? bs->weight : 0;
+		pb->watch_port = bs->watch_port;
+		pb->watch_group = bs->watch_group;
+		pb->n_actions = bs->n_actions;
+		pb->modifies = actions_modify(bs->actions, bs->n_actions);
+		if (bs->n_actions > 0) {
+			pb->actions = malloc(bs->n_actions * sizeof(*pb->actions));
+			if (pb->actions == NULL) {
+				body_free(g);
+				return pl_err(pl, SL_FAIL_NOMEM, err, err_size, -ENOMEM,
+					      "out of memory");
+			}
+			memcpy(pb->actions, bs->actions, bs->n_actions * sizeof(*pb->actions));
+			for (unsigned k = 0; k < bs->n_actions; k++)
+				pb->actions[k].ref = NULL;
+		}
+	}
+	if (g->type == SL_GROUP_SELECT)
+		select_map_build(g);
+	*out = g;
+	return 0;
+}
+
+int
+sl_pipeline_group_add(struct sl_pipeline *pl, const struct sl_group_spec *gs, char *err,
+		      size_t err_size)
+{
+	struct pl_groups *grp = pl->groups;
+	struct pl_group_slot *slot;
+	struct pl_group *body = NULL;
+	bool found;
+	unsigned pos;
+	int rc;
+
+	pl->fail = SL_FAIL_NONE;
+	pos = slot_pos(grp, gs->group_id, &found);
+	if (found)
+		return pl_err(pl, SL_FAIL_GROUP_EXISTS, err, err_size, -EEXIST,
+			      "group %u already exists", gs->group_id);
+	if (grp->n >= GROUPS_MAX)
+		return pl_err(pl, SL_FAIL_TOO_MANY_GROUPS, err, err_size, -ENOSPC,
+			      "too many groups (%u)", GROUPS_MAX);
+	rc = body_build(pl, gs, &body, err, err_size);
+	if (rc < 0)
+		return rc;
+	if (grp->n == grp->cap) {
+		unsigned cap = grp->cap ? grp->cap * 2 : 16;
+		struct pl_group_slot **n = realloc(grp->slots, cap * sizeof(*n));
+		if (n == NULL) {
+			body_free(body);
+			return pl_err(pl, SL_FAIL_NOMEM, err, err_size, -ENOMEM, "out of memory");
+		}
+		grp->slots = n;
+		grp->cap = cap;
+	}
+	slot = calloc(1, sizeof(*slot));
+	if (slot == NULL) {
+		body_free(body);
+		return pl_err(pl, SL_FAIL_NOMEM, err, err_size, -ENOMEM, "out of memory");
+	}
+	slot->id = gs->group_id;
+	slot->body = body;
+	slot->created_tsc = sl_pipeline_tsc();
+	memmove(&grp->slots[pos + 1], &grp->slots[pos], (grp->n - pos) * sizeof(grp->slots[0]));
+	grp->slots[pos] = slot;
+	grp->n++;
+	return 0;
+}
+
+int
+sl_pipeline_group_modify(struct sl_pipeline *pl, const struct sl_group_spec *gs, char *err,
+			 size_t err_size)
+{
+	struct pl_group_slot *slot;
+	struct pl_group *body = NULL, *old;
+	int rc;
+
+	pl->fail = SL_FAIL_NONE;
+	slot = pl_group_find(pl, gs->group_id);
+	if (slot == NULL)
+		return pl_err(pl, SL_FAIL_UNKNOWN_GROUP, err, err_size, -ENOENT,
+			      "group %u does not exist", gs->group_id);
+	rc = body_build(pl, gs, &body, err, err_size);
+	if (rc < 0)
+		return rc;
+	old = slot->body;
+	__atomic_store_n(&slot->body, body, __ATOMIC_RELEASE);
+	retire(pl, old, true);
+	return 0;
+}
+
+static void
+group_del_one(struct sl_pipeline *pl, unsigned pos)
+{
+	struct pl_groups *grp = pl->groups;
+	struct pl_group_slot *slot = grp->slots[pos];
+	struct sl_flow_filter flt;
+
+	/* Flows naming the group go first (spec 6.5: they are removed too). */
+	sl_flow_filter_init(&flt);
+	flt.out_group = slot->id;
+	sl_pipeline_flow_del(pl, &flt, SL_FLOW_REMOVED_GROUP_DELETE);
+	memmove(&grp->slots[pos], &grp->slots[pos + 1], (grp->n - pos - 1) * sizeof(grp->slots[0]));
+	grp->n--;
+	retire(pl, slot->body, true);
+	retire(pl, slot, false);
+}
+
+unsigned
+sl_pipeline_group_del(struct sl_pipeline *pl, uint32_t group_id)
+{
+	struct pl_groups *grp = pl->groups;
+	unsigned n = 0;
+	bool found;
+
+	if (group_id == SL_GROUP_ID_ALL) {
+		while (grp->n > 0) {
+			group_del_one(pl, grp->n - 1);
+			n++;
+		}
+		return n;
+	}
+	unsigned pos = slot_pos(grp, group_id, &found);
+	if (!found)
+		return 0;
+	group_del_one(pl, pos);
+	return 1;
+}
+
+int
+sl_pipeline_group_get(const struct sl_pipeline *pl, uint32_t group_id, struct sl_group_spec *gs,
+		      struct sl_group_stats *st)
+{
+	bool found;
+	unsigned pos = slot_pos(pl->groups, group_id, &found);
+	const struct pl_group_slot *slot;
+	const struct pl_group *g;
+
+	if (!found)
+		return -ENOENT;
+	slot = pl->groups->slots[pos];
+	g = slot->body;
+	if (gs != NULL) {
+		memset(gs, 0, offsetof(struct sl_group_spec, buckets));
+		gs->group_id = slot->id;
+		gs->type = g->type;
+		gs->n_buckets = g->n_buckets;
+		for (unsigned b = 0; b < g->n_buckets; b++) {
+			struct sl_bucket_spec *bs = &gs->buckets[b];
+			bs->weight = g->buckets[b].weight;
+			bs->watch_port = g->buckets[b].watch_port;
+			bs->watch_group = g->buckets[b].watch_group;
+			bs->n_actions = g->buckets[b].n_actions;
+			memcpy(bs->actions, g->buckets[b].actions,
+			       bs->n_actions * sizeof(bs->actions[0]));
+		}
+	}
+	if (st != NULL) {
+		memset(st, 0, sizeof(*st));
+		st->ref_count = slot->ref_count;
+		st->n_packets = slot->n_packets;
+		st->n_bytes = slot->n_bytes;
+		st->created_tsc = slot->created_tsc;
+		st->n_buckets = g->n_buckets;
+		for (unsigned b = 0; b < g->n_buckets; b++) {
+			st->bucket_packets[b] = g->buckets[b].n_packets;
+			st->bucket_bytes[b] = g->buckets[b].n_bytes;
+		}
+	}
+	return 0;
+}
+
+unsigned
+sl_pipeline_group_count(const struct sl_pipeline *pl)
+{
+	return pl->groups->n;
+}
+
+unsigned
+sl_pipeline_group_ids(const struct sl_pipeline *pl, unsigned start, uint32_t *ids, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = start; i < pl->groups->n && n < max; i++)
+		ids[n++] = pl->groups->slots[i]->id;
+	return n;
+}
