@@ -32,6 +32,7 @@
 #include "sl_config.h"
 #include "../src/core/core.h"
 #include "../src/flowfile/flowfile.h"
+#include "../src/ofswitch/ofswitch.h"
 #include "../src/pipeline/pipeline.h"
 #include "../src/port/port.h"
 #include "../src/worker/worker.h"
@@ -55,6 +56,13 @@ struct options {
 	bool check_only;
 	bool quiet;
 	bool no_cache;
+	const char *controllers[16]; /* --controller targets */
+	unsigned n_controllers;
+	uint64_t dpid;
+	enum sl_fail_mode fail_mode;
+	double probe_interval; /* seconds */
+	double pin_rate;       /* packet-ins per second, 0 = no limit */
+	bool verbose;
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -78,6 +86,17 @@ usage(FILE *f)
 		"  -f, --flows FILE         startup flow file (ovs-ofctl flow syntax, plus table\n"
 		"                           declarations: table=2,kind=lpm,fields=nw_dst)\n"
 		"  -F, --flow FLOW          add one flow (repeatable), after the file\n"
+		"OpenFlow:\n"
+		"  -C, --controller TARGET  controller channel (repeatable): tcp:IP[:PORT] (connect,\n"
+		"                           default port 6653), ptcp:PORT[:IP] (listen, e.g. for\n"
+		"                           ovs-ofctl), unix:PATH, punix:PATH\n"
+		"      --dpid HEX           datapath id (default: from the first port's MAC)\n"
+		"      --fail-mode MODE     secure | standalone (default standalone: a learning\n"
+		"                           switch while controllers are configured but none is up)\n"
+		"      --probe-interval SEC echo keepalive interval (default 5, 0 = off)\n"
+		"      --packet-in-rate PPS packet-ins per second to controllers (default 10000,\n"
+		"                           0 = no limit)\n"
+		"  -v, --verbose            log OpenFlow connections and refused messages\n"
 		"Run:\n"
 		"  -d, --duration SEC       stop after SEC seconds (default: run until SIGINT/SIGTERM)\n"
 		"  -s, --stats-interval SEC print counters every SEC seconds (default 1, 0 = off)\n"
@@ -130,6 +149,12 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"check", no_argument, NULL, 'c'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"no-cache", no_argument, NULL, 'N'},
+		{"controller", required_argument, NULL, 'C'},
+		{"dpid", required_argument, NULL, 'I'},
+		{"fail-mode", required_argument, NULL, 'M'},
+		{"probe-interval", required_argument, NULL, 'P'},
+		{"packet-in-rate", required_argument, NULL, 'R'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -141,9 +166,55 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 	o->stats_interval = 1;
 	o->burst = SL_BURST_DEFAULT;
 	o->mbufs = 32768;
+	o->fail_mode = SL_FAIL_MODE_STANDALONE;
+	o->probe_interval = 5;
+	o->pin_rate = 10000;
 	*exit_now = -1;
-	while ((c = getopt_long(argc, argv, "p:f:F:d:s:b:m:j:DcqVh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:f:F:d:s:b:m:j:DcqVhC:v", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'C':
+			if (o->n_controllers == SL_ARRAY_SIZE(o->controllers)) {
+				fprintf(stderr, "sluice: --controller: at most %zu targets\n",
+					SL_ARRAY_SIZE(o->controllers));
+				return -1;
+			}
+			o->controllers[o->n_controllers++] = optarg;
+			break;
+		case 'I': {
+			char *end;
+			errno = 0;
+			o->dpid = strtoull(optarg, &end, 16);
+			if (errno || end == optarg || *end != '\0' || o->dpid == 0) {
+				fprintf(stderr, "sluice: --dpid: invalid value '%s' (expected a "
+						"non-zero hex number)\n",
+					optarg);
+				return -1;
+			}
+			break;
+		}
+		case 'M':
+			if (strcmp(optarg, "secure") == 0) {
+				o->fail_mode = SL_FAIL_MODE_SECURE;
+			} else if (strcmp(optarg, "standalone") == 0) {
+				o->fail_mode = SL_FAIL_MODE_STANDALONE;
+			} else {
+				fprintf(stderr, "sluice: --fail-mode: invalid value '%s' (expected "
+						"secure or standalone)\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'P':
+			if (parse_number("--probe-interval", optarg, 0, 3600, &o->probe_interval) < 0)
+				return -1;
+			break;
+		case 'R':
+			if (parse_number("--packet-in-rate", optarg, 0, 1e8, &o->pin_rate) < 0)
+				return -1;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
 		case 'p':
 			if (o->n_ports == SL_PORTS_MAX) {
 				fprintf(stderr, "sluice: --port: at most %d ports\n", SL_PORTS_MAX);
@@ -330,6 +401,7 @@ struct run {
 	struct sl_pipeline *pl;
 	struct sl_port *ports;
 	struct sl_worker *w;
+	struct sl_ofswitch *sw; /* NULL without --controller */
 	struct sample samples[SAMPLES_MAX];
 	unsigned n_samples;
 	double elapsed;
@@ -401,7 +473,10 @@ control_loop(struct run *r)
 			prev = s;
 			next += r->o->stats_interval > 0 ? r->o->stats_interval : 1;
 		}
-		usleep(10 * 1000);
+		if (r->sw != NULL)
+			sl_ofswitch_run(r->sw, 10);
+		else
+			usleep(10 * 1000);
 	}
 	r->elapsed = now_s() - start;
 }
@@ -468,7 +543,24 @@ print_summary(const struct run *r)
 	for (unsigned d = 0; d < SL_DROP__MAX; d++)
 		if (drops[d])
 			printf("  %-14s %" PRIu64 "\n", sl_drop_reason_name(d), drops[d]);
-	printf("  %-14s %" PRIu64 "\n", "tx-full", tot.tx_drops);
+	printf("  %-14s %" PRIu64 "\n", "tx-full", tot.tx_drops - r->w->ctrl.tx_drops);
+	if (r->sw != NULL || r->w->ctrl.rx_packets || r->w->ctrl.tx_packets || r->w->ctrl.tx_drops) {
+		const struct sl_worker_pin_drops *pd = &r->w->pin_drops;
+		printf("controller: packet_outs %" PRIu64 ", packet_ins queued %" PRIu64
+		       ", not queued %" PRIu64 " (no controller %" PRIu64 ", rate limit %" PRIu64
+		       ", queue full %" PRIu64 ", no mbuf %" PRIu64 ")\n",
+		       r->w->ctrl.rx_packets, r->w->ctrl.tx_packets, r->w->ctrl.tx_drops,
+		       pd->no_controller, pd->rate_limited, pd->queue_full, pd->no_mbuf);
+	}
+	if (r->sw != NULL) {
+		struct sl_ofswitch_stats ss;
+		sl_ofswitch_stats(r->sw, &ss);
+		printf("openflow: %" PRIu64 " messages, %" PRIu64 " flow_mods, %" PRIu64
+		       " errors sent, %" PRIu64 " packet_ins sent, %" PRIu64 " packet_outs, %" PRIu64
+		       " publishes, %" PRIu64 " flows expired\n",
+		       ss.msgs_rx, ss.flow_mods, ss.errors_sent, ss.packet_ins_sent, ss.packet_outs,
+		       ss.publishes, ss.flows_expired);
+	}
 	printf("check: rx %" PRIu64 " + copies %" PRIu64 " = tx %" PRIu64 " + tx drops %" PRIu64
 	       " + pipeline drops %" PRIu64 ": %s\n",
 	       tot.rx, tot.copies, tot.tx, tot.tx_drops, tot.pipeline_drops,
@@ -542,6 +634,23 @@ write_json(const struct run *r, const char *path)
 	fprintf(f, "]\n}\n");
 	fclose(f);
 	return 0;
+}
+
+/* OpenFlow agent logs: warnings and errors always, the rest with --verbose. */
+static void
+log_quiet(int level, const char *msg, void *arg)
+{
+	(void)arg;
+	if (level <= 4)
+		fprintf(stderr, "sluice: %s\n", msg);
+}
+
+static void
+log_verbose(int level, const char *msg, void *arg)
+{
+	(void)arg;
+	if (level <= 6)
+		fprintf(stderr, "sluice: %s\n", msg);
 }
 
 int
@@ -623,8 +732,45 @@ main(int argc, char **argv)
 	for (unsigned i = 0; i < o.n_ports; i++)
 		up[i] = true;
 	sl_pipeline_ports_set(pl, o.n_ports, up);
-	if (sl_worker_init(&worker, pl, ports, o.n_ports, mp, (uint16_t)o.burst) < 0)
+	if (sl_worker_init(&worker, pl, ports, o.n_ports, mp, (uint16_t)o.burst) < 0 ||
+	    sl_worker_ctrl_init(&worker, 1024) < 0) {
+		fprintf(stderr, "sluice: cannot set up the datapath: out of memory\n");
 		goto out;
+	}
+	sl_worker_set_pin_rate(&worker, (uint64_t)o.pin_rate);
+	if (o.n_controllers > 0) {
+		struct sl_ofswitch_params sp = {
+			.datapath_id = o.dpid,
+			.fail_mode = o.fail_mode,
+			.probe_interval_ms = (uint32_t)(o.probe_interval * 1000),
+			.targets = o.controllers,
+			.n_targets = o.n_controllers,
+			.pl = pl,
+			.worker = &worker,
+			.ports = ports,
+			.n_ports = o.n_ports,
+			.log = o.verbose ? log_verbose : log_quiet,
+		};
+		rc = sl_ofswitch_create(&sp, &run.sw, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "sluice: --controller: %s\n", err);
+			status = rc == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+			sl_worker_fini(&worker);
+			goto out;
+		}
+		int idx = 0;
+		for (unsigned i = 0; i < o.n_controllers; i++) {
+			const char *t = o.controllers[i];
+			if (strncmp(t, "ptcp:", 5) == 0)
+				printf("sluice: listening on ptcp:%d\n",
+				       sl_ofswitch_listen_port(run.sw, (int)i));
+			else if (strncmp(t, "punix:", 6) == 0)
+				printf("sluice: listening on %s\n", t);
+			idx++;
+		}
+		printf("sluice: datapath id %016" PRIx64 "\n", sl_ofswitch_datapath_id(run.sw));
+		fflush(stdout);
+	}
 
 	if (!o.quiet) {
 		printf("sluice %s: %u ports, %u flows in %d tables\n", SL_VERSION, o.n_ports,
@@ -653,6 +799,8 @@ main(int argc, char **argv)
 		pthread_join(th, NULL);
 	}
 	print_summary(&run);
+	sl_ofswitch_destroy(run.sw);
+	run.sw = NULL;
 	if (o.dump_flows) {
 		printf("flows:\n");
 		sl_pipeline_flow_iterate(pl, 255, print_flow, NULL);

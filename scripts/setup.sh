@@ -8,7 +8,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 apt_pkgs=(build-essential meson ninja-build pkg-config python3 python3-venv python3-pip
-	  dpdk dpdk-dev libdpdk-dev libpcap-dev iproute2 tcpdump clang)
+	  dpdk dpdk-dev libdpdk-dev libpcap-dev iproute2 tcpdump clang
+	  openvswitch-common openvswitch-testcontroller iperf3 iputils-ping ethtool)
 
 log() { printf '[setup] %s\n' "$*"; }
 
@@ -37,6 +38,17 @@ fi
 if ! .venv/bin/python -c "import pytest, scapy" 2>/dev/null; then
 	log "pip install pytest scapy"
 	.venv/bin/pip install -q --disable-pip-version-check pytest scapy
+fi
+# os-ken (OpenFlow controller framework for the controller apps; needs
+# OSKEN_HUB_TYPE=eventlet, which sluice.apps.run sets) and the project's own
+# Python package (python/: import sluice), editable.
+if ! OSKEN_HUB_TYPE=eventlet .venv/bin/python -c "import os_ken, eventlet" 2>/dev/null; then
+	log "pip install os-ken"
+	.venv/bin/pip install -q --disable-pip-version-check "os-ken>=4,<5" eventlet
+fi
+if ! .venv/bin/python -c "import sluice.ofp" 2>/dev/null; then
+	log "pip install -e python/"
+	.venv/bin/pip install -q --disable-pip-version-check -e python/
 fi
 
 if [[ ! -f build/build.ninja ]]; then

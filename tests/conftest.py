@@ -350,3 +350,8 @@ def start_sluice(sluice_bin: Path, tmp_path: Path) -> Iterable[Callable[..., Bac
             _kill(bg.proc)
         _live_pids.discard(bg.proc.pid)
         _cleanup_prefix(bg.prefix)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the markers the suites use."""
+    config.addinivalue_line("markers", "openflow: OpenFlow 1.3 tests (need sluice -C/--controller)")

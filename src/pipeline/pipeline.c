@@ -638,6 +638,25 @@ pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, 
 	return check_actions(pl, a, n, in_group, err, err_size);
 }
 
+int
+sl_pipeline_actions_prepare(struct sl_pipeline *pl, struct sl_action *actions, unsigned n,
+			    char *err, size_t err_size)
+{
+	pl->fail = SL_FAIL_NONE;
+	for (unsigned i = 0; i < n; i++) {
+		struct sl_action *a = &actions[i];
+		if (a->type == SL_ACT_OUTPUT && a->output.port == SL_PORT_TABLE) {
+			a->ref = NULL;
+			continue;
+		}
+		int rc = check_actions(pl, a, 1, false, err, err_size);
+		if (rc < 0)
+			return rc;
+		a->ref = a->type == SL_ACT_GROUP ? pl_group_find(pl, a->group_id) : NULL;
+	}
+	return 0;
+}
+
 /* Copy @n actions, resolving group references (checked before). */
 static void
 actions_copy(struct sl_pipeline *pl, struct sl_action *dst, const struct sl_action *src,

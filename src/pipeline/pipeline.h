@@ -485,6 +485,16 @@ bool sl_pipeline_exec_actions(const struct sl_pipeline *pl, struct sl_pipeline_c
 			      const struct sl_pipeline_hooks *hooks, uint32_t *out_port,
 			      uint8_t *drop);
 
+/**
+ * Check a packet_out's action list and resolve its group references (for
+ * sl_pipeline_exec_actions).  output:TABLE is allowed.  A group named here
+ * must not be deleted while the packet_out is queued.
+ *
+ * @return 0 or -errno with @err and sl_pipeline_fail() set.  Control thread.
+ */
+int sl_pipeline_actions_prepare(struct sl_pipeline *pl, struct sl_action *actions, unsigned n,
+				char *err, size_t err_size);
+
 /** Sum of one table's counters over the given worker contexts. */
 void sl_pipeline_table_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
 			     unsigned table_id, struct sl_pipeline_table_stats *st);

@@ -1,0 +1,75 @@
+"""Run an os-ken controller app: ``python -m sluice.apps.run [OPTIONS] APP [APP ...]``.
+
+PyPI os-ken 4.x ships no ``osken-manager``; this is the small equivalent.  It
+sets ``OSKEN_HUB_TYPE=eventlet`` before os_ken is imported, passes the listen
+options to oslo.config (``ofp_tcp_listen_port``, ``ofp_listen_host``), loads
+the apps with ``AppManager`` and blocks until SIGTERM/SIGINT.  APP is a name
+from ``sluice.apps.APPS`` (``learning_switch``) or an importable module path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import warnings
+
+os.environ.setdefault("OSKEN_HUB_TYPE", "eventlet")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m sluice.apps.run", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ofp-tcp-listen-port", type=int, default=6653,
+                    help="OpenFlow TCP port to listen on (default 6653)")
+    ap.add_argument("--ofp-listen-host", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    ap.add_argument("apps", nargs="+", metavar="APP")
+    a = ap.parse_args(argv)
+
+    if os.environ["OSKEN_HUB_TYPE"] == "eventlet":
+        warnings.filterwarnings("ignore", message="Eventlet is deprecated")
+        import eventlet
+
+        eventlet.monkey_patch()
+    from sluice.apps import APPS
+
+    # Importing the controller module registers its oslo.config CLI options,
+    # which must exist before CONF parses.
+    from os_ken import cfg
+    from os_ken.base import app_manager
+    from os_ken.controller import controller  # noqa: F401
+    from os_ken.lib import hub
+
+    cfg.CONF(args=[f"--ofp-tcp-listen-port={a.ofp_tcp_listen_port}",
+                   f"--ofp-listen-host={a.ofp_listen_host}"],
+             project="os_ken", version="sluice")
+    logging.basicConfig(level=logging.DEBUG if a.verbose else logging.INFO, stream=sys.stdout,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    modules = [APPS.get(name, name) for name in a.apps]
+
+    mgr = app_manager.AppManager.get_instance()
+    mgr.load_apps(modules)
+    contexts = mgr.create_contexts()
+    services = mgr.instantiate_apps(**contexts)
+    print(f"sluice.apps.run: {', '.join(a.apps)} listening on "
+          f"tcp:{a.ofp_listen_host}:{a.ofp_tcp_listen_port}", flush=True)
+
+    def stop(signum: int, _frame: object) -> None:
+        for t in services:
+            hub.kill(t)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        hub.joinall(services)
+    finally:
+        mgr.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

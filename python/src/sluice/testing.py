@@ -1,0 +1,663 @@
+"""Test and benchmark helpers: Sluice processes, namespaces, veth pairs, raw frames.
+
+Rules every helper follows (as tests/conftest.py does):
+- processes are started in their own session and stopped by PID (their process
+  group), never by name;
+- every name (DPDK file prefix, namespace, interface, socket path) includes this
+  process's PID and a counter, so parallel runs do not collide;
+- everything created is removed in ``stop()``/``close()``/``__exit__``, and an
+  ``atexit`` hook removes whatever a crashed test left behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import os
+import re
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(os.environ.get("SLUICE_ROOT", Path(__file__).resolve().parents[3]))
+DEFAULT_BIN = REPO / "build" / "app" / "sluice"
+DPDK_RUN_DIR = Path("/var/run/dpdk")
+LISTEN_RE = re.compile(r"^sluice: listening on (\S+)", re.M)
+
+_counter = itertools.count()
+_live_pgids: set[int] = set()
+_live_links: set[str] = set()
+_live_netns: set[str] = set()
+_live_paths: set[str] = set()
+
+
+def sluice_binary() -> Path:
+    """$SLUICE_BIN, else build/app/sluice of this repository."""
+    return Path(os.environ.get("SLUICE_BIN", DEFAULT_BIN))
+
+
+def unique(tag: str) -> str:
+    """A short name unique to this process and call: TAG + pid + counter (<= 15 chars
+    for tags of up to 4 characters, so it fits an interface name)."""
+    return f"{tag}{os.getpid() % 100000}x{next(_counter)}"
+
+
+def eal_args(prefix: str, lcores: str = "0,1", mem_mb: int = 512) -> list[str]:
+    """Explicit EAL arguments: no hugepages, no PCI, a private file prefix."""
+    return ["--no-huge", "-m", str(mem_mb), "--no-pci", f"--file-prefix={prefix}", "-l", lcores,
+            "--log-level=lib.eal:error"]
+
+
+def run(cmd: Sequence[str], check: bool = True, timeout: float = 30.0,
+        netns: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a command (inside @netns when given) and capture its output."""
+    full = (["ip", "netns", "exec", netns] if netns else []) + list(cmd)
+    r = subprocess.run(full, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(full)} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+    return r
+
+
+def _killpg(pid: int, sig: int = signal.SIGKILL) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+# ---------------------------------------------------------------------------
+# Background processes
+# ---------------------------------------------------------------------------
+
+
+class Proc:
+    """A background process in its own session; output collected by a reader thread.
+
+    stop() sends @stop_signal to its process group (by PID), waits, then SIGKILL.
+    """
+
+    def __init__(self, cmd: Sequence[str], netns: str | None = None,
+                 env: dict[str, str] | None = None, name: str = "") -> None:
+        self.cmd = (["ip", "netns", "exec", netns] if netns else []) + [str(c) for c in cmd]
+        self.name = name or Path(self.cmd[0]).name
+        self.lines: list[str] = []
+        self._cv = threading.Condition()
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True,
+                                     env=env)
+        _live_pgids.add(self.proc.pid)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            with self._cv:
+                self.lines.append(raw.decode(errors="replace").rstrip("\n"))
+                self._cv.notify_all()
+        with self._cv:
+            self._cv.notify_all()
+
+    @property
+    def output(self) -> str:
+        with self._cv:
+            return "\n".join(self.lines)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def wait_output(self, pattern: re.Pattern[str] | str, timeout: float) -> re.Match[str]:
+        """Wait until a line matches @pattern; raise with the output so far on
+        timeout or when the process exits first."""
+        rx = re.compile(pattern) if isinstance(pattern, str) else pattern
+        deadline = time.monotonic() + timeout
+        seen = 0
+        with self._cv:
+            while True:
+                for line in self.lines[seen:]:
+                    m = rx.search(line)
+                    if m:
+                        return m
+                seen = len(self.lines)
+                if self.proc.poll() is not None and not self._reader.is_alive():
+                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}) before "
+                                       f"printing /{rx.pattern}/:\n" + "\n".join(self.lines))
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"{self.name}: no /{rx.pattern}/ within {timeout} s:\n"
+                                       + "\n".join(self.lines))
+                self._cv.wait(min(left, 0.2))
+
+    def stop(self, stop_signal: int = signal.SIGTERM, timeout: float = 10.0) -> int:
+        """Stop the process group by PID; returns the exit code (negative: signal)."""
+        # Once reaped, the PID may be reused: only signal a process not yet waited for.
+        if self.proc.poll() is None:
+            _killpg(self.proc.pid, stop_signal)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self._reader.join(timeout=5)
+        _live_pgids.discard(self.proc.pid)
+        return self.proc.returncode
+
+    def __enter__(self) -> Proc:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@dataclass
+class SluiceConfig:
+    """What to start Sluice with (options before ``--``)."""
+
+    ports: Sequence[str]
+    controllers: Sequence[str] = ()  # -C targets: tcp:H:P, ptcp:P[:IP], punix:PATH, unix:PATH
+    flows: Sequence[str] | None = None  # lines of a startup flow file (-f)
+    flows_file: str | None = None
+    dpid: int | None = None
+    fail_mode: str | None = None  # secure | standalone
+    probe_interval: float | None = None
+    packet_in_rate: int | None = None
+    duration: float | None = None  # -d; None: until SIGTERM
+    extra: Sequence[str] = ()
+    lcores: str = "0,1"
+    mem_mb: int = 512
+
+
+class Sluice(Proc):
+    """A running Sluice switch.
+
+    ``listen_targets`` holds what its "sluice: listening on ..." lines
+    announced, as client targets ("unix:PATH", "tcp:127.0.0.1:PORT").
+    """
+
+    def __init__(self, cfg: SluiceConfig, binary: Path | None = None,
+                 workdir: str | None = None) -> None:
+        self.cfg = cfg
+        self.prefix = unique("slof")
+        self.workdir = workdir or tempfile.mkdtemp(prefix=f"{self.prefix}-")
+        self._own_workdir = workdir is None
+        self.json_path = os.path.join(self.workdir, "sluice.json")
+        args: list[str] = []
+        for p in cfg.ports:
+            args += ["-p", p]
+        if cfg.flows is not None:
+            ff = os.path.join(self.workdir, "startup.flows")
+            Path(ff).write_text("\n".join(cfg.flows) + "\n")
+            args += ["-f", ff]
+        if cfg.flows_file:
+            args += ["-f", cfg.flows_file]
+        for c in cfg.controllers:
+            args += ["-C", c]
+            if c.startswith("punix:"):
+                _live_paths.add(c[len("punix:"):])
+        if cfg.dpid is not None:
+            args += ["--dpid", f"{cfg.dpid:x}"]
+        if cfg.fail_mode:
+            args += ["--fail-mode", cfg.fail_mode]
+        if cfg.probe_interval is not None:
+            args += ["--probe-interval", str(cfg.probe_interval)]
+        if cfg.packet_in_rate is not None:
+            args += ["--packet-in-rate", str(cfg.packet_in_rate)]
+        if cfg.duration is not None:
+            args += ["-d", str(cfg.duration)]
+        args += ["-s", "0", "-q", "-j", self.json_path, *cfg.extra]
+        args += ["--", *eal_args(self.prefix, cfg.lcores, cfg.mem_mb)]
+        self.args = args
+        super().__init__([str(binary or sluice_binary()), *args], name="sluice")
+        self.listen_targets: list[str] = []
+
+    def wait_listening(self, n: int | None = None, timeout: float = 30.0) -> list[str]:
+        """Wait for the "listening on" line of every passive -C target (or @n lines)."""
+        want = n if n is not None else sum(
+            1 for c in self.cfg.controllers if c.startswith(("ptcp:", "punix:")))
+        deadline = time.monotonic() + timeout
+        while True:
+            found = LISTEN_RE.findall(self.output)
+            if len(found) >= want:
+                break
+            if not self.alive():
+                raise RuntimeError(f"sluice exited ({self.proc.returncode}):\n{self.output}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"sluice: {len(found)}/{want} listeners after {timeout} s:\n"
+                                   + self.output)
+            time.sleep(0.05)
+        self.listen_targets = [_client_target(t) for t in found]
+        return self.listen_targets
+
+    def stop(self, stop_signal: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        """SIGTERM by PID (clean exit, JSON written), SIGKILL after @timeout; clean up."""
+        try:
+            return super().stop(stop_signal, timeout)
+        finally:
+            shutil.rmtree(DPDK_RUN_DIR / self.prefix, ignore_errors=True)
+            for c in self.cfg.controllers:
+                if c.startswith("punix:"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(c[len("punix:"):])
+                    _live_paths.discard(c[len("punix:"):])
+            if self._own_workdir:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Sluice:
+        return self
+
+
+def _client_target(listen: str) -> str:
+    """'ptcp:PORT[:IP]' -> 'tcp:IP:PORT' (IP default 127.0.0.1); 'punix:P' -> 'unix:P'."""
+    if listen.startswith("punix:"):
+        return "unix:" + listen[len("punix:"):]
+    if listen.startswith("ptcp:"):
+        parts = listen[len("ptcp:"):].split(":", 1)
+        ip = parts[1] if len(parts) > 1 and parts[1] not in ("", "0.0.0.0") else "127.0.0.1"
+        return f"tcp:{ip}:{parts[0]}"
+    return listen
+
+
+def socket_path(tag: str = "sl") -> str:
+    """A short unique Unix socket path under /tmp (sun_path holds 107 bytes)."""
+    p = f"/tmp/{unique(tag)}.sock"
+    _live_paths.add(p)
+    return p
+
+
+def free_tcp_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tcp_listening(port: int, netns: str | None = None) -> bool:
+    """True when some socket listens on TCP @port (reads /proc/net/tcp{,6}; no connection made)."""
+    text = ""
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if netns:
+            r = run(["cat", f], check=False, netns=netns)
+            text += r.stdout
+        elif os.path.exists(f):
+            text += Path(f).read_text()
+    want = f":{port:04X}"
+    for line in text.splitlines()[1:]:
+        cols = line.split()
+        if len(cols) > 3 and cols[1].endswith(want) and cols[3] == "0A":
+            return True
+    return False
+
+
+def wait_until(pred: Callable[[], bool], timeout: float, what: str, step: float = 0.1) -> None:
+    """Poll @pred until true; TimeoutError naming @what after @timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(step)
+
+
+# ---------------------------------------------------------------------------
+# Namespaces and veth pairs
+# ---------------------------------------------------------------------------
+
+
+def _sysctl_if(ifname: str, key: str, value: str, netns: str | None = None) -> None:
+    run(["sysctl", "-q", "-w", f"net.ipv6.conf.{ifname}.{key}={value}"], check=False, netns=netns)
+
+
+class Topology:
+    """Namespaces and veth pairs, all removed by close() (also on exceptions, via ``with``)."""
+
+    def __init__(self) -> None:
+        self.netns: list[str] = []
+        self.links: list[str] = []
+
+    def add_netns(self, tag: str = "ns") -> str:
+        """Create a namespace with lo up and IPv6 off (quiet links); return its name."""
+        name = unique(tag)
+        run(["ip", "netns", "add", name])
+        self.netns.append(name)
+        _live_netns.add(name)
+        run(["ip", "link", "set", "lo", "up"], netns=name)
+        run(["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"], check=False, netns=name)
+        run(["sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"], check=False,
+            netns=name)
+        return name
+
+    def add_veth(self, tag: str = "sv", peer_netns: str | None = None,
+                 peer_name: str | None = None, peer_addr: str | None = None,
+                 peer_mac: str | None = None, mtu: int | None = None) -> tuple[str, str]:
+        """A veth pair: (root-namespace end, peer end).  The peer moves into
+        @peer_netns (renamed @peer_name, given @peer_addr "IP/LEN" and @peer_mac)
+        when asked.  Both ends are up, with IPv6 off and no addresses in the root
+        namespace, so nothing but test traffic crosses the link."""
+        base = unique(tag)
+        a, b = base + "a", base + "b"
+        run(["ip", "link", "add", a, "type", "veth", "peer", "name", b])
+        self.links.append(a)
+        _live_links.add(a)
+        _sysctl_if(a, "disable_ipv6", "1")
+        _sysctl_if(b, "disable_ipv6", "1")
+        if mtu:
+            run(["ip", "link", "set", a, "mtu", str(mtu)])
+            run(["ip", "link", "set", b, "mtu", str(mtu)])
+        if peer_netns:
+            run(["ip", "link", "set", b, "netns", peer_netns])
+            if peer_name:
+                run(["ip", "link", "set", b, "name", peer_name], netns=peer_netns)
+                b = peer_name
+            if peer_mac:
+                run(["ip", "link", "set", b, "address", peer_mac], netns=peer_netns)
+            if peer_addr:
+                run(["ip", "addr", "add", peer_addr, "dev", b], netns=peer_netns)
+            run(["ip", "link", "set", b, "up"], netns=peer_netns)
+        else:
+            if peer_mac:
+                run(["ip", "link", "set", b, "address", peer_mac])
+            run(["ip", "link", "set", b, "up"])
+        run(["ip", "link", "set", a, "up"])
+        # A software switch on an AF_PACKET socket sees frames as the kernel
+        # hands them over: without this, TCP segments arrive as 64 KB GSO
+        # super-frames with partial checksums that no other host accepts.
+        offloads = ["tx", "off", "rx", "off", "tso", "off", "gso", "off", "gro", "off"]
+        run(["ethtool", "-K", a, *offloads], check=False)
+        run(["ethtool", "-K", b, *offloads], check=False, netns=peer_netns)
+        return a, b
+
+    def close(self) -> None:
+        """Delete every link and namespace created, in reverse order; never raises."""
+        for a in reversed(self.links):
+            run(["ip", "link", "del", a], check=False)
+            _live_links.discard(a)
+        for ns in reversed(self.netns):
+            run(["ip", "netns", "del", ns], check=False)
+            _live_netns.discard(ns)
+        self.links.clear()
+        self.netns.clear()
+
+    def __enter__(self) -> Topology:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ns_popen(netns: str, cmd: Sequence[str], name: str = "") -> Proc:
+    """Start @cmd inside @netns in the background (stop() it by PID)."""
+    return Proc(cmd, netns=netns, name=name or Path(cmd[0]).name)
+
+
+# ---------------------------------------------------------------------------
+# Raw frames on an interface of the root namespace
+# ---------------------------------------------------------------------------
+
+ETH_P_ALL = 0x0003
+PACKET_OUTGOING = 4
+
+
+class RawPort:
+    """An AF_PACKET socket on one interface: send frames, collect received ones.
+
+    Frames the host itself sends (PACKET_OUTGOING) are ignored.
+    """
+
+    def __init__(self, ifname: str) -> None:
+        self.ifname = ifname
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        self.sock.bind((ifname, ETH_P_ALL))
+
+    def send(self, frames: Sequence[bytes]) -> None:
+        for f in frames:
+            self.sock.send(f)
+
+    def drain(self) -> None:
+        """Drop everything queued so far."""
+        self.sock.setblocking(False)
+        try:
+            while True:
+                self.sock.recv(65535)
+        except BlockingIOError:
+            pass
+        finally:
+            self.sock.setblocking(True)
+
+    def recv_until(self, pred: Callable[[list[bytes]], bool], timeout: float,
+                   keep: Callable[[bytes], bool] = lambda f: True) -> list[bytes]:
+        """Collect frames (those @keep accepts) until @pred(frames) or @timeout; returns them."""
+        got: list[bytes] = []
+        deadline = time.monotonic() + timeout
+        while not pred(got):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.sock.settimeout(left)
+            try:
+                data, addr = self.sock.recvfrom(65535)
+            except TimeoutError:
+                break
+            if addr[2] == PACKET_OUTGOING:
+                continue
+            if keep(data):
+                got.append(data)
+        return got
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> RawPort:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def eth_frame(dst: str, src: str, payload: bytes = b"", eth_type: int = 0x88B5,
+              size: int = 100) -> bytes:
+    """An Ethernet frame of @size bytes (no FCS): dst, src, type, payload, zero fill."""
+    from sluice.ofp import mac_bytes
+
+    f = mac_bytes(dst) + mac_bytes(src) + struct.pack("!H", eth_type) + payload
+    return f + b"\0" * max(0, size - len(f))
+
+
+# ---------------------------------------------------------------------------
+# Leftover cleanup
+# ---------------------------------------------------------------------------
+
+
+@atexit.register
+def _cleanup_leftovers() -> None:
+    for pgid in list(_live_pgids):
+        _killpg(pgid)
+    for a in list(_live_links):
+        subprocess.run(["ip", "link", "del", a], capture_output=True)
+    for ns in list(_live_netns):
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    for p in list(_live_paths):
+        with contextlib.suppress(OSError):
+            os.unlink(p)
+
+
+@contextlib.contextmanager
+def sluice(cfg: SluiceConfig, wait: bool = True, timeout: float = 30.0) -> Iterator[Sluice]:
+    """``with sluice(cfg) as sw:`` start Sluice, wait for its listeners, stop it by PID after."""
+    sw = Sluice(cfg)
+    try:
+        if wait:
+            sw.wait_listening(timeout=timeout)
+        yield sw
+    finally:
+        sw.stop()
+
+
+# ---------------------------------------------------------------------------
+# Sluice with OpenFlow, ovs-ofctl
+# ---------------------------------------------------------------------------
+
+
+def openflow_supported(binary: Path | None = None) -> bool:
+    """True when this Sluice binary advertises -C/--controller in its --help."""
+    b = binary or sluice_binary()
+    try:
+        r = subprocess.run([str(b), "--help"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--controller" in r.stdout + r.stderr
+
+
+def netns_usable() -> bool:
+    """Root with iproute2: namespaces, veth pairs and AF_PACKET sockets are available."""
+    return os.geteuid() == 0 and shutil.which("ip") is not None
+
+
+def af_packet_ports(ifaces: Sequence[str], first: int = 0) -> list[str]:
+    """Devargs for net_af_packet ports on @ifaces (vdev names unique within one process)."""
+    return [f"net_af_packet{first + i},iface={ifc}" for i, ifc in enumerate(ifaces)]
+
+
+OFCTL_TIMEOUT = 20
+
+
+def ofctl(target: str, *args: str, check: bool = True) -> str:
+    """Run ``ovs-ofctl -O OpenFlow13 --no-names CMD TARGET ARGS`` and return stdout.
+
+    @args[0] is the command; the switch @target goes right after it.
+    """
+    cmd = ["ovs-ofctl", "-O", "OpenFlow13", "--no-names", f"--timeout={OFCTL_TIMEOUT}",
+           args[0], target, *args[1:]]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=OFCTL_TIMEOUT + 10)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+    return r.stdout
+
+
+@dataclass
+class DumpedFlow:
+    """One line of ovs-ofctl dump-flows: its key=value fields, bare words, actions."""
+
+    fields: dict[str, str]
+    words: set[str]
+    actions: str
+    line: str
+
+    def int(self, key: str) -> int:
+        return int(self.fields[key], 0)
+
+    @property
+    def cookie(self) -> int:
+        return int(self.fields.get("cookie", "0"), 0)
+
+
+def parse_dump_flows(text: str) -> list[DumpedFlow]:
+    """Parse ``ovs-ofctl dump-flows`` output (header line skipped)."""
+    out = []
+    for line in text.splitlines():
+        if "actions=" not in line or line.startswith(("OFPST_", "NXST_")):
+            continue
+        head, _, actions = line.strip().partition("actions=")
+        fields: dict[str, str] = {}
+        words: set[str] = set()
+        for item in re.split(r"[,\s]+", head.strip()):
+            if not item:
+                continue
+            k, eq, v = item.partition("=")
+            if eq:
+                fields[k] = v.rstrip("s") if k == "duration" else v
+            else:
+                words.add(k)
+        out.append(DumpedFlow(fields, words, actions.strip(), line))
+    return out
+
+
+class FakeSwitch:
+    """A scripted OpenFlow 1.3 "switch" on a Unix socket, for checking what a
+    tool (ovs-ofctl, a controller) sends without a real switch.
+
+    It sends HELLO, answers FEATURES_REQUEST (dpid 1, no ports), ECHO, BARRIER
+    and every multipart request (an empty reply of the same type), and records
+    every other message in ``received`` (raw bytes).  One thread per connection.
+    """
+
+    def __init__(self) -> None:
+        from sluice import ofp
+
+        self._ofp = ofp
+        self.path = socket_path("fsw")
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(self.path)
+        self.srv.listen(8)
+        self.target = "unix:" + self.path
+        self.received: list[bytes] = []
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._accept = threading.Thread(target=self._accept_loop, daemon=True)
+        self._accept.start()
+
+    def _accept_loop(self) -> None:
+        while True:
+            try:
+                conn, _ = self.srv.accept()
+            except OSError:
+                return
+            t = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _serve(self, conn: socket.socket) -> None:
+        ofp = self._ofp
+        c = ofp.Client(conn)
+        try:
+            c.send(ofp.hello())
+            while True:
+                m = c.recv(30)
+                if m.type == ofp.OFPT_HELLO:
+                    continue
+                if m.type == ofp.OFPT_ECHO_REQUEST:
+                    c.send(ofp.echo_reply(m.body, m.xid))
+                elif m.type == ofp.OFPT_BARRIER_REQUEST:
+                    c.send(ofp.message(ofp.OFPT_BARRIER_REPLY, b"", m.xid))
+                elif m.type == ofp.OFPT_FEATURES_REQUEST:
+                    c.send(ofp.message(ofp.OFPT_FEATURES_REPLY,
+                                       struct.pack("!QIBB2xII", 1, 0, 254, 0, 0, 0), m.xid))
+                elif m.type == ofp.OFPT_MULTIPART_REQUEST:
+                    mp_type = struct.unpack_from("!H", m.raw, 8)[0]
+                    c.send(ofp.message(ofp.OFPT_MULTIPART_REPLY,
+                                       struct.pack("!HH4x", mp_type, 0), m.xid))
+                else:
+                    with self._lock:
+                        self.received.append(m.raw)
+        except (ofp.ConnectionClosed, TimeoutError, OSError):
+            pass
+        finally:
+            conn.close()
+
+    def take(self) -> list[bytes]:
+        """Messages recorded so far (and forget them)."""
+        with self._lock:
+            out, self.received = self.received, []
+        return out
+
+    def close(self) -> None:
+        self.srv.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        _live_paths.discard(self.path)
+
+    def __enter__(self) -> FakeSwitch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,1246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ofconn unit tests: real loopback and unix sockets, with a hand-written
+ * OpenFlow peer in this file.  Everything runs on one thread: the helpers
+ * interleave sl_ofconn_mgr_poll() with non-blocking peer reads and writes.
+ * Timing checks use generous bounds only (no tight asserts).
+ */
+#include "ofconn.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/sl_test.h"
+
+/* ------------------------------------------------------------------------- */
+/* Switch-side callbacks recording what happened.                            */
+/* ------------------------------------------------------------------------- */
+
+struct rec {
+	unsigned n_connect;
+	unsigned n_disconnect;
+	unsigned n_writable;
+	unsigned n_msgs;
+	struct sl_ofconn *last;    /* Last connection that connected. */
+	uint8_t *msgs;             /* Concatenated on_message payloads. */
+	size_t msgs_len, msgs_cap;
+	bool echo_back;            /* on_message sends each message back. */
+	bool verbose;              /* Print log lines. */
+	unsigned n_log_warn;
+};
+
+static void
+on_connect(struct sl_ofconn *c, void *arg)
+{
+	struct rec *r = arg;
+
+	r->n_connect++;
+	r->last = c;
+	CHECK(sl_ofconn_version(c) == SL_OFCONN_VERSION, "version %u", sl_ofconn_version(c));
+	sl_ofconn_set_user(c, r);
+}
+
+static void
+on_disconnect(struct sl_ofconn *c, void *arg)
+{
+	struct rec *r = arg;
+
+	CHECK(sl_ofconn_get_user(c) == r, "user pointer kept");
+	r->n_disconnect++;
+	if (r->last == c)
+		r->last = NULL;
+}
+
+static void
+on_writable(struct sl_ofconn *c, void *arg)
+{
+	struct rec *r = arg;
+
+	(void)c;
+	r->n_writable++;
+}
+
+static void
+on_message(struct sl_ofconn *c, const uint8_t *msg, size_t len, void *arg)
+{
+	struct rec *r = arg;
+
+	r->n_msgs++;
+	if (r->msgs_len + len > r->msgs_cap) {
+		r->msgs_cap = (r->msgs_len + len) * 2;
+		r->msgs = realloc(r->msgs, r->msgs_cap);
+	}
+	memcpy(r->msgs + r->msgs_len, msg, len);
+	r->msgs_len += len;
+	if (r->echo_back)
+		CHECK(sl_ofconn_send(c, msg, len) == 0, "echo back");
+}
+
+static void
+on_log(int level, const char *msg, void *arg)
+{
+	struct rec *r = arg;
+
+	if (level <= SL_OFCONN_LOG_WARN)
+		r->n_log_warn++;
+	if (r->verbose)
+		fprintf(stderr, "  log[%d] %s\n", level, msg);
+}
+
+static void
+rec_reset(struct rec *r)
+{
+	free(r->msgs);
+	memset(r, 0, sizeof *r);
+	r->verbose = getenv("OFCONN_VERBOSE") != NULL;
+}
+
+static struct sl_ofconn_mgr *
+mgr_new(struct rec *r, struct sl_ofconn_params *p)
+{
+	struct sl_ofconn_params def;
+	struct sl_ofconn_mgr *mgr = NULL;
+
+	if (!p) {
+		sl_ofconn_params_init(&def);
+		p = &def;
+	}
+	p->on_connect = on_connect;
+	p->on_disconnect = on_disconnect;
+	p->on_message = on_message;
+	p->on_writable = on_writable;
+	p->log = on_log;
+	p->arg = r;
+	CHECK(sl_ofconn_mgr_create(p, &mgr) == 0, "create");
+	return mgr;
+}
+
+static uint64_t
+ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The hand-written peer.                                                    */
+/* ------------------------------------------------------------------------- */
+
+struct peer {
+	int fd;
+	uint8_t buf[1 << 17];
+	size_t len;
+	bool eof;
+};
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static uint16_t
+get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
+static size_t
+mk_msg(uint8_t *buf, uint8_t version, uint8_t type, uint32_t xid, const void *body,
+       size_t body_len)
+{
+	buf[0] = version;
+	buf[1] = type;
+	put16(buf + 2, (uint16_t)(8 + body_len));
+	put32(buf + 4, xid);
+	if (body_len)
+		memmove(buf + 8, body, body_len);
+	return 8 + body_len;
+}
+
+static void
+set_nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+static void
+peer_init(struct peer *pe, int fd)
+{
+	pe->fd = fd;
+	pe->len = 0;
+	pe->eof = false;
+	if (fd >= 0)
+		set_nonblock(fd);
+}
+
+static int
+tcp_connect(int port, int rcvbuf)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof sin) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+unix_connect(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void
+peer_close(struct peer *pe)
+{
+	if (pe->fd >= 0)
+		close(pe->fd);
+	pe->fd = -1;
+}
+
+/* Pull whatever the socket has, without blocking. */
+static void
+peer_fill(struct peer *pe)
+{
+	while (!pe->eof && pe->len < sizeof pe->buf) {
+		ssize_t n = recv(pe->fd, pe->buf + pe->len, sizeof pe->buf - pe->len, MSG_DONTWAIT);
+
+		if (n > 0)
+			pe->len += (size_t)n;
+		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			pe->eof = true;
+		else
+			break;
+	}
+}
+
+/* Write everything, polling the manager while the socket is full. */
+static void
+peer_send(struct sl_ofconn_mgr *mgr, struct peer *pe, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint64_t end = ms_now() + 5000;
+
+	while (len && ms_now() < end) {
+		ssize_t n = send(pe->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			break;
+		} else if (mgr) {
+			sl_ofconn_mgr_poll(mgr, 1);
+		}
+	}
+	CHECK(len == 0, "peer_send incomplete, %zu left", len);
+}
+
+/*
+ * Next message the switch sent, into @out (if not NULL); returns its length,
+ * 0 on EOF, -1 on timeout.  Polls the manager meanwhile.
+ */
+static int
+peer_recv(struct sl_ofconn_mgr *mgr, struct peer *pe, uint8_t *out, int timeout_ms)
+{
+	uint64_t end = ms_now() + (uint64_t)timeout_ms;
+
+	for (;;) {
+		peer_fill(pe);
+		if (pe->len >= 8) {
+			size_t len = get16(pe->buf + 2);
+
+			if (len >= 8 && pe->len >= len) {
+				if (out)
+					memcpy(out, pe->buf, len);
+				memmove(pe->buf, pe->buf + len, pe->len - len);
+				pe->len -= len;
+				return (int)len;
+			}
+		}
+		if (pe->eof)
+			return 0;
+		if (ms_now() >= end)
+			return -1;
+		if (mgr)
+			sl_ofconn_mgr_poll(mgr, 5);
+		else
+			usleep(1000);
+	}
+}
+
+/* Poll the manager until *@counter reaches @target or @timeout_ms passes. */
+static bool
+pump_until(struct sl_ofconn_mgr *mgr, const unsigned *counter, unsigned target, int timeout_ms)
+{
+	uint64_t end = ms_now() + (uint64_t)timeout_ms;
+
+	while (*counter < target && ms_now() < end)
+		sl_ofconn_mgr_poll(mgr, 10);
+	return *counter >= target;
+}
+
+static void
+pump_for(struct sl_ofconn_mgr *mgr, int ms)
+{
+	uint64_t end = ms_now() + (uint64_t)ms;
+
+	while (ms_now() < end)
+		sl_ofconn_mgr_poll(mgr, (int)(end - ms_now()));
+}
+
+/* Check the switch's HELLO: version 4, one bitmap element with only bit 4. */
+static void
+expect_switch_hello(struct sl_ofconn_mgr *mgr, struct peer *pe)
+{
+	uint8_t m[65536];
+	int n = peer_recv(mgr, pe, m, 2000);
+
+	CHECK(n == 16, "switch hello len %d", n);
+	if (n != 16)
+		return;
+	CHECK(m[0] == 0x04 && m[1] == 0, "hello header %02x %02x", m[0], m[1]);
+	CHECK(get16(m + 8) == 1 && get16(m + 10) == 8, "bitmap element %u/%u", get16(m + 8),
+	      get16(m + 10));
+	CHECK(get32(m + 12) == 0x10, "bitmap 0x%x", get32(m + 12));
+}
+
+/* Send a HELLO; @bitmap 0 means no bitmap element. */
+static void
+peer_hello(struct sl_ofconn_mgr *mgr, struct peer *pe, uint8_t version, uint32_t bitmap)
+{
+	uint8_t m[16], el[8];
+	size_t len;
+
+	put16(el, 1);
+	put16(el + 2, 8);
+	put32(el + 4, bitmap);
+	len = mk_msg(m, version, 0, 7, el, bitmap ? sizeof el : 0);
+	peer_send(mgr, pe, m, len);
+}
+
+/* Listen on ptcp:0:127.0.0.1, connect a peer, do the full HELLO exchange. */
+static int
+setup_listener(struct sl_ofconn_mgr *mgr)
+{
+	char err[256];
+	int idx = sl_ofconn_mgr_add_target(mgr, "ptcp:0:127.0.0.1", err, sizeof err);
+	int port;
+
+	CHECK(idx >= 0, "ptcp: %s", err);
+	port = sl_ofconn_mgr_listen_port(mgr, idx);
+	CHECK(port > 0, "listen port %d", port);
+	return port;
+}
+
+static bool
+connect_peer(struct sl_ofconn_mgr *mgr, struct rec *r, struct peer *pe, int port)
+{
+	unsigned want = r->n_connect + 1;
+
+	peer_init(pe, tcp_connect(port, 0));
+	CHECK(pe->fd >= 0, "connect");
+	expect_switch_hello(mgr, pe);
+	peer_hello(mgr, pe, 0x04, 0x10);
+	return pump_until(mgr, &r->n_connect, want, 2000);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Tests.                                                                    */
+/* ------------------------------------------------------------------------- */
+
+static void
+test_bad_targets(void)
+{
+	static const struct {
+		const char *target;
+		const char *needle;
+	} cases[] = {
+		{ "foo", "prefix" },
+		{ "udp:1.2.3.4:5", "unknown type 'udp'" },
+		{ "tcp:", "missing host" },
+		{ "tcp:1.2.3.4:", "missing port" },
+		{ "tcp:foo", "'foo' is not an IP address" },
+		{ "tcp:1.2.3.4:99999", "port '99999' out of range" },
+		{ "tcp:1.2.3.4:0", "out of range" },
+		{ "tcp:1.2.3.4:66x", "out of range" },
+		{ "tcp:::1:6653", "brackets" },
+		{ "tcp:[::1", "missing ']'" },
+		{ "ptcp:", "missing port" },
+		{ "ptcp:99999", "port '99999' out of range" },
+		{ "ptcp:-1", "out of range" },
+		{ "ptcp:6653:1.2.3", "'1.2.3' is not an IP address" },
+		{ "ptcp:6653:", "missing address" },
+		{ "punix:", "missing path" },
+		{ "unix:", "missing path" },
+	};
+	struct rec r = { 0 };
+	struct sl_ofconn_mgr *mgr;
+	char err[256], busy[192], path[128];
+	int idx, port;
+
+	rec_reset(&r);
+	mgr = mgr_new(&r, NULL);
+	for (size_t i = 0; i < SL_ARRAY_SIZE(cases); i++) {
+		int ret = sl_ofconn_mgr_add_target(mgr, cases[i].target, err, sizeof err);
+		char quoted[64];
+
+		snprintf(quoted, sizeof quoted, "'%s'", cases[i].target);
+		CHECK(ret == -EINVAL, "%s: ret %d", cases[i].target, ret);
+		CHECK(strstr(err, cases[i].needle) && strstr(err, quoted), "%s: err '%s'",
+		      cases[i].target, err);
+	}
+
+	/* A port already bound gives the bind error with strerror. */
+	idx = sl_ofconn_mgr_add_target(mgr, "ptcp:0:127.0.0.1", err, sizeof err);
+	port = sl_ofconn_mgr_listen_port(mgr, idx);
+	snprintf(busy, sizeof busy, "ptcp:%d:127.0.0.1", port);
+	CHECK(sl_ofconn_mgr_add_target(mgr, busy, err, sizeof err) == -EADDRINUSE, "busy");
+	CHECK(strstr(err, "bind") && strstr(err, "Address already in use"), "err '%s'", err);
+	CHECK(sl_ofconn_mgr_listen_port(mgr, idx + 1) == -ENOENT, "no such target");
+
+	/* punix refuses to unlink something that is not a socket. */
+	snprintf(path, sizeof path, "/tmp/sl_ofconn_test_%d.notsock", (int)getpid());
+	fclose(fopen(path, "w"));
+	snprintf(busy, sizeof busy, "punix:%s", path);
+	CHECK(sl_ofconn_mgr_add_target(mgr, busy, err, sizeof err) == -EEXIST, "not a socket");
+	CHECK(strstr(err, "not a socket"), "err '%s'", err);
+	unlink(path);
+
+	/* Valid forms parse (an active target just starts connecting). */
+	CHECK(sl_ofconn_mgr_add_target(mgr, "tcp:127.0.0.1", err, sizeof err) >= 0, "%s", err);
+	CHECK(sl_ofconn_mgr_add_target(mgr, "tcp:[::1]:1", err, sizeof err) >= 0, "%s", err);
+	CHECK(sl_ofconn_mgr_add_target(mgr, "tcp:localhost:6653", err, sizeof err) >= 0, "%s",
+	      err);
+	idx = sl_ofconn_mgr_add_target(mgr, "tcp:127.0.0.1:1", err, sizeof err);
+	CHECK(idx >= 0 && sl_ofconn_mgr_listen_port(mgr, idx) == -EINVAL, "not ptcp");
+
+	/* Bad parameters. */
+	struct sl_ofconn_params p;
+	struct sl_ofconn_mgr *bad = NULL;
+
+	sl_ofconn_params_init(&p);
+	p.backoff_min_ms = 0;
+	CHECK(sl_ofconn_mgr_create(&p, &bad) == -EINVAL, "backoff 0");
+	sl_ofconn_params_init(&p);
+	p.tx_low_water = p.max_tx_bytes;
+	CHECK(sl_ofconn_mgr_create(&p, &bad) == -EINVAL, "low water");
+
+	sl_ofconn_mgr_destroy(mgr);
+	sl_ofconn_mgr_destroy(NULL);
+	rec_reset(&r);
+}
+
+static void
+test_hello(void)
+{
+	/* Peer hello variants that must negotiate 1.3. */
+	static const struct {
+		uint8_t version;
+		uint32_t bitmap;
+	} ok[] = {
+		{ 0x04, 0x10 },      /* 1.3 with bitmap */
+		{ 0x06, 0x52 },      /* 1.0, 1.3, 1.5 with bitmap: highest common is 1.3 */
+		{ 0x04, 0 },         /* 1.3, no bitmap */
+		{ 0x06, 0 },         /* 1.5, no bitmap: min(ours, theirs) = 1.3 */
+	};
+	struct rec r;
+	struct sl_ofconn_mgr *mgr;
+	int port;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	mgr = mgr_new(&r, NULL);
+	port = setup_listener(mgr);
+	for (size_t i = 0; i < SL_ARRAY_SIZE(ok); i++) {
+		struct peer *pe = calloc(1, sizeof *pe);
+		struct sl_ofconn_stats st;
+
+		peer_init(pe, tcp_connect(port, 0));
+		expect_switch_hello(mgr, pe);
+		CHECK(sl_ofconn_mgr_n_connected(mgr) == 0, "not connected before hello");
+		peer_hello(mgr, pe, ok[i].version, ok[i].bitmap);
+		CHECK(pump_until(mgr, &r.n_connect, (unsigned)i + 1, 2000), "case %zu connect", i);
+		CHECK(r.last && sl_ofconn_is_passive(r.last), "passive");
+		CHECK(r.last && !strncmp(sl_ofconn_name(r.last), "tcp:127.0.0.1:", 14), "name %s",
+		      r.last ? sl_ofconn_name(r.last) : "-");
+		CHECK(sl_ofconn_mgr_n_connected(mgr) == 1, "n_connected");
+		CHECK(sl_ofconn_mgr_n_controllers(mgr) == 0, "tools are not controllers");
+		if (r.last) {
+			uint32_t x1 = sl_ofconn_next_xid(r.last), x2 = sl_ofconn_next_xid(r.last);
+
+			CHECK(x1 && x2 && x1 != x2, "xids %u %u", x1, x2);
+			sl_ofconn_stats(r.last, &st);
+			CHECK(st.rx_msgs == 1 && st.tx_msgs == 1 && st.connected_at > 0,
+			      "stats rx %lu tx %lu", (unsigned long)st.rx_msgs,
+			      (unsigned long)st.tx_msgs);
+		}
+		peer_close(pe);
+		CHECK(pump_until(mgr, &r.n_disconnect, (unsigned)i + 1, 2000), "case %zu disc", i);
+		CHECK(sl_ofconn_mgr_n_connected(mgr) == 0, "n_connected after close");
+		free(pe);
+	}
+	sl_ofconn_mgr_destroy(mgr);
+	rec_reset(&r);
+}
+
+static void
+test_hello_failures(void)
+{
+	static const struct {
+		uint8_t version;
+		uint32_t bitmap;
+		uint8_t err_version;
+		const char *text;
+	} bad[] = {
+		{ 0x01, 0, 0x01, "no later than version 0x01" },
+		{ 0x03, 0x0e, 0x03, "0x01, 0x02, 0x03" },
+		{ 0x06, 0x60, 0x06, "0x05, 0x06" },
+	};
+	struct rec r;
+	struct sl_ofconn_mgr *mgr;
+	uint8_t m[65536];
+	int port, n;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	mgr = mgr_new(&r, NULL);
+	port = setup_listener(mgr);
+	for (size_t i = 0; i < SL_ARRAY_SIZE(bad); i++) {
+		struct peer *pe = calloc(1, sizeof *pe);
+
+		peer_init(pe, tcp_connect(port, 0));
+		expect_switch_hello(mgr, pe);
+		peer_hello(mgr, pe, bad[i].version, bad[i].bitmap);
+		n = peer_recv(mgr, pe, m, 2000);
+		CHECK(n > 12 && m[1] == 1 && get16(m + 8) == 0 && get16(m + 10) == 0,
+		      "case %zu: HELLO_FAILED/INCOMPATIBLE (n %d type %u)", i, n, m[1]);
+		CHECK(m[0] == bad[i].err_version, "error version %02x", m[0]);
+		if (n > 12) {
+			m[n] = '\0';
+			CHECK(strstr((char *)m + 12, bad[i].text), "reason '%s'", (char *)m + 12);
+		}
+		CHECK(peer_recv(mgr, pe, NULL, 2000) == 0, "case %zu: closed", i);
+		peer_close(pe);
+		free(pe);
+	}
+
+	/* Anything but HELLO first: HELLO_FAILED and close. */
+	struct peer *pe = calloc(1, sizeof *pe);
+
+	peer_init(pe, tcp_connect(port, 0));
+	expect_switch_hello(mgr, pe);
+	n = (int)mk_msg(m, 0x04, 5 /* FEATURES_REQUEST */, 99, NULL, 0);
+	peer_send(mgr, pe, m, (size_t)n);
+	n = peer_recv(mgr, pe, m, 2000);
+	CHECK(n > 12 && m[1] == 1 && get16(m + 8) == 0 && get32(m + 4) == 99,
+	      "non-hello first: n %d type %u", n, m[1]);
+	CHECK(peer_recv(mgr, pe, NULL, 2000) == 0, "closed");
+	peer_close(pe);
+	free(pe);
+
+	/* An ERROR before HELLO (the peer refusing us) is logged, not answered. */
+	pe = calloc(1, sizeof *pe);
+	peer_init(pe, tcp_connect(port, 0));
+	expect_switch_hello(mgr, pe);
+	n = (int)mk_msg(m, 0x01, 1, 5, "\0\0\0\0no\ncommon\x1b", 14);
+	peer_send(mgr, pe, m, (size_t)n);
+	CHECK(peer_recv(mgr, pe, m, 2000) == 0, "error before hello: closed without reply");
+	peer_close(pe);
+	free(pe);
+
+	pump_for(mgr, 50);
+	CHECK(r.n_connect == 0 && r.n_disconnect == 0, "no callbacks for failed hellos (%u %u)",
+	      r.n_connect, r.n_disconnect);
+	sl_ofconn_mgr_destroy(mgr);
+	rec_reset(&r);
+}
+
+static void
+test_echo_and_framing(void)
+{
+	struct rec r;
+	struct sl_ofconn_mgr *mgr;
+	struct peer *pe = calloc(1, sizeof *pe);
+	uint8_t m[65536], big[65535], *all;
+	size_t all_len = 0;
+	int port, n;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	mgr = mgr_new(&r, NULL);
+	port = setup_listener(mgr);
+	CHECK(connect_peer(mgr, &r, pe, port), "connect");
+
+	/* ECHO_REQUEST: same xid and payload back, not given to on_message. */
+	n = (int)mk_msg(m, 0x04, 2, 0x12345678, "abcdef", 6);
+	peer_send(mgr, pe, m, (size_t)n);
+	n = peer_recv(mgr, pe, m, 2000);
+	CHECK(n == 14 && m[0] == 4 && m[1] == 3 && get32(m + 4) == 0x12345678 &&
+	      !memcmp(m + 8, "abcdef", 6), "echo reply n %d", n);
+	CHECK(r.n_msgs == 0, "echo not delivered");
+
+	/* Three messages, one of them maximal, written one byte at a time. */
+	all = malloc(3 * 65536);
+	for (size_t i = 0; i < sizeof big - 8; i++)
+		big[8 + i] = (uint8_t)(i * 7);
+	all_len += mk_msg(all + all_len, 0x04, 18, 1, "x", 1);
+	all_len += mk_msg(all + all_len, 0x04, 18, 2, big + 8, sizeof big - 8);
+	all_len += mk_msg(all + all_len, 0x04, 18, 3, NULL, 0);
+	for (size_t i = 0; i < 200; i++) {
+		peer_send(mgr, pe, all + i, 1);
+		sl_ofconn_mgr_poll(mgr, 0);
+	}
+	peer_send(mgr, pe, all + 200, all_len - 200);
+	CHECK(pump_until(mgr, &r.n_msgs, 3, 2000), "3 split messages (%u)", r.n_msgs);
+	CHECK(r.msgs_len == all_len && !memcmp(r.msgs, all, all_len), "split intact");
+
+	/* 100 messages of varied sizes in one write. */
+	r.n_msgs = 0;
+	r.msgs_len = 0;
+	all_len = 0;
+	for (uint32_t i = 0; i < 100; i++)
+		all_len += mk_msg(all + all_len, 0x04, 18, i, big + 8, i * 13 % 300);
+	peer_send(mgr, pe, all, all_len);
+	CHECK(pump_until(mgr, &r.n_msgs, 100, 2000), "100 batched (%u)", r.n_msgs);
+	CHECK(r.msgs_len == all_len && !memcmp(r.msgs, all, all_len), "batch intact, in order");
+
+	/* Wrong version after HELLO: BAD_VERSION with 64 bytes, connection stays. */
+	r.n_msgs = 0;
+	n = (int)mk_msg(m, 0x01, 18, 77, big + 8, 100);
+	peer_send(mgr, pe, m, (size_t)n);
+	n = peer_recv(mgr, pe, m, 2000);
+	CHECK(n == 12 + 64 && m[1] == 1 && get16(m + 8) == 1 && get16(m + 10) == 0 &&
+	      get32(m + 4) == 77 && m[12] == 0x01 && !memcmp(m + 20, big + 8, 56),
+	      "BAD_VERSION n %d", n);
+	n = (int)mk_msg(m, 0x04, 18, 78, NULL, 0);
+	peer_send(mgr, pe, m, (size_t)n);
+	CHECK(pump_until(mgr, &r.n_msgs, 1, 2000), "still open after bad version");
+	CHECK(r.n_disconnect == 0, "no disconnect");
+
+	/* An ERROR of another version is delivered, not answered. */
+	n = (int)mk_msg(m, 0x01, 1, 79, "\0\1\0\2", 4);
+	peer_send(mgr, pe, m, (size_t)n);
+	CHECK(pump_until(mgr, &r.n_msgs, 2, 2000), "error delivered");
+
+	/* Length < 8: BAD_LEN quoting the bytes, then close. */
+	n = (int)mk_msg(m, 0x04, 18, 80, NULL, 0);
+	put16(m + 2, 4);
+	peer_send(mgr, pe, m, (size_t)n);
+	n = peer_recv(mgr, pe, m, 2000);
+	CHECK(n == 20 && m[1] == 1 && get16(m + 8) == 1 && get16(m + 10) == 6 &&
+	      get32(m + 4) == 80 && get16(m + 14) == 4, "BAD_LEN n %d", n);
+	CHECK(peer_recv(mgr, pe, NULL, 2000) == 0, "closed after bad len");
+	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "disconnect callback");
+	peer_close(pe);
+	free(all);
+	free(pe);
+	sl_ofconn_mgr_destroy(mgr);
+	rec_reset(&r);
+}
+
+static void
+test_reconnect(void)
+{
+	struct rec r;
+	struct sl_ofconn_params p;
+	struct sl_ofconn_mgr *mgr;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof sin;
+	struct peer *pe = calloc(1, sizeof *pe);
+	char target[64], err[256];
+	int lfd, one = 1, port, fd = -1;
+	uint64_t t0;
+
+	/* Find a free port, then leave it closed so the first attempts are refused. */
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	bind(lfd, (struct sockaddr *)&sin, sizeof sin);
+	getsockname(lfd, (struct sockaddr *)&sin, &sl);
+	port = ntohs(sin.sin_port);
+	close(lfd);
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	sl_ofconn_params_init(&p);
+	mgr = mgr_new(&r, &p);
+	snprintf(target, sizeof target, "tcp:127.0.0.1:%d", port);
+	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == 0, "%s", err);
+	pump_for(mgr, 300);
+	CHECK(sl_ofconn_mgr_n_controllers(mgr) == 0, "nothing to connect to yet");
+
+	/* Open the controller late; the switch must find it within a generous bound. */
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	sin.sin_port = htons((uint16_t)port);
+	CHECK(bind(lfd, (struct sockaddr *)&sin, sizeof sin) == 0, "rebind %s", strerror(errno));
+	listen(lfd, 4);
+	set_nonblock(lfd);
+	t0 = ms_now();
+	while (fd < 0 && ms_now() - t0 < 3000) {
+		sl_ofconn_mgr_poll(mgr, 10);
+		fd = accept(lfd, NULL, NULL);
+	}
+	CHECK(fd >= 0, "switch reconnected within 3 s");
+	peer_init(pe, fd);
+	expect_switch_hello(mgr, pe);
+	peer_hello(mgr, pe, 0x04, 0);
+	CHECK(pump_until(mgr, &r.n_connect, 1, 2000), "controller connected");
+	CHECK(sl_ofconn_mgr_n_controllers(mgr) == 1, "one controller");
+	CHECK(r.last && !sl_ofconn_is_passive(r.last), "active");
+	snprintf(target, sizeof target, "tcp:127.0.0.1:%d", port);
+	CHECK(r.last && !strcmp(sl_ofconn_name(r.last), target), "name %s",
+	      r.last ? sl_ofconn_name(r.last) : "-");
+
+	/* Controller drops: the switch comes back on its own. */
+	peer_close(pe);
+	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "disconnect seen");
+	CHECK(sl_ofconn_mgr_n_controllers(mgr) == 0, "no controller");
+	fd = -1;
+	t0 = ms_now();
+	while (fd < 0 && ms_now() - t0 < 3000) {
+		sl_ofconn_mgr_poll(mgr, 10);
+		fd = accept(lfd, NULL, NULL);
+	}
+	CHECK(fd >= 0, "reconnected after drop");
+	peer_init(pe, fd);
+	expect_switch_hello(mgr, pe);
+	peer_hello(mgr, pe, 0x04, 0x10);
+	CHECK(pump_until(mgr, &r.n_connect, 2, 2000), "second connect");
+
+	/* Graceful close by the switch: queued output arrives, then EOF, then callback. */
+	uint8_t m[64];
+	size_t n = mk_msg(m, 0x04, 10, 5, "bye", 3);
+
+	CHECK(r.last && sl_ofconn_send(r.last, m, n) == 0, "send");
+	if (r.last)
+		sl_ofconn_close(r.last);
+	CHECK(sl_ofconn_mgr_n_controllers(mgr) == 0, "closing is not connected");
+	CHECK(peer_recv(mgr, pe, m, 2000) == (int)n && get32(m + 4) == 5, "last message");
+	CHECK(peer_recv(mgr, pe, NULL, 2000) == 0, "then EOF");
+	CHECK(r.n_disconnect == 2, "disconnect after close (%u)", r.n_disconnect);
+	peer_close(pe);
+	close(lfd);
+	sl_ofconn_mgr_destroy(mgr);
+	free(pe);
+	rec_reset(&r);
+}
+
+static void
+test_probe(void)
+{
+	struct rec r;
+	struct sl_ofconn_params p;
+	struct sl_ofconn_mgr *mgr;
+	struct peer *silent = calloc(1, sizeof *silent), *live = calloc(1, sizeof *live);
+	uint8_t m[65536];
+	bool got_probe = false;
+	uint64_t t0;
+	int port, n;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	sl_ofconn_params_init(&p);
+	p.probe_interval_ms = 100;
+	mgr = mgr_new(&r, &p);
+	port = setup_listener(mgr);
+	CHECK(connect_peer(mgr, &r, silent, port), "silent connects");
+	CHECK(connect_peer(mgr, &r, live, port), "live connects");
+
+	/* The live peer answers probes; the silent one never does. */
+	t0 = ms_now();
+	while (r.n_disconnect < 1 && ms_now() - t0 < 2000) {
+		sl_ofconn_mgr_poll(mgr, 10);
+		while ((n = peer_recv(NULL, live, m, 0)) > 0) {
+			if (m[1] == 2) {
+				m[1] = 3;
+				peer_send(mgr, live, m, (size_t)n);
+			}
+		}
+		peer_fill(silent);
+		if (silent->len >= 8 && silent->buf[1] == 2)
+			got_probe = true;
+	}
+	CHECK(got_probe, "silent peer saw an ECHO_REQUEST");
+	CHECK(r.n_disconnect == 1, "silent peer dropped within 2 s");
+	CHECK(ms_now() - t0 >= 150, "not before two intervals (%lu ms)",
+	      (unsigned long)(ms_now() - t0));
+	CHECK(peer_recv(NULL, silent, NULL, 1000) == 0 || silent->eof, "silent sees EOF");
+	CHECK(sl_ofconn_mgr_n_connected(mgr) == 1, "live peer still up");
+	CHECK(r.n_log_warn >= 1, "drop was logged");
+
+	/* Keep answering for a few more intervals: still connected. */
+	t0 = ms_now();
+	while (ms_now() - t0 < 400) {
+		sl_ofconn_mgr_poll(mgr, 10);
+		while ((n = peer_recv(NULL, live, m, 0)) > 0) {
+			if (m[1] == 2) {
+				m[1] = 3;
+				peer_send(mgr, live, m, (size_t)n);
+			}
+		}
+	}
+	CHECK(r.n_disconnect == 1 && sl_ofconn_mgr_n_connected(mgr) == 1, "live stays");
+	peer_close(silent);
+	peer_close(live);
+	sl_ofconn_mgr_destroy(mgr);
+	CHECK(r.n_disconnect == 2, "destroy fires on_disconnect");
+	free(silent);
+	free(live);
+	rec_reset(&r);
+}
+
+static void
+test_unix(void)
+{
+	struct rec r;
+	struct sl_ofconn_mgr *mgr;
+	struct peer *pe = calloc(1, sizeof *pe);
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char path[108], path2[108], target[160], err[256];
+	struct stat sb;
+	int fd, lfd;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	mgr = mgr_new(&r, NULL);
+
+	/* A stale socket file left by a dead process must be replaced. */
+	snprintf(path, sizeof path, "/tmp/sl_ofconn_test_%d.sock", (int)getpid());
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(bind(fd, (struct sockaddr *)&sun, sizeof sun) == 0, "stale bind");
+	close(fd);
+	snprintf(target, sizeof target, "punix:%s", path);
+	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == 0, "%s", err);
+	CHECK(sl_ofconn_mgr_listen_port(mgr, 0) == -EINVAL, "punix has no port");
+
+	peer_init(pe, unix_connect(path));
+	CHECK(pe->fd >= 0, "unix connect");
+	expect_switch_hello(mgr, pe);
+	peer_hello(mgr, pe, 0x04, 0x10);
+	CHECK(pump_until(mgr, &r.n_connect, 1, 2000), "punix connected");
+	CHECK(r.last && !strncmp(sl_ofconn_name(r.last), "punix:", 6) &&
+	      sl_ofconn_is_passive(r.last), "name %s", r.last ? sl_ofconn_name(r.last) : "-");
+	peer_close(pe);
+	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "punix disconnected");
+
+	/* unix: active target to a socket the test listens on. */
+	snprintf(path2, sizeof path2, "/tmp/sl_ofconn_test_%d.ctl", (int)getpid());
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path2);
+	unlink(path2);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(bind(lfd, (struct sockaddr *)&sun, sizeof sun) == 0, "bind ctl");
+	listen(lfd, 4);
+	snprintf(target, sizeof target, "unix:%s", path2);
+	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == 1, "%s", err);
+	set_nonblock(lfd);
+	fd = -1;
+	for (uint64_t t0 = ms_now(); fd < 0 && ms_now() - t0 < 2000;) {
+		sl_ofconn_mgr_poll(mgr, 10);
+		fd = accept(lfd, NULL, NULL);
+	}
+	peer_init(pe, fd);
+	expect_switch_hello(mgr, pe);
+	peer_hello(mgr, pe, 0x04, 0);
+	CHECK(pump_until(mgr, &r.n_connect, 2, 2000), "unix connected");
+	CHECK(sl_ofconn_mgr_n_controllers(mgr) == 1, "unix controller counted");
+	peer_close(pe);
+	close(lfd);
+	unlink(path2);
+
+	sl_ofconn_mgr_destroy(mgr);
+	CHECK(stat(path, &sb) < 0, "punix socket removed on destroy");
+	free(pe);
+	rec_reset(&r);
+}
+
+static unsigned n_visited;
+
+static void
+count_conn(struct sl_ofconn *c, void *arg)
+{
+	const char **names = arg;
+
+	names[n_visited++] = sl_ofconn_name(c);
+}
+
+static void
+test_many(void)
+{
+	enum { N = 6 };
+	struct rec r;
+	struct sl_ofconn_mgr *mgr;
+	struct peer *pe[N];
+	const char *names[N + 1];
+	int port;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	mgr = mgr_new(&r, NULL);
+	port = setup_listener(mgr);
+	/* All connect first, then all say hello: several handshakes in flight at once. */
+	for (int i = 0; i < N; i++) {
+		pe[i] = calloc(1, sizeof *pe[i]);
+		peer_init(pe[i], tcp_connect(port, 0));
+	}
+	for (int i = 0; i < N; i++)
+		expect_switch_hello(mgr, pe[i]);
+	for (int i = 0; i < N; i++)
+		peer_hello(mgr, pe[i], 0x04, 0x10);
+	CHECK(pump_until(mgr, &r.n_connect, N, 2000), "all connected (%u)", r.n_connect);
+	CHECK(sl_ofconn_mgr_n_connected(mgr) == N, "n_connected %u",
+	      sl_ofconn_mgr_n_connected(mgr));
+	n_visited = 0;
+	sl_ofconn_mgr_foreach(mgr, count_conn, names);
+	CHECK(n_visited == N, "foreach %u", n_visited);
+	for (int i = 0; i < (int)n_visited; i++)
+		for (int j = i + 1; j < (int)n_visited; j++)
+			CHECK(strcmp(names[i], names[j]), "distinct names %s", names[i]);
+
+	/* One leaves (like an ovs-ofctl command finishing); the rest stay. */
+	peer_close(pe[2]);
+	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "one disconnect");
+	CHECK(sl_ofconn_mgr_n_connected(mgr) == N - 1, "n_connected after one left");
+	for (int i = 0; i < N; i++) {
+		peer_close(pe[i]);
+		free(pe[i]);
+	}
+	CHECK(pump_until(mgr, &r.n_disconnect, N, 2000), "all disconnected");
+	sl_ofconn_mgr_destroy(mgr);
+	rec_reset(&r);
+}
+
+static void
+test_enobufs(void)
+{
+	struct rec r;
+	struct sl_ofconn_params p;
+	struct sl_ofconn_mgr *mgr;
+	struct peer *pe = calloc(1, sizeof *pe);
+	struct sl_ofconn_stats st;
+	static uint8_t m[60000];
+	size_t len = mk_msg(m, 0x04, 10, 1, m + 8, sizeof m - 8);
+	uint64_t sent = 0, got = 0;
+	int port, ret = 0, n;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	sl_ofconn_params_init(&p);
+	p.max_tx_bytes = 256 * 1024;
+	p.tx_low_water = 64 * 1024;
+	mgr = mgr_new(&r, &p);
+	port = setup_listener(mgr);
+	peer_init(pe, tcp_connect(port, 4096));
+	expect_switch_hello(mgr, pe);
+	peer_hello(mgr, pe, 0x04, 0x10);
+	CHECK(pump_until(mgr, &r.n_connect, 1, 2000), "connected");
+	if (!r.last)
+		goto out;
+
+	/* The peer never reads: the kernel buffers fill, then the queue bound hits. */
+	CHECK(sl_ofconn_send(r.last, m, len - 1) == -EINVAL, "length mismatch");
+	for (int i = 0; i < 100000 && (ret = sl_ofconn_send(r.last, m, len)) == 0; i++) {
+		sent += len;
+		sl_ofconn_mgr_poll(mgr, 0);
+	}
+	CHECK(ret == -ENOBUFS, "ENOBUFS (ret %d after %lu bytes)", ret, (unsigned long)sent);
+	sl_ofconn_stats(r.last, &st);
+	CHECK(st.tx_dropped == 1 && st.tx_pending > p.tx_low_water, "dropped %lu pending %zu",
+	      (unsigned long)st.tx_dropped, st.tx_pending);
+	CHECK(sl_ofconn_tx_congested(r.last), "congested");
+	CHECK(sl_ofconn_tx_pending(r.last) + len > p.max_tx_bytes, "pending near bound");
+	CHECK(r.n_writable == 0, "no writable yet");
+
+	/* The peer drains everything: on_writable fires once, and all bytes arrive. */
+	for (uint64_t t0 = ms_now(); got < sent && ms_now() - t0 < 5000;) {
+		n = peer_recv(mgr, pe, NULL, 100);
+		if (n > 0)
+			got += (uint64_t)n;
+	}
+	CHECK(got == sent, "peer got %lu of %lu", (unsigned long)got, (unsigned long)sent);
+	pump_until(mgr, &r.n_writable, 1, 1000);
+	CHECK(r.n_writable == 1, "on_writable %u", r.n_writable);
+	CHECK(r.last && !sl_ofconn_tx_congested(r.last) && sl_ofconn_tx_pending(r.last) == 0,
+	      "drained");
+out:
+	peer_close(pe);
+	sl_ofconn_mgr_destroy(mgr);
+	free(pe);
+	rec_reset(&r);
+}
+
+/* A peer that floods requests without reading replies is slowed, not dropped. */
+static void
+test_throttle(void)
+{
+	enum { N = 24000, BODY = 992 };
+	struct rec r;
+	struct sl_ofconn_params p;
+	struct sl_ofconn_mgr *mgr;
+	struct peer *pe = calloc(1, sizeof *pe);
+	uint8_t *out = malloc((size_t)N * (BODY + 8)), m[2048], body[BODY];
+	size_t out_len = 0, off = 0;
+	uint32_t next = 0;
+	uint64_t t0;
+	int port, n;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	r.echo_back = true;
+	sl_ofconn_params_init(&p);
+	p.max_tx_bytes = 128 * 1024;
+	p.tx_low_water = 64 * 1024;
+	mgr = mgr_new(&r, &p);
+	port = setup_listener(mgr);
+	peer_init(pe, tcp_connect(port, 4096));
+	expect_switch_hello(mgr, pe);
+	peer_hello(mgr, pe, 0x04, 0x10);
+	CHECK(pump_until(mgr, &r.n_connect, 1, 2000), "connected");
+	memset(body, 0xab, sizeof body);
+	for (uint32_t i = 0; i < N; i++)
+		out_len += mk_msg(out + out_len, 0x04, 18, i, body, sizeof body);
+
+	/* Phase 1: write 24 MB of requests, more than the kernel buffers, without reading. */
+	t0 = ms_now();
+	while (ms_now() - t0 < 300) {
+		ssize_t k = off < out_len ? send(pe->fd, out + off, out_len - off, MSG_DONTWAIT) : 0;
+
+		if (k > 0)
+			off += (size_t)k;
+		sl_ofconn_mgr_poll(mgr, 1);
+	}
+	CHECK(r.last && sl_ofconn_tx_congested(r.last), "switch backlog above low water (pending %zu, dispatched %u, sent %zu)", r.last ? sl_ofconn_tx_pending(r.last) : 0, r.n_msgs, off);
+	CHECK(r.last && sl_ofconn_tx_pending(r.last) <= p.max_tx_bytes, "bounded");
+	CHECK(r.n_msgs < N, "input paused (%u dispatched)", r.n_msgs);
+
+	/* Phase 2: read everything (and send the rest): all replies, in order, none lost. */
+	t0 = ms_now();
+	while (next < N && ms_now() - t0 < 5000) {
+		if (off < out_len) {
+			ssize_t k = send(pe->fd, out + off, out_len - off, MSG_DONTWAIT);
+
+			if (k > 0)
+				off += (size_t)k;
+		}
+		sl_ofconn_mgr_poll(mgr, 1);
+		while ((n = peer_recv(NULL, pe, m, 0)) > 0) {
+			CHECK(get32(m + 4) == next && n == BODY + 8, "reply %u xid %u", next,
+			      get32(m + 4));
+			next++;
+		}
+		if (n == 0)
+			break;
+	}
+	CHECK(next == N, "all %u replies (got %u)", N, next);
+	if (r.last) {
+		struct sl_ofconn_stats st;
+
+		sl_ofconn_stats(r.last, &st);
+		CHECK(st.tx_dropped == 0, "no drops (%lu)", (unsigned long)st.tx_dropped);
+	}
+	peer_close(pe);
+	sl_ofconn_mgr_destroy(mgr);
+	free(out);
+	free(pe);
+	rec_reset(&r);
+}
+
+static void
+test_stress(void)
+{
+	enum { N = 10000 };
+	struct rec r;
+	struct sl_ofconn_mgr *mgr;
+	struct peer *pe = calloc(1, sizeof *pe);
+	uint8_t *out = malloc((size_t)N * 24), m[64];
+	size_t out_len = 0, off = 0;
+	uint32_t next = 0;
+	uint64_t t0 = ms_now();
+	int port, n;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	r.echo_back = true;
+	mgr = mgr_new(&r, NULL);
+	port = setup_listener(mgr);
+	CHECK(connect_peer(mgr, &r, pe, port), "connect");
+	for (uint32_t i = 0; i < N; i++) {
+		uint8_t body[16];
+
+		put32(body, i);
+		out_len += mk_msg(out + out_len, 0x04, 18, i, body, 4 + i % 12);
+	}
+	/* Write in chunks while reading replies, so neither side's buffers stall. */
+	while (next < N && ms_now() - t0 < 10000) {
+		if (off < out_len) {
+			ssize_t k = send(pe->fd, out + off, SL_MIN(out_len - off, (size_t)8192),
+					 MSG_DONTWAIT);
+
+			if (k > 0)
+				off += (size_t)k;
+		}
+		sl_ofconn_mgr_poll(mgr, 0);
+		while ((n = peer_recv(NULL, pe, m, 0)) > 0) {
+			CHECK(get32(m + 4) == next && get32(m + 8) == next &&
+			      (size_t)n == 12 + next % 12, "reply %u: xid %u len %d", next,
+			      get32(m + 4), n);
+			next++;
+		}
+		if (n == 0)
+			break;
+	}
+	CHECK(next == N, "round-tripped %u of %u", next, N);
+	CHECK(r.n_msgs == N, "on_message %u", r.n_msgs);
+	if (r.last) {
+		struct sl_ofconn_stats st;
+
+		sl_ofconn_stats(r.last, &st);
+		CHECK(st.rx_msgs == N + 1 && st.tx_msgs == N + 1 && st.rx_bytes == out_len + 16,
+		      "stats rx %lu tx %lu", (unsigned long)st.rx_msgs, (unsigned long)st.tx_msgs);
+	}
+	peer_close(pe);
+	sl_ofconn_mgr_destroy(mgr);
+	free(out);
+	free(pe);
+	rec_reset(&r);
+}
+
+/* The wait never exceeds the caller's timeout, and 0 does not block. */
+static void
+test_poll_timeout(void)
+{
+	struct rec r;
+	struct sl_ofconn_mgr *mgr;
+	uint64_t t0;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	mgr = mgr_new(&r, NULL);
+	setup_listener(mgr);
+	t0 = ms_now();
+	CHECK(sl_ofconn_mgr_poll(mgr, 0) == 0, "nothing ready");
+	CHECK(ms_now() - t0 < 50, "poll(0) did not block");
+	t0 = ms_now();
+	sl_ofconn_mgr_poll(mgr, 30);
+	CHECK(ms_now() - t0 >= 25 && ms_now() - t0 < 500, "poll(30) took %lu ms",
+	      (unsigned long)(ms_now() - t0));
+	sl_ofconn_mgr_destroy(mgr);
+	rec_reset(&r);
+}
+
+/* The manager connecting to its own listener: exercises both ends, IPv6 if available. */
+static void
+test_self_connect(void)
+{
+	struct rec r;
+	struct sl_ofconn_mgr *mgr;
+	char err[256], target[64];
+	const char *lo = "[::1]";
+	int idx, port;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	mgr = mgr_new(&r, NULL);
+	idx = sl_ofconn_mgr_add_target(mgr, "ptcp:0:[::1]", err, sizeof err);
+	if (idx < 0) {
+		printf("no IPv6 loopback (%s): self-connect over IPv4\n", err);
+		lo = "127.0.0.1";
+		idx = sl_ofconn_mgr_add_target(mgr, "ptcp:0:127.0.0.1", err, sizeof err);
+	}
+	port = sl_ofconn_mgr_listen_port(mgr, idx);
+	CHECK(port > 0, "port %d", port);
+	snprintf(target, sizeof target, "tcp:%s:%d", lo, port);
+	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == idx + 1, "%s", err);
+	CHECK(pump_until(mgr, &r.n_connect, 2, 2000), "both ends connected (%u)", r.n_connect);
+	CHECK(sl_ofconn_mgr_n_connected(mgr) == 2 && sl_ofconn_mgr_n_controllers(mgr) == 1,
+	      "2 connected, 1 controller");
+	if (!strcmp(lo, "[::1]")) {
+		bool found = false;
+		const char *names[4];
+
+		n_visited = 0;
+		sl_ofconn_mgr_foreach(mgr, count_conn, names);
+		for (unsigned i = 0; i < n_visited; i++)
+			found |= !strcmp(names[i], target);
+		CHECK(found, "active IPv6 name %s", target);
+	}
+	sl_ofconn_mgr_destroy(mgr);
+	CHECK(r.n_disconnect == 2, "destroy disconnects both");
+	rec_reset(&r);
+}
+
+static int
+count_fds(void)
+{
+	char path[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+int
+main(void)
+{
+	int fds_before = count_fds();
+
+	test_bad_targets();
+	test_hello();
+	test_hello_failures();
+	test_echo_and_framing();
+	test_reconnect();
+	test_probe();
+	test_unix();
+	test_many();
+	test_enobufs();
+	test_throttle();
+	test_stress();
+	test_poll_timeout();
+	test_self_connect();
+	CHECK(count_fds() == fds_before, "fd leak: %d open, %d before", count_fds(), fds_before);
+	return sl_test_summary();
+}

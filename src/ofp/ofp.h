@@ -1,0 +1,1268 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ofp: the OpenFlow 1.3 wire codec (control path only, DPDK-free).
+ *
+ * This component turns OpenFlow 1.3 (wire version 0x04) messages into the
+ * host-order structs the rest of Sluice uses (struct sl_flow_spec,
+ * sl_group_spec, sl_table_spec from pipeline.h) and builds the messages a
+ * switch sends back.  It is the only place where OpenFlow wire structs
+ * (packed, big-endian) exist; they live in ofp_priv.h and never leave
+ * src/ofp/.  The split follows Open vSwitch: lib/ofp-*.c decode into
+ * struct ofputil_* before ofproto/ sees a message.
+ *
+ * ----------------------------------------------------------------------------
+ * Decoding
+ * ----------------------------------------------------------------------------
+ *
+ * Every decoder takes the whole message (msg, len), 8-byte header included,
+ * exactly as it came off the channel, and returns 0 or -1.  On -1 it fills
+ * a struct sl_ofp_error with the OpenFlow type/code the switch must send
+ * back (sl_ofp_error_encode builds that reply).  No length field is trusted:
+ * the header length must equal @len, and every inner length (match, OXM,
+ * instruction, action, bucket, hello element, property) is checked against
+ * what is left of the buffer before it is used, and against the padding
+ * rules of OpenFlow 1.3 (match padded to 8, actions and instructions
+ * multiples of 8, padding bytes of set_field zero).  Decoders never read
+ * outside [msg, msg + len), never allocate, and may be fed arbitrary bytes
+ * (fuzz/fuzz_ofp_decode.c does exactly that).  Output structs are undefined
+ * after a failure.
+ *
+ * Typical agent loop:
+ *
+ *	struct sl_ofp_header h;
+ *	struct sl_ofp_error e;
+ *	if (sl_ofp_header_decode(msg, len, &h, &e) < 0)
+ *		reply error e;
+ *	switch (h.type) {
+ *	case SL_OFPT_FLOW_MOD: {
+ *		struct sl_ofp_flow_mod fm;
+ *		if (sl_ofp_flow_mod_decode(msg, len, &fm, &e) < 0)
+ *			reply error e with data msg (sl_ofp_error_encode keeps 64 bytes);
+ *		...
+ *	}
+ *
+ * Match semantics (sl_ofp_match_decode): OXM TLVs of class
+ * OFPXMC_OPENFLOW_BASIC for every field of pkt.h's registry that has an OXM
+ * number, plus Sluice experimenter OXMs (class 0xffff, experimenter
+ * SL_OFP_EXPERIMENTER_ID) for nw_ttl and raw fields (layout in
+ * docs/openflow-experimenter.md).  Values keep the OpenFlow encoding, so
+ * vlan_vid carries OFPVID_PRESENT (0x1000): 0x0000 matches untagged frames,
+ * 0x1000/0x1000 any tagged frame, 0x1000|VID one VID.  Value bits outside
+ * the mask are cleared (no OFPBMC_BAD_WILDCARDS); a field with an all-zero
+ * mask is a wildcard and is dropped; a value with bits above the field's
+ * width (ip_dscp 64, vlan_vid 0x2000, ipv6_flabel 0x100000) is
+ * OFPBMC_BAD_VALUE.  Masks are accepted where the flow-file syntax accepts
+ * them (metadata, MACs, IPv4/IPv6 addresses, arp_spa/tpa/sha/tha, vlan_vid,
+ * TCP/UDP/SCTP ports (an OVS extension to 1.3), ipv6_flabel and raw
+ * fields); a non-exact mask elsewhere is OFPBMC_BAD_MASK, an exact one is
+ * treated as no mask.  Then OpenFlow prerequisites are checked with
+ * sl_match_check_prereqs (OFPBMC_BAD_PREREQ); their order in the match does
+ * not matter.
+ *
+ * Instruction semantics: at most one instruction of each type
+ * (a duplicate is the ONF extension error SL_OFPET_EXPERIMENTER /
+ * SL_ONFBIC_DUP_INSTRUCTION with experimenter SL_ONF_EXPERIMENTER_ID, as OVS
+ * sends it to OpenFlow 1.3 peers).  Actions of write_actions are merged as
+ * the specification merges them into an action set: a later action of the
+ * same type (same field for set_field) replaces the earlier one in place.
+ * apply_actions keeps its list as is (at most SL_ACTIONS_MAX actions, else
+ * OFPBAC_TOO_MANY).
+ *
+ * ----------------------------------------------------------------------------
+ * Encoding
+ * ----------------------------------------------------------------------------
+ *
+ * Encoders append whole messages to a growable struct sl_ofp_buf and fix up
+ * each message's header length.  They return 0, -ENOMEM (the buffer is left
+ * as it was before the call) or -EMSGSIZE (the message would exceed 65535
+ * bytes; buffer unchanged).  Multipart replies that may not fit one message
+ * are written through struct sl_ofp_mp_writer, which splits them into
+ * several messages with OFPMPF_REPLY_MORE set on all but the last.
+ *
+ * ----------------------------------------------------------------------------
+ * Thread safety
+ * ----------------------------------------------------------------------------
+ *
+ * The codec keeps no global mutable state.  Every function is safe to call
+ * from any thread on its own arguments ("any thread" below); a struct
+ * sl_ofp_buf or sl_ofp_mp_writer belongs to one thread at a time.
+ */
+#ifndef SL_OFP_H
+#define SL_OFP_H
+
+#include "../core/core.h"
+#include "../pipeline/pipeline.h"
+
+#include <errno.h>
+
+/*
+ * ============================================================================
+ * Protocol constants (OpenFlow 1.3.5, section 7 and appendix A)
+ * ============================================================================
+ */
+
+/** The one wire version Sluice speaks (OpenFlow 1.3). */
+#define SL_OFP_VERSION 0x04
+/** Size of struct ofp_header on the wire. */
+#define SL_OFP_HEADER_LEN 8
+/** Largest OpenFlow message (the header's 16-bit length). */
+#define SL_OFP_MSG_MAX 65535
+/** Bytes of the offending request an error reply carries. */
+#define SL_OFP_ERROR_DATA_MAX 64
+
+/** Message types (ofp_header.type). */
+enum sl_ofp_type {
+	SL_OFPT_HELLO = 0,
+	SL_OFPT_ERROR = 1,
+	SL_OFPT_ECHO_REQUEST = 2,
+	SL_OFPT_ECHO_REPLY = 3,
+	SL_OFPT_EXPERIMENTER = 4,
+	SL_OFPT_FEATURES_REQUEST = 5,
+	SL_OFPT_FEATURES_REPLY = 6,
+	SL_OFPT_GET_CONFIG_REQUEST = 7,
+	SL_OFPT_GET_CONFIG_REPLY = 8,
+	SL_OFPT_SET_CONFIG = 9,
+	SL_OFPT_PACKET_IN = 10,
+	SL_OFPT_FLOW_REMOVED = 11,
+	SL_OFPT_PORT_STATUS = 12,
+	SL_OFPT_PACKET_OUT = 13,
+	SL_OFPT_FLOW_MOD = 14,
+	SL_OFPT_GROUP_MOD = 15,
+	SL_OFPT_PORT_MOD = 16,
+	SL_OFPT_TABLE_MOD = 17,
+	SL_OFPT_MULTIPART_REQUEST = 18,
+	SL_OFPT_MULTIPART_REPLY = 19,
+	SL_OFPT_BARRIER_REQUEST = 20,
+	SL_OFPT_BARRIER_REPLY = 21,
+	SL_OFPT_QUEUE_GET_CONFIG_REQUEST = 22,
+	SL_OFPT_QUEUE_GET_CONFIG_REPLY = 23,
+	SL_OFPT_ROLE_REQUEST = 24,
+	SL_OFPT_ROLE_REPLY = 25,
+	SL_OFPT_GET_ASYNC_REQUEST = 26,
+	SL_OFPT_GET_ASYNC_REPLY = 27,
+	SL_OFPT_SET_ASYNC = 28,
+	SL_OFPT_METER_MOD = 29,
+	SL_OFPT__MAX = 29 /* highest type OpenFlow 1.3 defines */
+};
+
+/** Multipart types (ofp_multipart_request.type). */
+enum sl_ofp_mp_type {
+	SL_OFPMP_DESC = 0,
+	SL_OFPMP_FLOW = 1,
+	SL_OFPMP_AGGREGATE = 2,
+	SL_OFPMP_TABLE = 3,
+	SL_OFPMP_PORT_STATS = 4,
+	SL_OFPMP_QUEUE = 5,
+	SL_OFPMP_GROUP = 6,
+	SL_OFPMP_GROUP_DESC = 7,
+	SL_OFPMP_GROUP_FEATURES = 8,
+	SL_OFPMP_METER = 9,
+	SL_OFPMP_METER_CONFIG = 10,
+	SL_OFPMP_METER_FEATURES = 11,
+	SL_OFPMP_TABLE_FEATURES = 12,
+	SL_OFPMP_PORT_DESC = 13,
+	SL_OFPMP_EXPERIMENTER = 0xffff,
+};
+/** Multipart flags: more requests / replies follow. */
+#define SL_OFPMPF_REQ_MORE 0x1
+#define SL_OFPMPF_REPLY_MORE 0x1
+
+/** Error types (ofp_error_msg.type). */
+enum sl_ofp_error_type {
+	SL_OFPET_HELLO_FAILED = 0,
+	SL_OFPET_BAD_REQUEST = 1,
+	SL_OFPET_BAD_ACTION = 2,
+	SL_OFPET_BAD_INSTRUCTION = 3,
+	SL_OFPET_BAD_MATCH = 4,
+	SL_OFPET_FLOW_MOD_FAILED = 5,
+	SL_OFPET_GROUP_MOD_FAILED = 6,
+	SL_OFPET_PORT_MOD_FAILED = 7,
+	SL_OFPET_TABLE_MOD_FAILED = 8,
+	SL_OFPET_QUEUE_OP_FAILED = 9,
+	SL_OFPET_SWITCH_CONFIG_FAILED = 10,
+	SL_OFPET_ROLE_REQUEST_FAILED = 11,
+	SL_OFPET_METER_MOD_FAILED = 12,
+	SL_OFPET_TABLE_FEATURES_FAILED = 13,
+	SL_OFPET_EXPERIMENTER = 0xffff, /* code = exp_type; see sl_ofp_error.experimenter */
+};
+
+/** OFPET_HELLO_FAILED codes (data: ASCII text). */
+enum { SL_OFPHFC_INCOMPATIBLE = 0, SL_OFPHFC_EPERM = 1 };
+
+/** OFPET_BAD_REQUEST codes. */
+enum {
+	SL_OFPBRC_BAD_VERSION = 0,
+	SL_OFPBRC_BAD_TYPE = 1,
+	SL_OFPBRC_BAD_MULTIPART = 2,
+	SL_OFPBRC_BAD_EXPERIMENTER = 3,
+	SL_OFPBRC_BAD_EXP_TYPE = 4,
+	SL_OFPBRC_EPERM = 5,
+	SL_OFPBRC_BAD_LEN = 6,
+	SL_OFPBRC_BUFFER_EMPTY = 7,
+	SL_OFPBRC_BUFFER_UNKNOWN = 8,
+	SL_OFPBRC_BAD_TABLE_ID = 9,
+	SL_OFPBRC_IS_SLAVE = 10,
+	SL_OFPBRC_BAD_PORT = 11,
+	SL_OFPBRC_BAD_PACKET = 12,
+	SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW = 13,
+};
+
+/** OFPET_BAD_ACTION codes. */
+enum {
+	SL_OFPBAC_BAD_TYPE = 0,
+	SL_OFPBAC_BAD_LEN = 1,
+	SL_OFPBAC_BAD_EXPERIMENTER = 2,
+	SL_OFPBAC_BAD_EXP_TYPE = 3,
+	SL_OFPBAC_BAD_OUT_PORT = 4,
+	SL_OFPBAC_BAD_ARGUMENT = 5,
+	SL_OFPBAC_EPERM = 6,
+	SL_OFPBAC_TOO_MANY = 7,
+	SL_OFPBAC_BAD_QUEUE = 8,
+	SL_OFPBAC_BAD_OUT_GROUP = 9,
+	SL_OFPBAC_MATCH_INCONSISTENT = 10,
+	SL_OFPBAC_UNSUPPORTED_ORDER = 11,
+	SL_OFPBAC_BAD_TAG = 12,
+	SL_OFPBAC_BAD_SET_TYPE = 13,
+	SL_OFPBAC_BAD_SET_LEN = 14,
+	SL_OFPBAC_BAD_SET_ARGUMENT = 15,
+};
+
+/** OFPET_BAD_INSTRUCTION codes. */
+enum {
+	SL_OFPBIC_UNKNOWN_INST = 0,
+	SL_OFPBIC_UNSUP_INST = 1,
+	SL_OFPBIC_BAD_TABLE_ID = 2,
+	SL_OFPBIC_UNSUP_METADATA = 3,
+	SL_OFPBIC_UNSUP_METADATA_MASK = 4,
+	SL_OFPBIC_BAD_EXPERIMENTER = 5,
+	SL_OFPBIC_BAD_EXP_TYPE = 6,
+	SL_OFPBIC_BAD_LEN = 7,
+	SL_OFPBIC_EPERM = 8,
+};
+
+/** OFPET_BAD_MATCH codes. */
+enum {
+	SL_OFPBMC_BAD_TYPE = 0,
+	SL_OFPBMC_BAD_LEN = 1,
+	SL_OFPBMC_BAD_TAG = 2,
+	SL_OFPBMC_BAD_DL_ADDR_MASK = 3,
+	SL_OFPBMC_BAD_NW_ADDR_MASK = 4,
+	SL_OFPBMC_BAD_WILDCARDS = 5,
+	SL_OFPBMC_BAD_FIELD = 6,
+	SL_OFPBMC_BAD_VALUE = 7,
+	SL_OFPBMC_BAD_MASK = 8,
+	SL_OFPBMC_BAD_PREREQ = 9,
+	SL_OFPBMC_DUP_FIELD = 10,
+	SL_OFPBMC_EPERM = 11,
+};
+
+/** OFPET_FLOW_MOD_FAILED codes. */
+enum {
+	SL_OFPFMFC_UNKNOWN = 0,
+	SL_OFPFMFC_TABLE_FULL = 1,
+	SL_OFPFMFC_BAD_TABLE_ID = 2,
+	SL_OFPFMFC_OVERLAP = 3,
+	SL_OFPFMFC_EPERM = 4,
+	SL_OFPFMFC_BAD_TIMEOUT = 5,
+	SL_OFPFMFC_BAD_COMMAND = 6,
+	SL_OFPFMFC_BAD_FLAGS = 7,
+};
+
+/** OFPET_GROUP_MOD_FAILED codes. */
+enum {
+	SL_OFPGMFC_GROUP_EXISTS = 0,
+	SL_OFPGMFC_INVALID_GROUP = 1,
+	SL_OFPGMFC_WEIGHT_UNSUPPORTED = 2,
+	SL_OFPGMFC_OUT_OF_GROUPS = 3,
+	SL_OFPGMFC_OUT_OF_BUCKETS = 4,
+	SL_OFPGMFC_CHAINING_UNSUPPORTED = 5,
+	SL_OFPGMFC_WATCH_UNSUPPORTED = 6,
+	SL_OFPGMFC_LOOP = 7,
+	SL_OFPGMFC_UNKNOWN_GROUP = 8,
+	SL_OFPGMFC_CHAINED_GROUP = 9,
+	SL_OFPGMFC_BAD_TYPE = 10,
+	SL_OFPGMFC_BAD_COMMAND = 11,
+	SL_OFPGMFC_BAD_BUCKET = 12,
+	SL_OFPGMFC_BAD_WATCH = 13,
+	SL_OFPGMFC_EPERM = 14,
+};
+
+/** OFPET_PORT_MOD_FAILED codes. */
+enum {
+	SL_OFPPMFC_BAD_PORT = 0,
+	SL_OFPPMFC_BAD_HW_ADDR = 1,
+	SL_OFPPMFC_BAD_CONFIG = 2,
+	SL_OFPPMFC_BAD_ADVERTISE = 3,
+	SL_OFPPMFC_EPERM = 4,
+};
+
+/** OFPET_TABLE_MOD_FAILED codes. */
+enum { SL_OFPTMFC_BAD_TABLE = 0, SL_OFPTMFC_BAD_CONFIG = 1, SL_OFPTMFC_EPERM = 2 };
+
+/** OFPET_QUEUE_OP_FAILED codes. */
+enum { SL_OFPQOFC_BAD_PORT = 0, SL_OFPQOFC_BAD_QUEUE = 1, SL_OFPQOFC_EPERM = 2 };
+
+/** OFPET_SWITCH_CONFIG_FAILED codes. */
+enum { SL_OFPSCFC_BAD_FLAGS = 0, SL_OFPSCFC_BAD_LEN = 1, SL_OFPSCFC_EPERM = 2 };
+
+/** OFPET_ROLE_REQUEST_FAILED codes. */
+enum { SL_OFPRRFC_STALE = 0, SL_OFPRRFC_UNSUP = 1, SL_OFPRRFC_BAD_ROLE = 2 };
+
+/** OFPET_METER_MOD_FAILED codes (Sluice has no meters: the agent answers meter_mod with these). */
+enum {
+	SL_OFPMMFC_UNKNOWN = 0,
+	SL_OFPMMFC_METER_EXISTS = 1,
+	SL_OFPMMFC_INVALID_METER = 2,
+	SL_OFPMMFC_UNKNOWN_METER = 3,
+	SL_OFPMMFC_BAD_COMMAND = 4,
+	SL_OFPMMFC_BAD_FLAGS = 5,
+	SL_OFPMMFC_BAD_RATE = 6,
+	SL_OFPMMFC_BAD_BURST = 7,
+	SL_OFPMMFC_BAD_BAND = 8,
+	SL_OFPMMFC_BAD_BAND_VALUE = 9,
+	SL_OFPMMFC_OUT_OF_METERS = 10,
+	SL_OFPMMFC_OUT_OF_BANDS = 11,
+};
+
+/** OFPET_TABLE_FEATURES_FAILED codes. */
+enum {
+	SL_OFPTFFC_BAD_TABLE = 0,
+	SL_OFPTFFC_BAD_METADATA = 1,
+	SL_OFPTFFC_BAD_TYPE = 2,
+	SL_OFPTFFC_BAD_LEN = 3,
+	SL_OFPTFFC_BAD_ARGUMENT = 4,
+	SL_OFPTFFC_EPERM = 5,
+};
+
+/**
+ * ONF experimenter id and the ONF extension error OVS uses for a duplicate
+ * instruction in OpenFlow 1.2/1.3 (EXT-260; OpenFlow 1.4 made it
+ * OFPBIC_DUP_INST 3,9).
+ */
+#define SL_ONF_EXPERIMENTER_ID 0x4f4e4600u
+#define SL_ONFBIC_DUP_INSTRUCTION 2600
+
+/** Flow-mod commands (ofp_flow_mod.command). */
+enum {
+	SL_OFPFC_ADD = 0,
+	SL_OFPFC_MODIFY = 1,
+	SL_OFPFC_MODIFY_STRICT = 2,
+	SL_OFPFC_DELETE = 3,
+	SL_OFPFC_DELETE_STRICT = 4,
+};
+
+/** Group-mod commands (ofp_group_mod.command). */
+enum { SL_OFPGC_ADD = 0, SL_OFPGC_MODIFY = 1, SL_OFPGC_DELETE = 2 };
+
+/** Table numbers: last usable table and "all tables". */
+#define SL_OFPTT_MAX 0xfe
+#define SL_OFPTT_ALL 0xff
+
+/** Packet-in reasons (ofp_packet_in.reason). */
+enum { SL_OFPR_NO_MATCH = 0, SL_OFPR_ACTION = 1, SL_OFPR_INVALID_TTL = 2 };
+
+/** Flow-removed reasons (ofp_flow_removed.reason). */
+enum {
+	SL_OFPRR_IDLE_TIMEOUT = 0,
+	SL_OFPRR_HARD_TIMEOUT = 1,
+	SL_OFPRR_DELETE = 2,
+	SL_OFPRR_GROUP_DELETE = 3,
+};
+
+/** Port-status reasons (ofp_port_status.reason). */
+enum { SL_OFPPR_ADD = 0, SL_OFPPR_DELETE = 1, SL_OFPPR_MODIFY = 2 };
+
+/** Port config bits (ofp_port.config, port_mod config/mask). */
+#define SL_OFPPC_PORT_DOWN 0x01
+#define SL_OFPPC_NO_RECV 0x04
+#define SL_OFPPC_NO_FWD 0x20
+#define SL_OFPPC_NO_PACKET_IN 0x40
+#define SL_OFPPC_ALL (SL_OFPPC_PORT_DOWN | SL_OFPPC_NO_RECV | SL_OFPPC_NO_FWD | SL_OFPPC_NO_PACKET_IN)
+
+/** Port state bits (ofp_port.state). */
+#define SL_OFPPS_LINK_DOWN 0x1
+#define SL_OFPPS_BLOCKED 0x2
+#define SL_OFPPS_LIVE 0x4
+
+/** Port feature bits (ofp_port.curr/advertised/supported/peer). */
+#define SL_OFPPF_10MB_HD (1u << 0)
+#define SL_OFPPF_10MB_FD (1u << 1)
+#define SL_OFPPF_100MB_HD (1u << 2)
+#define SL_OFPPF_100MB_FD (1u << 3)
+#define SL_OFPPF_1GB_HD (1u << 4)
+#define SL_OFPPF_1GB_FD (1u << 5)
+#define SL_OFPPF_10GB_FD (1u << 6)
+#define SL_OFPPF_40GB_FD (1u << 7)
+#define SL_OFPPF_100GB_FD (1u << 8)
+#define SL_OFPPF_1TB_FD (1u << 9)
+#define SL_OFPPF_OTHER (1u << 10)
+#define SL_OFPPF_COPPER (1u << 11)
+#define SL_OFPPF_FIBER (1u << 12)
+#define SL_OFPPF_AUTONEG (1u << 13)
+#define SL_OFPPF_PAUSE (1u << 14)
+#define SL_OFPPF_PAUSE_ASYM (1u << 15)
+
+/** Buffer id meaning "not buffered" (Sluice never buffers: n_buffers is 0). */
+#define SL_OFP_NO_BUFFER 0xffffffffu
+/** Controller max_len: send the whole packet, do not buffer. */
+#define SL_OFPCML_NO_BUFFER 0xffff
+/** Largest max_len that asks for buffering (unused by Sluice). */
+#define SL_OFPCML_MAX 0xffe5
+
+/** Switch capabilities (features_reply.capabilities). */
+#define SL_OFPC_FLOW_STATS 0x001
+#define SL_OFPC_TABLE_STATS 0x002
+#define SL_OFPC_PORT_STATS 0x004
+#define SL_OFPC_GROUP_STATS 0x008
+#define SL_OFPC_IP_REASM 0x020
+#define SL_OFPC_QUEUE_STATS 0x040
+#define SL_OFPC_PORT_BLOCKED 0x100
+
+/** Switch config flags (set_config / get_config_reply). */
+#define SL_OFPC_FRAG_NORMAL 0
+#define SL_OFPC_FRAG_DROP 1
+#define SL_OFPC_FRAG_REASM 2
+#define SL_OFPC_FRAG_MASK 3
+
+/** Controller roles (role_request.role). */
+enum {
+	SL_OFPCR_ROLE_NOCHANGE = 0,
+	SL_OFPCR_ROLE_EQUAL = 1,
+	SL_OFPCR_ROLE_MASTER = 2,
+	SL_OFPCR_ROLE_SLAVE = 3,
+};
+
+/** Group capabilities (group_features.capabilities). */
+#define SL_OFPGFC_SELECT_WEIGHT 0x1
+#define SL_OFPGFC_SELECT_LIVENESS 0x2
+#define SL_OFPGFC_CHAINING 0x4
+#define SL_OFPGFC_CHAINING_CHECKS 0x8
+
+/** Action types (ofp_action_header.type); bit positions of group_features.actions. */
+enum {
+	SL_OFPAT_OUTPUT = 0,
+	SL_OFPAT_COPY_TTL_OUT = 11,
+	SL_OFPAT_COPY_TTL_IN = 12,
+	SL_OFPAT_SET_MPLS_TTL = 15,
+	SL_OFPAT_DEC_MPLS_TTL = 16,
+	SL_OFPAT_PUSH_VLAN = 17,
+	SL_OFPAT_POP_VLAN = 18,
+	SL_OFPAT_PUSH_MPLS = 19,
+	SL_OFPAT_POP_MPLS = 20,
+	SL_OFPAT_SET_QUEUE = 21,
+	SL_OFPAT_GROUP = 22,
+	SL_OFPAT_SET_NW_TTL = 23,
+	SL_OFPAT_DEC_NW_TTL = 24,
+	SL_OFPAT_SET_FIELD = 25,
+	SL_OFPAT_PUSH_PBB = 26,
+	SL_OFPAT_POP_PBB = 27,
+	SL_OFPAT_EXPERIMENTER = 0xffff,
+};
+/** Bitmap (1 << SL_OFPAT_*) of the actions Sluice decodes and executes. */
+#define SL_OFP_ACTIONS_SUPPORTED                                                                   \
+	((1u << SL_OFPAT_OUTPUT) | (1u << SL_OFPAT_COPY_TTL_OUT) | (1u << SL_OFPAT_COPY_TTL_IN) |  \
+	 (1u << SL_OFPAT_PUSH_VLAN) | (1u << SL_OFPAT_POP_VLAN) | (1u << SL_OFPAT_SET_QUEUE) |     \
+	 (1u << SL_OFPAT_GROUP) | (1u << SL_OFPAT_SET_NW_TTL) | (1u << SL_OFPAT_DEC_NW_TTL) |      \
+	 (1u << SL_OFPAT_SET_FIELD))
+
+/** Instruction types (ofp_instruction.type). */
+enum {
+	SL_OFPIT_GOTO_TABLE = 1,
+	SL_OFPIT_WRITE_METADATA = 2,
+	SL_OFPIT_WRITE_ACTIONS = 3,
+	SL_OFPIT_APPLY_ACTIONS = 4,
+	SL_OFPIT_CLEAR_ACTIONS = 5,
+	SL_OFPIT_METER = 6,
+	SL_OFPIT_EXPERIMENTER = 0xffff,
+};
+
+/*
+ * ============================================================================
+ * Sluice experimenter extension (docs/openflow-experimenter.md)
+ * ============================================================================
+ */
+
+/**
+ * Sluice's experimenter id: ASCII "SLUC".  NOT a registered IEEE OUI (an
+ * OUI-based id would have a zero top byte); it only has to differ from the
+ * ids controllers know (Nicira 0x00002320, ONF 0x4f4e4600, ...).
+ */
+#define SL_OFP_EXPERIMENTER_ID 0x534c5543u
+
+/** Experimenter message types (ofp_experimenter_header.exp_type) under SL_OFP_EXPERIMENTER_ID. */
+enum {
+	SL_OFPX_TABLE_DECLARE = 1, /* declare a table: body in docs/openflow-experimenter.md */
+};
+
+/** Experimenter OXM fields (class 0xffff, experimenter SL_OFP_EXPERIMENTER_ID). */
+enum {
+	SL_OXM_SL_RAW = 0,    /* raw field: base u8, n_bits u8, bit_off be16, value[, mask] */
+	SL_OXM_SL_IP_TTL = 1, /* nw_ttl: value u8[, mask u8] */
+};
+
+/** Table kinds on the wire (SL_OFPX_TABLE_DECLARE.kind); mapped explicitly to enum sl_table_kind. */
+enum {
+	SL_OFPX_KIND_DIRECT = 0, /* SL_TABLE_DIRECT */
+	SL_OFPX_KIND_EXACT = 1,  /* SL_TABLE_EXACT */
+	SL_OFPX_KIND_LPM = 2,    /* SL_TABLE_LPM */
+	SL_OFPX_KIND_MASK = 3,   /* SL_TABLE_TERNARY */
+};
+
+/*
+ * ============================================================================
+ * Errors
+ * ============================================================================
+ */
+
+/** What a decoder rejected, as the OpenFlow error the switch replies with. */
+struct sl_ofp_error {
+	uint16_t type;         /* SL_OFPET_* */
+	uint16_t code;         /* the type's code (SL_OFPBRC_*, ...), or exp_type for experimenter errors */
+	uint32_t experimenter; /* type SL_OFPET_EXPERIMENTER only, else 0 */
+};
+
+/**
+ * Symbolic name of an error for logs and tests ("OFPBMC_BAD_PREREQ",
+ * "ONFBIC_DUP_INSTRUCTION").
+ *
+ * @param e  The error.
+ * @return a static string; "UNKNOWN_ERROR" for pairs OpenFlow 1.3 does not
+ *         define.  Never NULL.  Any thread.
+ */
+const char *sl_ofp_error_name(const struct sl_ofp_error *e);
+
+/**
+ * Name of a message type for logs ("OFPT_FLOW_MOD"), "OFPT_UNKNOWN" for
+ * types OpenFlow 1.3 does not define.  Any thread.
+ */
+const char *sl_ofp_type_name(uint8_t type);
+
+/** Name of a multipart type ("OFPMP_FLOW"), "OFPMP_UNKNOWN" otherwise.  Any thread. */
+const char *sl_ofp_mp_type_name(uint16_t type);
+
+/*
+ * ============================================================================
+ * Growable message buffer
+ * ============================================================================
+ */
+
+/** Bytes of one or more encoded messages, back to back. */
+struct sl_ofp_buf {
+	uint8_t *data; /* malloc'd; NULL while empty and never grown */
+	size_t len;    /* bytes used */
+	size_t cap;    /* bytes allocated */
+};
+
+/** Initialise an empty buffer (no allocation).  Any thread. */
+void sl_ofp_buf_init(struct sl_ofp_buf *b);
+/** Forget the contents, keep the allocation.  Any thread. */
+void sl_ofp_buf_reset(struct sl_ofp_buf *b);
+/** Free the allocation; the buffer is empty and reusable after.  NULL-safe.  Any thread. */
+void sl_ofp_buf_free(struct sl_ofp_buf *b);
+
+/*
+ * ============================================================================
+ * Header, hello, error, echo, experimenter
+ * ============================================================================
+ */
+
+/** The fixed header of every message, host order. */
+struct sl_ofp_header {
+	uint8_t version;
+	uint8_t type;    /* enum sl_ofp_type */
+	uint16_t length; /* whole message, header included */
+	uint32_t xid;
+};
+
+/**
+ * Decode and check the header of one whole message.
+ *
+ * @param msg  The message (at least @len bytes readable).
+ * @param len  Its length as framed by the channel.
+ * @param h    Out: the header fields.
+ * @param err  Out: filled on failure.
+ * @return 0, or -1 with: OFPBRC_BAD_LEN when len < 8 or h->length != len;
+ *         OFPBRC_BAD_VERSION when version != SL_OFP_VERSION (not for
+ *         OFPT_HELLO, whose version takes part in negotiation);
+ *         OFPBRC_BAD_TYPE when the type is above SL_OFPT__MAX.  @h is
+ *         filled whenever len >= 8, so the reply can copy the xid.
+ *         Any thread.
+ */
+int sl_ofp_header_decode(const void *msg, size_t len, struct sl_ofp_header *h,
+			 struct sl_ofp_error *err);
+
+/**
+ * Decode a hello.  The version bitmap element is optional: without it the
+ * peer is taken to support every version from 1 to header.version (so a
+ * version-4 hello without a bitmap gives bit 4), as OpenFlow 1.3.5 section
+ * 6.3.1 negotiates; with it, only bitmap word 0 (versions 0..31) is kept.
+ * Unknown element types are skipped.
+ *
+ * @param version_bitmap  Out: bit v set when the peer supports wire version v.
+ * @return 0, or -1 with OFPBRC_BAD_LEN (element length < 4 or past the
+ *         message, bitmap length not a multiple of 4), OFPBRC_BAD_TYPE (not
+ *         a hello).  Any thread.
+ */
+int sl_ofp_hello_decode(const void *msg, size_t len, uint32_t *version_bitmap,
+			struct sl_ofp_error *err);
+
+/**
+ * Decode an error message (a controller may send one).
+ *
+ * @param e         Out: type/code (experimenter errors: code = exp_type).
+ * @param data      Out: the error's data, pointing into @msg.
+ * @param data_len  Out: its length.
+ * @return 0, or -1 with OFPBRC_BAD_LEN/BAD_TYPE.  Any thread.
+ */
+int sl_ofp_error_decode(const void *msg, size_t len, struct sl_ofp_error *e, const uint8_t **data,
+			size_t *data_len, struct sl_ofp_error *err);
+
+/**
+ * Decode an echo request or reply.
+ *
+ * @param data      Out: payload, pointing into @msg (NULL when empty).
+ * @param data_len  Out: payload length.
+ * @return 0, or -1 with OFPBRC_BAD_LEN/BAD_TYPE.  Any thread.
+ */
+int sl_ofp_echo_decode(const void *msg, size_t len, const uint8_t **data, size_t *data_len,
+		       struct sl_ofp_error *err);
+
+/**
+ * Check a message that has no body: features request, get_config request,
+ * barrier request, get_async request (and their replies).
+ *
+ * @return 0, or -1 with OFPBRC_BAD_LEN (length != 8).  Any thread.
+ */
+int sl_ofp_empty_decode(const void *msg, size_t len, struct sl_ofp_error *err);
+
+/** An experimenter message's routing fields. */
+struct sl_ofp_experimenter {
+	uint32_t experimenter; /* SL_OFP_EXPERIMENTER_ID for Sluice's own */
+	uint32_t exp_type;     /* SL_OFPX_* */
+	const uint8_t *data;   /* body after exp_type, pointing into msg */
+	size_t data_len;
+};
+
+/**
+ * Decode an OFPT_EXPERIMENTER message and check it is one Sluice knows.
+ *
+ * @return 0, or -1 with OFPBRC_BAD_LEN (shorter than 16 bytes),
+ *         OFPBRC_BAD_EXPERIMENTER (experimenter != SL_OFP_EXPERIMENTER_ID),
+ *         OFPBRC_BAD_EXP_TYPE (unknown SL_OFPX_* type).  @x is filled
+ *         whenever the length is valid.  Any thread.
+ */
+int sl_ofp_experimenter_decode(const void *msg, size_t len, struct sl_ofp_experimenter *x,
+			       struct sl_ofp_error *err);
+
+/**
+ * Decode an SL_OFPX_TABLE_DECLARE experimenter message into a table spec
+ * (byte layout: docs/openflow-experimenter.md).
+ *
+ * @param ts  Out: table_id, kind, max_entries, name, fields (n_fields 0 =
+ *            derive from the table's first flows).
+ * @return 0, or -1 with: the sl_ofp_experimenter_decode errors;
+ *         OFPBRC_BAD_LEN (body shorter than 40 bytes, or OXM ids not
+ *         exactly filling the message); OFPTMFC_BAD_TABLE (table_id >=
+ *         SL_TABLES_MAX); OFPTMFC_BAD_CONFIG (unknown kind, name not
+ *         NUL-terminated within 32 bytes, non-zero pad); OFPBMC_BAD_FIELD
+ *         (unknown OXM id, or more than SL_KEY_FIELDS_MAX fields);
+ *         OFPBMC_DUP_FIELD; OFPBMC_BAD_LEN (OXM id length inconsistent with
+ *         its field).  Any thread.
+ */
+int sl_ofp_table_declare_decode(const void *msg, size_t len, struct sl_table_spec *ts,
+				struct sl_ofp_error *err);
+
+/** Append a hello with a version-bitmap element.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_hello_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t version_bitmap);
+
+/**
+ * Append an error reply.
+ *
+ * @param e         Error; type SL_OFPET_EXPERIMENTER builds an
+ *                  ofp_error_experimenter_msg (exp_type = e->code).
+ * @param data      For SL_OFPET_HELLO_FAILED an ASCII reason (all of it is
+ *                  sent); for any other type the offending message, of
+ *                  which the first SL_OFP_ERROR_DATA_MAX bytes are sent.
+ * @param data_len  Bytes at @data (0 allowed, @data may then be NULL).
+ * @return 0, -ENOMEM, -EMSGSIZE.  Any thread.
+ */
+int sl_ofp_error_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_error *e,
+			const void *data, size_t data_len);
+
+/** Append an echo request / reply carrying @data.  @return 0, -ENOMEM, -EMSGSIZE.  Any thread. */
+int sl_ofp_echo_request_encode(struct sl_ofp_buf *b, uint32_t xid, const void *data,
+			       size_t data_len);
+int sl_ofp_echo_reply_encode(struct sl_ofp_buf *b, uint32_t xid, const void *data,
+			     size_t data_len);
+
+/**
+ * Append a body-less message of any type (features/get_config/barrier/
+ * get_async requests, barrier reply).  @return 0, -ENOMEM.  Any thread.
+ */
+int sl_ofp_empty_encode(struct sl_ofp_buf *b, uint8_t type, uint32_t xid);
+/** Append a barrier reply (sl_ofp_empty_encode with SL_OFPT_BARRIER_REPLY). */
+int sl_ofp_barrier_reply_encode(struct sl_ofp_buf *b, uint32_t xid);
+
+/**
+ * Append an SL_OFPX_TABLE_DECLARE experimenter message for @ts (for
+ * controllers and tests).
+ *
+ * @return 0, -ENOMEM; -EINVAL when @ts cannot be expressed (kind out of
+ *         range, a field without an OXM encoding).  Any thread.
+ */
+int sl_ofp_table_declare_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_table_spec *ts);
+
+/*
+ * ============================================================================
+ * Switch configuration and control messages
+ * ============================================================================
+ */
+
+/** Body of a features reply. */
+struct sl_ofp_features {
+	uint64_t datapath_id;
+	uint32_t n_buffers;   /* 0: Sluice does not buffer */
+	uint8_t n_tables;     /* tables the controller may use (SL_TABLES_MAX) */
+	uint8_t auxiliary_id; /* 0: main connection */
+	uint32_t capabilities; /* SL_OFPC_* */
+};
+
+/** Append a features reply.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_features_reply_encode(struct sl_ofp_buf *b, uint32_t xid,
+				 const struct sl_ofp_features *f);
+
+/** set_config / get_config_reply body. */
+struct sl_ofp_switch_config {
+	uint16_t flags;         /* SL_OFPC_FRAG_* */
+	uint16_t miss_send_len; /* bytes of a table-miss packet sent to the controller */
+};
+
+/**
+ * Decode a set_config.
+ * @return 0, or -1 with OFPBRC_BAD_LEN (length != 12), OFPSCFC_BAD_FLAGS
+ *         (flags outside SL_OFPC_FRAG_MASK).  Any thread.
+ */
+int sl_ofp_set_config_decode(const void *msg, size_t len, struct sl_ofp_switch_config *c,
+			     struct sl_ofp_error *err);
+/** Append a get_config reply.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_get_config_reply_encode(struct sl_ofp_buf *b, uint32_t xid,
+				   const struct sl_ofp_switch_config *c);
+
+/** role_request / role_reply body. */
+struct sl_ofp_role {
+	uint32_t role; /* SL_OFPCR_ROLE_* */
+	uint64_t generation_id;
+};
+
+/**
+ * Decode a role request.
+ * @return 0, or -1 with OFPBRC_BAD_LEN (length != 24), OFPRRFC_BAD_ROLE
+ *         (role above SLAVE).  Any thread.
+ */
+int sl_ofp_role_request_decode(const void *msg, size_t len, struct sl_ofp_role *r,
+			       struct sl_ofp_error *err);
+/** Append a role reply.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_role_reply_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_role *r);
+
+/** Asynchronous message filters; index 0: master/equal role, 1: slave. */
+struct sl_ofp_async_config {
+	uint32_t packet_in_mask[2];    /* bit (1 << SL_OFPR_*) */
+	uint32_t port_status_mask[2];  /* bit (1 << SL_OFPPR_*) */
+	uint32_t flow_removed_mask[2]; /* bit (1 << SL_OFPRR_*) */
+};
+
+/**
+ * Decode a set_async.
+ * @return 0, or -1 with OFPBRC_BAD_LEN (length != 32).  Any thread.
+ */
+int sl_ofp_set_async_decode(const void *msg, size_t len, struct sl_ofp_async_config *c,
+			    struct sl_ofp_error *err);
+/** Append a get_async reply.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_get_async_reply_encode(struct sl_ofp_buf *b, uint32_t xid,
+				  const struct sl_ofp_async_config *c);
+
+/** A port_mod. */
+struct sl_ofp_port_mod {
+	uint32_t port_no;
+	uint8_t hw_addr[6]; /* must match the port's address (agent checks: OFPPMFC_BAD_HW_ADDR) */
+	uint32_t config;    /* SL_OFPPC_* values */
+	uint32_t mask;      /* SL_OFPPC_* bits to change */
+	uint32_t advertise; /* SL_OFPPF_*; 0: do not change */
+};
+
+/**
+ * Decode a port_mod.
+ * @return 0, or -1 with OFPBRC_BAD_LEN (length != 40), OFPPMFC_BAD_PORT
+ *         (port 0 or a reserved number other than LOCAL), OFPPMFC_BAD_CONFIG
+ *         (config or mask bits outside SL_OFPPC_ALL).  Any thread.
+ */
+int sl_ofp_port_mod_decode(const void *msg, size_t len, struct sl_ofp_port_mod *pm,
+			   struct sl_ofp_error *err);
+
+/** A table_mod (OpenFlow 1.3: config is reserved; decoded for completeness). */
+struct sl_ofp_table_mod {
+	uint8_t table_id; /* SL_OFPTT_ALL allowed */
+	uint32_t config;
+};
+
+/**
+ * Decode a table_mod.
+ * @return 0, or -1 with OFPBRC_BAD_LEN (length != 16), OFPTMFC_BAD_TABLE
+ *         (table_id >= SL_TABLES_MAX and not SL_OFPTT_ALL).  Any thread.
+ */
+int sl_ofp_table_mod_decode(const void *msg, size_t len, struct sl_ofp_table_mod *tm,
+			    struct sl_ofp_error *err);
+
+/**
+ * Decode a queue_get_config request (Sluice has no queues: the agent replies
+ * with sl_ofp_queue_get_config_reply_encode, which lists none).
+ * @return 0, or -1 with OFPBRC_BAD_LEN (length != 16).  Any thread.
+ */
+int sl_ofp_queue_get_config_decode(const void *msg, size_t len, uint32_t *port,
+				   struct sl_ofp_error *err);
+/** Append a queue_get_config reply for @port with no queues.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_queue_get_config_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t port);
+
+/*
+ * ============================================================================
+ * Match, actions, instructions (reusable pieces)
+ * ============================================================================
+ */
+
+/**
+ * Decode an ofp_match (type OFPMT_OXM) at @p.
+ *
+ * @param p         First byte of the ofp_match.
+ * @param avail     Bytes available from @p (the match and what follows).
+ * @param m         Out: the match (see the file comment for semantics).
+ * @param consumed  Out: bytes the match takes, padding included (multiple of 8).
+ * @return 0, or -1 with: OFPBMC_BAD_TYPE (type != OFPMT_OXM);
+ *         OFPBMC_BAD_LEN (length < 4, padded length past @avail, an OXM
+ *         TLV past the match or with a length wrong for its field, non-zero
+ *         padding); OFPBMC_BAD_FIELD (unknown class or field, or more than
+ *         SL_KEY_FIELDS_MAX fields); OFPBMC_DUP_FIELD; OFPBMC_BAD_VALUE;
+ *         OFPBMC_BAD_MASK; OFPBMC_BAD_PREREQ.  Any thread.
+ */
+int sl_ofp_match_decode(const uint8_t *p, size_t avail, struct sl_match *m, size_t *consumed,
+			struct sl_ofp_error *err);
+
+/**
+ * Append an ofp_match (padded to 8) for @m to @b: OXM basic TLVs for
+ * fields with an OXM number, Sluice experimenter OXMs for nw_ttl and raw
+ * fields; a full mask is sent as an unmasked TLV.
+ *
+ * @return 0, -ENOMEM.  Any thread.
+ */
+int sl_ofp_match_encode(struct sl_ofp_buf *b, const struct sl_match *m);
+
+/** Where an action list is used: decides what an output port may be. */
+enum sl_ofp_action_ctx {
+	SL_OFP_ACTX_FLOW,       /* flow instruction or group bucket: no OFPP_TABLE */
+	SL_OFP_ACTX_PACKET_OUT, /* packet-out: OFPP_TABLE allowed */
+};
+
+/**
+ * Decode a list of actions occupying exactly @len bytes at @p.
+ *
+ * @param p          First action.
+ * @param len        Bytes of the list (multiple of 8).
+ * @param ctx        Context (output port rules).
+ * @param match      For set_field prerequisite checks (flow_mod), or NULL
+ *                   to skip them (packet-out, groups).
+ * @param acts       Out: up to SL_ACTIONS_MAX actions.
+ * @param n_acts     Out: their number.
+ * @return 0, or -1 with: OFPBAC_BAD_LEN (action length < 8, not a multiple
+ *         of 8, past the list, or wrong for its type); OFPBAC_BAD_TYPE
+ *         (unknown type, or a type Sluice does not execute: MPLS and PBB
+ *         push/pop, MPLS TTL); OFPBAC_BAD_EXPERIMENTER; OFPBAC_TOO_MANY;
+ *         OFPBAC_BAD_OUT_PORT (port 0, ANY, an undefined reserved number,
+ *         TABLE outside packet-out); OFPBAC_BAD_OUT_GROUP (group id above
+ *         OFPG_MAX); OFPBAC_BAD_ARGUMENT (push_vlan ethertype not 0x8100 /
+ *         0x88a8); OFPBAC_BAD_SET_TYPE (unknown or read-only field);
+ *         OFPBAC_BAD_SET_LEN (OXM length wrong, or padding longer than 7);
+ *         OFPBAC_BAD_SET_ARGUMENT (masked set_field, value out of range,
+ *         non-zero padding); OFPBAC_MATCH_INCONSISTENT (set_field
+ *         prerequisites missing from @match).  Any thread.
+ */
+int sl_ofp_actions_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx,
+			  const struct sl_match *match, struct sl_action *acts, uint8_t *n_acts,
+			  struct sl_ofp_error *err);
+
+/** Append @n actions (each padded to 8).  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_actions_encode(struct sl_ofp_buf *b, const struct sl_action *acts, unsigned n);
+
+/**
+ * Decode an instruction list occupying exactly @len bytes at @p.
+ *
+ * @param table_id  The flow's table, for the goto_table check; SL_OFPTT_ALL
+ *                  skips it (delete requests).
+ * @param match     For set_field prerequisite checks.
+ * @param in        Out: the instructions (goto_table -1 when absent).
+ * @return 0, or -1 with: OFPBIC_BAD_LEN (length < 8, not a multiple of 8,
+ *         past the list, wrong for its type); OFPBIC_UNKNOWN_INST;
+ *         OFPBIC_UNSUP_INST (meter); OFPBIC_BAD_EXPERIMENTER;
+ *         OFPBIC_BAD_TABLE_ID (goto_table not above @table_id or
+ *         >= SL_TABLES_MAX); the ONF duplicate-instruction error (see the
+ *         file comment); and every sl_ofp_actions_decode error.  Any thread.
+ */
+int sl_ofp_instructions_decode(const uint8_t *p, size_t len, uint8_t table_id,
+			       const struct sl_match *match, struct sl_instructions *in,
+			       struct sl_ofp_error *err);
+
+/**
+ * Append instructions for @in in OVS's order: apply_actions (when has_apply
+ * or n_apply), clear_actions, write_actions (when has_write or n_write),
+ * write_metadata, goto_table.  Order has no meaning on the wire.
+ * @return 0, -ENOMEM.  Any thread.
+ */
+int sl_ofp_instructions_encode(struct sl_ofp_buf *b, const struct sl_instructions *in);
+
+/*
+ * ============================================================================
+ * Controller commands: flow_mod, packet_out, group_mod
+ * ============================================================================
+ */
+
+/** A decoded flow_mod. */
+struct sl_ofp_flow_mod {
+	uint8_t command;    /* SL_OFPFC_* */
+	uint32_t buffer_id; /* SL_OFP_NO_BUFFER expected (the agent answers others with
+			       OFPBRC_BUFFER_UNKNOWN) */
+	uint32_t out_port;  /* delete filters; SL_PORT_ANY = no filter */
+	uint32_t out_group; /* delete filters; SL_GROUP_ID_ANY = no filter */
+	struct sl_flow_spec spec; /* table_id, priority, timeouts, flags, cookie[_mask], match,
+				     instructions */
+};
+
+/**
+ * Decode a flow_mod.
+ *
+ * @param fm  Out.  spec.table_id may be SL_OFPTT_ALL for the delete commands.
+ * @return 0, or -1 with: OFPBRC_BAD_LEN (shorter than 56 bytes);
+ *         OFPFMFC_BAD_COMMAND; OFPFMFC_BAD_TABLE_ID (add/modify with a
+ *         table >= SL_TABLES_MAX); OFPFMFC_BAD_FLAGS (bits outside
+ *         SL_FF_*); every sl_ofp_match_decode error; every
+ *         sl_ofp_instructions_decode error.  Any thread.
+ */
+int sl_ofp_flow_mod_decode(const void *msg, size_t len, struct sl_ofp_flow_mod *fm,
+			   struct sl_ofp_error *err);
+
+/** Append a flow_mod (controllers, tests, the fuzz corpus).  @return 0, -ENOMEM, -EMSGSIZE. */
+int sl_ofp_flow_mod_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_flow_mod *fm);
+
+/** A decoded packet_out. */
+struct sl_ofp_packet_out {
+	uint32_t buffer_id; /* SL_OFP_NO_BUFFER expected */
+	uint32_t in_port;   /* 1..SL_PORT_MAX_PHYS, LOCAL, CONTROLLER or ANY */
+	uint8_t n_actions;
+	struct sl_action actions[SL_ACTIONS_MAX];
+	const uint8_t *data; /* the frame, pointing into the message (NULL when empty) */
+	size_t data_len;
+};
+
+/**
+ * Decode a packet_out.
+ *
+ * @return 0, or -1 with: OFPBRC_BAD_LEN (shorter than 24, actions_len not a
+ *         multiple of 8 or past the message); OFPBRC_BAD_PORT (in_port 0 or
+ *         an undefined reserved number); every sl_ofp_actions_decode error
+ *         (context SL_OFP_ACTX_PACKET_OUT).  Any thread.
+ */
+int sl_ofp_packet_out_decode(const void *msg, size_t len, struct sl_ofp_packet_out *po,
+			     struct sl_ofp_error *err);
+/** Append a packet_out.  @return 0, -ENOMEM, -EMSGSIZE.  Any thread. */
+int sl_ofp_packet_out_encode(struct sl_ofp_buf *b, uint32_t xid,
+			     const struct sl_ofp_packet_out *po);
+
+/** A decoded group_mod. */
+struct sl_ofp_group_mod {
+	uint16_t command; /* SL_OFPGC_* */
+	struct sl_group_spec spec;
+};
+
+/**
+ * Decode a group_mod.
+ *
+ * Bucket weights are kept as sent; the specification defines them for
+ * select groups only and Sluice ignores them elsewhere.  Fast-failover
+ * buckets must watch a port or a group.
+ *
+ * @return 0, or -1 with: OFPBRC_BAD_LEN (shorter than 16 bytes);
+ *         OFPGMFC_BAD_COMMAND; OFPGMFC_BAD_TYPE (type above FF);
+ *         OFPGMFC_INVALID_GROUP (group id above OFPG_MAX, except
+ *         OFPG_ALL for delete; an indirect group without exactly one
+ *         bucket on add/modify); OFPGMFC_BAD_BUCKET (bucket length < 16,
+ *         not a multiple of 8, past the message); OFPGMFC_OUT_OF_BUCKETS
+ *         (more than SL_GROUP_BUCKETS_MAX); OFPGMFC_BAD_WATCH (invalid
+ *         watch port or group; FF bucket watching nothing); every
+ *         sl_ofp_actions_decode error.  Any thread.
+ */
+int sl_ofp_group_mod_decode(const void *msg, size_t len, struct sl_ofp_group_mod *gm,
+			    struct sl_ofp_error *err);
+/** Append a group_mod.  @return 0, -ENOMEM, -EMSGSIZE.  Any thread. */
+int sl_ofp_group_mod_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_group_mod *gm);
+
+/*
+ * ============================================================================
+ * Asynchronous messages (switch -> controller)
+ * ============================================================================
+ */
+
+/** What a packet_in carries. */
+struct sl_ofp_packet_in {
+	uint32_t buffer_id; /* SL_OFP_NO_BUFFER */
+	uint8_t reason;     /* SL_OFPR_* */
+	uint8_t table_id;
+	uint64_t cookie;    /* of the flow that sent it; all ones for a miss without entry */
+	uint32_t in_port;
+	uint64_t metadata;  /* put in the match when non-zero */
+	const uint8_t *data; /* the frame */
+	size_t data_len;     /* its full length (total_len) */
+	uint16_t max_len;    /* bytes of the frame to send; SL_OFPCML_NO_BUFFER = all */
+};
+
+/**
+ * Append a packet_in: match with in_port (and metadata when non-zero), two
+ * zero pad bytes, then min(data_len, max_len) bytes of the frame, further
+ * cut so the message fits 65535 bytes.  total_len is data_len (capped at
+ * 65535).  @return 0, -ENOMEM.  Any thread.
+ */
+int sl_ofp_packet_in_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_packet_in *pi);
+
+/** Counters a flow-removed message and a flow stats entry report. */
+struct sl_ofp_flow_stats {
+	uint32_t duration_sec;
+	uint32_t duration_nsec;
+	uint64_t packet_count;
+	uint64_t byte_count;
+};
+
+/**
+ * Append a flow_removed for @fs (cookie, priority, table_id, timeouts,
+ * match are taken from it).
+ *
+ * @param reason  SL_OFPRR_*.
+ * @return 0, -ENOMEM.  Any thread.
+ */
+int sl_ofp_flow_removed_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_flow_spec *fs,
+			       uint8_t reason, const struct sl_ofp_flow_stats *st);
+
+/** A port description (ofp_port). */
+struct sl_ofp_port_desc {
+	uint32_t port_no;
+	uint8_t hw_addr[6];
+	char name[16]; /* NUL-terminated; at most 15 characters are sent */
+	uint32_t config; /* SL_OFPPC_* */
+	uint32_t state;  /* SL_OFPPS_* */
+	uint32_t curr, advertised, supported, peer; /* SL_OFPPF_* */
+	uint32_t curr_speed; /* kbps */
+	uint32_t max_speed;  /* kbps */
+};
+
+/** Append a port_status.  @param reason SL_OFPPR_*.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_port_status_encode(struct sl_ofp_buf *b, uint32_t xid, uint8_t reason,
+			      const struct sl_ofp_port_desc *pd);
+
+/*
+ * ============================================================================
+ * Multipart requests
+ * ============================================================================
+ */
+
+/** Body of an OFPMP_FLOW or OFPMP_AGGREGATE request. */
+struct sl_ofp_flow_stats_request {
+	uint8_t table_id;   /* SL_OFPTT_ALL: all tables */
+	uint32_t out_port;  /* SL_PORT_ANY: no filter */
+	uint32_t out_group; /* SL_GROUP_ID_ANY: no filter */
+	uint64_t cookie;
+	uint64_t cookie_mask; /* 0: no cookie filter */
+	struct sl_match match; /* flows at least as specific as this (non-strict) */
+};
+
+/** A decoded multipart request. */
+struct sl_ofp_mp_request {
+	uint16_t type;  /* SL_OFPMP_* */
+	uint16_t flags; /* SL_OFPMPF_REQ_MORE: Sluice does not reassemble requests; the agent
+			   should answer a set flag with OFPBRC_MULTIPART_BUFFER_OVERFLOW */
+	union {
+		struct sl_ofp_flow_stats_request flow; /* FLOW, AGGREGATE */
+		uint32_t port_no;                      /* PORT_STATS (SL_PORT_ANY: all) */
+		struct {
+			uint32_t port_no;  /* SL_PORT_ANY: all */
+			uint32_t queue_id; /* 0xffffffff (OFPQ_ALL): all */
+		} queue;                               /* QUEUE */
+		uint32_t group_id;                     /* GROUP (SL_GROUP_ID_ALL: all) */
+		uint32_t meter_id;                     /* METER, METER_CONFIG */
+	};
+};
+
+/**
+ * Decode a multipart request.
+ *
+ * Body rules: DESC, TABLE, GROUP_DESC, GROUP_FEATURES, METER_FEATURES and
+ * PORT_DESC take an empty body; PORT_STATS, QUEUE, GROUP, METER and
+ * METER_CONFIG exactly 8 bytes; FLOW and AGGREGATE 32 bytes plus a match
+ * (its padded length exactly filling the message).  A TABLE_FEATURES
+ * request must be empty (a "get"); a body would set the table
+ * features, which Sluice does not allow: OFPTFFC_EPERM.
+ *
+ * @return 0, or -1 with: OFPBRC_BAD_LEN (shorter than 16, body of the
+ *         wrong size); OFPBRC_BAD_MULTIPART (unknown type);
+ *         OFPBRC_BAD_EXPERIMENTER (OFPMP_EXPERIMENTER: Sluice defines
+ *         none); OFPTFFC_EPERM; sl_ofp_match_decode errors (FLOW,
+ *         AGGREGATE).  Any thread.
+ */
+int sl_ofp_mp_request_decode(const void *msg, size_t len, struct sl_ofp_mp_request *req,
+			     struct sl_ofp_error *err);
+
+/** Append a multipart request (controllers, tests, corpus).  @return 0, -ENOMEM. */
+int sl_ofp_mp_request_encode(struct sl_ofp_buf *b, uint32_t xid,
+			     const struct sl_ofp_mp_request *req);
+
+/*
+ * ============================================================================
+ * Multipart replies
+ * ============================================================================
+ */
+
+/** OFPMP_DESC reply strings (NUL-terminated; truncated to 255 / 31 characters). */
+struct sl_ofp_desc {
+	const char *mfr_desc;
+	const char *hw_desc;
+	const char *sw_desc;
+	const char *serial_num;
+	const char *dp_desc;
+};
+/** Append an OFPMP_DESC reply.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_desc_reply_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_desc *d);
+
+/** Append an OFPMP_AGGREGATE reply.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_aggregate_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint64_t packet_count,
+				  uint64_t byte_count, uint32_t flow_count);
+
+/** OFPMP_GROUP_FEATURES reply body; arrays indexed by enum sl_group_type. */
+struct sl_ofp_group_features {
+	uint32_t types;         /* bit (1 << SL_GROUP_*) */
+	uint32_t capabilities;  /* SL_OFPGFC_* */
+	uint32_t max_groups[4];
+	uint32_t actions[4];    /* bit (1 << SL_OFPAT_*), e.g. SL_OFP_ACTIONS_SUPPORTED */
+};
+/** Append an OFPMP_GROUP_FEATURES reply.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_group_features_reply_encode(struct sl_ofp_buf *b, uint32_t xid,
+				       const struct sl_ofp_group_features *gf);
+
+/** Append an OFPMP_METER_FEATURES reply saying "no meters" (all zero).  @return 0, -ENOMEM. */
+int sl_ofp_meter_features_reply_encode(struct sl_ofp_buf *b, uint32_t xid);
+
+/** One OFPMP_PORT_STATS entry; unsupported counters are all ones (UINT64_MAX). */
+struct sl_ofp_port_stats {
+	uint32_t port_no;
+	uint64_t rx_packets, tx_packets, rx_bytes, tx_bytes;
+	uint64_t rx_dropped, tx_dropped, rx_errors, tx_errors;
+	uint64_t rx_frame_err, rx_over_err, rx_crc_err, collisions;
+	uint32_t duration_sec, duration_nsec;
+};
+
+/** One OFPMP_TABLE entry. */
+struct sl_ofp_table_stats {
+	uint8_t table_id;
+	uint32_t active_count;
+	uint64_t lookup_count;
+	uint64_t matched_count;
+};
+
+/** One OFPMP_GROUP entry. */
+struct sl_ofp_group_stats {
+	uint32_t group_id;
+	uint32_t ref_count; /* flows and groups that point at it */
+	uint64_t packet_count, byte_count;
+	uint32_t duration_sec, duration_nsec;
+	uint16_t n_buckets;
+	struct {
+		uint64_t packet_count, byte_count;
+	} buckets[SL_GROUP_BUCKETS_MAX];
+};
+
+/**
+ * One OFPMP_TABLE_FEATURES entry.  The codec derives the property lists
+ * from what Sluice supports: instructions goto_table (not for the last
+ * table), write_metadata, write_actions, apply_actions, clear_actions;
+ * next_tables table_id+1 .. SL_TABLES_MAX-1 (the pipeline creates tables on
+ * demand); write/apply actions SL_OFP_ACTIONS_SUPPORTED; match: @fields (or
+ * every OXM basic field when n_fields is 0); wildcards: the fields the kind
+ * can leave out or mask (none for direct/exact, the prefix field for lpm,
+ * all for mask tables); write/apply set-field: every writable OXM basic
+ * field.  Sluice experimenter fields (raw, nw_ttl) are not listed; _MISS
+ * properties are omitted (same as the regular ones, section 7.3.5.18).
+ */
+struct sl_ofp_table_features {
+	uint8_t table_id;
+	char name[32];            /* NUL-terminated */
+	uint64_t metadata_match;  /* bits of metadata the table can match (all ones) */
+	uint64_t metadata_write;  /* bits write_metadata can write (all ones) */
+	uint32_t config;          /* 0 in OpenFlow 1.3 */
+	uint32_t max_entries;
+	enum sl_table_kind kind;
+	uint8_t n_fields;         /* 0: any field (a mask table deriving its layout) */
+	struct sl_field fields[SL_KEY_FIELDS_MAX];
+};
+
+/** Called with each complete reply message; return non-zero to abort the reply. */
+typedef int (*sl_ofp_mp_flush_fn)(void *arg, const uint8_t *msg, size_t len);
+
+/**
+ * Multipart reply writer.  begin() starts a reply message; each *_append()
+ * adds one entry, and when that entry would push the message past 65535
+ * bytes the writer closes the message with OFPMPF_REPLY_MORE set and moves
+ * the entry into a new message with the same type and xid.  end() closes
+ * the last message (REPLY_MORE clear).  A reply with no entries is one
+ * message with an empty body.
+ *
+ * Output: with a flush callback, every completed message is handed to it
+ * and removed from the buffer as soon as the next one starts (and at end),
+ * so dumping 1,000,000 flows needs one message of memory; without one, all
+ * messages accumulate back to back in the buffer for the caller to send.
+ *
+ * Errors are sticky: after the first failure (-ENOMEM, -EMSGSIZE for an
+ * entry larger than a message can hold, or the callback's non-zero return
+ * as -ECANCELED) every later call returns it and does nothing.
+ */
+struct sl_ofp_mp_writer {
+	struct sl_ofp_buf *buf;   /* output */
+	sl_ofp_mp_flush_fn flush; /* or NULL */
+	void *arg;                /* for flush */
+	uint16_t type;            /* SL_OFPMP_* */
+	uint32_t xid;
+	size_t base;              /* buf->len at begin: the reply starts here */
+	size_t msg_start;         /* offset of the open message in buf */
+	unsigned n_msgs;          /* messages started so far */
+	int error;                /* sticky error, 0 if none */
+};
+
+/**
+ * Start a multipart reply.
+ * @return 0, -ENOMEM.  Any thread (the writer belongs to the caller).
+ */
+int sl_ofp_mp_writer_begin(struct sl_ofp_mp_writer *w, struct sl_ofp_buf *b, uint16_t type,
+			   uint32_t xid, sl_ofp_mp_flush_fn flush, void *arg);
+/** Close the reply (and flush).  @return 0 or the sticky error. */
+int sl_ofp_mp_writer_end(struct sl_ofp_mp_writer *w);
+
+/** Append an OFPMP_FLOW entry for @fs (match and instructions re-encoded). */
+int sl_ofp_mp_flow_stats_append(struct sl_ofp_mp_writer *w, const struct sl_flow_spec *fs,
+				const struct sl_ofp_flow_stats *st);
+/** Append an OFPMP_TABLE entry. */
+int sl_ofp_mp_table_stats_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_table_stats *ts);
+/** Append an OFPMP_PORT_STATS entry. */
+int sl_ofp_mp_port_stats_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_port_stats *ps);
+/** Append an OFPMP_PORT_DESC entry. */
+int sl_ofp_mp_port_desc_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_port_desc *pd);
+/** Append an OFPMP_GROUP entry. */
+int sl_ofp_mp_group_stats_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_group_stats *gs);
+/** Append an OFPMP_GROUP_DESC entry for @gs. */
+int sl_ofp_mp_group_desc_append(struct sl_ofp_mp_writer *w, const struct sl_group_spec *gs);
+/** Append an OFPMP_TABLE_FEATURES entry. */
+int sl_ofp_mp_table_features_append(struct sl_ofp_mp_writer *w,
+				    const struct sl_ofp_table_features *tf);
+
+#endif /* SL_OFP_H */

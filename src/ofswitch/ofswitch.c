@@ -1,0 +1,1415 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The OpenFlow switch agent (control path only; see ofswitch.h).
+ *
+ * Layout of this file: connection bookkeeping and output backlog; error
+ * replies; one handler per message type; multipart replies; asynchronous
+ * messages (packet-in, flow-removed, port-status); standalone learning;
+ * the poll round.
+ */
+#include "ofswitch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "../ofconn/ofconn.h"
+#include "../ofp/ofp.h"
+#include "sl_config.h"
+
+/* Packet-ins taken from the worker per round (bounds the round's work). */
+#define PIN_PER_ROUND 256
+/* Default miss_send_len (OpenFlow 1.3 OFPCML default). */
+#define MISS_SEND_LEN_DEFAULT 128
+/* Standalone learning: MAC table size (power of two) and flow idle timeout. */
+#define LEARN_SLOTS 4096
+#define LEARN_IDLE_S 60
+
+/* Per-connection state. */
+struct conn {
+	struct sl_ofconn *oc;
+	struct sl_ofswitch *sw;
+	uint32_t role;          /* SL_OFPCR_ROLE_EQUAL/MASTER/SLAVE */
+	uint16_t config_flags;  /* SL_OFPC_FRAG_* */
+	uint16_t miss_send_len;
+	struct sl_ofp_async_config async;
+	struct sl_ofp_buf backlog; /* whole messages the socket could not take yet */
+	size_t backlog_off;
+};
+
+struct learn_ent {
+	uint8_t mac[6];
+	uint32_t port;
+};
+
+struct sl_ofswitch {
+	struct sl_ofswitch_params p;
+	struct sl_ofconn_mgr *mgr;
+	struct conn **conns;
+	unsigned n_conns, conns_cap;
+	bool have_active_targets;
+	bool gen_id_set;
+	uint64_t gen_id;
+	struct sl_ofp_buf out;  /* scratch for encoding */
+	struct sl_ofswitch_stats st;
+	uint64_t next_timer_tsc;
+	bool *link_up;          /* last link state reported, per port */
+	uint32_t *port_config;  /* SL_OFPPC_* set by port_mod, per port */
+	bool standalone_on;     /* learning-switch mode active */
+	struct learn_ent learn[LEARN_SLOTS];
+	struct sl_group_spec group_scratch; /* too big for the stack */
+	struct sl_ofp_group_mod gm_scratch;
+};
+
+static void
+swlog(struct sl_ofswitch *sw, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+swlog(struct sl_ofswitch *sw, int level, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (sw->p.log != NULL)
+		sw->p.log(level, buf, sw->p.log_arg);
+	else if (level <= 4)
+		fprintf(stderr, "sluice: %s\n", buf);
+}
+
+/*
+ * Output.  A reply that does not fit the socket's queue waits in the
+ * connection's backlog (a 1M-flow dump is ~100 MB of replies) and drains as
+ * the socket takes it; nothing is reordered.
+ */
+
+static void
+backlog_drain(struct conn *c)
+{
+	while (c->backlog_off < c->backlog.len && !sl_ofconn_tx_congested(c->oc)) {
+		const uint8_t *m = c->backlog.data + c->backlog_off;
+		size_t len = (size_t)m[2] << 8 | m[3];
+		if (sl_ofconn_send(c->oc, m, len) < 0)
+			break;
+		c->backlog_off += len;
+	}
+	if (c->backlog_off == c->backlog.len) {
+		sl_ofp_buf_reset(&c->backlog);
+		c->backlog_off = 0;
+	}
+}
+
+static int
+buf_append(struct sl_ofp_buf *b, const void *data, size_t len)
+{
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		while (cap < b->len + len)
+			cap *= 2;
+		uint8_t *n = realloc(b->data, cap);
+		if (n == NULL)
+			return -ENOMEM;
+		b->data = n;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
+	return 0;
+}
+
+/* Send one or more whole messages (back to back) on @c, in order. */
+static int
+conn_send(struct conn *c, const uint8_t *msgs, size_t len)
+{
+	while (len > 0 && c->backlog.len == c->backlog_off) {
+		size_t mlen = (size_t)msgs[2] << 8 | msgs[3];
+		if (sl_ofconn_send(c->oc, msgs, mlen) < 0)
+			break;
+		msgs += mlen;
+		len -= mlen;
+	}
+	return len ? buf_append(&c->backlog, msgs, len) : 0;
+}
+
+/* Send what the scratch buffer holds, then empty it. */
+static void
+send_out(struct conn *c)
+{
+	struct sl_ofswitch *sw = c->sw;
+
+	if (sw->out.len > 0)
+		conn_send(c, sw->out.data, sw->out.len);
+	sl_ofp_buf_reset(&sw->out);
+}
+
+/* An asynchronous message may be dropped rather than queued behind a backlog. */
+static bool
+conn_congested(const struct conn *c)
+{
+	return c->backlog.len > c->backlog_off || sl_ofconn_tx_congested(c->oc);
+}
+
+static void
+send_error(struct conn *c, const struct sl_ofp_error *e, const uint8_t *msg, size_t len)
+{
+	struct sl_ofp_header h = {0};
+	struct sl_ofp_error dummy;
+
+	sl_ofp_header_decode(msg, len, &h, &dummy);
+	c->sw->st.errors_sent++;
+	swlog(c->sw, 7, "%s: %s -> error %s", sl_ofconn_name(c->oc), sl_ofp_type_name(msg[1]),
+	      sl_ofp_error_name(e));
+	sl_ofp_buf_reset(&c->sw->out);
+	sl_ofp_error_encode(&c->sw->out, h.xid, e, msg,
+			    len < SL_OFP_ERROR_DATA_MAX ? len : SL_OFP_ERROR_DATA_MAX);
+	send_out(c);
+}
+
+static void
+send_error_tc(struct conn *c, uint16_t type, uint16_t code, const uint8_t *msg, size_t len)
+{
+	struct sl_ofp_error e = {.type = type, .code = code};
+
+	send_error(c, &e, msg, len);
+}
+
+/* Map a pipeline failure onto the OpenFlow error (flow_mod / group_mod / packet_out). */
+static struct sl_ofp_error
+fail_to_error(enum sl_pipeline_fail f, bool in_group_mod, bool bad_table_is_goto)
+{
+	struct sl_ofp_error e = {.type = SL_OFPET_FLOW_MOD_FAILED, .code = SL_OFPFMFC_UNKNOWN};
+
+	switch (f) {
+	case SL_FAIL_BAD_TABLE_ID:
+		if (bad_table_is_goto)
+			e = (struct sl_ofp_error){SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_TABLE_ID, 0};
+		else
+			e = (struct sl_ofp_error){SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, 0};
+		break;
+	case SL_FAIL_BAD_OUT_PORT:
+	case SL_FAIL_UNSUPPORTED:
+		e = (struct sl_ofp_error){SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_OUT_PORT, 0};
+		break;
+	case SL_FAIL_BAD_OUT_GROUP:
+		e = (struct sl_ofp_error){SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_OUT_GROUP, 0};
+		break;
+	case SL_FAIL_BAD_ACTION:
+		e = (struct sl_ofp_error){SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_ARGUMENT, 0};
+		break;
+	case SL_FAIL_BAD_SET_FIELD:
+		e = (struct sl_ofp_error){SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_SET_ARGUMENT, 0};
+		break;
+	case SL_FAIL_BAD_MATCH:
+		e = (struct sl_ofp_error){SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, 0};
+		break;
+	case SL_FAIL_BAD_PREREQ:
+		e = (struct sl_ofp_error){SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ, 0};
+		break;
+	case SL_FAIL_TABLE_FULL:
+		e = (struct sl_ofp_error){SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_TABLE_FULL, 0};
+		break;
+	case SL_FAIL_OVERLAP:
+		e = (struct sl_ofp_error){SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_OVERLAP, 0};
+		break;
+	case SL_FAIL_GROUP_EXISTS:
+		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_GROUP_EXISTS, 0};
+		break;
+	case SL_FAIL_UNKNOWN_GROUP:
+		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_UNKNOWN_GROUP, 0};
+		break;
+	case SL_FAIL_BAD_GROUP_ID:
+		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_INVALID_GROUP, 0};
+		break;
+	case SL_FAIL_BAD_GROUP_TYPE:
+		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_BAD_TYPE, 0};
+		break;
+	case SL_FAIL_BAD_BUCKET:
+		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_BAD_BUCKET, 0};
+		break;
+	case SL_FAIL_BAD_WATCH:
+		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_BAD_WATCH, 0};
+		break;
+	case SL_FAIL_GROUP_CHAINING:
+		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED,
+					  SL_OFPGMFC_CHAINING_UNSUPPORTED, 0};
+		break;
+	case SL_FAIL_TOO_MANY_GROUPS:
+		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_OUT_OF_GROUPS, 0};
+		break;
+	case SL_FAIL_NOMEM:
+	default:
+		if (in_group_mod)
+			e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_EPERM, 0};
+		break;
+	}
+	return e;
+}
+
+/*
+ * Connections.
+ */
+
+static void
+async_defaults(struct sl_ofp_async_config *a)
+{
+	/* Spec 7.3.10: master/equal get everything but INVALID_TTL packet-ins; slaves port status only. */
+	a->packet_in_mask[0] = (1u << SL_OFPR_NO_MATCH) | (1u << SL_OFPR_ACTION);
+	a->packet_in_mask[1] = 0;
+	a->port_status_mask[0] = a->port_status_mask[1] = 0x7;
+	a->flow_removed_mask[0] = 0xf;
+	a->flow_removed_mask[1] = 0;
+}
+
+static bool
+controller_connected(const struct sl_ofswitch *sw)
+{
+	for (unsigned i = 0; i < sw->n_conns; i++)
+		if (!sl_ofconn_is_passive(sw->conns[i]->oc))
+			return true;
+	return false;
+}
+
+static void standalone_update(struct sl_ofswitch *sw);
+
+static void
+on_connect(struct sl_ofconn *oc, void *arg)
+{
+	struct sl_ofswitch *sw = arg;
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		sl_ofconn_close(oc);
+		return;
+	}
+	if (sw->n_conns == sw->conns_cap) {
+		unsigned cap = sw->conns_cap ? sw->conns_cap * 2 : 8;
+		struct conn **n = realloc(sw->conns, cap * sizeof(*n));
+		if (n == NULL) {
+			free(c);
+			sl_ofconn_close(oc);
+			return;
+		}
+		sw->conns = n;
+		sw->conns_cap = cap;
+	}
+	c->oc = oc;
+	c->sw = sw;
+	c->role = SL_OFPCR_ROLE_EQUAL;
+	c->miss_send_len = MISS_SEND_LEN_DEFAULT;
+	async_defaults(&c->async);
+	sl_ofp_buf_init(&c->backlog);
+	sl_ofconn_set_user(oc, c);
+	sw->conns[sw->n_conns++] = c;
+	swlog(sw, 6, "%s: connected (%s)", sl_ofconn_name(oc),
+	      sl_ofconn_is_passive(oc) ? "passive" : "controller");
+	standalone_update(sw);
+}
+
+static void
+on_disconnect(struct sl_ofconn *oc, void *arg)
+{
+	struct sl_ofswitch *sw = arg;
+	struct conn *c = sl_ofconn_get_user(oc);
+
+	if (c == NULL)
+		return;
+	for (unsigned i = 0; i < sw->n_conns; i++) {
+		if (sw->conns[i] == c) {
+			sw->conns[i] = sw->conns[--sw->n_conns];
+			break;
+		}
+	}
+	swlog(sw, 6, "%s: disconnected", sl_ofconn_name(oc));
+	sl_ofp_buf_free(&c->backlog);
+	free(c);
+	sl_ofconn_set_user(oc, NULL);
+	standalone_update(sw);
+}
+
+static void
+on_writable(struct sl_ofconn *oc, void *arg)
+{
+	struct conn *c = sl_ofconn_get_user(oc);
+
+	(void)arg;
+	if (c != NULL)
+		backlog_drain(c);
+}
+
+/*
+ * Message handlers.  Each gets the whole message; ofconn has checked the
+ * header's length and version.
+ */
+
+static void
+publish(struct sl_ofswitch *sw)
+{
+	if (sl_pipeline_dirty(sw->p.pl)) {
+		sl_pipeline_publish(sw->p.pl);
+		sw->st.publishes++;
+	}
+}
+
+static void
+handle_features(struct conn *c, const struct sl_ofp_header *h)
+{
+	struct sl_ofp_features f = {
+		.datapath_id = c->sw->p.datapath_id,
+		.n_buffers = 0,
+		.n_tables = SL_TABLES_MAX,
+		.auxiliary_id = 0,
+		.capabilities = SL_OFPC_FLOW_STATS | SL_OFPC_TABLE_STATS | SL_OFPC_PORT_STATS |
+				SL_OFPC_GROUP_STATS,
+	};
+
+	sl_ofp_features_reply_encode(&c->sw->out, h->xid, &f);
+	send_out(c);
+}
+
+static void
+handle_flow_mod(struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	static struct sl_ofp_flow_mod fm; /* large; the control thread is single */
+	struct sl_ofp_error e;
+	struct sl_flow_filter flt;
+	char err[256];
+	int rc = 0;
+
+	if (sl_ofp_flow_mod_decode(msg, len, &fm, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	if (fm.buffer_id != SL_OFP_NO_BUFFER && fm.command <= SL_OFPFC_MODIFY_STRICT) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BUFFER_UNKNOWN, msg, len);
+		return;
+	}
+	sl_flow_filter_init(&flt);
+	flt.table_id = fm.spec.table_id;
+	flt.priority = fm.spec.priority;
+	flt.cookie = fm.spec.cookie;
+	flt.cookie_mask = fm.spec.cookie_mask;
+	flt.match = &fm.spec.match;
+	switch (fm.command) {
+	case SL_OFPFC_ADD:
+		if (fm.spec.table_id >= SL_TABLES_MAX) {
+			send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, msg, len);
+			return;
+		}
+		rc = sl_pipeline_flow_add(sw->p.pl, &fm.spec, err, sizeof(err));
+		break;
+	case SL_OFPFC_MODIFY:
+	case SL_OFPFC_MODIFY_STRICT: {
+		unsigned n;
+		if (fm.spec.table_id >= SL_TABLES_MAX && fm.spec.table_id != SL_OFPTT_ALL) {
+			send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, msg, len);
+			return;
+		}
+		flt.strict = fm.command == SL_OFPFC_MODIFY_STRICT;
+		rc = sl_pipeline_flow_modify(sw->p.pl, &flt, &fm.spec, &n, err, sizeof(err));
+		break;
+	}
+	case SL_OFPFC_DELETE:
+	case SL_OFPFC_DELETE_STRICT:
+		if (fm.spec.table_id >= SL_TABLES_MAX && fm.spec.table_id != SL_OFPTT_ALL) {
+			send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, msg, len);
+			return;
+		}
+		flt.strict = fm.command == SL_OFPFC_DELETE_STRICT;
+		flt.out_port = fm.out_port;
+		flt.out_group = fm.out_group;
+		sl_pipeline_flow_del(sw->p.pl, &flt, SL_FLOW_REMOVED_DELETE);
+		break;
+	default:
+		send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_COMMAND, msg, len);
+		return;
+	}
+	if (rc < 0) {
+		enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
+		e = fail_to_error(f, false, fm.spec.table_id < SL_TABLES_MAX);
+		swlog(sw, 7, "flow_mod refused: %s", err);
+		send_error(c, &e, msg, len);
+		return;
+	}
+	sw->st.flow_mods++;
+}
+
+/* Group ids referenced by queued packet_outs must outlive them: let the worker drain first. */
+static void
+packet_outs_drain(struct sl_ofswitch *sw)
+{
+	for (unsigned spins = 0; sw->p.worker->pout_ring != NULL &&
+				 rte_ring_count(sw->p.worker->pout_ring) > 0 && spins < 1000000;
+	     spins++)
+		rte_pause();
+}
+
+static void
+handle_group_mod(struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_group_mod *gm = &sw->gm_scratch;
+	struct sl_ofp_error e;
+	char err[256];
+	int rc = 0;
+
+	if (sl_ofp_group_mod_decode(msg, len, gm, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	switch (gm->command) {
+	case SL_OFPGC_ADD:
+		rc = sl_pipeline_group_add(sw->p.pl, &gm->spec, err, sizeof(err));
+		break;
+	case SL_OFPGC_MODIFY:
+		packet_outs_drain(sw);
+		rc = sl_pipeline_group_modify(sw->p.pl, &gm->spec, err, sizeof(err));
+		break;
+	case SL_OFPGC_DELETE:
+		packet_outs_drain(sw);
+		sl_pipeline_group_del(sw->p.pl, gm->spec.group_id);
+		break;
+	default:
+		send_error_tc(c, SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_BAD_COMMAND, msg, len);
+		return;
+	}
+	if (rc < 0) {
+		e = fail_to_error(sl_pipeline_fail(sw->p.pl), true, false);
+		swlog(sw, 7, "group_mod refused: %s", err);
+		send_error(c, &e, msg, len);
+	}
+}
+
+static void
+handle_packet_out(struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	static struct sl_ofp_packet_out po;
+	struct sl_ofp_error e;
+	char err[256];
+	int rc;
+
+	if (sl_ofp_packet_out_decode(msg, len, &po, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	if (po.buffer_id != SL_OFP_NO_BUFFER) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BUFFER_UNKNOWN, msg, len);
+		return;
+	}
+	if (po.in_port < SL_PORT_MAX_PHYS && (po.in_port == 0 || po.in_port > sw->p.n_ports)) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_PORT, msg, len);
+		return;
+	}
+	if (po.data_len < 14) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_PACKET, msg, len);
+		return;
+	}
+	if (sl_pipeline_actions_prepare(sw->p.pl, po.actions, po.n_actions, err, sizeof(err)) < 0) {
+		e = fail_to_error(sl_pipeline_fail(sw->p.pl), false, false);
+		send_error(c, &e, msg, len);
+		return;
+	}
+	/* The packet must see every flow_mod sent before it. */
+	publish(sw);
+	rc = sl_worker_packet_out(sw->p.worker, po.in_port, po.actions, po.n_actions, po.data,
+				  po.data_len);
+	if (rc < 0) {
+		swlog(sw, 7, "packet_out dropped: %s", strerror(-rc));
+		send_error_tc(c, SL_OFPET_BAD_REQUEST,
+			      rc == -EINVAL ? SL_OFPBRC_BAD_PACKET : SL_OFPBRC_EPERM, msg, len);
+		return;
+	}
+	sw->st.packet_outs++;
+}
+
+static void port_desc_fill(struct sl_ofswitch *sw, unsigned i, struct sl_ofp_port_desc *pd);
+static void port_status_send(struct sl_ofswitch *sw, uint8_t reason, unsigned i);
+
+static void
+handle_port_mod(struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_port_mod pm;
+	struct sl_ofp_error e;
+
+	if (sl_ofp_port_mod_decode(msg, len, &pm, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	if (pm.port_no == 0 || pm.port_no > sw->p.n_ports) {
+		send_error_tc(c, SL_OFPET_PORT_MOD_FAILED, SL_OFPPMFC_BAD_PORT, msg, len);
+		return;
+	}
+	unsigned i = pm.port_no - 1;
+	if (memcmp(pm.hw_addr, sw->p.ports[i].mac, 6) != 0) {
+		send_error_tc(c, SL_OFPET_PORT_MOD_FAILED, SL_OFPPMFC_BAD_HW_ADDR, msg, len);
+		return;
+	}
+	if (pm.mask & ~(uint32_t)SL_OFPPC_ALL) {
+		send_error_tc(c, SL_OFPET_PORT_MOD_FAILED, SL_OFPPMFC_BAD_CONFIG, msg, len);
+		return;
+	}
+	sw->port_config[i] = (sw->port_config[i] & ~pm.mask) | (pm.config & pm.mask);
+	/* PORT_DOWN: the datapath stops using the port (outputs count port-down drops). */
+	sl_pipeline_port_set_live(sw->p.pl, pm.port_no,
+				  sw->link_up[i] && !(sw->port_config[i] & SL_OFPPC_PORT_DOWN));
+	port_status_send(sw, SL_OFPPR_MODIFY, i);
+}
+
+static bool
+is_master_conflict(const struct sl_ofswitch *sw, uint64_t gen)
+{
+	return sw->gen_id_set && (int64_t)(gen - sw->gen_id) < 0;
+}
+
+static void
+handle_role(struct conn *c, const uint8_t *msg, size_t len, const struct sl_ofp_header *h)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_role r;
+	struct sl_ofp_error e;
+
+	if (sl_ofp_role_request_decode(msg, len, &r, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	if (r.role != SL_OFPCR_ROLE_NOCHANGE && r.role != SL_OFPCR_ROLE_EQUAL &&
+	    r.role != SL_OFPCR_ROLE_MASTER && r.role != SL_OFPCR_ROLE_SLAVE) {
+		send_error_tc(c, SL_OFPET_ROLE_REQUEST_FAILED, SL_OFPRRFC_BAD_ROLE, msg, len);
+		return;
+	}
+	if (r.role == SL_OFPCR_ROLE_MASTER || r.role == SL_OFPCR_ROLE_SLAVE) {
+		if (is_master_conflict(sw, r.generation_id)) {
+			send_error_tc(c, SL_OFPET_ROLE_REQUEST_FAILED, SL_OFPRRFC_STALE, msg, len);
+			return;
+		}
+		sw->gen_id = r.generation_id;
+		sw->gen_id_set = true;
+	}
+	if (r.role == SL_OFPCR_ROLE_MASTER)
+		for (unsigned i = 0; i < sw->n_conns; i++)
+			if (sw->conns[i] != c && sw->conns[i]->role == SL_OFPCR_ROLE_MASTER)
+				sw->conns[i]->role = SL_OFPCR_ROLE_SLAVE;
+	if (r.role != SL_OFPCR_ROLE_NOCHANGE)
+		c->role = r.role;
+	struct sl_ofp_role reply = {.role = c->role, .generation_id = sw->gen_id_set ? sw->gen_id : 0};
+	publish(sw);
+	sl_ofp_role_reply_encode(&sw->out, h->xid, &reply);
+	send_out(c);
+}
+
+static void
+handle_experimenter(struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_experimenter x;
+	struct sl_table_spec ts;
+	struct sl_ofp_error e;
+	char err[256];
+
+	if (sl_ofp_experimenter_decode(msg, len, &x, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	if (x.experimenter != SL_OFP_EXPERIMENTER_ID) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXPERIMENTER, msg, len);
+		return;
+	}
+	if (x.exp_type != SL_OFPX_TABLE_DECLARE) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXP_TYPE, msg, len);
+		return;
+	}
+	if (c->role == SL_OFPCR_ROLE_SLAVE) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_IS_SLAVE, msg, len);
+		return;
+	}
+	if (sl_ofp_table_declare_decode(msg, len, &ts, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	if (sl_pipeline_table_declare(sw->p.pl, &ts, err, sizeof(err)) < 0) {
+		enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
+		swlog(sw, 6, "table declare refused: %s", err);
+		send_error_tc(c, SL_OFPET_TABLE_MOD_FAILED,
+			      f == SL_FAIL_BAD_TABLE_ID   ? SL_OFPTMFC_BAD_TABLE
+			      : f == SL_FAIL_TABLE_BUSY ? SL_OFPTMFC_EPERM
+							: SL_OFPTMFC_BAD_CONFIG,
+			      msg, len);
+	}
+}
+
+/*
+ * Multipart replies.
+ */
+
+static int
+mp_flush(void *arg, const uint8_t *msg, size_t len)
+{
+	return conn_send(arg, msg, len);
+}
+
+static void
+duration(uint64_t since_tsc, uint32_t *sec, uint32_t *nsec)
+{
+	uint64_t hz = sl_pipeline_tsc_hz(), d = sl_pipeline_tsc() - since_tsc;
+
+	*sec = (uint32_t)(d / hz);
+	*nsec = (uint32_t)((d % hz) * 1000000000ull / hz);
+}
+
+struct flow_walk {
+	const struct sl_flow_filter *flt;
+	struct sl_ofp_mp_writer *w; /* NULL: aggregate only */
+	uint64_t packets, bytes;
+	uint32_t count;
+	struct sl_flow_spec fs;
+};
+
+static int
+flow_visit(const struct sl_flow *f, void *arg)
+{
+	struct flow_walk *fw = arg;
+	struct sl_ofp_flow_stats st;
+
+	if (!sl_flow_filter_match(f, fw->flt))
+		return 0;
+	fw->count++;
+	fw->packets += sl_flow_packets(f);
+	fw->bytes += sl_flow_bytes(f);
+	if (fw->w == NULL)
+		return 0;
+	sl_flow_to_spec(f, &fw->fs);
+	duration(f->created_tsc, &st.duration_sec, &st.duration_nsec);
+	st.packet_count = (f->flags & SL_FF_NO_PKT_COUNTS) ? UINT64_MAX : sl_flow_packets(f);
+	st.byte_count = (f->flags & SL_FF_NO_BYT_COUNTS) ? UINT64_MAX : sl_flow_bytes(f);
+	return sl_ofp_mp_flow_stats_append(fw->w, &fw->fs, &st) < 0;
+}
+
+static void
+port_stats_fill(struct sl_ofswitch *sw, unsigned i, struct sl_ofp_port_stats *ps)
+{
+	const struct sl_worker_port_stats *w = &sw->p.worker->pstats[i];
+	struct sl_port_hw_stats hw;
+
+	sl_port_hw_stats(&sw->p.ports[i], &hw);
+	memset(ps, 0, sizeof(*ps));
+	ps->port_no = i + 1;
+	ps->rx_packets = w->rx_packets;
+	ps->tx_packets = w->tx_packets;
+	ps->rx_bytes = w->rx_bytes;
+	ps->tx_bytes = w->tx_bytes;
+	ps->rx_dropped = hw.imissed + hw.rx_nombuf;
+	ps->tx_dropped = w->tx_drops;
+	ps->rx_errors = hw.ierrors;
+	ps->tx_errors = hw.oerrors;
+	ps->rx_frame_err = ps->rx_over_err = ps->rx_crc_err = ps->collisions = UINT64_MAX;
+}
+
+static void
+port_desc_fill(struct sl_ofswitch *sw, unsigned i, struct sl_ofp_port_desc *pd)
+{
+	struct sl_port_link link;
+
+	sl_port_link(&sw->p.ports[i], &link);
+	memset(pd, 0, sizeof(*pd));
+	pd->port_no = i + 1;
+	memcpy(pd->hw_addr, sw->p.ports[i].mac, 6);
+	/* OpenFlow port names hold 15 characters: keep the ethdev name's head. */
+	memcpy(pd->name, sw->p.ports[i].name, sizeof(pd->name) - 1);
+	pd->name[sizeof(pd->name) - 1] = '\0';
+	pd->config = sw->port_config[i];
+	pd->state = link.up ? SL_OFPPS_LIVE : SL_OFPPS_LINK_DOWN;
+	pd->curr_speed = pd->max_speed = link.speed_mbps * 1000u;
+	pd->curr = link.speed_mbps >= 100000  ? SL_OFPPF_100GB_FD
+		   : link.speed_mbps >= 40000 ? SL_OFPPF_40GB_FD
+		   : link.speed_mbps >= 10000 ? SL_OFPPF_10GB_FD
+		   : link.speed_mbps >= 1000  ? SL_OFPPF_1GB_FD
+					      : SL_OFPPF_OTHER;
+	pd->supported = pd->curr;
+}
+
+static void
+table_features_fill(struct sl_ofswitch *sw, unsigned t, struct sl_ofp_table_features *tf)
+{
+	const struct sl_table_spec *ts = sl_pipeline_table_spec(sw->p.pl, t);
+
+	memset(tf, 0, sizeof(*tf));
+	tf->table_id = (uint8_t)t;
+	if (ts->name[0])
+		snprintf(tf->name, sizeof(tf->name), "%s", ts->name);
+	else
+		snprintf(tf->name, sizeof(tf->name), "table%u", t);
+	tf->metadata_match = tf->metadata_write = UINT64_MAX;
+	tf->max_entries = ts->max_entries ? ts->max_entries : 1000000;
+	tf->kind = ts->kind;
+	tf->n_fields = ts->n_fields;
+	memcpy(tf->fields, ts->fields, ts->n_fields * sizeof(tf->fields[0]));
+}
+
+static void
+handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl_ofp_header *h)
+{
+	struct sl_ofswitch *sw = c->sw;
+	static struct sl_ofp_mp_request req;
+	struct sl_ofp_mp_writer w;
+	struct sl_ofp_error e;
+	const struct sl_pipeline_ctx *ctxs[1] = {sw->p.worker->ctx};
+
+	if (sl_ofp_mp_request_decode(msg, len, &req, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	if (req.flags & SL_OFPMPF_REQ_MORE) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW, msg, len);
+		return;
+	}
+	publish(sw); /* replies show every change made before the request */
+	sl_ofp_buf_reset(&sw->out);
+	switch (req.type) {
+	case SL_OFPMP_DESC: {
+		char dp[64];
+		snprintf(dp, sizeof(dp), "sluice dpid %016" PRIx64, sw->p.datapath_id);
+		struct sl_ofp_desc d = {.mfr_desc = "Sluice project",
+					.hw_desc = "DPDK software switch",
+					.sw_desc = "sluice " SL_VERSION,
+					.serial_num = "none",
+					.dp_desc = dp};
+		sl_ofp_desc_reply_encode(&sw->out, h->xid, &d);
+		send_out(c);
+		return;
+	}
+	case SL_OFPMP_FLOW:
+	case SL_OFPMP_AGGREGATE: {
+		struct sl_flow_filter flt;
+		struct flow_walk *fw = calloc(1, sizeof(*fw));
+		if (fw == NULL) {
+			send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_EPERM, msg, len);
+			return;
+		}
+		if (req.flow.table_id != SL_OFPTT_ALL && req.flow.table_id >= SL_TABLES_MAX) {
+			free(fw);
+			send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TABLE_ID, msg, len);
+			return;
+		}
+		sl_flow_filter_init(&flt);
+		flt.table_id = req.flow.table_id;
+		flt.cookie = req.flow.cookie;
+		flt.cookie_mask = req.flow.cookie_mask;
+		flt.out_port = req.flow.out_port;
+		flt.out_group = req.flow.out_group;
+		flt.match = &req.flow.match;
+		fw->flt = &flt;
+		if (req.type == SL_OFPMP_FLOW) {
+			sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_FLOW, h->xid, mp_flush, c);
+			fw->w = &w;
+		}
+		sl_pipeline_flow_iterate(sw->p.pl, 255, flow_visit, fw);
+		if (req.type == SL_OFPMP_FLOW)
+			sl_ofp_mp_writer_end(&w);
+		else
+			sl_ofp_aggregate_reply_encode(&sw->out, h->xid, fw->packets, fw->bytes,
+						      fw->count);
+		free(fw);
+		break;
+	}
+	case SL_OFPMP_TABLE:
+		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_TABLE, h->xid, mp_flush, c);
+		for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
+			struct sl_pipeline_table_stats pts;
+			sl_pipeline_table_stats(ctxs, 1, t, &pts);
+			struct sl_ofp_table_stats ts = {.table_id = (uint8_t)t,
+							.active_count =
+								sl_pipeline_flow_count(sw->p.pl, t),
+							.lookup_count = pts.lookups,
+							.matched_count = pts.matched};
+			sl_ofp_mp_table_stats_append(&w, &ts);
+		}
+		sl_ofp_mp_writer_end(&w);
+		break;
+	case SL_OFPMP_TABLE_FEATURES: {
+		static struct sl_ofp_table_features tf;
+		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_TABLE_FEATURES, h->xid, mp_flush, c);
+		for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
+			table_features_fill(sw, t, &tf);
+			sl_ofp_mp_table_features_append(&w, &tf);
+		}
+		sl_ofp_mp_writer_end(&w);
+		break;
+	}
+	case SL_OFPMP_PORT_STATS:
+		if (req.port_no != SL_PORT_ANY && (req.port_no == 0 || req.port_no > sw->p.n_ports)) {
+			send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_PORT, msg, len);
+			return;
+		}
+		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_PORT_STATS, h->xid, mp_flush, c);
+		for (unsigned i = 0; i < sw->p.n_ports; i++) {
+			struct sl_ofp_port_stats ps;
+			if (req.port_no != SL_PORT_ANY && req.port_no != i + 1)
+				continue;
+			port_stats_fill(sw, i, &ps);
+			duration(0, &ps.duration_sec, &ps.duration_nsec);
+			sl_ofp_mp_port_stats_append(&w, &ps);
+		}
+		sl_ofp_mp_writer_end(&w);
+		break;
+	case SL_OFPMP_PORT_DESC:
+		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_PORT_DESC, h->xid, mp_flush, c);
+		for (unsigned i = 0; i < sw->p.n_ports; i++) {
+			struct sl_ofp_port_desc pd;
+			port_desc_fill(sw, i, &pd);
+			sl_ofp_mp_port_desc_append(&w, &pd);
+		}
+		sl_ofp_mp_writer_end(&w);
+		break;
+	case SL_OFPMP_GROUP:
+	case SL_OFPMP_GROUP_DESC: {
+		static struct sl_ofp_group_stats gst;
+		struct sl_group_stats st;
+		uint32_t ids[64];
+		unsigned n, pos = 0;
+		sl_ofp_mp_writer_begin(&w, &sw->out, req.type, h->xid, mp_flush, c);
+		while ((n = sl_pipeline_group_ids(sw->p.pl, pos, ids, 64)) > 0) {
+			pos += n;
+			for (unsigned k = 0; k < n; k++) {
+				if (req.type == SL_OFPMP_GROUP && req.group_id != SL_GROUP_ID_ALL &&
+				    req.group_id != ids[k])
+					continue;
+				if (sl_pipeline_group_get(sw->p.pl, ids[k], &sw->group_scratch,
+							  &st) < 0)
+					continue;
+				if (req.type == SL_OFPMP_GROUP_DESC) {
+					sl_ofp_mp_group_desc_append(&w, &sw->group_scratch);
+					continue;
+				}
+				memset(&gst, 0, sizeof(gst));
+				gst.group_id = ids[k];
+				gst.ref_count = st.ref_count;
+				gst.packet_count = st.n_packets;
+				gst.byte_count = st.n_bytes;
+				duration(st.created_tsc, &gst.duration_sec, &gst.duration_nsec);
+				gst.n_buckets = st.n_buckets;
+				for (unsigned b = 0; b < st.n_buckets; b++) {
+					gst.buckets[b].packet_count = st.bucket_packets[b];
+					gst.buckets[b].byte_count = st.bucket_bytes[b];
+				}
+				sl_ofp_mp_group_stats_append(&w, &gst);
+			}
+		}
+		sl_ofp_mp_writer_end(&w);
+		break;
+	}
+	case SL_OFPMP_GROUP_FEATURES: {
+		struct sl_ofp_group_features gf = {
+			.types = (1u << SL_GROUP_ALL) | (1u << SL_GROUP_SELECT) |
+				 (1u << SL_GROUP_INDIRECT) | (1u << SL_GROUP_FF),
+			.capabilities = SL_OFPGFC_SELECT_WEIGHT | SL_OFPGFC_SELECT_LIVENESS,
+			.max_groups = {65536, 65536, 65536, 65536},
+			.actions = {SL_OFP_ACTIONS_SUPPORTED, SL_OFP_ACTIONS_SUPPORTED,
+				    SL_OFP_ACTIONS_SUPPORTED, SL_OFP_ACTIONS_SUPPORTED},
+		};
+		sl_ofp_group_features_reply_encode(&sw->out, h->xid, &gf);
+		break;
+	}
+	case SL_OFPMP_METER_FEATURES:
+		sl_ofp_meter_features_reply_encode(&sw->out, h->xid);
+		break;
+	case SL_OFPMP_QUEUE:
+		/* No queues: an empty reply. */
+		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_QUEUE, h->xid, mp_flush, c);
+		sl_ofp_mp_writer_end(&w);
+		break;
+	default:
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_MULTIPART, msg, len);
+		return;
+	}
+	send_out(c);
+}
+
+/* Messages that change the switch: refused from a slave (spec 6.3.5). */
+static bool
+modifies_state(uint8_t type)
+{
+	return type == SL_OFPT_FLOW_MOD || type == SL_OFPT_GROUP_MOD || type == SL_OFPT_PORT_MOD ||
+	       type == SL_OFPT_TABLE_MOD || type == SL_OFPT_PACKET_OUT || type == SL_OFPT_METER_MOD;
+}
+
+static void
+on_message(struct sl_ofconn *oc, const uint8_t *msg, size_t len, void *arg)
+{
+	struct sl_ofswitch *sw = arg;
+	struct conn *c = sl_ofconn_get_user(oc);
+	struct sl_ofp_header h;
+	struct sl_ofp_error e;
+
+	if (c == NULL)
+		return;
+	sw->st.msgs_rx++;
+	if (sl_ofp_header_decode(msg, len, &h, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	if (c->role == SL_OFPCR_ROLE_SLAVE && modifies_state(h.type)) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_IS_SLAVE, msg, len);
+		return;
+	}
+	switch (h.type) {
+	case SL_OFPT_FEATURES_REQUEST:
+		if (sl_ofp_empty_decode(msg, len, &e) < 0)
+			send_error(c, &e, msg, len);
+		else
+			handle_features(c, &h);
+		break;
+	case SL_OFPT_GET_CONFIG_REQUEST: {
+		struct sl_ofp_switch_config cfg = {.flags = c->config_flags,
+						   .miss_send_len = c->miss_send_len};
+		if (sl_ofp_empty_decode(msg, len, &e) < 0) {
+			send_error(c, &e, msg, len);
+			break;
+		}
+		sl_ofp_get_config_reply_encode(&sw->out, h.xid, &cfg);
+		send_out(c);
+		break;
+	}
+	case SL_OFPT_SET_CONFIG: {
+		struct sl_ofp_switch_config cfg;
+		if (sl_ofp_set_config_decode(msg, len, &cfg, &e) < 0) {
+			send_error(c, &e, msg, len);
+			break;
+		}
+		c->config_flags = cfg.flags;
+		c->miss_send_len = cfg.miss_send_len;
+		break;
+	}
+	case SL_OFPT_FLOW_MOD:
+		handle_flow_mod(c, msg, len);
+		break;
+	case SL_OFPT_GROUP_MOD:
+		handle_group_mod(c, msg, len);
+		break;
+	case SL_OFPT_PACKET_OUT:
+		handle_packet_out(c, msg, len);
+		break;
+	case SL_OFPT_PORT_MOD:
+		handle_port_mod(c, msg, len);
+		break;
+	case SL_OFPT_TABLE_MOD: {
+		struct sl_ofp_table_mod tm;
+		if (sl_ofp_table_mod_decode(msg, len, &tm, &e) < 0)
+			send_error(c, &e, msg, len);
+		else if (tm.table_id != SL_OFPTT_ALL && tm.table_id >= SL_TABLES_MAX)
+			send_error_tc(c, SL_OFPET_TABLE_MOD_FAILED, SL_OFPTMFC_BAD_TABLE, msg, len);
+		break; /* 1.3 table config bits are reserved: nothing to do */
+	}
+	case SL_OFPT_MULTIPART_REQUEST:
+		handle_multipart(c, msg, len, &h);
+		break;
+	case SL_OFPT_BARRIER_REQUEST:
+		if (sl_ofp_empty_decode(msg, len, &e) < 0) {
+			send_error(c, &e, msg, len);
+			break;
+		}
+		publish(sw); /* every earlier flow_mod is now visible to packets */
+		sl_ofp_barrier_reply_encode(&sw->out, h.xid);
+		send_out(c);
+		break;
+	case SL_OFPT_ROLE_REQUEST:
+		handle_role(c, msg, len, &h);
+		break;
+	case SL_OFPT_GET_ASYNC_REQUEST:
+		if (sl_ofp_empty_decode(msg, len, &e) < 0) {
+			send_error(c, &e, msg, len);
+			break;
+		}
+		sl_ofp_get_async_reply_encode(&sw->out, h.xid, &c->async);
+		send_out(c);
+		break;
+	case SL_OFPT_SET_ASYNC:
+		if (sl_ofp_set_async_decode(msg, len, &c->async, &e) < 0)
+			send_error(c, &e, msg, len);
+		break;
+	case SL_OFPT_QUEUE_GET_CONFIG_REQUEST: {
+		uint32_t port;
+		if (sl_ofp_queue_get_config_decode(msg, len, &port, &e) < 0) {
+			send_error(c, &e, msg, len);
+			break;
+		}
+		if (port != SL_PORT_ANY && (port == 0 || port > sw->p.n_ports)) {
+			send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, 0 /* OFPQOFC_BAD_PORT */, msg, len);
+			break;
+		}
+		sl_ofp_queue_get_config_reply_encode(&sw->out, h.xid, port);
+		send_out(c);
+		break;
+	}
+	case SL_OFPT_EXPERIMENTER:
+		handle_experimenter(c, msg, len);
+		break;
+	case SL_OFPT_METER_MOD:
+		send_error_tc(c, SL_OFPET_METER_MOD_FAILED, 0 /* OFPMMFC_UNKNOWN */, msg, len);
+		break;
+	case SL_OFPT_ERROR:
+		swlog(sw, 4, "%s: controller sent an error", sl_ofconn_name(oc));
+		break;
+	case SL_OFPT_ECHO_REPLY:
+	case SL_OFPT_ECHO_REQUEST:
+	case SL_OFPT_HELLO:
+		break; /* ofconn answers these */
+	default:
+		/* Unknown types and switch-to-controller messages. */
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TYPE, msg, len);
+		break;
+	}
+}
+
+/*
+ * Asynchronous messages.
+ */
+
+static bool
+async_allowed(const struct conn *c, const uint32_t mask[2], unsigned bit)
+{
+	unsigned idx = c->role == SL_OFPCR_ROLE_SLAVE ? 1 : 0;
+
+	return (mask[idx] >> bit) & 1;
+}
+
+static void
+flow_removed(const struct sl_flow *f, uint8_t reason, void *arg)
+{
+	struct sl_ofswitch *sw = arg;
+	struct sl_ofp_flow_stats st;
+	static struct sl_flow_spec fs;
+
+	if (!(f->flags & SL_FF_SEND_FLOW_REM) || sw->n_conns == 0)
+		return;
+	sl_flow_to_spec(f, &fs);
+	duration(f->created_tsc, &st.duration_sec, &st.duration_nsec);
+	st.packet_count = sl_flow_packets(f);
+	st.byte_count = sl_flow_bytes(f);
+	for (unsigned i = 0; i < sw->n_conns; i++) {
+		struct conn *c = sw->conns[i];
+		if (!async_allowed(c, c->async.flow_removed_mask, reason))
+			continue;
+		sl_ofp_buf_reset(&sw->out);
+		sl_ofp_flow_removed_encode(&sw->out, 0, &fs, reason, &st);
+		send_out(c);
+	}
+}
+
+static void
+port_status_send(struct sl_ofswitch *sw, uint8_t reason, unsigned i)
+{
+	struct sl_ofp_port_desc pd;
+
+	port_desc_fill(sw, i, &pd);
+	for (unsigned k = 0; k < sw->n_conns; k++) {
+		struct conn *c = sw->conns[k];
+		if (!async_allowed(c, c->async.port_status_mask, reason))
+			continue;
+		sl_ofp_buf_reset(&sw->out);
+		sl_ofp_port_status_encode(&sw->out, 0, reason, &pd);
+		send_out(c);
+	}
+}
+
+static void standalone_packet_in(struct sl_ofswitch *sw, const struct sl_worker_pin *info,
+				 const uint8_t *data, size_t len);
+
+static void
+packet_ins_forward(struct sl_ofswitch *sw)
+{
+	struct rte_mbuf *ms[PIN_PER_ROUND];
+	unsigned n = sl_worker_pin_dequeue(sw->p.worker, ms, PIN_PER_ROUND);
+
+	for (unsigned k = 0; k < n; k++) {
+		const struct sl_worker_pin *info = rte_mbuf_to_priv(ms[k]);
+		const uint8_t *data = rte_pktmbuf_mtod(ms[k], const uint8_t *);
+		bool sent = false;
+
+		if (sw->standalone_on) {
+			standalone_packet_in(sw, info, data, rte_pktmbuf_data_len(ms[k]));
+			rte_pktmbuf_free(ms[k]);
+			continue;
+		}
+		struct sl_ofp_packet_in pi = {
+			.buffer_id = SL_OFP_NO_BUFFER,
+			.reason = info->pin.reason,
+			.table_id = info->pin.table_id,
+			.cookie = info->pin.cookie,
+			.in_port = info->pin.in_port,
+			.metadata = info->pin.metadata,
+			.data = data,
+			.data_len = info->total_len,
+			.max_len = rte_pktmbuf_data_len(ms[k]),
+		};
+		for (unsigned i = 0; i < sw->n_conns; i++) {
+			struct conn *c = sw->conns[i];
+			if (!async_allowed(c, c->async.packet_in_mask, pi.reason) || conn_congested(c))
+				continue;
+			sl_ofp_buf_reset(&sw->out);
+			if (sl_ofp_packet_in_encode(&sw->out, 0, &pi) == 0) {
+				send_out(c);
+				sw->st.packet_ins_sent++;
+				sent = true;
+			}
+		}
+		if (!sent)
+			sw->st.packet_ins_dropped++;
+		rte_pktmbuf_free(ms[k]);
+	}
+}
+
+/*
+ * Standalone fail mode: a MAC-learning switch run by the agent itself.
+ */
+
+static void
+standalone_miss_flow(struct sl_ofswitch *sw, bool add)
+{
+	struct sl_flow_spec fs;
+	struct sl_flow_filter flt;
+	char err[256];
+
+	if (!add) {
+		sl_flow_filter_init(&flt);
+		flt.cookie = SL_OFSWITCH_STANDALONE_COOKIE;
+		flt.cookie_mask = UINT64_MAX;
+		sl_pipeline_flow_del(sw->p.pl, &flt, SL_FLOW_REMOVED_DELETE);
+		return;
+	}
+	sl_flow_spec_init(&fs);
+	fs.priority = 0;
+	fs.cookie = SL_OFSWITCH_STANDALONE_COOKIE;
+	fs.insns.has_apply = true;
+	fs.insns.n_apply = 1;
+	fs.insns.apply[0].type = SL_ACT_OUTPUT;
+	fs.insns.apply[0].output.port = SL_PORT_CONTROLLER;
+	fs.insns.apply[0].output.max_len = SL_OFPCML_NO_BUFFER;
+	if (sl_pipeline_flow_add(sw->p.pl, &fs, err, sizeof(err)) < 0)
+		swlog(sw, 4, "standalone mode: cannot add the table-miss entry: %s", err);
+}
+
+static void
+standalone_update(struct sl_ofswitch *sw)
+{
+	bool want = sw->p.fail_mode == SL_FAIL_MODE_STANDALONE && sw->have_active_targets &&
+		    !controller_connected(sw);
+
+	/* Packet-ins have somewhere to go: a connection or the learning switch. */
+	sw->p.worker->controller_up = want || sw->n_conns > 0;
+	if (want == sw->standalone_on)
+		return;
+	sw->standalone_on = want;
+	memset(sw->learn, 0, sizeof(sw->learn));
+	standalone_miss_flow(sw, want);
+	swlog(sw, 6, "standalone learning switch %s", want ? "on (no controller)" : "off");
+	publish(sw);
+}
+
+static unsigned
+learn_slot(const uint8_t *mac)
+{
+	uint32_t h = 2166136261u;
+
+	for (unsigned i = 0; i < 6; i++)
+		h = (h ^ mac[i]) * 16777619u;
+	return h & (LEARN_SLOTS - 1);
+}
+
+static void
+standalone_packet_in(struct sl_ofswitch *sw, const struct sl_worker_pin *info,
+		     const uint8_t *data, size_t len)
+{
+	struct learn_ent *src, *dst;
+	struct sl_action out = {.type = SL_ACT_OUTPUT};
+
+	if (len < 14 || info->total_len != len)
+		return; /* truncated: cannot be sent on */
+	src = &sw->learn[learn_slot(data + 6)];
+	if (!(data[6] & 1) && info->pin.in_port >= 1 && info->pin.in_port <= sw->p.n_ports) {
+		memcpy(src->mac, data + 6, 6);
+		src->port = info->pin.in_port;
+	}
+	dst = &sw->learn[learn_slot(data)];
+	if (!(data[0] & 1) && dst->port != 0 && memcmp(dst->mac, data, 6) == 0 &&
+	    dst->port != info->pin.in_port) {
+		struct sl_flow_spec fs;
+		struct sl_field fd = {.id = SL_FIELD_ETH_DST};
+		uint8_t mask[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+		char err[256];
+
+		sl_flow_spec_init(&fs);
+		fs.priority = 1;
+		fs.idle_timeout = LEARN_IDLE_S;
+		fs.cookie = SL_OFSWITCH_STANDALONE_COOKIE;
+		sl_match_set(&fs.match, &fd, data, mask);
+		fs.insns.has_apply = true;
+		fs.insns.n_apply = 1;
+		fs.insns.apply[0].type = SL_ACT_OUTPUT;
+		fs.insns.apply[0].output.port = dst->port;
+		if (sl_pipeline_flow_add(sw->p.pl, &fs, err, sizeof(err)) == 0)
+			sw->st.learned++;
+		out.output.port = dst->port;
+	} else {
+		out.output.port = SL_PORT_FLOOD;
+	}
+	publish(sw);
+	sl_worker_packet_out(sw->p.worker, info->pin.in_port, &out, 1, data, len);
+}
+
+/*
+ * Timers: flow expiry and link changes, once a second.
+ */
+
+static void
+timers_run(struct sl_ofswitch *sw)
+{
+	uint64_t now = sl_pipeline_tsc();
+
+	if (now < sw->next_timer_tsc)
+		return;
+	sw->next_timer_tsc = now + sl_pipeline_tsc_hz();
+	sw->st.flows_expired += sl_pipeline_flow_expire(sw->p.pl, now);
+	for (unsigned i = 0; i < sw->p.n_ports; i++) {
+		struct sl_port_link link;
+		sl_port_link(&sw->p.ports[i], &link);
+		if (link.up == sw->link_up[i])
+			continue;
+		sw->link_up[i] = link.up;
+		sl_pipeline_port_set_live(sw->p.pl, i + 1,
+					  link.up && !(sw->port_config[i] & SL_OFPPC_PORT_DOWN));
+		swlog(sw, 6, "port %u (%s): link %s", i + 1, sw->p.ports[i].name,
+		      link.up ? "up" : "down");
+		port_status_send(sw, SL_OFPPR_MODIFY, i);
+	}
+}
+
+void
+sl_ofswitch_run(struct sl_ofswitch *sw, int timeout_ms)
+{
+	sl_ofconn_mgr_poll(sw->mgr, timeout_ms);
+	packet_ins_forward(sw);
+	timers_run(sw);
+	for (unsigned i = 0; i < sw->n_conns; i++)
+		if (sw->conns[i]->backlog.len > sw->conns[i]->backlog_off)
+			backlog_drain(sw->conns[i]);
+	publish(sw);
+}
+
+static void
+ofconn_log(int level, const char *msg, void *arg)
+{
+	struct sl_ofswitch *sw = arg;
+
+	swlog(sw, level, "%s", msg);
+}
+
+int
+sl_ofswitch_create(const struct sl_ofswitch_params *p, struct sl_ofswitch **out, char *err,
+		   size_t err_size)
+{
+	struct sl_ofswitch *sw = calloc(1, sizeof(*sw));
+	struct sl_ofconn_params cp;
+	int rc;
+
+	if (sw == NULL)
+		return -ENOMEM;
+	sw->p = *p;
+	sw->link_up = calloc(p->n_ports + 1, sizeof(*sw->link_up));
+	sw->port_config = calloc(p->n_ports + 1, sizeof(*sw->port_config));
+	if (sw->link_up == NULL || sw->port_config == NULL) {
+		sl_ofswitch_destroy(sw);
+		return -ENOMEM;
+	}
+	if (sw->p.datapath_id == 0 && p->n_ports > 0) {
+		for (unsigned i = 0; i < 6; i++)
+			sw->p.datapath_id = sw->p.datapath_id << 8 | p->ports[0].mac[i];
+	}
+	for (unsigned i = 0; i < p->n_ports; i++) {
+		struct sl_port_link link;
+		sl_port_link(&p->ports[i], &link);
+		sw->link_up[i] = link.up;
+	}
+	sl_ofp_buf_init(&sw->out);
+	sl_ofconn_params_init(&cp);
+	cp.probe_interval_ms = p->probe_interval_ms;
+	cp.on_connect = on_connect;
+	cp.on_message = on_message;
+	cp.on_disconnect = on_disconnect;
+	cp.on_writable = on_writable;
+	cp.log = ofconn_log;
+	cp.arg = sw;
+	rc = sl_ofconn_mgr_create(&cp, &sw->mgr);
+	if (rc < 0) {
+		snprintf(err, err_size, "controller channel: %s", strerror(-rc));
+		sl_ofswitch_destroy(sw);
+		return rc;
+	}
+	for (unsigned i = 0; i < p->n_targets; i++) {
+		rc = sl_ofconn_mgr_add_target(sw->mgr, p->targets[i], err, err_size);
+		if (rc < 0) {
+			sl_ofswitch_destroy(sw);
+			return rc;
+		}
+		if (strncmp(p->targets[i], "tcp:", 4) == 0 || strncmp(p->targets[i], "unix:", 5) == 0)
+			sw->have_active_targets = true;
+	}
+	sl_pipeline_set_removed(p->pl, flow_removed, sw);
+	standalone_update(sw);
+	*out = sw;
+	return 0;
+}
+
+void
+sl_ofswitch_destroy(struct sl_ofswitch *sw)
+{
+	if (sw == NULL)
+		return;
+	if (sw->mgr != NULL)
+		sl_ofconn_mgr_destroy(sw->mgr); /* fires on_disconnect for live connections */
+	for (unsigned i = 0; i < sw->n_conns; i++) {
+		sl_ofp_buf_free(&sw->conns[i]->backlog);
+		free(sw->conns[i]);
+	}
+	if (sw->p.pl != NULL)
+		sl_pipeline_set_removed(sw->p.pl, NULL, NULL);
+	sl_ofp_buf_free(&sw->out);
+	free(sw->conns);
+	free(sw->link_up);
+	free(sw->port_config);
+	free(sw);
+}
+
+int
+sl_ofswitch_listen_port(const struct sl_ofswitch *sw, int idx)
+{
+	return sl_ofconn_mgr_listen_port(sw->mgr, idx);
+}
+
+unsigned
+sl_ofswitch_n_connections(const struct sl_ofswitch *sw)
+{
+	return sw->n_conns;
+}
+
+void
+sl_ofswitch_stats(const struct sl_ofswitch *sw, struct sl_ofswitch_stats *st)
+{
+	*st = sw->st;
+}
+
+uint64_t
+sl_ofswitch_datapath_id(const struct sl_ofswitch *sw)
+{
+	return sw->p.datapath_id;
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ofswitch: the OpenFlow 1.3 switch agent -- what a controller talks to.
+ *
+ * It joins the controller channel (ofconn: sockets, hello, echo,
+ * reconnection), the wire codec (ofp: bytes <-> host-order structs) and the
+ * datapath (pipeline tables and groups, the worker's packet-in and
+ * packet_out rings, ports).  Every message from the network is untrusted:
+ * each decoder validates lengths and contents and a bad message gets the
+ * specification's OFPT_ERROR with its first 64 bytes; the connection and
+ * the datapath carry on.
+ *
+ * Consistency: flow and group changes are staged in the pipeline and
+ * published (sl_pipeline_publish) before any reply that could observe them
+ * -- barrier replies, multipart replies, packet_outs, role and config
+ * replies -- and at the end of every poll round, so a flow_mod is visible
+ * to packets no later than the barrier reply that follows it.
+ *
+ * Roles (OFPT_ROLE_REQUEST): equal (default), master (others become slave;
+ * generation_id checked for staleness), slave (no state changes, no
+ * packet-ins or flow-removed by default).  Asynchronous messages follow each
+ * connection's async config (OFPT_SET_ASYNC).
+ *
+ * Fail modes, when active controller targets are configured but none is
+ * connected: secure keeps the flows and drops what would go to a
+ * controller; standalone turns the switch into a MAC-learning switch (a
+ * table-miss entry in table 0 sends misses to the agent, which learns
+ * source addresses and installs dl_dst flows with an idle timeout, marked
+ * with cookie SL_OFSWITCH_STANDALONE_COOKIE and removed as soon as a
+ * controller connects).
+ *
+ * Threading: everything here runs on one control thread (the main lcore);
+ * it never blocks the worker.
+ */
+#ifndef SL_OFSWITCH_H
+#define SL_OFSWITCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../pipeline/pipeline.h"
+#include "../port/port.h"
+#include "../worker/worker.h"
+
+/** Cookie of the flows the standalone learning switch installs. */
+#define SL_OFSWITCH_STANDALONE_COOKIE 0x534c5354414e4401ull
+
+/** What to do while controllers are configured but none is connected. */
+enum sl_fail_mode {
+	SL_FAIL_MODE_SECURE,
+	SL_FAIL_MODE_STANDALONE,
+};
+
+/** Counters of the agent. */
+struct sl_ofswitch_stats {
+	uint64_t msgs_rx;          /* messages handed to the agent */
+	uint64_t errors_sent;      /* OFPT_ERROR replies */
+	uint64_t flow_mods;        /* flow_mods applied */
+	uint64_t packet_ins_sent;  /* packet_in messages sent (one per connection) */
+	uint64_t packet_ins_dropped; /* dequeued but no connection could take them */
+	uint64_t packet_outs;      /* packet_outs queued to the worker */
+	uint64_t publishes;
+	uint64_t flows_expired;
+	uint64_t learned;          /* standalone mode: flows installed */
+};
+
+/** Configuration. */
+struct sl_ofswitch_params {
+	uint64_t datapath_id;       /* 0: derived from the first port's MAC */
+	enum sl_fail_mode fail_mode;
+	uint32_t probe_interval_ms; /* echo keepalive (0: off) */
+	const char *const *targets; /* tcp:, ptcp:, unix:, punix: (ofconn.h) */
+	unsigned n_targets;
+	struct sl_pipeline *pl;
+	struct sl_worker *worker;
+	struct sl_port *ports;      /* ports[i] is OpenFlow port i + 1 */
+	unsigned n_ports;
+	/* Log sink (level as syslog: 3 err, 4 warn, 6 info, 7 debug); NULL: stderr. */
+	void (*log)(int level, const char *msg, void *arg);
+	void *log_arg;
+};
+
+struct sl_ofswitch;
+
+/**
+ * Create the agent: opens listeners, starts connecting to active targets,
+ * installs the pipeline's flow-removed hook.
+ *
+ * @return 0; -EINVAL with @err naming the bad target; -ENOMEM.  Main thread.
+ */
+int sl_ofswitch_create(const struct sl_ofswitch_params *p, struct sl_ofswitch **out, char *err,
+		       size_t err_size);
+/** Close every connection and free the agent (NULL-safe).  Main thread. */
+void sl_ofswitch_destroy(struct sl_ofswitch *sw);
+
+/**
+ * One round of control work: socket I/O and messages, queued packet-ins,
+ * timers (flow timeouts, port status, standalone mode), publish.
+ *
+ * @param timeout_ms  Longest wait for socket activity.
+ * Control thread.
+ */
+void sl_ofswitch_run(struct sl_ofswitch *sw, int timeout_ms);
+
+/** TCP port of the @idx-th passive ptcp target (for ptcp:0), or -1. */
+int sl_ofswitch_listen_port(const struct sl_ofswitch *sw, int idx);
+/** Connections with a finished HELLO exchange. */
+unsigned sl_ofswitch_n_connections(const struct sl_ofswitch *sw);
+/** The agent's counters. */
+void sl_ofswitch_stats(const struct sl_ofswitch *sw, struct sl_ofswitch_stats *st);
+/** The datapath id in use. */
+uint64_t sl_ofswitch_datapath_id(const struct sl_ofswitch *sw);
+
+#endif /* SL_OFSWITCH_H */
