@@ -473,8 +473,12 @@ control_loop(struct run *r)
 			prev = s;
 			next += r->o->stats_interval > 0 ? r->o->stats_interval : 1;
 		}
+		/*
+		 * Packet-ins arrive through a ring that cannot wake poll(): a 1 ms
+		 * round bounds their wait (a thousand cheap wakeups a second).
+		 */
 		if (r->sw != NULL)
-			sl_ofswitch_run(r->sw, 10);
+			sl_ofswitch_run(r->sw, 1);
 		else
 			usleep(10 * 1000);
 	}
@@ -758,7 +762,6 @@ main(int argc, char **argv)
 			sl_worker_fini(&worker);
 			goto out;
 		}
-		int idx = 0;
 		for (unsigned i = 0; i < o.n_controllers; i++) {
 			const char *t = o.controllers[i];
 			if (strncmp(t, "ptcp:", 5) == 0)
@@ -766,7 +769,6 @@ main(int argc, char **argv)
 				       sl_ofswitch_listen_port(run.sw, (int)i));
 			else if (strncmp(t, "punix:", 6) == 0)
 				printf("sluice: listening on %s\n", t);
-			idx++;
 		}
 		printf("sluice: datapath id %016" PRIx64 "\n", sl_ofswitch_datapath_id(run.sw));
 		fflush(stdout);
