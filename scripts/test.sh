@@ -8,6 +8,18 @@ bash scripts/setup.sh || exit 1
 status=0
 echo "== C tests (meson test --suite fast)"
 meson test -C build --suite fast --print-errorlogs || status=1
+echo "== fuzzing (libFuzzer + ASan/UBSan, ${SL_FUZZ_SECONDS:-30} s per target)"
+bash fuzz/run.sh "${SL_FUZZ_SECONDS:-30}" || status=1
+echo "== sanitizers: pipeline concurrency, codec and channel tests under ASan/UBSan"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
+	src/ofconn/test_ofconn >/dev/null; then
+	build-fuzz/src/pipeline/test_pipeline_concurrent 100000 || status=1
+	build-fuzz/src/ofp/test_ofp >/dev/null || status=1
+	build-fuzz/src/ofconn/test_ofconn >/dev/null || status=1
+else
+	status=1
+fi
 echo "== system tests (pytest)"
 .venv/bin/python -m pytest tests -q -p no:cacheprovider || status=1
 exit $status

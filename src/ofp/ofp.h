@@ -1107,7 +1107,8 @@ struct sl_ofp_mp_request {
  * features, which Sluice does not allow: OFPTFFC_EPERM.
  *
  * @return 0, or -1 with: OFPBRC_BAD_LEN (shorter than 16, body of the
- *         wrong size); OFPBRC_BAD_MULTIPART (unknown type);
+ *         wrong size); OFPBRC_BAD_TABLE_ID (FLOW/AGGREGATE table_id >=
+ *         SL_TABLES_MAX and not SL_OFPTT_ALL); OFPBRC_BAD_MULTIPART (unknown type);
  *         OFPBRC_BAD_EXPERIMENTER (OFPMP_EXPERIMENTER: Sluice defines
  *         none); OFPTFFC_EPERM; sl_ofp_match_decode errors (FLOW,
  *         AGGREGATE).  Any thread.

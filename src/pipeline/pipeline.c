@@ -310,6 +310,11 @@ sl_pipeline_table_declare(struct sl_pipeline *pl, const struct sl_table_spec *ts
 	if ((unsigned)ts->kind >= SL_TABLE__KIND_MAX)
 		return pl_err(pl, SL_FAIL_BAD_TABLE_CONFIG, err, err_size, -EINVAL,
 			      "table %u: unknown kind %d", ts->table_id, ts->kind);
+	/* Capacity comes from the network too: bound what one message can allocate. */
+	if (ts->max_entries > SL_TABLE_ENTRIES_MAX)
+		return pl_err(pl, SL_FAIL_BAD_TABLE_CONFIG, err, err_size, -EINVAL,
+			      "table %u: size %u exceeds %u", ts->table_id, ts->max_entries,
+			      SL_TABLE_ENTRIES_MAX);
 	rc = sl_key_layout_init(&l, ts->fields, ts->n_fields);
 	if (rc < 0)
 		return pl_err(pl, SL_FAIL_BAD_TABLE_CONFIG, err, err_size, rc,
@@ -722,8 +727,11 @@ sl_flow_to_spec(const struct sl_flow *f, struct sl_flow_spec *fs)
 	memcpy(fs->match.fields, f->match, f->n_match * sizeof(f->match[0]));
 	fs->insns.n_apply = f->n_apply;
 	fs->insns.n_write = f->n_write;
-	memcpy(fs->insns.apply, f->actions, f->n_apply * sizeof(*f->actions));
-	memcpy(fs->insns.write, f->actions + f->n_apply, f->n_write * sizeof(*f->actions));
+	if (f->actions != NULL) { /* NULL when the flow has no actions */
+		memcpy(fs->insns.apply, f->actions, f->n_apply * sizeof(*f->actions));
+		memcpy(fs->insns.write, f->actions + f->n_apply,
+		       f->n_write * sizeof(*f->actions));
+	}
 	for (unsigned i = 0; i < f->n_apply; i++)
 		fs->insns.apply[i].ref = NULL;
 	for (unsigned i = 0; i < f->n_write; i++)

@@ -171,6 +171,9 @@ struct sl_flow_spec {
 	struct sl_instructions insns;
 };
 
+/** Largest capacity a table may be declared with (a direct table allocates it at once). */
+#define SL_TABLE_ENTRIES_MAX (1u << 24)
+
 /** A table declaration: kind, match fields, capacity. */
 struct sl_table_spec {
 	uint8_t table_id;
