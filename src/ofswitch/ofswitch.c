@@ -60,6 +60,7 @@ struct sl_ofswitch {
 	struct sl_ofp_buf out;  /* scratch for encoding */
 	struct sl_ofswitch_stats st;
 	uint64_t next_timer_tsc;
+	uint64_t start_tsc;     /* ports count from here (port stats duration) */
 	bool *link_up;          /* last link state reported, per port */
 	uint32_t *port_config;  /* SL_OFPPC_* set by port_mod, per port */
 	bool standalone_on;     /* learning-switch mode active */
@@ -857,7 +858,7 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 			if (req.port_no != SL_PORT_ANY && req.port_no != i + 1)
 				continue;
 			port_stats_fill(sw, i, &ps);
-			duration(0, &ps.duration_sec, &ps.duration_nsec);
+			duration(sw->start_tsc, &ps.duration_sec, &ps.duration_nsec);
 			sl_ofp_mp_port_stats_append(&w, &ps);
 		}
 		sl_ofp_mp_writer_end(&w);
@@ -1325,6 +1326,7 @@ sl_ofswitch_create(const struct sl_ofswitch_params *p, struct sl_ofswitch **out,
 	if (sw == NULL)
 		return -ENOMEM;
 	sw->p = *p;
+	sw->start_tsc = sl_pipeline_tsc();
 	sw->link_up = calloc(p->n_ports + 1, sizeof(*sw->link_up));
 	sw->port_config = calloc(p->n_ports + 1, sizeof(*sw->port_config));
 	if (sw->link_up == NULL || sw->port_config == NULL) {
