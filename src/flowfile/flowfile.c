@@ -299,38 +299,6 @@ field_vkind(const struct sl_field *f)
 	}
 }
 
-/* Fields a match may mask (ovs-ofctl's choice; vlan_vid only under that name). */
-static bool
-field_maskable(const struct sl_field *f)
-{
-	switch (f->id) {
-	case SL_FIELD_METADATA:
-	case SL_FIELD_ETH_DST:
-	case SL_FIELD_ETH_SRC:
-	case SL_FIELD_VLAN_VID:
-	case SL_FIELD_IPV4_SRC:
-	case SL_FIELD_IPV4_DST:
-	case SL_FIELD_TCP_SRC:
-	case SL_FIELD_TCP_DST:
-	case SL_FIELD_UDP_SRC:
-	case SL_FIELD_UDP_DST:
-	case SL_FIELD_SCTP_SRC:
-	case SL_FIELD_SCTP_DST:
-	case SL_FIELD_ARP_SPA:
-	case SL_FIELD_ARP_TPA:
-	case SL_FIELD_ARP_SHA:
-	case SL_FIELD_ARP_THA:
-	case SL_FIELD_IPV6_SRC:
-	case SL_FIELD_IPV6_DST:
-	case SL_FIELD_IPV6_FLABEL:
-	case SL_FIELD_IPV6_ND_TARGET:
-	case SL_FIELD_RAW:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* A field as named in the text: vlan_vid and dl_vlan differ in value syntax only. */
 struct fref {
 	struct sl_field f;
@@ -395,18 +363,6 @@ prefix_mask(uint8_t *mask, unsigned size, unsigned len)
 		mask[i / 8] |= (uint8_t)(0x80 >> (i % 8));
 }
 
-/* The value of a fully-masked field in the match, or -1. */
-static long
-exact_value(const struct sl_match *m, enum sl_field_id id)
-{
-	struct sl_field f = {.id = (uint8_t)id};
-	const struct sl_match_field *mf = sl_match_get(m, &f);
-
-	if (mf == NULL || !is_full_mask(&f, mf->mask))
-		return -1;
-	return (long)get_be(mf->value, sl_field_size(&f));
-}
-
 /* "raw(BASE,OFF,N)". */
 static int
 parse_raw_ref(struct sl_parse_error *err, struct span name, struct span tok, struct sl_field *f)
@@ -465,7 +421,7 @@ resolve_field(struct sl_parse_error *err, struct span name, const struct sl_matc
 		return parse_raw_ref(err, name, tok, &fr->f);
 	if (span_eq(name, "tp_src") || span_eq(name, "tp_dst")) {
 		bool src = span_eq(name, "tp_src");
-		long proto = m ? exact_value(m, SL_FIELD_IP_PROTO) : -1;
+		long proto = m ? sl_match_exact_value(m, SL_FIELD_IP_PROTO) : -1;
 
 		if (m == NULL)
 			return fail(err, tok, -EINVAL,
@@ -584,7 +540,7 @@ parse_value(struct sl_parse_error *err, struct span tok, const struct fref *fr, 
 		mk = (struct span){s.p + slash + 1, s.n - (size_t)slash - 1};
 		if (setf)
 			return fail(err, tok, -EINVAL, "set_field takes no mask");
-		if (!field_maskable(f) || (kind == VK_VLAN && !fr->vlan_oxm))
+		if (!sl_field_maskable(f) || (kind == VK_VLAN && !fr->vlan_oxm))
 			return fail(err, tok, -EINVAL, "field %s is not maskable%s", fname,
 				    kind == VK_VLAN ? " (use vlan_vid=VALUE/MASK)" : "");
 		if (mk.n == 0)
@@ -735,10 +691,10 @@ check_prereq(struct sl_parse_error *err, const struct sl_match *m, const struct 
 	if (f->id == SL_FIELD_RAW)
 		return 0; /* protocol-oblivious: no prerequisites */
 	sl_field_prereq(f->id, types, &n_types, &proto);
-	eth = exact_value(m, SL_FIELD_ETH_TYPE);
+	eth = sl_match_exact_value(m, SL_FIELD_ETH_TYPE);
 	for (unsigned i = 0; i < n_types; i++)
 		ok |= eth == types[i];
-	if ((n_types && !ok) || (proto >= 0 && exact_value(m, SL_FIELD_IP_PROTO) != proto)) {
+	if ((n_types && !ok) || (proto >= 0 && sl_match_exact_value(m, SL_FIELD_IP_PROTO) != proto)) {
 		prereq_desc(types, n_types, proto, desc, sizeof(desc));
 		sl_field_format(f, fname, sizeof(fname));
 		return fail(err, tok, -EINVAL, "%s%s requires %s", what, fname, desc);
@@ -1276,7 +1232,7 @@ parse_action(struct parser *ps, const struct act_item *it, struct sl_action *a)
 	}
 	if (span_eq(name, "mod_tp_src") || span_eq(name, "mod_tp_dst")) {
 		bool src = span_eq(name, "mod_tp_src");
-		long proto = exact_value(&ps->fs->match, SL_FIELD_IP_PROTO);
+		long proto = sl_match_exact_value(&ps->fs->match, SL_FIELD_IP_PROTO);
 
 		if ((rc = need_arg(err, it)))
 			return rc;
@@ -1691,7 +1647,7 @@ field_cmp(const struct sl_field *a, const struct sl_field *b)
 static void
 sb_match(struct sbuf *b, const struct sl_match *m)
 {
-	long eth = exact_value(m, SL_FIELD_ETH_TYPE), proto = exact_value(m, SL_FIELD_IP_PROTO);
+	long eth = sl_match_exact_value(m, SL_FIELD_ETH_TYPE), proto = sl_match_exact_value(m, SL_FIELD_IP_PROTO);
 	bool skip_eth = false, skip_proto = false, first = true;
 	unsigned order[SL_KEY_FIELDS_MAX], n = 0;
 

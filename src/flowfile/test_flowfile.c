@@ -50,31 +50,6 @@ match_equal(const struct sl_match *a, const struct sl_match *b)
 }
 
 static bool
-action_equal(const struct sl_action *a, const struct sl_action *b)
-{
-	if (a->type != b->type)
-		return false;
-	switch (a->type) {
-	case SL_ACT_OUTPUT:
-		return a->output.port == b->output.port && a->output.max_len == b->output.max_len;
-	case SL_ACT_SET_FIELD:
-		return sl_field_equal(&a->set_field.f, &b->set_field.f) &&
-		       memcmp(a->set_field.value, b->set_field.value,
-			      sl_field_size(&a->set_field.f)) == 0;
-	case SL_ACT_PUSH_VLAN:
-		return a->ethertype == b->ethertype;
-	case SL_ACT_SET_NW_TTL:
-		return a->ttl == b->ttl;
-	case SL_ACT_GROUP:
-		return a->group_id == b->group_id;
-	case SL_ACT_SET_QUEUE:
-		return a->queue_id == b->queue_id;
-	default:
-		return true;
-	}
-}
-
-static bool
 insns_equal(const struct sl_instructions *a, const struct sl_instructions *b)
 {
 	if (a->n_apply != b->n_apply || a->n_write != b->n_write || a->has_apply != b->has_apply ||
@@ -83,10 +58,10 @@ insns_equal(const struct sl_instructions *a, const struct sl_instructions *b)
 	    a->metadata != b->metadata || a->metadata_mask != b->metadata_mask)
 		return false;
 	for (unsigned i = 0; i < a->n_apply; i++)
-		if (!action_equal(&a->apply[i], &b->apply[i]))
+		if (!sl_action_equal(&a->apply[i], &b->apply[i]))
 			return false;
 	for (unsigned i = 0; i < a->n_write; i++)
-		if (!action_equal(&a->write[i], &b->write[i]))
+		if (!sl_action_equal(&a->write[i], &b->write[i]))
 			return false;
 	return true;
 }

@@ -10,26 +10,6 @@
  * Actions.
  */
 
-/* Exact value of a fully-masked field of @m, or -1 (as pipeline/spec.c computes it). */
-static long
-exact_value(const struct sl_match *m, enum sl_field_id id)
-{
-	struct sl_field f = {.id = id};
-	const struct sl_match_field *mf = sl_match_get(m, &f);
-	unsigned size = sl_field_size(&f);
-	long v = 0;
-
-	if (mf == NULL)
-		return -1;
-	for (unsigned i = 0; i < size; i++) {
-		uint8_t full = i == 0 ? (uint8_t)(0xff >> (size * 8 - sl_field_bits(&f))) : 0xff;
-		if (mf->mask[i] != full)
-			return -1;
-		v = v << 8 | mf->value[i];
-	}
-	return v;
-}
-
 /*
  * set_field prerequisites (OpenFlow 1.3.5 section 7.2.5: "the match must
  * contain the field's prerequisites"), checked like the flow syntax does:
@@ -47,13 +27,13 @@ set_field_prereqs_ok(const struct sl_match *m, const struct sl_field *f)
 	if (f->id == SL_FIELD_RAW)
 		return true; /* protocol-oblivious: no prerequisites */
 	sl_field_prereq(f->id, types, &n_types, &proto);
-	eth = exact_value(m, SL_FIELD_ETH_TYPE);
+	eth = sl_match_exact_value(m, SL_FIELD_ETH_TYPE);
 	ok = n_types == 0;
 	for (unsigned i = 0; i < n_types; i++)
 		ok |= eth == types[i];
 	if (!ok)
 		return false;
-	return proto < 0 || exact_value(m, SL_FIELD_IP_PROTO) == proto;
+	return proto < 0 || sl_match_exact_value(m, SL_FIELD_IP_PROTO) == proto;
 }
 
 /* Valid output port for an action in context @ctx. */

@@ -25,38 +25,6 @@ ofp_field_wire_size(const struct sl_field *f)
 	return f->id != SL_FIELD_RAW && size == 3 ? 4 : size;
 }
 
-bool
-ofp_field_maskable(const struct sl_field *f)
-{
-	/* The same set the flow syntax masks (flowfile.c field_maskable, ovs-ofctl's choice). */
-	switch (f->id) {
-	case SL_FIELD_METADATA:
-	case SL_FIELD_ETH_DST:
-	case SL_FIELD_ETH_SRC:
-	case SL_FIELD_VLAN_VID:
-	case SL_FIELD_IPV4_SRC:
-	case SL_FIELD_IPV4_DST:
-	case SL_FIELD_TCP_SRC:
-	case SL_FIELD_TCP_DST:
-	case SL_FIELD_UDP_SRC:
-	case SL_FIELD_UDP_DST:
-	case SL_FIELD_SCTP_SRC:
-	case SL_FIELD_SCTP_DST:
-	case SL_FIELD_ARP_SPA:
-	case SL_FIELD_ARP_TPA:
-	case SL_FIELD_ARP_SHA:
-	case SL_FIELD_ARP_THA:
-	case SL_FIELD_IPV6_SRC:
-	case SL_FIELD_IPV6_DST:
-	case SL_FIELD_IPV6_FLABEL:
-	case SL_FIELD_IPV6_ND_TARGET:
-	case SL_FIELD_RAW:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* Mask of the top key byte of @f: bits above the field's width are never used. */
 static uint8_t
 top_byte_mask(const struct sl_field *f)
@@ -205,7 +173,7 @@ sl_ofp_match_decode(const uint8_t *p, size_t avail, struct sl_match *m, size_t *
 		} else if (sl_match_get(m, &mf.f) != NULL) {
 			return FAIL_BMC(err, DUP_FIELD);
 		}
-		if (masked && !ofp_field_maskable(&mf.f) && !mask_is_full(&mf.f, mf.mask))
+		if (masked && !sl_field_maskable(&mf.f) && !mask_is_full(&mf.f, mf.mask))
 			return FAIL_BMC(err, BAD_MASK);
 		if (mask_is_zero(&mf.f, mf.mask))
 			continue; /* a wildcard: constrains nothing, implies no prerequisite */

@@ -623,7 +623,7 @@ sl_ofp_mp_table_features_append(struct sl_ofp_mp_writer *w,
 	for (unsigned i = 0; i < n_fields; i++)
 		put_oxm_id(b, &fields[i],
 			   tf->kind == SL_TABLE_LPM ||
-				   (tf->kind == SL_TABLE_TERNARY && ofp_field_maskable(&fields[i])),
+				   (tf->kind == SL_TABLE_TERNARY && sl_field_maskable(&fields[i])),
 			   &rc);
 	prop_end(b, pr, &rc);
 	pr = prop_begin(b, OFPTFPT_WILDCARDS, &rc);

@@ -618,7 +618,6 @@ const uint8_t *ofp_msg_check(const void *msg, size_t len, uint8_t type, size_t m
 /* OXM payload size of a field's value (ipv6_flabel and mpls_label: 4; others sl_field_size). */
 unsigned ofp_field_wire_size(const struct sl_field *f);
 /* True when the flow syntax / OXM decoder accepts a partial mask on @f. */
-bool ofp_field_maskable(const struct sl_field *f);
 /*
  * Decode one OXM TLV at @p (@avail bytes left): field, value and mask in
  * sl_match_field encoding (mask all ones when unmasked).  @tlv_len: bytes

@@ -94,37 +94,12 @@ err_is(const struct sl_ofp_error *e, uint16_t type, uint16_t code)
 	      sl_ofp_error_name(&(struct sl_ofp_error){(t), (c), 0}), rc, sl_ofp_error_name(&(e)))
 
 static bool
-action_equal(const struct sl_action *a, const struct sl_action *b)
-{
-	if (a->type != b->type)
-		return false;
-	switch (a->type) {
-	case SL_ACT_OUTPUT:
-		return a->output.port == b->output.port && a->output.max_len == b->output.max_len;
-	case SL_ACT_SET_FIELD:
-		return sl_field_equal(&a->set_field.f, &b->set_field.f) &&
-		       memcmp(a->set_field.value, b->set_field.value,
-			      sl_field_size(&a->set_field.f)) == 0;
-	case SL_ACT_PUSH_VLAN:
-		return a->ethertype == b->ethertype;
-	case SL_ACT_SET_NW_TTL:
-		return a->ttl == b->ttl;
-	case SL_ACT_GROUP:
-		return a->group_id == b->group_id;
-	case SL_ACT_SET_QUEUE:
-		return a->queue_id == b->queue_id;
-	default:
-		return true;
-	}
-}
-
-static bool
 actions_equal(const struct sl_action *a, unsigned na, const struct sl_action *b, unsigned nb)
 {
 	if (na != nb)
 		return false;
 	for (unsigned i = 0; i < na; i++)
-		if (!action_equal(&a[i], &b[i]))
+		if (!sl_action_equal(&a[i], &b[i]))
 			return false;
 	return true;
 }

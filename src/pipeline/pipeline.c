@@ -582,8 +582,8 @@ table_prepare(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_match
 	return table_relayout(pl, pt, &nl, err, err_size);
 }
 
-static int
-check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, bool in_group,
+int
+pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, bool in_group,
 	      char *err, size_t err_size)
 {
 	for (unsigned i = 0; i < n; i++) {
@@ -637,13 +637,6 @@ check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, boo
 }
 
 int
-pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, bool in_group,
-		 char *err, size_t err_size)
-{
-	return check_actions(pl, a, n, in_group, err, err_size);
-}
-
-int
 sl_pipeline_actions_prepare(struct sl_pipeline *pl, struct sl_action *actions, unsigned n,
 			    char *err, size_t err_size)
 {
@@ -654,7 +647,7 @@ sl_pipeline_actions_prepare(struct sl_pipeline *pl, struct sl_action *actions, u
 			a->ref = NULL;
 			continue;
 		}
-		int rc = check_actions(pl, a, 1, false, err, err_size);
+		int rc = pl_check_actions(pl, a, 1, false, err, err_size);
 		if (rc < 0)
 			return rc;
 		a->ref = a->type == SL_ACT_GROUP ? pl_group_find(pl, a->group_id) : NULL;
@@ -852,9 +845,9 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 			      in->goto_table, fs->table_id, SL_TABLES_MAX);
 	if (in->n_apply > SL_ACTIONS_MAX || in->n_write > SL_ACTIONS_MAX)
 		return pl_err(pl, SL_FAIL_BAD_ACTION, err, err_size, -EINVAL, "too many actions");
-	rc = check_actions(pl, in->apply, in->n_apply, false, err, err_size);
+	rc = pl_check_actions(pl, in->apply, in->n_apply, false, err, err_size);
 	if (rc == 0)
-		rc = check_actions(pl, in->write, in->n_write, false, err, err_size);
+		rc = pl_check_actions(pl, in->write, in->n_write, false, err, err_size);
 	if (rc < 0)
 		return rc;
 	rc = sl_match_check_prereqs(&fs->match, err, err_size);
@@ -1100,9 +1093,9 @@ sl_pipeline_flow_modify(struct sl_pipeline *pl, const struct sl_flow_filter *flt
 			      "table id %u out of range", flt->table_id);
 	if (in->n_apply > SL_ACTIONS_MAX || in->n_write > SL_ACTIONS_MAX)
 		return pl_err(pl, SL_FAIL_BAD_ACTION, err, err_size, -EINVAL, "too many actions");
-	rc = check_actions(pl, in->apply, in->n_apply, false, err, err_size);
+	rc = pl_check_actions(pl, in->apply, in->n_apply, false, err, err_size);
 	if (rc == 0)
-		rc = check_actions(pl, in->write, in->n_write, false, err, err_size);
+		rc = pl_check_actions(pl, in->write, in->n_write, false, err, err_size);
 	if (rc < 0)
 		return rc;
 	if (in->goto_table >= SL_TABLES_MAX)

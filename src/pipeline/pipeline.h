@@ -625,6 +625,10 @@ int sl_match_set(struct sl_match *m, const struct sl_field *f, const uint8_t *va
 		 const uint8_t *mask);
 /** Find a field's entry in a match, or NULL. */
 const struct sl_match_field *sl_match_get(const struct sl_match *m, const struct sl_field *f);
+/** The value of a field the match constrains exactly (full mask), or -1.  Fields <= 8 bytes. */
+long sl_match_exact_value(const struct sl_match *m, enum sl_field_id id);
+/** True when two actions do the same thing (sl_action.ref is ignored). */
+bool sl_action_equal(const struct sl_action *a, const struct sl_action *b);
 /**
  * Check OpenFlow prerequisites (tcp_dst needs ip_proto 6 and an IP eth_type,
  * ...).  @return 0 or -EINVAL with the missing prerequisite in @err.

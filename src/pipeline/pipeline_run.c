@@ -685,7 +685,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		ctx->st[i].pending_out = 0;
 		ctx->st[i].skip_reason = SL_DROP_NO_OUTPUT;
 		ctx->st[i].has_set = false;
-		ctx->st[i].flow = NULL;
+		/* st.flow needs no reset: exec_flow sets it before any action can read it. */
 	}
 	ctx->lanes_at[0] = sl_lanes_first(n);
 	ctx->table_bits[0] |= 1;

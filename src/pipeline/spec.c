@@ -54,9 +54,8 @@ sl_match_set(struct sl_match *m, const struct sl_field *f, const uint8_t *value,
 	return 0;
 }
 
-/* The exact value of a fully-masked field in the match, or -1. */
-static long
-exact_value(const struct sl_match *m, enum sl_field_id id)
+long
+sl_match_exact_value(const struct sl_match *m, enum sl_field_id id)
 {
 	struct sl_field f = {.id = id};
 	const struct sl_match_field *mf = sl_match_get(m, &f);
@@ -77,8 +76,8 @@ exact_value(const struct sl_match *m, enum sl_field_id id)
 int
 sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size)
 {
-	long eth = exact_value(m, SL_FIELD_ETH_TYPE);
-	long proto = exact_value(m, SL_FIELD_IP_PROTO);
+	long eth = sl_match_exact_value(m, SL_FIELD_ETH_TYPE);
+	long proto = sl_match_exact_value(m, SL_FIELD_IP_PROTO);
 
 	for (unsigned i = 0; i < m->n_fields; i++) {
 		enum sl_field_id id = m->fields[i].f.id;
@@ -109,7 +108,7 @@ sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size)
 			}
 		}
 		if (id == SL_FIELD_IPV6_ND_TARGET) {
-			long t = exact_value(m, SL_FIELD_ICMPV6_TYPE);
+			long t = sl_match_exact_value(m, SL_FIELD_ICMPV6_TYPE);
 			if (t != 135 && t != 136) {
 				snprintf(err, err_size, "nd_target requires icmpv6_type=135 or 136");
 				return -EINVAL;
@@ -117,4 +116,29 @@ sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size)
 		}
 	}
 	return 0;
+}
+
+bool
+sl_action_equal(const struct sl_action *a, const struct sl_action *b)
+{
+	if (a->type != b->type)
+		return false;
+	switch (a->type) {
+	case SL_ACT_OUTPUT:
+		return a->output.port == b->output.port && a->output.max_len == b->output.max_len;
+	case SL_ACT_SET_FIELD:
+		return sl_field_equal(&a->set_field.f, &b->set_field.f) &&
+		       memcmp(a->set_field.value, b->set_field.value,
+			      sl_field_size(&a->set_field.f)) == 0;
+	case SL_ACT_PUSH_VLAN:
+		return a->ethertype == b->ethertype;
+	case SL_ACT_SET_NW_TTL:
+		return a->ttl == b->ttl;
+	case SL_ACT_GROUP:
+		return a->group_id == b->group_id;
+	case SL_ACT_SET_QUEUE:
+		return a->queue_id == b->queue_id;
+	default:
+		return true;
+	}
 }

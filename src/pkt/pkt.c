@@ -87,6 +87,37 @@ sl_field_oxm(enum sl_field_id id)
 }
 
 bool
+sl_field_maskable(const struct sl_field *f)
+{
+	switch (f->id) {
+	case SL_FIELD_METADATA:
+	case SL_FIELD_ETH_DST:
+	case SL_FIELD_ETH_SRC:
+	case SL_FIELD_VLAN_VID:
+	case SL_FIELD_IPV4_SRC:
+	case SL_FIELD_IPV4_DST:
+	case SL_FIELD_TCP_SRC:
+	case SL_FIELD_TCP_DST:
+	case SL_FIELD_UDP_SRC:
+	case SL_FIELD_UDP_DST:
+	case SL_FIELD_SCTP_SRC:
+	case SL_FIELD_SCTP_DST:
+	case SL_FIELD_ARP_SPA:
+	case SL_FIELD_ARP_TPA:
+	case SL_FIELD_ARP_SHA:
+	case SL_FIELD_ARP_THA:
+	case SL_FIELD_IPV6_SRC:
+	case SL_FIELD_IPV6_DST:
+	case SL_FIELD_IPV6_FLABEL:
+	case SL_FIELD_IPV6_ND_TARGET:
+	case SL_FIELD_RAW:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool
 sl_field_writable(enum sl_field_id id)
 {
 	switch (id) {

@@ -128,6 +128,12 @@ const char *sl_field_name(enum sl_field_id id);
 int sl_field_by_name(const char *name);
 /** The OXM field number (OFPXMC_OPENFLOW_BASIC) or -1 when it has none. */
 int sl_field_oxm(enum sl_field_id id);
+/**
+ * True when a match may mask this field (the set ovs-ofctl masks: addresses,
+ * ports, metadata, vlan_vid, flow label, nd_target, raw fields); others are
+ * exact or absent.
+ */
+bool sl_field_maskable(const struct sl_field *f);
 /** True when set_field may write this field. */
 bool sl_field_writable(enum sl_field_id id);
 /**
