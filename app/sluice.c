@@ -27,11 +27,18 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_pdump.h>
 #include <rte_version.h>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #include "sl_config.h"
 #include "../src/core/core.h"
 #include "../src/flowfile/flowfile.h"
+#include "../src/log/log.h"
+#include "../src/mgmt/mgmt.h"
 #include "../src/ofswitch/ofswitch.h"
 #include "../src/pipeline/pipeline.h"
 #include "../src/port/port.h"
@@ -63,6 +70,11 @@ struct options {
 	double probe_interval; /* seconds */
 	double pin_rate;       /* packet-ins per second, 0 = no limit */
 	bool verbose;
+	const char *name;      /* instance: EAL file prefix, mgmt socket name */
+	const char *mgmt;      /* mgmt socket path, "none", or NULL (default path) */
+	const char *log_levels[32]; /* --log-level TYPE:LEVEL, in order */
+	unsigned n_log_levels;
+	bool dumpcap;          /* multi-process EAL so dpdk-dumpcap can attach */
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -97,6 +109,20 @@ usage(FILE *f)
 		"      --packet-in-rate PPS packet-ins per second to controllers (default 10000,\n"
 		"                           0 = no limit)\n"
 		"  -v, --verbose            log OpenFlow connections and refused messages\n"
+		"                           (same as --log-level ofswitch:info --log-level ofconn:info)\n"
+		"Management:\n"
+		"  -n, --name NAME          instance name (default: the EAL --file-prefix if given,\n"
+		"                           else \"sluice\"): the EAL file prefix, so\n"
+		"                           'dpdk-telemetry.py -f NAME' and 'sluicectl -n NAME' find it\n"
+		"      --mgmt PATH|none     OpenFlow management socket for sluicectl and ovs-ofctl\n"
+		"                           (default /run/sluice/NAME.mgmt; none: no socket)\n"
+		"      --log-level TYPE:LEVEL  log level of a type (repeatable): sluice.* or a\n"
+		"                           component (app, mgmt, capture, ofswitch, ofconn,\n"
+		"                           pipeline, worker, port) or a DPDK type (lib.eal);\n"
+		"                           LEVEL emerg..debug or 1..8; default notice.  At run\n"
+		"                           time: sluicectl log TYPE LEVEL\n"
+		"      --dumpcap            let dpdk-dumpcap attach (multi-process EAL; needs free\n"
+		"                           hugepages); sluicectl capture works without it\n"
 		"Run:\n"
 		"  -d, --duration SEC       stop after SEC seconds (default: run until SIGINT/SIGTERM)\n"
 		"  -s, --stats-interval SEC print counters every SEC seconds (default 1, 0 = off)\n"
@@ -111,7 +137,10 @@ usage(FILE *f)
 		"  -V, --version            print the version\n"
 		"  -h, --help               this help\n\n"
 		"Default EAL options (when none follow '--'): -l 0,1 (or -l 0 on one CPU),\n"
-		"--no-huge -m 1024 --no-pci when no hugepages are free, --file-prefix=sluice-PID.\n"
+		"--no-huge -m 1024 --no-pci when no hugepages are free, else --in-memory (unless\n"
+		"--dumpcap), and --file-prefix=NAME (added to your EAL options when missing).\n"
+		"Stats: sluicectl stats|monitor, or dpdk-telemetry.py -f NAME (/sluice/... commands,\n"
+		"docs/telemetry.md).  Logs go to stderr with UTC timestamps.\n"
 		"Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.\n",
 		SL_BURST_MAX, SL_BURST_DEFAULT);
 }
@@ -130,6 +159,21 @@ parse_number(const char *opt, const char *s, double lo, double hi, double *out)
 	}
 	*out = v;
 	return 0;
+}
+
+/* Instance names become file and directory names: keep them plain. */
+static bool
+name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 40 || s[0] == '.' || s[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
+			return false;
+	return true;
 }
 
 /* Parse Sluice's options; returns the index of the first EAL argument, or -1 on error. */
@@ -155,6 +199,10 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"probe-interval", required_argument, NULL, 'P'},
 		{"packet-in-rate", required_argument, NULL, 'R'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"name", required_argument, NULL, 'n'},
+		{"mgmt", required_argument, NULL, 'G'},
+		{"log-level", required_argument, NULL, 'L'},
+		{"dumpcap", no_argument, NULL, 'U'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -170,7 +218,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 	o->probe_interval = 5;
 	o->pin_rate = 10000;
 	*exit_now = -1;
-	while ((c = getopt_long(argc, argv, "p:f:F:d:s:b:m:j:DcqVhC:v", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:f:F:d:s:b:m:j:DcqVhC:vn:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			if (o->n_controllers == SL_ARRAY_SIZE(o->controllers)) {
@@ -214,6 +262,36 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 			break;
 		case 'v':
 			o->verbose = true;
+			break;
+		case 'n':
+			if (!name_valid(optarg)) {
+				fprintf(stderr, "sluice: --name: invalid value '%s' (1-40 characters "
+						"from A-Z a-z 0-9 . _ -)\n",
+					optarg);
+				return -1;
+			}
+			o->name = optarg;
+			break;
+		case 'G':
+			o->mgmt = optarg;
+			break;
+		case 'L':
+			if (o->n_log_levels == SL_ARRAY_SIZE(o->log_levels)) {
+				fprintf(stderr, "sluice: --log-level: at most %zu\n",
+					SL_ARRAY_SIZE(o->log_levels));
+				return -1;
+			}
+			if (strchr(optarg, ':') == NULL || sl_log_level_parse(strrchr(optarg, ':') + 1) < 0) {
+				fprintf(stderr, "sluice: --log-level: invalid value '%s' (expected "
+						"TYPE:LEVEL, LEVEL one of emerg alert crit err warning "
+						"notice info debug)\n",
+					optarg);
+				return -1;
+			}
+			o->log_levels[o->n_log_levels++] = optarg;
+			break;
+		case 'U':
+			o->dumpcap = true;
 			break;
 		case 'p':
 			if (o->n_ports == SL_PORTS_MAX) {
@@ -267,7 +345,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 			o->no_cache = true;
 			break;
 		case 'V':
-			printf("sluice %s (%s)\n", SL_VERSION, rte_version());
+			printf("sluice %s (%s; OpenFlow 1.3)\n", SL_VERSION, rte_version());
 			*exit_now = 0;
 			return 0;
 		case 'h':
@@ -307,27 +385,63 @@ hugepages_free(void)
 	return n > 0;
 }
 
-/* Build the EAL argv: the user's options after '--', or Sluice's defaults. */
-static int
-eal_args(int argc, char **argv, int first_eal, char **out, char *storage, size_t storage_size)
+/* The value of --file-prefix in the user's EAL options, or NULL. */
+static const char *
+eal_file_prefix(int argc, char **argv, int first_eal)
 {
+	for (int i = first_eal; i < argc; i++) {
+		if (strncmp(argv[i], "--file-prefix=", 14) == 0)
+			return argv[i] + 14;
+		if (strcmp(argv[i], "--file-prefix") == 0 && i + 1 < argc)
+			return argv[i + 1];
+	}
+	return NULL;
+}
+
+/*
+ * Build the EAL argv: the user's options after '--' (plus --file-prefix=NAME
+ * when they have none), or Sluice's defaults.  Resolves o->name.
+ * @return argc, or -1 after printing why.
+ */
+static int
+eal_args(int argc, char **argv, int first_eal, struct options *o, char **out, char *storage,
+	 size_t storage_size)
+{
+	const char *prefix = eal_file_prefix(argc, argv, first_eal);
 	int n = 0;
 
+	if (prefix != NULL && o->name != NULL && strcmp(prefix, o->name) != 0) {
+		fprintf(stderr, "sluice: --name '%s' and EAL --file-prefix '%s' differ; give one\n",
+			o->name, prefix);
+		return -1;
+	}
+	if (o->name == NULL)
+		o->name = prefix != NULL ? prefix : "sluice";
+	snprintf(storage, storage_size, "--file-prefix=%s", o->name);
 	out[n++] = argv[0];
 	if (first_eal < argc) {
-		for (int i = first_eal; i < argc && n < 62; i++)
+		for (int i = first_eal; i < argc && n < 61; i++)
 			out[n++] = argv[i];
+		if (prefix == NULL)
+			out[n++] = storage;
 		return n;
 	}
-	snprintf(storage, storage_size, "--file-prefix=sluice-%d", (int)getpid());
 	out[n++] = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? "-l0,1" : "-l0";
 	out[n++] = storage;
 	out[n++] = "--log-level=lib.eal:error";
+	out[n++] = "--log-level=lib.telemetry:warning";
 	if (!hugepages_free()) {
+		if (o->dumpcap) {
+			fprintf(stderr, "sluice: --dumpcap: dpdk-dumpcap needs hugepages and none are "
+					"free (e.g. echo 256 > /proc/sys/vm/nr_hugepages); "
+					"'sluicectl capture' works without them\n");
+			return -1;
+		}
 		out[n++] = "--no-huge";
 		out[n++] = "-m1024";
 		out[n++] = "--no-pci";
-	} else {
+	} else if (!o->dumpcap) {
+		/* No hugepage files left behind (they can stay pinned by other mount namespaces). */
 		out[n++] = "--in-memory";
 	}
 	return n;
@@ -480,9 +594,11 @@ control_loop(struct run *r)
 		if (r->sw != NULL)
 			sl_ofswitch_run(r->sw, 1);
 		else
-			usleep(10 * 1000);
+			usleep(1000);
+		sl_mgmt_run();
 	}
 	r->elapsed = now_s() - start;
+	sl_mgmt_destroy(); /* ends a capture while the worker still reports grace periods */
 }
 
 static void *
@@ -640,21 +756,72 @@ write_json(const struct run *r, const char *path)
 	return 0;
 }
 
-/* OpenFlow agent logs: warnings and errors always, the rest with --verbose. */
-static void
-log_quiet(int level, const char *msg, void *arg)
+/*
+ * The management socket: /run/sluice/NAME.mgmt for root, else under
+ * $XDG_RUNTIME_DIR (or /tmp).  Refuses to start a second switch with the
+ * same name: a socket that answers belongs to a running Sluice.
+ * @return 0 (@target is "punix:PATH" or empty for none), or -1 after printing why.
+ */
+static int
+mgmt_target(const struct options *o, char *target, size_t size)
 {
-	(void)arg;
-	if (level <= 4)
-		fprintf(stderr, "sluice: %s\n", msg);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char dir[200], path[sizeof(sa.sun_path)];
+	int fd, n;
+
+	target[0] = '\0';
+	if (o->mgmt != NULL && strcmp(o->mgmt, "none") == 0)
+		return 0;
+	if (o->mgmt != NULL) {
+		n = snprintf(path, sizeof(path), "%s", o->mgmt);
+	} else {
+		const char *rt = getenv("XDG_RUNTIME_DIR");
+		snprintf(dir, sizeof(dir), "%s/sluice",
+			 geteuid() == 0 ? "/run" : (rt != NULL && rt[0] ? rt : "/tmp"));
+		if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
+			fprintf(stderr, "sluice: cannot create %s for the management socket: %s "
+					"(use --mgmt PATH or --mgmt none)\n",
+				dir, strerror(errno));
+			return -1;
+		}
+		n = snprintf(path, sizeof(path), "%s/%s.mgmt", dir, o->name);
+	}
+	if (n <= 0 || (size_t)n >= sizeof(path)) {
+		fprintf(stderr, "sluice: --mgmt: path '%s' too long (at most %zu bytes)\n",
+			o->mgmt ? o->mgmt : path, sizeof(path) - 1);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, (size_t)n + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		fprintf(stderr, "sluice: another Sluice named '%s' is running (%s answers); "
+				"choose another --name\n",
+			o->name, path);
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	snprintf(target, size, "punix:%s", path);
+	return 0;
 }
 
-static void
-log_verbose(int level, const char *msg, void *arg)
+/* Log levels from the command line, after EAL parsed its own. */
+static int
+apply_log_levels(const struct options *o)
 {
-	(void)arg;
-	if (level <= 6)
-		fprintf(stderr, "sluice: %s\n", msg);
+	char err[256];
+
+	if (o->verbose) {
+		sl_log_set("ofswitch", "info", err, sizeof(err));
+		sl_log_set("ofconn", "info", err, sizeof(err));
+	}
+	for (unsigned i = 0; i < o->n_log_levels; i++)
+		if (sl_log_set(o->log_levels[i], NULL, err, sizeof(err)) < 0) {
+			fprintf(stderr, "sluice: --log-level: %s\n", err);
+			return -1;
+		}
+	return 0;
 }
 
 int
@@ -666,7 +833,9 @@ main(int argc, char **argv)
 	struct rte_mempool *mp = NULL;
 	struct sl_port *ports = NULL;
 	static struct sl_worker worker;
-	char *eal_argv[64], prefix[64], err[512];
+	char *eal_argv[64], prefix[80], err[512], mgmt[128];
+	const char *targets[SL_ARRAY_SIZE(o.controllers) + 1];
+	unsigned n_targets = 0;
 	int first_eal, exit_now, n_eal, rc, status = EXIT_RUNTIME;
 	unsigned n_open = 0;
 
@@ -695,12 +864,26 @@ main(int argc, char **argv)
 		return 0;
 	}
 
-	n_eal = eal_args(argc, argv, first_eal, eal_argv, prefix, sizeof(prefix));
+	n_eal = eal_args(argc, argv, first_eal, &o, eal_argv, prefix, sizeof(prefix));
+	if (n_eal < 0 || mgmt_target(&o, mgmt, sizeof(mgmt)) < 0) {
+		sl_pipeline_destroy(pl);
+		return EXIT_USAGE;
+	}
+	sl_log_init();
 	if (rte_eal_init(n_eal, eal_argv) < 0) {
 		fprintf(stderr, "sluice: EAL init failed: %s\n", rte_strerror(rte_errno));
 		sl_pipeline_destroy(pl);
 		return EXIT_RUNTIME;
 	}
+	if (apply_log_levels(&o) < 0) {
+		sl_pipeline_destroy(pl);
+		rte_eal_cleanup();
+		return EXIT_USAGE;
+	}
+	/* dpdk-dumpcap talks to rte_pdump over EAL multi-process, absent with --in-memory/--no-huge. */
+	if (rte_pdump_init() < 0)
+		SL_LOG(INFO, app, "dpdk-dumpcap cannot attach (no EAL multi-process: --in-memory or "
+				  "--no-huge); use sluicectl capture");
 	/* Rules after EAL: mask tables build their rte_acl accelerator with EAL memory. */
 	if (load_rules(pl, &o) < 0) {
 		sl_pipeline_destroy(pl);
@@ -742,22 +925,26 @@ main(int argc, char **argv)
 		goto out;
 	}
 	sl_worker_set_pin_rate(&worker, (uint64_t)o.pin_rate);
-	if (o.n_controllers > 0) {
+	for (unsigned i = 0; i < o.n_controllers; i++)
+		targets[n_targets++] = o.controllers[i];
+	if (mgmt[0] != '\0')
+		targets[n_targets++] = mgmt;
+	if (n_targets > 0) {
 		struct sl_ofswitch_params sp = {
 			.datapath_id = o.dpid,
 			.fail_mode = o.fail_mode,
 			.probe_interval_ms = (uint32_t)(o.probe_interval * 1000),
-			.targets = o.controllers,
-			.n_targets = o.n_controllers,
+			.targets = targets,
+			.n_targets = n_targets,
 			.pl = pl,
 			.worker = &worker,
 			.ports = ports,
 			.n_ports = o.n_ports,
-			.log = o.verbose ? log_verbose : log_quiet,
 		};
 		rc = sl_ofswitch_create(&sp, &run.sw, err, sizeof(err));
 		if (rc < 0) {
-			fprintf(stderr, "sluice: --controller: %s\n", err);
+			fprintf(stderr, "sluice: %s: %s\n",
+				o.n_controllers ? "--controller" : "--mgmt", err);
 			status = rc == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
 			sl_worker_fini(&worker);
 			goto out;
@@ -771,8 +958,24 @@ main(int argc, char **argv)
 				printf("sluice: listening on %s\n", t);
 		}
 		printf("sluice: datapath id %016" PRIx64 "\n", sl_ofswitch_datapath_id(run.sw));
-		fflush(stdout);
 	}
+	{
+		struct sl_mgmt_params mp_ = {
+			.name = o.name,
+			.mgmt_target = mgmt[0] ? mgmt : NULL,
+			.fail_mode = o.fail_mode == SL_FAIL_MODE_SECURE ? "secure" : "standalone",
+			.n_controllers = o.n_controllers,
+			.pl = pl,
+			.worker = &worker,
+			.ports = ports,
+			.n_ports = o.n_ports,
+			.sw = run.sw,
+		};
+		sl_mgmt_create(&mp_);
+	}
+	printf("sluice: name %s: sluicectl -n %s, dpdk-telemetry.py -f %s\n", o.name, o.name,
+	       o.name);
+	fflush(stdout);
 
 	if (!o.quiet) {
 		printf("sluice %s: %u ports, %u flows in %d tables\n", SL_VERSION, o.n_ports,
@@ -818,6 +1021,7 @@ out:
 	free(ports);
 	rte_mempool_free(mp);
 	sl_pipeline_destroy(pl);
+	rte_pdump_uninit();
 	rte_eal_cleanup();
 	return status;
 }

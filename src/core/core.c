@@ -12,3 +12,29 @@ sl_drop_reason_name(enum sl_drop_reason r)
 {
 	return (unsigned)r < SL_ARRAY_SIZE(drop_names) ? drop_names[r] : "unknown";
 }
+
+uint64_t
+sl_lat_bucket_edge_ns(unsigned b)
+{
+	return b + 1 >= SL_LAT_BUCKETS ? UINT64_MAX : 1ull << (b + 8);
+}
+
+uint64_t
+sl_lat_hist_quantile_ns(const struct sl_lat_hist *h, double q)
+{
+	uint64_t total = 0, need, seen = 0;
+
+	for (unsigned b = 0; b < SL_LAT_BUCKETS; b++)
+		total += h->bucket[b];
+	if (total == 0)
+		return 0;
+	need = (uint64_t)(q * (double)total);
+	if (need == 0)
+		need = 1;
+	for (unsigned b = 0; b < SL_LAT_BUCKETS; b++) {
+		seen += h->bucket[b];
+		if (seen >= need)
+			return b + 1 >= SL_LAT_BUCKETS ? h->max_ns : sl_lat_bucket_edge_ns(b);
+	}
+	return h->max_ns;
+}

@@ -113,4 +113,57 @@ enum sl_drop_reason {
  */
 const char *sl_drop_reason_name(enum sl_drop_reason r);
 
+/*
+ * Latency histogram: log2 buckets in nanoseconds.  Bucket 0 holds < 256 ns,
+ * bucket i (1 <= i < SL_LAT_BUCKETS - 1) [2^(i+7), 2^(i+8)) ns, the last one
+ * everything from 2^(SL_LAT_BUCKETS+6) ns (16.8 ms) up.  One writer (the
+ * thread that measures); readers on other threads see each 64-bit word
+ * whole.  Adding is a few instructions: fine once per burst.
+ */
+#define SL_LAT_BUCKETS 18
+
+struct sl_lat_hist {
+	uint64_t count;   /* samples (packets) */
+	uint64_t sum_ns;  /* total over samples */
+	uint64_t max_ns;
+	uint64_t bucket[SL_LAT_BUCKETS];
+};
+
+/** Record @n samples that each took @ns nanoseconds.  Thread of the writer. */
+static inline void
+sl_lat_hist_add(struct sl_lat_hist *h, uint64_t ns, uint64_t n)
+{
+	unsigned b = 64u - (unsigned)__builtin_clzll(ns | 255) - 8u;
+
+	if (b >= SL_LAT_BUCKETS)
+		b = SL_LAT_BUCKETS - 1;
+	h->bucket[b] += n;
+	h->count += n;
+	h->sum_ns += ns * n;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+}
+
+/** Upper edge in ns of bucket @b (UINT64_MAX for the last). */
+uint64_t sl_lat_bucket_edge_ns(unsigned b);
+
+/**
+ * The upper bucket edge below which a fraction @q (0..1] of the samples
+ * fell; 0 without samples.  Any thread (reads a racy snapshot).
+ */
+uint64_t sl_lat_hist_quantile_ns(const struct sl_lat_hist *h, double q);
+
+/** Nanoseconds from TSC cycles: ns = cycles * mult >> 32, mult = sl_lat_ns_mult(hz). */
+static inline uint64_t
+sl_cycles_to_ns(uint64_t cycles, uint64_t mult)
+{
+	return (uint64_t)(((unsigned __int128)cycles * mult) >> 32);
+}
+
+static inline uint64_t
+sl_lat_ns_mult(uint64_t tsc_hz)
+{
+	return tsc_hz ? (uint64_t)((1000000000.0 * 4294967296.0) / (double)tsc_hz) : 0;
+}
+
 #endif /* SL_CORE_H */

@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "../log/log.h"
 #include "../ofconn/ofconn.h"
 #include "../ofp/ofp.h"
 #include "sl_config.h"
@@ -55,6 +57,7 @@ struct sl_ofswitch {
 	struct conn **conns;
 	unsigned n_conns, conns_cap;
 	bool have_active_targets;
+	uint64_t lat_mult; /* TSC cycles -> ns */
 	bool gen_id_set;
 	uint64_t gen_id;
 	struct sl_ofp_buf out;  /* scratch for encoding */
@@ -69,6 +72,7 @@ struct sl_ofswitch {
 	struct sl_ofp_group_mod gm_scratch;
 };
 
+/* Agent messages go to rte_log type sluice.ofswitch; @level is syslog's (rte_log's minus one). */
 static void
 swlog(struct sl_ofswitch *sw, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -78,13 +82,13 @@ swlog(struct sl_ofswitch *sw, int level, const char *fmt, ...)
 	char buf[512];
 	va_list ap;
 
+	(void)sw;
+	if (!rte_log_can_log(sl_logtype_ofswitch, (uint32_t)level + 1))
+		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (sw->p.log != NULL)
-		sw->p.log(level, buf, sw->p.log_arg);
-	else if (level <= 4)
-		fprintf(stderr, "sluice: %s\n", buf);
+	rte_log((uint32_t)level + 1, sl_logtype_ofswitch, "sluice.ofswitch: %s\n", buf);
 }
 
 /*
@@ -1166,6 +1170,9 @@ packet_ins_forward(struct sl_ofswitch *sw)
 		}
 		if (!sent)
 			sw->st.packet_ins_dropped++;
+		else
+			sl_lat_hist_add(&sw->st.packet_in_latency,
+					sl_cycles_to_ns(rte_rdtsc() - info->rx_tsc, sw->lat_mult), 1);
 		rte_pktmbuf_free(ms[k]);
 	}
 }
@@ -1307,12 +1314,12 @@ sl_ofswitch_run(struct sl_ofswitch *sw, int timeout_ms)
 	publish(sw);
 }
 
+/* The channel's messages go to rte_log type sluice.ofconn. */
 static void
 ofconn_log(int level, const char *msg, void *arg)
 {
-	struct sl_ofswitch *sw = arg;
-
-	swlog(sw, level, "%s", msg);
+	(void)arg;
+	rte_log((uint32_t)level + 1, sl_logtype_ofconn, "sluice.ofconn: %s\n", msg);
 }
 
 int
@@ -1327,6 +1334,7 @@ sl_ofswitch_create(const struct sl_ofswitch_params *p, struct sl_ofswitch **out,
 		return -ENOMEM;
 	sw->p = *p;
 	sw->start_tsc = sl_pipeline_tsc();
+	sw->lat_mult = sl_lat_ns_mult(rte_get_tsc_hz());
 	sw->link_up = calloc(p->n_ports + 1, sizeof(*sw->link_up));
 	sw->port_config = calloc(p->n_ports + 1, sizeof(*sw->port_config));
 	if (sw->link_up == NULL || sw->port_config == NULL) {
@@ -1402,6 +1410,27 @@ unsigned
 sl_ofswitch_n_connections(const struct sl_ofswitch *sw)
 {
 	return sw->n_conns;
+}
+
+int
+sl_ofswitch_connection(const struct sl_ofswitch *sw, unsigned i, char *buf, size_t size)
+{
+	static const char *const roles[] = {"nochange", "equal", "master", "slave"};
+	const struct conn *c;
+
+	if (i >= sw->n_conns)
+		return -ENOENT;
+	c = sw->conns[i];
+	snprintf(buf, size, "%s %s role=%s", sl_ofconn_name(c->oc),
+		 sl_ofconn_is_passive(c->oc) ? "service" : "controller",
+		 c->role < SL_ARRAY_SIZE(roles) ? roles[c->role] : "?");
+	return 0;
+}
+
+unsigned
+sl_ofswitch_n_controllers(const struct sl_ofswitch *sw)
+{
+	return sl_ofconn_mgr_n_controllers(sw->mgr);
 }
 
 void

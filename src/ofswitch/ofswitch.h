@@ -63,6 +63,7 @@ struct sl_ofswitch_stats {
 	uint64_t publishes;
 	uint64_t flows_expired;
 	uint64_t learned;          /* standalone mode: flows installed */
+	struct sl_lat_hist packet_in_latency; /* rx -> packet_in written to a connection */
 };
 
 /** Configuration. */
@@ -76,9 +77,6 @@ struct sl_ofswitch_params {
 	struct sl_worker *worker;
 	struct sl_port *ports;      /* ports[i] is OpenFlow port i + 1 */
 	unsigned n_ports;
-	/* Log sink (level as syslog: 3 err, 4 warn, 6 info, 7 debug); NULL: stderr. */
-	void (*log)(int level, const char *msg, void *arg);
-	void *log_arg;
 };
 
 struct sl_ofswitch;
@@ -107,6 +105,15 @@ void sl_ofswitch_run(struct sl_ofswitch *sw, int timeout_ms);
 int sl_ofswitch_listen_port(const struct sl_ofswitch *sw, int idx);
 /** Connections with a finished HELLO exchange. */
 unsigned sl_ofswitch_n_connections(const struct sl_ofswitch *sw);
+
+/**
+ * Describe connection @i (0 .. n_connections-1): "NAME controller|service
+ * role=ROLE".  @return 0 or -ENOENT.  Control thread.
+ */
+int sl_ofswitch_connection(const struct sl_ofswitch *sw, unsigned i, char *buf, size_t size);
+
+/** Connected controllers (from active tcp:/unix: targets; tools on listeners do not count).  Control thread. */
+unsigned sl_ofswitch_n_controllers(const struct sl_ofswitch *sw);
 /** The agent's counters. */
 void sl_ofswitch_stats(const struct sl_ofswitch *sw, struct sl_ofswitch_stats *st);
 /** The datapath id in use. */

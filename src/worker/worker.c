@@ -20,6 +20,8 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
+#include "../capture/capture.h"
+
 /* Packet_out descriptors in flight. */
 #define POUT_SLOTS 256
 /* Packet_outs a loop round takes, so they cannot starve rx. */
@@ -38,8 +40,19 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 	w->n_ports = n_ports;
 	w->mp = mp;
 	w->burst = burst == 0 ? SL_BURST_DEFAULT : SL_MIN(burst, SL_BURST_MAX);
+	w->lat_mult = sl_lat_ns_mult(rte_get_tsc_hz());
 	w->ctx = sl_pipeline_ctx_create(pl);
 	return w->ctx != NULL ? 0 : -ENOMEM;
+}
+
+void
+sl_worker_capture_set(struct sl_worker *w, struct sl_capture *c)
+{
+	struct sl_capture *old = w->capture;
+
+	__atomic_store_n(&w->capture, c, __ATOMIC_RELEASE);
+	if (old != NULL && w->running && w->qs != NULL)
+		sl_worker_sync(w);
 }
 
 void
@@ -211,6 +224,7 @@ to_controller(struct sl_worker *w, const struct sl_pkt *p, const struct sl_pin *
 	info = rte_mbuf_to_priv(m);
 	info->pin = *pin;
 	info->total_len = p->len;
+	info->rx_tsc = w->burst_tsc;
 	if (rte_ring_sp_enqueue(w->pin_ring, m) != 0) {
 		rte_pktmbuf_free(m);
 		w->pin_drops.queue_full++;
@@ -221,6 +235,13 @@ to_controller(struct sl_worker *w, const struct sl_pkt *p, const struct sl_pin *
 	w->ctrl.tx_bytes += p->len;
 }
 
+/* The capture the control thread published (an acquire load: its fields are set). */
+static inline struct sl_capture *
+capture_get(const struct sl_worker *w)
+{
+	return __atomic_load_n(&w->capture, __ATOMIC_ACQUIRE);
+}
+
 static void
 tx_flush(struct sl_worker *w, unsigned port_idx)
 {
@@ -229,6 +250,10 @@ tx_flush(struct sl_worker *w, unsigned port_idx)
 
 	if (n == 0)
 		return;
+	struct sl_capture *cap = capture_get(w);
+	if (sl_unlikely(cap != NULL))
+		sl_capture_burst(cap, w->ports[port_idx].dpdk_id, SL_CAPTURE_TX, w->txb[port_idx],
+				 n, w->burst_tsc);
 	sent = rte_eth_tx_burst(w->ports[port_idx].dpdk_id, w->queue, w->txb[port_idx], n);
 	w->pstats[port_idx].tx_packets += sent;
 	for (uint16_t i = 0; i < sent; i++)
@@ -438,7 +463,15 @@ sl_worker_run(void *arg)
 			busy = true;
 			w->loop.bursts++;
 			w->loop.packets += n;
+			w->burst_tsc = rte_rdtsc();
+			struct sl_capture *cap = capture_get(w);
+			if (sl_unlikely(cap != NULL))
+				sl_capture_burst(cap, w->ports[p].dpdk_id, SL_CAPTURE_RX, mbufs, n,
+						 w->burst_tsc);
 			process_burst(w, p + 1, &w->pstats[p], mbufs, n);
+			/* Every packet of the burst spent the burst's time in the switch. */
+			sl_lat_hist_add(&w->lat_pipeline,
+					sl_cycles_to_ns(rte_rdtsc() - w->burst_tsc, w->lat_mult), n);
 		}
 		busy |= packet_outs_run(w);
 		/* Between rounds the worker holds no table or flow: a quiescent state. */

@@ -41,11 +41,13 @@ struct rte_mempool;
 struct rte_mbuf;
 struct rte_ring;
 struct rte_rcu_qsbr;
+struct sl_capture;
 
 /** A queued packet-in: the private area of its mbuf. */
 struct sl_worker_pin {
 	struct sl_pin pin;
 	uint32_t total_len; /* length of the whole packet (the mbuf holds up to max_len) */
+	uint64_t rx_tsc;    /* when its burst was received (packet_in latency) */
 };
 
 /** A packet_out on its way to the worker. */
@@ -113,6 +115,12 @@ struct sl_worker {
 	unsigned n_reinject;
 	uint32_t reinject_port;
 	struct rte_rcu_qsbr *qs;            /* quiescent-state reports; NULL without control channel */
+
+	/* Observation (control thread reads; see sl_worker_capture_set). */
+	struct sl_capture *capture;         /* port mirroring; NULL when off */
+	uint64_t burst_tsc;                 /* rx time of the burst being processed */
+	uint64_t lat_mult;                  /* cycles -> ns (sl_lat_ns_mult) */
+	struct sl_lat_hist lat_pipeline SL_CACHE_ALIGNED; /* rx burst handed over -> tx queued */
 };
 
 /**
@@ -164,6 +172,13 @@ int sl_worker_packet_out(struct sl_worker *w, uint32_t in_port, const struct sl_
 
 /** Packet-ins per second the worker may queue (0: no limit).  Control thread. */
 void sl_worker_set_pin_rate(struct sl_worker *w, uint64_t pps);
+
+/**
+ * Start (@c) or stop (NULL) mirroring frames to a capture.  Stopping waits
+ * for a grace period, so on return the worker no longer uses the previous
+ * capture and the caller may close it.  Control thread.
+ */
+void sl_worker_capture_set(struct sl_worker *w, struct sl_capture *c);
 
 /** Pipeline drop counters of this worker (indexed by enum sl_drop_reason). */
 void sl_worker_drops(const struct sl_worker *w, uint64_t drops[SL_DROP__MAX]);

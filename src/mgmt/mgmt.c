@@ -1,0 +1,789 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mgmt: telemetry commands served by the control thread.  Control path only.
+ *
+ * Layout: the request mailbox (telemetry threads <-> control thread), then
+ * one handler per command, then the command table and registration.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_telemetry.h>
+#include <rte_version.h>
+
+#include "sl_config.h"
+#include "../capture/capture.h"
+#include "../flowfile/flowfile.h"
+#include "../log/log.h"
+#include "mgmt.h"
+
+#define PORTS_LISTED_MAX 64   /* /sluice/ports stays well inside 16 KB */
+#define REQUEST_TIMEOUT_S 2
+
+typedef int (*handler_fn)(const char *params, struct rte_tel_data *d, char *err, size_t err_size);
+
+struct sl_mgmt {
+	struct sl_mgmt_params p;
+	uint64_t start_tsc;
+	uint64_t lat_mult;
+	/* Mailbox: one request at a time (req_lock), handed over under lock. */
+	pthread_mutex_t req_lock;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int pending;            /* a request waits for the control thread (atomic reads) */
+	bool done;
+	bool closed;
+	handler_fn req_fn;
+	const char *req_params;
+	struct rte_tel_data *req_data;
+	/* Capture (control thread). */
+	struct sl_capture *cap;
+	struct sl_capture_status cap_last; /* of the last capture, once it ended */
+	bool cap_any;
+};
+
+static struct sl_mgmt mgmt_instance;
+static struct sl_mgmt *mgmt; /* NULL until created */
+
+/* ---- Helpers ---- */
+
+static void
+dict_u64(struct rte_tel_data *d, const char *k, uint64_t v)
+{
+	rte_tel_data_add_dict_u64(d, k, v);
+}
+
+/* Telemetry names allow only letters, digits, '_' and '/': "table-miss" -> "table_miss". */
+static const char *
+tel_key(const char *name, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; name[i] != '\0' && i + 1 < size; i++)
+		buf[i] = name[i] == '-' || name[i] == '.' ? '_' : name[i];
+	buf[i] = '\0';
+	return buf;
+}
+
+static int
+parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end != '\0' || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static uint64_t
+port_tx_drops(void)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < mgmt->p.n_ports; i++)
+		n += mgmt->p.worker->pstats[i].tx_drops;
+	return n;
+}
+
+static void
+port_summary(struct rte_tel_data *c, unsigned i)
+{
+	const struct sl_worker_port_stats *ps = &mgmt->p.worker->pstats[i];
+	struct sl_port_hw_stats hw;
+	struct sl_port_link link;
+
+	sl_port_hw_stats(&mgmt->p.ports[i], &hw);
+	sl_port_link(&mgmt->p.ports[i], &link);
+	rte_tel_data_add_dict_string(c, "name", mgmt->p.ports[i].name);
+	dict_u64(c, "link", link.up);
+	dict_u64(c, "live", sl_pipeline_port_live(mgmt->p.pl, i + 1));
+	dict_u64(c, "rx_packets", ps->rx_packets);
+	dict_u64(c, "rx_bytes", ps->rx_bytes);
+	dict_u64(c, "tx_packets", ps->tx_packets);
+	dict_u64(c, "tx_bytes", ps->tx_bytes);
+	dict_u64(c, "tx_dropped", ps->tx_drops);
+	dict_u64(c, "rx_missed", hw.imissed);
+}
+
+/* A table is worth listing once declared, given flows, or looked up. */
+static bool
+table_in_use(unsigned t, struct sl_pipeline_table_stats *st)
+{
+	const struct sl_pipeline_ctx *ctxs[1] = {mgmt->p.worker->ctx};
+
+	sl_pipeline_table_stats(ctxs, 1, t, st);
+	return sl_pipeline_table(mgmt->p.pl, t) != NULL || sl_pipeline_flow_count(mgmt->p.pl, t) > 0 ||
+	       st->lookups > 0;
+}
+
+static void
+table_summary(struct rte_tel_data *c, unsigned t, const struct sl_pipeline_table_stats *st)
+{
+	const struct sl_table_spec *ts = sl_pipeline_table_spec(mgmt->p.pl, t);
+
+	rte_tel_data_add_dict_string(c, "kind", sl_table_kind_name(ts->kind));
+	rte_tel_data_add_dict_string(c, "name", ts->name);
+	dict_u64(c, "flows", sl_pipeline_flow_count(mgmt->p.pl, t));
+	dict_u64(c, "lookups", st->lookups);
+	dict_u64(c, "matched", st->matched);
+	dict_u64(c, "missed", st->missed);
+}
+
+static void
+latency_summary(struct rte_tel_data *c, const struct sl_lat_hist *h)
+{
+	dict_u64(c, "count", h->count);
+	dict_u64(c, "mean_ns", h->count ? h->sum_ns / h->count : 0);
+	dict_u64(c, "max_ns", h->max_ns);
+	dict_u64(c, "p50_ns", sl_lat_hist_quantile_ns(h, 0.50));
+	dict_u64(c, "p90_ns", sl_lat_hist_quantile_ns(h, 0.90));
+	dict_u64(c, "p99_ns", sl_lat_hist_quantile_ns(h, 0.99));
+	dict_u64(c, "p999_ns", sl_lat_hist_quantile_ns(h, 0.999));
+}
+
+/* The latency classes: name -> histogram (a copy: the writer keeps going). */
+static bool
+latency_class(const char *name, struct sl_lat_hist *out)
+{
+	if (strcmp(name, "pipeline") == 0) {
+		*out = mgmt->p.worker->lat_pipeline;
+		return true;
+	}
+	if (strcmp(name, "packet_in") == 0) {
+		struct sl_ofswitch_stats ss;
+		memset(&ss, 0, sizeof(ss));
+		if (mgmt->p.sw != NULL)
+			sl_ofswitch_stats(mgmt->p.sw, &ss);
+		*out = ss.packet_in_latency;
+		return true;
+	}
+	return false;
+}
+
+/* ---- Capture (control thread) ---- */
+
+static void
+capture_end(void)
+{
+	if (mgmt->cap == NULL)
+		return;
+	sl_worker_capture_set(mgmt->p.worker, NULL); /* waits until the worker let go */
+	sl_capture_close(mgmt->cap, &mgmt->cap_last);
+	mgmt->cap = NULL;
+	mgmt->cap_any = true;
+}
+
+static void
+capture_status_fill(struct rte_tel_data *d)
+{
+	struct sl_capture_status st;
+
+	if (mgmt->cap != NULL) {
+		sl_capture_status(mgmt->cap, &st);
+	} else if (mgmt->cap_any) {
+		st = mgmt->cap_last;
+	} else {
+		rte_tel_data_add_dict_string(d, "state", "idle");
+		return;
+	}
+	rte_tel_data_add_dict_string(d, "state",
+				     mgmt->cap == NULL ? (st.state == SL_CAPTURE_DONE ? "done" : "stopped")
+						       : (st.state == SL_CAPTURE_RUNNING ? "running" : "done"));
+	dict_u64(d, "port", st.port_no);
+	rte_tel_data_add_dict_string(d, "dir", sl_capture_dir_name(st.dir));
+	rte_tel_data_add_dict_string(d, "file", st.path);
+	dict_u64(d, "count", st.max_packets);
+	dict_u64(d, "bytes", st.max_bytes);
+	dict_u64(d, "snaplen", st.snaplen);
+	dict_u64(d, "captured", st.captured);
+	dict_u64(d, "written_bytes", st.written_bytes);
+	dict_u64(d, "dropped", st.dropped);
+}
+
+/* ---- Handlers (control thread) ---- */
+
+static int
+h_info(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	unsigned used = 0;
+	char dpid[20] = "";
+
+	(void)params, (void)err, (void)err_size;
+	for (int t = 0; t <= sl_pipeline_last_table(mgmt->p.pl); t++) {
+		struct sl_pipeline_table_stats st;
+		used += table_in_use((unsigned)t, &st);
+	}
+	if (mgmt->p.sw != NULL)
+		snprintf(dpid, sizeof(dpid), "%016" PRIx64, sl_ofswitch_datapath_id(mgmt->p.sw));
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "name", mgmt->p.name);
+	rte_tel_data_add_dict_string(d, "version", SL_VERSION);
+	rte_tel_data_add_dict_string(d, "dpdk", rte_version());
+	dict_u64(d, "pid", (uint64_t)getpid());
+	rte_tel_data_add_dict_string(d, "datapath_id", dpid);
+	dict_u64(d, "uptime_ms", (rte_rdtsc() - mgmt->start_tsc) * 1000 / rte_get_tsc_hz());
+	dict_u64(d, "n_ports", mgmt->p.n_ports);
+	dict_u64(d, "n_tables_used", used);
+	dict_u64(d, "n_flows", sl_pipeline_flow_count(mgmt->p.pl, 255));
+	dict_u64(d, "n_groups", sl_pipeline_group_count(mgmt->p.pl));
+	dict_u64(d, "workers", 1);
+	dict_u64(d, "burst", mgmt->p.worker->burst);
+	dict_u64(d, "tsc_hz", rte_get_tsc_hz());
+	rte_tel_data_add_dict_string(d, "fail_mode", mgmt->p.fail_mode);
+	rte_tel_data_add_dict_string(d, "mgmt", mgmt->p.mgmt_target ? mgmt->p.mgmt_target : "");
+	dict_u64(d, "controllers_configured", mgmt->p.n_controllers);
+	dict_u64(d, "controllers_connected",
+		 mgmt->p.sw != NULL ? sl_ofswitch_n_controllers(mgmt->p.sw) : 0);
+	return 0;
+}
+
+static int
+h_ports(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	char key[16];
+
+	(void)params, (void)err, (void)err_size;
+	rte_tel_data_start_dict(d);
+	for (unsigned i = 0; i < mgmt->p.n_ports && i < PORTS_LISTED_MAX; i++) {
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		if (c == NULL)
+			break;
+		rte_tel_data_start_dict(c);
+		port_summary(c, i);
+		snprintf(key, sizeof(key), "%u", i + 1);
+		rte_tel_data_add_dict_container(d, key, c, 0);
+	}
+	if (mgmt->p.n_ports > PORTS_LISTED_MAX)
+		dict_u64(d, "truncated", 1);
+	return 0;
+}
+
+static int
+h_port(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	const struct sl_worker_port_stats *ps;
+	struct sl_port_hw_stats hw;
+	struct sl_port_link link;
+	const struct sl_port *port;
+	uint64_t n;
+	char mac[24];
+
+	if (params != NULL && strcmp(params, "controller") == 0) {
+		ps = &mgmt->p.worker->ctrl;
+		rte_tel_data_start_dict(d);
+		rte_tel_data_add_dict_string(d, "name", "controller");
+		dict_u64(d, "rx_packets", ps->rx_packets);
+		dict_u64(d, "rx_bytes", ps->rx_bytes);
+		dict_u64(d, "tx_packets", ps->tx_packets);
+		dict_u64(d, "tx_bytes", ps->tx_bytes);
+		dict_u64(d, "tx_dropped", ps->tx_drops);
+		return 0;
+	}
+	if (parse_uint(params, UINT32_MAX, &n) < 0 || n < 1 || n > mgmt->p.n_ports) {
+		snprintf(err, err_size, "no port '%s' (ports are 1..%u, or 'controller')",
+			 params ? params : "", mgmt->p.n_ports);
+		return -EINVAL;
+	}
+	port = &mgmt->p.ports[n - 1];
+	sl_port_hw_stats(port, &hw);
+	sl_port_link(port, &link);
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", port->mac[0], port->mac[1],
+		 port->mac[2], port->mac[3], port->mac[4], port->mac[5]);
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "port_no", n);
+	port_summary(d, (unsigned)n - 1);
+	rte_tel_data_add_dict_string(d, "devargs", port->devargs);
+	rte_tel_data_add_dict_string(d, "mac", mac);
+	dict_u64(d, "speed_mbps", link.speed_mbps);
+	dict_u64(d, "dev_ipackets", hw.ipackets);
+	dict_u64(d, "dev_opackets", hw.opackets);
+	dict_u64(d, "dev_ibytes", hw.ibytes);
+	dict_u64(d, "dev_obytes", hw.obytes);
+	dict_u64(d, "dev_imissed", hw.imissed);
+	dict_u64(d, "dev_ierrors", hw.ierrors);
+	dict_u64(d, "dev_oerrors", hw.oerrors);
+	dict_u64(d, "dev_rx_nombuf", hw.rx_nombuf);
+	return 0;
+}
+
+static int
+h_tables(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	char key[16];
+
+	(void)params, (void)err, (void)err_size;
+	rte_tel_data_start_dict(d);
+	for (int t = 0; t <= sl_pipeline_last_table(mgmt->p.pl); t++) {
+		struct sl_pipeline_table_stats st;
+		struct rte_tel_data *c;
+
+		if (!table_in_use((unsigned)t, &st))
+			continue;
+		c = rte_tel_data_alloc();
+		if (c == NULL)
+			break;
+		rte_tel_data_start_dict(c);
+		table_summary(c, (unsigned)t, &st);
+		snprintf(key, sizeof(key), "%d", t);
+		rte_tel_data_add_dict_container(d, key, c, 0);
+	}
+	return 0;
+}
+
+static int
+h_table(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	struct sl_pipeline_table_stats st;
+	struct sl_table_stats ts_st = {0};
+	const struct sl_table *tbl;
+	uint64_t t;
+	char spec[256];
+
+	if (parse_uint(params, 254, &t) < 0) {
+		snprintf(err, err_size, "no table '%s' (tables are 0..254)", params ? params : "");
+		return -EINVAL;
+	}
+	table_in_use((unsigned)t, &st);
+	tbl = sl_pipeline_table(mgmt->p.pl, (unsigned)t);
+	if (tbl != NULL)
+		sl_table_stats_read(tbl, &ts_st);
+	sl_table_spec_format(sl_pipeline_table_spec(mgmt->p.pl, (unsigned)t), spec, sizeof(spec));
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "table_id", t);
+	table_summary(d, (unsigned)t, &st);
+	rte_tel_data_add_dict_string(d, "spec", spec);
+	dict_u64(d, "max_entries", sl_pipeline_table_spec(mgmt->p.pl, (unsigned)t)->max_entries);
+	dict_u64(d, "entries", ts_st.n_entries);
+	dict_u64(d, "mem_bytes", ts_st.mem_bytes);
+	dict_u64(d, "groups", ts_st.n_groups);
+	dict_u64(d, "rebuilds", ts_st.n_rebuilds);
+	return 0;
+}
+
+static int
+h_drops(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	uint64_t drops[SL_DROP__MAX], total = 0;
+	char key[32];
+
+	(void)params, (void)err, (void)err_size;
+	sl_worker_drops(mgmt->p.worker, drops);
+	drops[SL_DROP_TX_FULL] += port_tx_drops(); /* counted per port by the tx path */
+	rte_tel_data_start_dict(d);
+	for (unsigned r = 0; r < SL_DROP__MAX; r++) {
+		dict_u64(d, tel_key(sl_drop_reason_name(r), key, sizeof(key)), drops[r]);
+		total += drops[r];
+	}
+	dict_u64(d, "total", total);
+	return 0;
+}
+
+static int
+h_datapath(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	const struct sl_worker *w = mgmt->p.worker;
+	const struct sl_pipeline_ctx *ctxs[1] = {w->ctx};
+	struct sl_worker_totals tot;
+	uint64_t hits, misses;
+
+	(void)params, (void)err, (void)err_size;
+	sl_worker_totals(w, &tot);
+	sl_pipeline_cache_stats(ctxs, 1, &hits, &misses);
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "workers", 1);
+	dict_u64(d, "iterations", w->loop.iterations);
+	dict_u64(d, "busy_rounds", w->loop.busy_rounds);
+	dict_u64(d, "busy_cycles", w->loop.busy_cycles);
+	dict_u64(d, "bursts", w->loop.bursts);
+	dict_u64(d, "packets", w->loop.packets);
+	dict_u64(d, "copies", tot.copies);
+	dict_u64(d, "tsc_hz", rte_get_tsc_hz());
+	dict_u64(d, "cache_hits", hits);
+	dict_u64(d, "cache_misses", misses);
+	return 0;
+}
+
+static int
+h_latency(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	static const char *const classes[] = {"pipeline", "packet_in"};
+
+	(void)params, (void)err, (void)err_size;
+	rte_tel_data_start_dict(d);
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(classes); i++) {
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		struct sl_lat_hist h;
+		if (c == NULL)
+			break;
+		latency_class(classes[i], &h);
+		rte_tel_data_start_dict(c);
+		latency_summary(c, &h);
+		rte_tel_data_add_dict_container(d, classes[i], c, 0);
+	}
+	return 0;
+}
+
+static int
+h_latency_histogram(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	struct sl_lat_hist h;
+	char key[32];
+
+	if (params == NULL || !latency_class(params, &h)) {
+		snprintf(err, err_size, "no latency class '%s' (pipeline, packet_in)",
+			 params ? params : "");
+		return -EINVAL;
+	}
+	rte_tel_data_start_dict(d);
+	for (unsigned b = 0; b < SL_LAT_BUCKETS; b++) {
+		if (b + 1 < SL_LAT_BUCKETS)
+			snprintf(key, sizeof(key), "le_%" PRIu64, sl_lat_bucket_edge_ns(b));
+		else
+			snprintf(key, sizeof(key), "le_inf");
+		dict_u64(d, key, h.bucket[b]);
+	}
+	return 0;
+}
+
+static int
+h_controller(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	const struct sl_worker *w = mgmt->p.worker;
+	struct sl_ofswitch_stats ss;
+	unsigned n_conns = 0;
+
+	(void)params, (void)err, (void)err_size;
+	memset(&ss, 0, sizeof(ss));
+	if (mgmt->p.sw != NULL) {
+		sl_ofswitch_stats(mgmt->p.sw, &ss);
+		n_conns = sl_ofswitch_n_connections(mgmt->p.sw);
+	}
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "packet_outs", w->ctrl.rx_packets);
+	dict_u64(d, "packet_ins_queued", w->ctrl.tx_packets);
+	dict_u64(d, "packet_ins_not_queued", w->ctrl.tx_drops);
+	dict_u64(d, "no_controller", w->pin_drops.no_controller);
+	dict_u64(d, "rate_limited", w->pin_drops.rate_limited);
+	dict_u64(d, "queue_full", w->pin_drops.queue_full);
+	dict_u64(d, "no_mbuf", w->pin_drops.no_mbuf);
+	dict_u64(d, "msgs_rx", ss.msgs_rx);
+	dict_u64(d, "flow_mods", ss.flow_mods);
+	dict_u64(d, "errors_sent", ss.errors_sent);
+	dict_u64(d, "packet_ins_sent", ss.packet_ins_sent);
+	dict_u64(d, "packet_ins_dropped", ss.packet_ins_dropped);
+	dict_u64(d, "publishes", ss.publishes);
+	dict_u64(d, "flows_expired", ss.flows_expired);
+	dict_u64(d, "learned", ss.learned);
+	dict_u64(d, "connections", n_conns);
+	for (unsigned i = 0; i < n_conns && i < 32; i++) {
+		char key[16], desc[RTE_TEL_MAX_STRING_LEN];
+		snprintf(key, sizeof(key), "conn_%u", i);
+		if (sl_ofswitch_connection(mgmt->p.sw, i, desc, sizeof(desc)) == 0)
+			rte_tel_data_add_dict_string(d, key, desc);
+	}
+	return 0;
+}
+
+static int
+h_capture(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	(void)params, (void)err, (void)err_size;
+	rte_tel_data_start_dict(d);
+	capture_status_fill(d);
+	return 0;
+}
+
+/* port=N[,dir=rx|tx|both][,file=PATH][,count=N][,bytes=N][,snaplen=N] */
+static int
+h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	struct sl_capture_params cp = {.dir = SL_CAPTURE_BOTH};
+	char buf[512], path[256] = "";
+	char *save = NULL, *kv;
+	uint64_t v;
+	int rc;
+
+	if (mgmt->cap != NULL) {
+		struct sl_capture_status st;
+		sl_capture_status(mgmt->cap, &st);
+		snprintf(err, err_size, "a capture is running (port %u into %s): stop it first",
+			 st.port_no, st.path);
+		return -EBUSY;
+	}
+	if (params == NULL || strlen(params) >= sizeof(buf)) {
+		snprintf(err, err_size, "expected port=N[,dir=rx|tx|both][,file=PATH][,count=N]"
+					"[,bytes=N][,snaplen=N]");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", params);
+	for (kv = strtok_r(buf, ",", &save); kv != NULL; kv = strtok_r(NULL, ",", &save)) {
+		char *val = strchr(kv, '=');
+		if (val == NULL) {
+			snprintf(err, err_size, "'%s': expected KEY=VALUE", kv);
+			return -EINVAL;
+		}
+		*val++ = '\0';
+		if (strcmp(kv, "port") == 0) {
+			if (parse_uint(val, UINT32_MAX, &v) < 0 || v < 1 || v > mgmt->p.n_ports) {
+				snprintf(err, err_size, "port=%s: no such port (ports are 1..%u)", val,
+					 mgmt->p.n_ports);
+				return -EINVAL;
+			}
+			cp.port_no = (uint32_t)v;
+		} else if (strcmp(kv, "dir") == 0) {
+			cp.dir = sl_capture_dir_parse(val);
+			if (cp.dir == 0) {
+				snprintf(err, err_size, "dir=%s: expected rx, tx or both", val);
+				return -EINVAL;
+			}
+		} else if (strcmp(kv, "file") == 0) {
+			snprintf(path, sizeof(path), "%s", val);
+		} else if (strcmp(kv, "count") == 0 || strcmp(kv, "bytes") == 0 ||
+			   strcmp(kv, "snaplen") == 0) {
+			if (parse_uint(val, UINT64_MAX, &v) < 0 || v == 0) {
+				snprintf(err, err_size, "%s=%s: expected a positive number", kv, val);
+				return -EINVAL;
+			}
+			if (kv[0] == 'c')
+				cp.max_packets = v;
+			else if (kv[0] == 'b')
+				cp.max_bytes = v;
+			else if (v > SL_CAPTURE_SNAPLEN_MAX) {
+				snprintf(err, err_size, "snaplen=%s: at most %u", val,
+					 SL_CAPTURE_SNAPLEN_MAX);
+				return -EINVAL;
+			} else
+				cp.snaplen = (uint32_t)v;
+		} else {
+			snprintf(err, err_size,
+				 "'%s': unknown key (port, dir, file, count, bytes, snaplen)", kv);
+			return -EINVAL;
+		}
+	}
+	if (cp.port_no == 0) {
+		snprintf(err, err_size, "port=N is required");
+		return -EINVAL;
+	}
+	if (path[0] == '\0')
+		snprintf(path, sizeof(path), "/tmp/%s-port%u.pcapng", mgmt->p.name, cp.port_no);
+	cp.path = path;
+	cp.dpdk_port = mgmt->p.ports[cp.port_no - 1].dpdk_id;
+	rc = sl_capture_open(&cp, &mgmt->cap, err, err_size);
+	if (rc < 0)
+		return rc;
+	sl_worker_capture_set(mgmt->p.worker, mgmt->cap);
+	rte_tel_data_start_dict(d);
+	capture_status_fill(d);
+	return 0;
+}
+
+static int
+h_capture_stop(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	(void)params;
+	if (mgmt->cap == NULL && !mgmt->cap_any) {
+		snprintf(err, err_size, "no capture to stop");
+		return -ENOENT;
+	}
+	capture_end();
+	rte_tel_data_start_dict(d);
+	capture_status_fill(d);
+	return 0;
+}
+
+/* Keyed by component: telemetry names allow no '.' ("app" is type sluice.app). */
+static void
+log_type_add(void *arg, const char *name, int level)
+{
+	rte_tel_data_add_dict_string(arg, name + strlen("sluice."), sl_log_level_name(level));
+}
+
+static int
+h_log(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	(void)params, (void)err, (void)err_size;
+	rte_tel_data_start_dict(d);
+	sl_log_types(log_type_add, d);
+	return 0;
+}
+
+static int
+h_log_level(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	char buf[160];
+	char *comma;
+
+	if (params == NULL || strlen(params) >= sizeof(buf) || strchr(params, ',') == NULL) {
+		snprintf(err, err_size, "expected TYPE,LEVEL (e.g. sluice.*,debug)");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", params);
+	comma = strchr(buf, ',');
+	*comma = '\0';
+	if (sl_log_set(buf, comma + 1, err, err_size) < 0)
+		return -EINVAL;
+	SL_LOG(NOTICE, mgmt, "log level of %s set to %s (telemetry)", buf, comma + 1);
+	return h_log(NULL, d, err, err_size);
+}
+
+/* ---- Command table, mailbox, registration ---- */
+
+static const struct {
+	const char *cmd;
+	handler_fn fn;
+	const char *help;
+} commands[] = {
+	{"/sluice/info", h_info, "Switch identity and configuration. No parameters"},
+	{"/sluice/ports", h_ports, "Per-port counters, keyed by OpenFlow port. No parameters"},
+	{"/sluice/port", h_port, "One port in full. Parameter: OpenFlow port number or 'controller'"},
+	{"/sluice/tables", h_tables, "Per-table counters of the tables in use. No parameters"},
+	{"/sluice/table", h_table, "One table in full. Parameter: table id"},
+	{"/sluice/drops", h_drops, "Dropped packets by reason. No parameters"},
+	{"/sluice/datapath", h_datapath, "Datapath loop counters. No parameters"},
+	{"/sluice/latency", h_latency, "Latency percentiles per class. No parameters"},
+	{"/sluice/latency/histogram", h_latency_histogram,
+	 "Latency histogram (ns buckets). Parameter: pipeline | packet_in"},
+	{"/sluice/controller", h_controller, "OpenFlow agent and controller port. No parameters"},
+	{"/sluice/capture", h_capture, "Capture status. No parameters"},
+	{"/sluice/capture/start", h_capture_start,
+	 "Start a pcapng capture. Parameters: port=N[,dir=rx|tx|both][,file=PATH][,count=N]"
+	 "[,bytes=N][,snaplen=N]"},
+	{"/sluice/capture/stop", h_capture_stop, "Stop the capture. No parameters"},
+	{"/sluice/log", h_log, "Log types and levels. No parameters"},
+	{"/sluice/log/level", h_log_level, "Set log levels. Parameters: TYPE,LEVEL"},
+};
+
+static void
+reply_error(struct rte_tel_data *d, const char *msg)
+{
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "error", msg);
+}
+
+/* Telemetry thread: post the request, wait for the control thread to serve it. */
+static int
+tel_request(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct sl_mgmt *m = mgmt;
+	handler_fn fn = NULL;
+	struct timespec deadline;
+	bool served;
+
+	for (size_t i = 0; i < SL_ARRAY_SIZE(commands); i++)
+		if (strcmp(cmd, commands[i].cmd) == 0)
+			fn = commands[i].fn;
+	if (m == NULL || fn == NULL) {
+		reply_error(d, "switch is shutting down");
+		return 0;
+	}
+	if (params != NULL && *params == '\0')
+		params = NULL;
+	pthread_mutex_lock(&m->req_lock);
+	pthread_mutex_lock(&m->lock);
+	if (m->closed) {
+		pthread_mutex_unlock(&m->lock);
+		pthread_mutex_unlock(&m->req_lock);
+		reply_error(d, "switch is shutting down");
+		return 0;
+	}
+	m->req_fn = fn;
+	m->req_params = params;
+	m->req_data = d;
+	m->done = false;
+	__atomic_store_n(&m->pending, 1, __ATOMIC_RELEASE);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += REQUEST_TIMEOUT_S;
+	while (!m->done && !m->closed)
+		if (pthread_cond_timedwait(&m->cond, &m->lock, &deadline) == ETIMEDOUT)
+			break;
+	served = m->done;
+	__atomic_store_n(&m->pending, 0, __ATOMIC_RELEASE); /* withdrawn if not served */
+	m->req_data = NULL;
+	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_unlock(&m->req_lock);
+	if (!served)
+		reply_error(d, "the control thread did not answer within 2 s");
+	return 0;
+}
+
+void
+sl_mgmt_run(void)
+{
+	struct sl_mgmt *m = mgmt;
+
+	if (m == NULL)
+		return;
+	if (__atomic_load_n(&m->pending, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&m->lock);
+		if (m->pending && !m->done && m->req_data != NULL) {
+			char err[256] = "";
+			if (m->req_fn(m->req_params, m->req_data, err, sizeof(err)) < 0)
+				reply_error(m->req_data, err[0] ? err : "request failed");
+			m->done = true;
+			m->pending = 0;
+			pthread_cond_broadcast(&m->cond);
+		}
+		pthread_mutex_unlock(&m->lock);
+	}
+	if (m->cap != NULL && sl_capture_drain(m->cap))
+		capture_end(); /* a limit was reached: the file is complete */
+}
+
+int
+sl_mgmt_create(const struct sl_mgmt_params *p)
+{
+	static bool registered;
+	pthread_condattr_t ca;
+	struct sl_mgmt *m = &mgmt_instance;
+
+	if (mgmt != NULL)
+		return -EEXIST;
+	memset(m, 0, sizeof(*m));
+	m->p = *p;
+	m->start_tsc = rte_rdtsc();
+	pthread_mutex_init(&m->req_lock, NULL);
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	__atomic_store_n(&mgmt, m, __ATOMIC_RELEASE);
+	if (!registered) {
+		for (size_t i = 0; i < SL_ARRAY_SIZE(commands); i++)
+			if (rte_telemetry_register_cmd(commands[i].cmd, tel_request,
+						       commands[i].help) < 0)
+				SL_LOG(WARNING, mgmt, "cannot register telemetry command %s",
+				       commands[i].cmd);
+		registered = true;
+	}
+	return 0;
+}
+
+void
+sl_mgmt_destroy(void)
+{
+	struct sl_mgmt *m = mgmt;
+
+	if (m == NULL)
+		return;
+	capture_end();
+	pthread_mutex_lock(&m->lock);
+	m->closed = true;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	/* Callbacks in flight still hold m (static storage); new ones see closed. */
+}
