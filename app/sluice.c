@@ -30,6 +30,7 @@
 #include <rte_pdump.h>
 #include <rte_version.h>
 
+#include <dirent.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -806,6 +807,49 @@ mgmt_target(const struct options *o, char *target, size_t size)
 	return 0;
 }
 
+/*
+ * A multi-process EAL (--dumpcap, or hugepages without --in-memory) leaves
+ * its hugepage files (NAMEmap_N) behind for processes that never come;
+ * remove ours from every hugetlbfs mount after rte_eal_cleanup.
+ */
+static void
+hugepage_files_remove(const char *name)
+{
+	FILE *mounts = fopen("/proc/mounts", "r");
+	char line[512], dir[256], fs[64], prefix[80], path[600];
+
+	if (mounts == NULL)
+		return;
+	snprintf(prefix, sizeof(prefix), "%smap_", name);
+	while (fgets(line, sizeof(line), mounts) != NULL) {
+		DIR *d;
+		struct dirent *e;
+
+		if (sscanf(line, "%*s %255s %63s", dir, fs) != 2 || strcmp(fs, "hugetlbfs") != 0)
+			continue;
+		d = opendir(dir);
+		if (d == NULL)
+			continue;
+		while ((e = readdir(d)) != NULL)
+			if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+				unlink(path);
+			}
+		closedir(d);
+	}
+	fclose(mounts);
+}
+
+static bool
+eal_multi_process(char **eal_argv, int n)
+{
+	for (int i = 1; i < n; i++)
+		if (strcmp(eal_argv[i], "--in-memory") == 0 || strcmp(eal_argv[i], "--no-huge") == 0 ||
+		    strcmp(eal_argv[i], "--no-shconf") == 0)
+			return false;
+	return true;
+}
+
 /* Log levels from the command line, after EAL parsed its own. */
 static int
 apply_log_levels(const struct options *o)
@@ -1023,5 +1067,7 @@ out:
 	sl_pipeline_destroy(pl);
 	rte_pdump_uninit();
 	rte_eal_cleanup();
+	if (eal_multi_process(eal_argv, n_eal))
+		hugepage_files_remove(o.name);
 	return status;
 }
