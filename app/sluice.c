@@ -877,7 +877,7 @@ main(int argc, char **argv)
 	struct rte_mempool *mp = NULL;
 	struct sl_port *ports = NULL;
 	static struct sl_worker worker;
-	char *eal_argv[64], prefix[80], err[512], mgmt[128];
+	char *eal_argv[64], prefix[80], err[512], mgmt[128], rundir[4096];
 	const char *targets[SL_ARRAY_SIZE(o.controllers) + 1];
 	unsigned n_targets = 0;
 	int first_eal, exit_now, n_eal, rc, status = EXIT_RUNTIME;
@@ -1066,7 +1066,9 @@ out:
 	rte_mempool_free(mp);
 	sl_pipeline_destroy(pl);
 	rte_pdump_uninit();
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	sl_dir_remove(rundir); /* DPDK leaves /var/run/dpdk/NAME behind */
 	if (eal_multi_process(eal_argv, n_eal))
 		hugepage_files_remove(o.name);
 	return status;

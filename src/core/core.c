@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "core.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
 static const char *const drop_names[] = {
 #define SL_DROP_NAME_(n, s) s,
 	SL_FOREACH_DROP_REASON(SL_DROP_NAME_)
@@ -37,4 +42,23 @@ sl_lat_hist_quantile_ns(const struct sl_lat_hist *h, double q)
 			return b + 1 >= SL_LAT_BUCKETS ? h->max_ns : sl_lat_bucket_edge_ns(b);
 	}
 	return h->max_ns;
+}
+
+int
+sl_dir_remove(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char file[4096];
+
+	if (d == NULL)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
+		unlink(file);
+	}
+	closedir(d);
+	return rmdir(path) == 0 ? 0 : -errno;
 }

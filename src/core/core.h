@@ -113,6 +113,13 @@ enum sl_drop_reason {
  */
 const char *sl_drop_reason_name(enum sl_drop_reason r);
 
+/**
+ * Remove a directory and the files directly in it (not recursive): DPDK
+ * leaves its runtime directory (/var/run/dpdk/PREFIX) behind at exit.
+ * @return 0 or -errno.  Control path.
+ */
+int sl_dir_remove(const char *path);
+
 /*
  * Latency histogram: log2 buckets in nanoseconds.  Bucket 0 holds < 256 ns,
  * bucket i (1 <= i < SL_LAT_BUCKETS - 1) [2^(i+7), 2^(i+8)) ns, the last one

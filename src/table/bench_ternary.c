@@ -440,6 +440,11 @@ main(int argc, char **argv)
 		run_update_rates(10000);
 	if (big)
 		run_update_rates(100000);
-	rte_eal_cleanup();
+	{
+			char rundir[4096];
+			snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
+			rte_eal_cleanup();
+			sl_dir_remove(rundir); /* DPDK leaves /var/run/dpdk/PREFIX behind */
+		}
 	return 0;
 }

@@ -507,7 +507,12 @@ main(int argc, char **argv)
 				     .target = 300, .n_ops = 800, .n_lookups = 20000,
 				     .tune_hybrid = true, .max_entries = 200};
 		run_pass(&c, seed * 61);
-		rte_eal_cleanup();
+		{
+			char rundir[4096];
+			snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
+			rte_eal_cleanup();
+			sl_dir_remove(rundir); /* DPDK leaves /var/run/dpdk/PREFIX behind */
+		}
 	}
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);
