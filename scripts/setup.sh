@@ -9,7 +9,7 @@ cd "$root"
 
 apt_pkgs=(build-essential meson ninja-build pkg-config python3 python3-venv python3-pip
 	  dpdk dpdk-dev libdpdk-dev libpcap-dev iproute2 tcpdump clang
-	  openvswitch-common openvswitch-testcontroller iperf3 iputils-ping ethtool)
+	  openvswitch-common openvswitch-testcontroller iperf3 iputils-ping ethtool tmux)
 
 log() { printf '[setup] %s\n' "$*"; }
 
@@ -46,9 +46,9 @@ if ! OSKEN_HUB_TYPE=eventlet .venv/bin/python -c "import os_ken, eventlet" 2>/de
 	log "pip install os-ken"
 	.venv/bin/pip install -q --disable-pip-version-check "os-ken>=4,<5" eventlet
 fi
-if ! .venv/bin/python -c "import sluice.ofp" 2>/dev/null; then
-	log "pip install -e python/"
-	.venv/bin/pip install -q --disable-pip-version-check -e python/
+if ! .venv/bin/python -c "import sluice.osken, mypy" 2>/dev/null; then
+	log "pip install -e python/[apps,dev] (the sluice package, mypy)"
+	.venv/bin/pip install -q --disable-pip-version-check -e "python/[apps,dev]"
 fi
 
 if [[ ! -f build/build.ninja ]]; then

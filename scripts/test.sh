@@ -20,6 +20,9 @@ if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
 else
 	status=1
 fi
+echo "== Python package (python/): mypy --strict, unit tests"
+.venv/bin/mypy --config-file python/pyproject.toml python/src/sluice || status=1
+.venv/bin/python -m pytest python/tests -q -p no:cacheprovider || status=1
 echo "== system tests (pytest)"
 .venv/bin/python -m pytest tests -q -p no:cacheprovider || status=1
 exit $status

@@ -17,7 +17,9 @@ Example::
 
 from __future__ import annotations
 
+import enum
 import itertools
+import re
 import select
 import socket
 import struct
@@ -150,8 +152,20 @@ OFPET_BAD_MATCH = 4
 OFPBMC_BAD_LEN = 1
 OFPBMC_BAD_FIELD = 6
 OFPBMC_BAD_PREREQ = 9
+OFPBMC_BAD_VALUE = 7
+OFPBMC_BAD_MASK = 8
+OFPBMC_DUP_FIELD = 10
 OFPET_FLOW_MOD_FAILED = 5
 OFPET_GROUP_MOD_FAILED = 6
+OFPET_PORT_MOD_FAILED = 7
+OFPET_TABLE_MOD_FAILED = 8
+OFPTMFC_BAD_TABLE = 0
+OFPTMFC_BAD_CONFIG = 1
+OFPTMFC_EPERM = 2
+OFPET_EXPERIMENTER = 0xFFFF
+
+# OXM classes.
+OFPXMC_EXPERIMENTER = 0xFFFF
 
 _HEADER = struct.Struct("!BBHI")
 _xids = itertools.count(1)
@@ -465,6 +479,416 @@ def flow_stats_request(table_id: int = OFPTT_ALL, match_oxms: Sequence[bytes] = 
 
 
 # ---------------------------------------------------------------------------
+# Sluice experimenter extensions (docs/openflow-experimenter.md)
+# ---------------------------------------------------------------------------
+
+#: Sluice's experimenter id ("SLUC"; not an IEEE OUI, see the doc).
+SL_EXPERIMENTER_ID = 0x534C5543
+#: Experimenter message types under SL_EXPERIMENTER_ID.
+SL_OFPX_TABLE_DECLARE = 1
+#: Experimenter OXM fields (class OFPXMC_EXPERIMENTER) under SL_EXPERIMENTER_ID.
+SL_OXM_SL_RAW = 0
+SL_OXM_SL_IP_TTL = 1
+#: Raw field bases: first byte of the frame, of L3, of L4.
+RAW_BASE_PKT, RAW_BASE_L3, RAW_BASE_L4 = 0, 1, 2
+RAW_BASES: dict[str, int] = {"pkt": RAW_BASE_PKT, "l3": RAW_BASE_L3, "l4": RAW_BASE_L4}
+RAW_BITS_MAX = 128
+#: Table declarations: longest name (bytes, NUL excluded), most key fields, highest table id.
+TABLE_NAME_MAX = 31
+TABLE_FIELDS_MAX = 24
+TABLE_ID_MAX = 253
+#: Length of a TABLE_DECLARE message without fields (header 16 + body 40).
+TABLE_DECLARE_LEN = 56
+
+_TABLE_DECLARE = struct.Struct("!BBxxI32s")  # body after exp_type: 40 bytes
+
+
+class TableKind(enum.IntEnum):
+    """Table kinds on the wire (``kind`` of SL_OFPX_TABLE_DECLARE); fixed numbers."""
+
+    DIRECT = 0  # array indexed by one exact field
+    EXACT = 1  # hash of all fields, every field exact
+    LPM = 2  # longest prefix match on one field
+    MASK = 3  # arbitrary masks, priorities ("ternary")
+
+    @classmethod
+    def parse(cls, kind: TableKind | int | str) -> TableKind:
+        """A kind from its number or flow-syntax name (direct, exact, lpm, mask, ternary)."""
+        if isinstance(kind, str):
+            name = kind.strip().lower()
+            if name == "ternary":
+                return cls.MASK
+            try:
+                return cls[name.upper()]
+            except KeyError:
+                raise ValueError(f"unknown table kind {kind!r} "
+                                 "(direct, exact, lpm, mask or ternary)") from None
+        return cls(kind)
+
+    @property
+    def flow_name(self) -> str:
+        """The flow-file spelling: direct, exact, lpm, mask."""
+        return self.name.lower()
+
+
+#: Match fields with an OXM basic number, as in src/pkt/pkt.h's registry:
+#: flow-syntax name -> (OXM field number, bits).
+FIELDS: dict[str, tuple[int, int]] = {
+    "in_port": (0, 32), "metadata": (2, 64), "dl_dst": (3, 48), "dl_src": (4, 48),
+    "dl_type": (5, 16), "dl_vlan": (6, 13), "dl_vlan_pcp": (7, 3), "ip_dscp": (8, 6),
+    "nw_ecn": (9, 2), "nw_proto": (10, 8), "nw_src": (11, 32), "nw_dst": (12, 32),
+    "tcp_src": (13, 16), "tcp_dst": (14, 16), "udp_src": (15, 16), "udp_dst": (16, 16),
+    "sctp_src": (17, 16), "sctp_dst": (18, 16), "icmp_type": (19, 8), "icmp_code": (20, 8),
+    "arp_op": (21, 16), "arp_spa": (22, 32), "arp_tpa": (23, 32), "arp_sha": (24, 48),
+    "arp_tha": (25, 48), "ipv6_src": (26, 128), "ipv6_dst": (27, 128),
+    "ipv6_label": (28, 20), "icmpv6_type": (29, 8), "icmpv6_code": (30, 8),
+    "nd_target": (31, 128), "mpls_label": (34, 20), "mpls_tc": (35, 3), "mpls_bos": (36, 1),
+}
+#: OpenFlow / ovs-ofctl aliases Sluice also accepts (src/pkt/pkt.c).
+FIELD_ALIASES: dict[str, str] = {
+    "eth_dst": "dl_dst", "eth_src": "dl_src", "eth_type": "dl_type", "vlan_vid": "dl_vlan",
+    "vlan_pcp": "dl_vlan_pcp", "ip_proto": "nw_proto", "ipv4_src": "nw_src",
+    "ipv4_dst": "nw_dst", "ip_ecn": "nw_ecn", "icmpv4_type": "icmp_type",
+    "icmpv4_code": "icmp_code", "ipv6_flabel": "ipv6_label", "ipv6_nd_target": "nd_target",
+    "ip_ttl": "nw_ttl",
+}
+
+_RAW_RE = re.compile(r"raw\(\s*(\w+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
+
+
+def _wire_size(bits: int) -> int:
+    """OXM value bytes of a basic field: ceil(bits / 8), 20-bit fields in 32 bits."""
+    size = (bits + 7) // 8
+    return 4 if size == 3 else size
+
+
+def _raw_check(base: int | str, bit_off: int, n_bits: int) -> int:
+    b = RAW_BASES.get(base, -1) if isinstance(base, str) else base
+    if b not in RAW_BASES.values():
+        raise ValueError(f"bad raw field base {base!r}: pkt (0), l3 (1) or l4 (2)")
+    if not 0 <= bit_off <= 0xFFFF:
+        raise ValueError(f"bad raw field bit offset {bit_off}: 0..65535")
+    if not 1 <= n_bits <= RAW_BITS_MAX:
+        raise ValueError(f"bad raw field width {n_bits}: 1..{RAW_BITS_MAX} bits")
+    return b
+
+
+def _exp_oxm_header(field: int, masked: bool, length: int) -> bytes:
+    hdr = (OFPXMC_EXPERIMENTER << 16) | (field << 9) | (masked << 8) | length
+    return struct.pack("!II", hdr, SL_EXPERIMENTER_ID)
+
+
+def _uint_bytes(value: int | bytes, size: int, n_bits: int, what: str) -> bytes:
+    if isinstance(value, bytes):
+        if len(value) != size:
+            raise ValueError(f"{what}: {len(value)} bytes, expected {size}")
+        value = int.from_bytes(value, "big")
+    if value < 0 or value >> n_bits:
+        raise ValueError(f"{what} {value:#x} does not fit {n_bits} bits")
+    return value.to_bytes(size, "big")
+
+
+def oxm_raw(base: int | str, bit_off: int, n_bits: int, value: int | bytes,
+            mask: int | bytes | None = None) -> bytes:
+    """Sluice raw field TLV ``raw(BASE,BIT_OFF,N_BITS)=VALUE[/MASK]`` (experimenter OXM 0).
+
+    @value (and @mask) are right-aligned in ceil(N_BITS / 8) bytes; value bits
+    outside the mask are cleared, as the switch does on decode.
+    """
+    b = _raw_check(base, bit_off, n_bits)
+    size = (n_bits + 7) // 8
+    val = _uint_bytes(value, size, n_bits, "raw value")
+    payload = struct.pack("!BBH", b, n_bits, bit_off)
+    if mask is None:
+        return _exp_oxm_header(SL_OXM_SL_RAW, False, 8 + size) + payload + val
+    msk = _uint_bytes(mask, size, n_bits, "raw mask")
+    val = bytes(x & y for x, y in zip(val, msk, strict=True))
+    return _exp_oxm_header(SL_OXM_SL_RAW, True, 8 + 2 * size) + payload + val + msk
+
+
+def oxm_nw_ttl(ttl: int) -> bytes:
+    """Sluice ``nw_ttl=TTL`` TLV (experimenter OXM 1; exact matches only)."""
+    if not 0 <= ttl <= 0xFF:
+        raise ValueError(f"bad TTL {ttl}")
+    return _exp_oxm_header(SL_OXM_SL_IP_TTL, False, 5) + bytes([ttl])
+
+
+def field_name(name: str) -> str:
+    """The canonical flow-syntax name of a field ("ipv4_dst" -> "nw_dst"); ValueError if unknown."""
+    n = FIELD_ALIASES.get(name, name)
+    if n not in FIELDS and n != "nw_ttl":
+        raise ValueError(f"unknown field {name!r}")
+    return n
+
+
+def oxm_id(field: str | bytes) -> bytes:
+    """The OXM id (TLV header without value) of a field, as table declarations list them.
+
+    @field is a flow-syntax name (``nw_dst``, ``ipv4_dst``, ``nw_ttl``), a raw
+    field ``raw(l4,96,12)``, or an already encoded id (returned as is).
+    """
+    if isinstance(field, bytes):
+        return field
+    f = field.strip()
+    m = _RAW_RE.fullmatch(f)
+    if m:
+        n_bits = int(m.group(3))
+        b = _raw_check(m.group(1), int(m.group(2)), n_bits)
+        return (_exp_oxm_header(SL_OXM_SL_RAW, False, 8 + (n_bits + 7) // 8)
+                + struct.pack("!BBH", b, n_bits, int(m.group(2))))
+    if f.startswith("raw"):
+        raise ValueError(f"bad raw field {field!r}: expected raw(BASE,BIT_OFFSET,N_BITS)")
+    name = field_name(f)
+    if name == "nw_ttl":
+        return _exp_oxm_header(SL_OXM_SL_IP_TTL, False, 5)
+    oxm_field, bits = FIELDS[name]
+    return struct.pack("!I", (OFPXMC_OPENFLOW_BASIC << 16) | (oxm_field << 9) | _wire_size(bits))
+
+
+def table_declare_data(table_id: int, kind: TableKind | int | str,
+                       fields: Iterable[str | bytes] = (), max_entries: int = 0,
+                       name: str | bytes = "") -> bytes:
+    """The TABLE_DECLARE body after ``exp_type`` (the ``data`` of an os-ken OFPExperimenter):
+    table_id, kind, pad, max_entries, name[32], then the fields' OXM ids.
+
+    @fields: see oxm_id(); empty means "derive them from the table's first flows".
+    @max_entries 0 is the pipeline's default.  ValueError for values the codec
+    refuses (table id above 253, a name over 31 bytes, more than 24 fields, ...).
+    """
+    k = TableKind.parse(kind)
+    if not 0 <= table_id <= TABLE_ID_MAX:
+        raise ValueError(f"table id {table_id}: 0..{TABLE_ID_MAX}")
+    if not 0 <= max_entries <= 0xFFFFFFFF:
+        raise ValueError(f"max_entries {max_entries}: 0..2^32-1")
+    raw_name = name.encode() if isinstance(name, str) else name
+    if len(raw_name) > TABLE_NAME_MAX or b"\0" in raw_name:
+        raise ValueError(f"table name {name!r}: at most {TABLE_NAME_MAX} bytes, no NUL")
+    ids = [oxm_id(f) for f in fields]
+    if len(ids) > TABLE_FIELDS_MAX:
+        raise ValueError(f"{len(ids)} fields: at most {TABLE_FIELDS_MAX}")
+    return _TABLE_DECLARE.pack(table_id, k, max_entries, raw_name) + b"".join(ids)
+
+
+def table_declare(table_id: int, kind: TableKind | int | str,
+                  fields: Iterable[str | bytes] = (), max_entries: int = 0,
+                  name: str | bytes = "", xid: int = 0) -> bytes:
+    """A whole SL_OFPX_TABLE_DECLARE message (what ``sl_ofp_table_declare_encode`` writes).
+
+    ``table_declare(2, "lpm", ["nw_dst"], 4096, "fib", xid=0x10)`` is the
+    60-byte example of docs/openflow-experimenter.md.
+    """
+    return experimenter(SL_EXPERIMENTER_ID, SL_OFPX_TABLE_DECLARE,
+                        table_declare_data(table_id, kind, fields, max_entries, name), xid)
+
+
+def oxm_id_name(data: bytes, off: int = 0) -> tuple[str, int]:
+    """(flow-syntax name, length) of the OXM id at @data[@off:]; ValueError when unknown."""
+    if off + 4 > len(data):
+        raise ValueError("OXM id cut short")
+    (hdr,) = struct.unpack_from("!I", data, off)
+    cls, fld, length = hdr >> 16, (hdr >> 9) & 0x7F, hdr & 0xFF
+    if cls == OFPXMC_OPENFLOW_BASIC:
+        for n, (num, _bits) in FIELDS.items():
+            if num == fld:
+                return n, 4
+        raise ValueError(f"unknown OXM basic field {fld}")
+    if cls == OFPXMC_EXPERIMENTER and off + 8 <= len(data):
+        (exp,) = struct.unpack_from("!I", data, off + 4)
+        if exp == SL_EXPERIMENTER_ID and fld == SL_OXM_SL_IP_TTL:
+            return "nw_ttl", 8
+        if exp == SL_EXPERIMENTER_ID and fld == SL_OXM_SL_RAW and off + 12 <= len(data):
+            base, n_bits, bit_off = struct.unpack_from("!BBH", data, off + 8)
+            bases = {v: k for k, v in RAW_BASES.items()}
+            if base in bases:
+                return f"raw({bases[base]},{bit_off},{n_bits})", 12
+    raise ValueError(f"unknown or cut-short OXM id {data[off:off + 12].hex()} "
+                     f"(class {cls:#x}, field {fld}, length {length})")
+
+
+@dataclass(frozen=True)
+class TableDecl:
+    """One table declaration: what a flow-file line
+    ``table=2,kind=lpm,fields=nw_dst,size=4096,name=fib`` or a TABLE_DECLARE says.
+
+    ``fields`` holds flow-syntax names (or encoded OXM ids as bytes).
+    """
+
+    table_id: int
+    kind: TableKind
+    fields: tuple[str | bytes, ...] = ()
+    max_entries: int = 0
+    name: str = ""
+
+    def data(self) -> bytes:
+        """The experimenter ``data`` (body after exp_type)."""
+        return table_declare_data(self.table_id, self.kind, self.fields, self.max_entries,
+                                  self.name)
+
+    def encode(self, xid: int = 0) -> bytes:
+        """The whole TABLE_DECLARE message."""
+        return table_declare(self.table_id, self.kind, self.fields, self.max_entries, self.name,
+                             xid)
+
+    def flow_syntax(self) -> str:
+        """The flow-file line (fields given as bytes are shown as their names)."""
+        out = f"table={self.table_id},kind={self.kind.flow_name}"
+        if self.fields:
+            names = [f if isinstance(f, str) else oxm_id_name(f)[0] for f in self.fields]
+            out += ",fields=" + "+".join(names)
+        if self.max_entries:
+            out += f",size={self.max_entries}"
+        if self.name:
+            out += f",name={self.name}"
+        return out
+
+    @classmethod
+    def parse(cls, line: str) -> TableDecl:
+        """Parse a flow-file table declaration (``table=N,kind=K[,fields=A+B][,size=N][,name=S]``)."""
+        items: dict[str, str] = {}
+        for item in _split_decl(line):
+            k, eq, v = item.partition("=")
+            if not eq:
+                raise ValueError(f"{line!r}: expected key=value, got {item!r}")
+            key = k.strip()
+            if key in items:
+                raise ValueError(f"{line!r}: {key} given twice")
+            items[key] = v.strip()
+        unknown = set(items) - {"table", "kind", "fields", "size", "name"}
+        if unknown:
+            raise ValueError(f"{line!r}: unknown key(s) {', '.join(sorted(unknown))}")
+        if "kind" not in items:
+            raise ValueError(f"{line!r}: table declaration without kind=")
+        fields = tuple(f for f in items.get("fields", "").split("+") if f)
+        for f in fields:
+            oxm_id(f)  # validates the name
+        decl = cls(int(items.get("table", "0"), 0), TableKind.parse(items["kind"]), fields,
+                   int(items.get("size", "0"), 0), items.get("name", ""))
+        decl.data()  # validates ranges
+        return decl
+
+    @classmethod
+    def decode(cls, msg: bytes) -> TableDecl:
+        """Decode a whole TABLE_DECLARE message (fields as names); ValueError if it is not one."""
+        if len(msg) < TABLE_DECLARE_LEN:
+            raise ValueError(f"TABLE_DECLARE of {len(msg)} bytes, at least {TABLE_DECLARE_LEN}")
+        h = parse_header(msg)
+        exp, exp_type = struct.unpack_from("!II", msg, OFP_HEADER_LEN)
+        if h.type != OFPT_EXPERIMENTER or exp != SL_EXPERIMENTER_ID or \
+                exp_type != SL_OFPX_TABLE_DECLARE:
+            raise ValueError("not a Sluice TABLE_DECLARE")
+        table_id, kind, max_entries, raw_name = _TABLE_DECLARE.unpack_from(msg, 16)
+        end = min(h.length, len(msg))
+        fields: list[str | bytes] = []
+        off = TABLE_DECLARE_LEN
+        while off < end:
+            name, n = oxm_id_name(msg[:end], off)
+            fields.append(name)
+            off += n
+        return cls(table_id, TableKind(kind), tuple(fields), max_entries,
+                   raw_name.split(b"\0", 1)[0].decode(errors="replace"))
+
+
+def _split_decl(line: str) -> list[str]:
+    """Split on commas outside parentheses (raw(l4,96,12) stays whole)."""
+    out: list[str] = []
+    depth, cur = 0, ""
+    for ch in line.strip():
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur:
+        out.append(cur)
+    return [x.strip() for x in out if x.strip()]
+
+
+def table_declare_target(data: bytes) -> int | None:
+    """The table id of the TABLE_DECLARE at the start of @data (an error's copy of the
+    failed request, possibly cut at 64 bytes), or None when @data is not one."""
+    if len(data) < 17 or data[1] != OFPT_EXPERIMENTER:
+        return None
+    exp, exp_type = struct.unpack_from("!II", data, OFP_HEADER_LEN)
+    if exp != SL_EXPERIMENTER_ID or exp_type != SL_OFPX_TABLE_DECLARE:
+        return None
+    return data[16]
+
+
+# Error names, for messages: type -> (type name, {code: code name}).
+ERROR_NAMES: dict[int, tuple[str, dict[int, str]]] = {
+    0: ("OFPET_HELLO_FAILED", {0: "OFPHFC_INCOMPATIBLE", 1: "OFPHFC_EPERM"}),
+    1: ("OFPET_BAD_REQUEST", dict(enumerate((
+        "OFPBRC_BAD_VERSION", "OFPBRC_BAD_TYPE", "OFPBRC_BAD_MULTIPART",
+        "OFPBRC_BAD_EXPERIMENTER", "OFPBRC_BAD_EXP_TYPE", "OFPBRC_EPERM", "OFPBRC_BAD_LEN",
+        "OFPBRC_BUFFER_EMPTY", "OFPBRC_BUFFER_UNKNOWN", "OFPBRC_BAD_TABLE_ID",
+        "OFPBRC_IS_SLAVE", "OFPBRC_BAD_PORT", "OFPBRC_BAD_PACKET",
+        "OFPBRC_MULTIPART_BUFFER_OVERFLOW")))),
+    2: ("OFPET_BAD_ACTION", dict(enumerate((
+        "OFPBAC_BAD_TYPE", "OFPBAC_BAD_LEN", "OFPBAC_BAD_EXPERIMENTER", "OFPBAC_BAD_EXP_TYPE",
+        "OFPBAC_BAD_OUT_PORT", "OFPBAC_BAD_ARGUMENT", "OFPBAC_EPERM", "OFPBAC_TOO_MANY",
+        "OFPBAC_BAD_QUEUE", "OFPBAC_BAD_OUT_GROUP", "OFPBAC_MATCH_INCONSISTENT",
+        "OFPBAC_UNSUPPORTED_ORDER", "OFPBAC_BAD_TAG", "OFPBAC_BAD_SET_TYPE",
+        "OFPBAC_BAD_SET_LEN", "OFPBAC_BAD_SET_ARGUMENT")))),
+    3: ("OFPET_BAD_INSTRUCTION", dict(enumerate((
+        "OFPBIC_UNKNOWN_INST", "OFPBIC_UNSUP_INST", "OFPBIC_BAD_TABLE_ID",
+        "OFPBIC_UNSUP_METADATA", "OFPBIC_UNSUP_METADATA_MASK", "OFPBIC_BAD_EXPERIMENTER",
+        "OFPBIC_BAD_EXP_TYPE", "OFPBIC_BAD_LEN", "OFPBIC_EPERM")))),
+    4: ("OFPET_BAD_MATCH", dict(enumerate((
+        "OFPBMC_BAD_TYPE", "OFPBMC_BAD_LEN", "OFPBMC_BAD_TAG", "OFPBMC_BAD_DL_ADDR_MASK",
+        "OFPBMC_BAD_NW_ADDR_MASK", "OFPBMC_BAD_WILDCARDS", "OFPBMC_BAD_FIELD",
+        "OFPBMC_BAD_VALUE", "OFPBMC_BAD_MASK", "OFPBMC_BAD_PREREQ", "OFPBMC_DUP_FIELD",
+        "OFPBMC_EPERM")))),
+    5: ("OFPET_FLOW_MOD_FAILED", dict(enumerate((
+        "OFPFMFC_UNKNOWN", "OFPFMFC_TABLE_FULL", "OFPFMFC_BAD_TABLE_ID", "OFPFMFC_OVERLAP",
+        "OFPFMFC_EPERM", "OFPFMFC_BAD_TIMEOUT", "OFPFMFC_BAD_COMMAND", "OFPFMFC_BAD_FLAGS")))),
+    6: ("OFPET_GROUP_MOD_FAILED", dict(enumerate((
+        "OFPGMFC_GROUP_EXISTS", "OFPGMFC_INVALID_GROUP", "OFPGMFC_WEIGHT_UNSUPPORTED",
+        "OFPGMFC_OUT_OF_GROUPS", "OFPGMFC_OUT_OF_BUCKETS", "OFPGMFC_CHAINING_UNSUPPORTED",
+        "OFPGMFC_WATCH_UNSUPPORTED", "OFPGMFC_LOOP", "OFPGMFC_UNKNOWN_GROUP",
+        "OFPGMFC_CHAINED_GROUP", "OFPGMFC_BAD_TYPE", "OFPGMFC_BAD_COMMAND",
+        "OFPGMFC_BAD_BUCKET", "OFPGMFC_BAD_WATCH", "OFPGMFC_EPERM")))),
+    7: ("OFPET_PORT_MOD_FAILED", dict(enumerate((
+        "OFPPMFC_BAD_PORT", "OFPPMFC_BAD_HW_ADDR", "OFPPMFC_BAD_CONFIG",
+        "OFPPMFC_BAD_ADVERTISE", "OFPPMFC_EPERM")))),
+    8: ("OFPET_TABLE_MOD_FAILED", dict(enumerate((
+        "OFPTMFC_BAD_TABLE", "OFPTMFC_BAD_CONFIG", "OFPTMFC_EPERM")))),
+    9: ("OFPET_QUEUE_OP_FAILED", dict(enumerate((
+        "OFPQOFC_BAD_PORT", "OFPQOFC_BAD_QUEUE", "OFPQOFC_EPERM")))),
+    10: ("OFPET_SWITCH_CONFIG_FAILED", dict(enumerate((
+        "OFPSCFC_BAD_FLAGS", "OFPSCFC_BAD_LEN", "OFPSCFC_EPERM")))),
+    11: ("OFPET_ROLE_REQUEST_FAILED", dict(enumerate((
+        "OFPRRFC_STALE", "OFPRRFC_UNSUP", "OFPRRFC_BAD_ROLE")))),
+    12: ("OFPET_METER_MOD_FAILED", dict(enumerate((
+        "OFPMMFC_UNKNOWN", "OFPMMFC_METER_EXISTS", "OFPMMFC_INVALID_METER",
+        "OFPMMFC_UNKNOWN_METER", "OFPMMFC_BAD_COMMAND", "OFPMMFC_BAD_FLAGS",
+        "OFPMMFC_BAD_RATE", "OFPMMFC_BAD_BURST", "OFPMMFC_BAD_BAND", "OFPMMFC_BAD_BAND_VALUE",
+        "OFPMMFC_OUT_OF_METERS", "OFPMMFC_OUT_OF_BANDS")))),
+    13: ("OFPET_TABLE_FEATURES_FAILED", dict(enumerate((
+        "OFPTFFC_BAD_TABLE", "OFPTFFC_BAD_METADATA", "OFPTFFC_BAD_TYPE", "OFPTFFC_BAD_LEN",
+        "OFPTFFC_BAD_ARGUMENT", "OFPTFFC_EPERM")))),
+}
+#: Experimenter error codes: (experimenter id, exp_code) -> name.
+EXPERIMENTER_ERROR_NAMES: dict[tuple[int, int], str] = {
+    (0x4F4E4600, 2600): "ONFBIC_DUP_INSTRUCTION",  # what Sluice sends, as OVS does
+}
+ONF_EXPERIMENTER_ID = 0x4F4E4600
+
+
+def error_name(etype: int, code: int, experimenter_id: int | None = None) -> str:
+    """``"OFPET_BAD_MATCH/OFPBMC_DUP_FIELD"``; numbers where a name is unknown."""
+    if etype == OFPET_EXPERIMENTER:
+        exp = experimenter_id if experimenter_id is not None else 0
+        name = EXPERIMENTER_ERROR_NAMES.get((exp, code), str(code))
+        return f"OFPET_EXPERIMENTER/{exp:#010x}/{name}"
+    tname, codes = ERROR_NAMES.get(etype, (str(etype), {}))
+    return f"{tname}/{codes.get(code, str(code))}"
+
+
+# ---------------------------------------------------------------------------
 # Decoding what tests look at
 # ---------------------------------------------------------------------------
 
@@ -485,19 +909,45 @@ class Msg:
 
 @dataclass
 class Error:
-    """A decoded OFPT_ERROR."""
+    """A decoded OFPT_ERROR.
+
+    For OFPET_EXPERIMENTER errors ``code`` is the exp_code, ``experimenter``
+    the experimenter id and ``data`` what follows it; else ``experimenter``
+    is None.  ``data`` is (the start of) the failed request for most types.
+    """
 
     type: int
     code: int
     data: bytes
+    experimenter: int | None = None
+
+    @property
+    def name(self) -> str:
+        """``"OFPET_BAD_MATCH/OFPBMC_DUP_FIELD"``."""
+        return error_name(self.type, self.code, self.experimenter)
+
+    @property
+    def declared_table(self) -> int | None:
+        """The table id when the failed request is a Sluice TABLE_DECLARE, else None."""
+        return table_declare_target(self.data)
+
+
+def parse_error_bytes(raw: bytes) -> Error:
+    """Decode a whole OFPT_ERROR message given as bytes (ValueError for other types)."""
+    if len(raw) < OFP_HEADER_LEN + 4 or raw[1] != OFPT_ERROR:
+        raise ValueError(f"not an error message: {raw[:OFP_HEADER_LEN].hex()}")
+    etype, code = struct.unpack_from("!HH", raw, OFP_HEADER_LEN)
+    if etype == OFPET_EXPERIMENTER and len(raw) >= OFP_HEADER_LEN + 8:
+        (exp,) = struct.unpack_from("!I", raw, OFP_HEADER_LEN + 4)
+        return Error(etype, code, raw[OFP_HEADER_LEN + 8:], exp)
+    return Error(etype, code, raw[OFP_HEADER_LEN + 4:])
 
 
 def parse_error(msg: Msg) -> Error:
     """Decode an OFPT_ERROR message (raises ValueError for other types)."""
     if msg.type != OFPT_ERROR:
         raise ValueError(f"not an error: type {msg.type}")
-    etype, code = struct.unpack_from("!HH", msg.raw, OFP_HEADER_LEN)
-    return Error(etype, code, msg.raw[OFP_HEADER_LEN + 4:])
+    return parse_error_bytes(msg.raw)
 
 
 def multipart_reply_info(msg: Msg) -> tuple[int, int, bytes]:
@@ -698,7 +1148,7 @@ class Client:
         xid = next_xid()
         self.send(multipart_request(mp_type, body, xid=xid))
         deadline = time.monotonic() + timeout
-        out = []
+        out: list[Msg] = []
         while True:
             m = self.wait_for(lambda m: m.xid == xid, max(0.0, deadline - time.monotonic()))
             if m.type == OFPT_ERROR:
@@ -710,7 +1160,7 @@ class Client:
 
     def errors_since(self, timeout: float = 0.5) -> list[Error]:
         """Drain what arrives within @timeout and return the OFPT_ERRORs among it."""
-        out = []
+        out: list[Error] = []
         deadline = time.monotonic() + timeout
         while True:
             try:

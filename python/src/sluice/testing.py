@@ -12,6 +12,7 @@ Rules every helper follows (as tests/conftest.py does):
 from __future__ import annotations
 
 import atexit
+import builtins
 import contextlib
 import itertools
 import os
@@ -28,10 +29,45 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(os.environ.get("SLUICE_ROOT", Path(__file__).resolve().parents[3]))
+from sluice.telemetry import Telemetry, runtime_dir
+from sluice.telemetry import socket_path as telemetry_socket_path
+
+
+def _is_repo(p: Path) -> bool:
+    return (p / "meson.build").is_file() and (p / "python" / "pyproject.toml").is_file()
+
+
+def repo_root() -> Path:
+    """The Sluice source tree: $SLUICE_ROOT, else the tree this package sits in
+    (editable install), else the first parent of the working directory that is one,
+    else the working directory."""
+    env = os.environ.get("SLUICE_ROOT")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parents[3]
+    if _is_repo(here):
+        return here
+    cwd = Path.cwd().resolve()
+    for p in (cwd, *cwd.parents):
+        if _is_repo(p):
+            return p
+    return cwd
+
+
+REPO = repo_root()
 DEFAULT_BIN = REPO / "build" / "app" / "sluice"
 DPDK_RUN_DIR = Path("/var/run/dpdk")
 LISTEN_RE = re.compile(r"^sluice: listening on (\S+)", re.M)
+#: The line a switch prints once its name, telemetry and management socket are up.
+READY_RE = re.compile(r"^sluice: name (\S+):", re.M)
+
+
+def mgmt_dir() -> Path:
+    """Where Sluice puts its management socket NAME.mgmt by default: /run/sluice for
+    root, else $XDG_RUNTIME_DIR/sluice (or /tmp/sluice), as app/sluice.c does."""
+    if os.geteuid() == 0:
+        return Path("/run/sluice")
+    return Path(os.environ.get("XDG_RUNTIME_DIR") or "/tmp") / "sluice"
 
 _counter = itertools.count()
 _live_pgids: set[int] = set()
@@ -45,15 +81,25 @@ def sluice_binary() -> Path:
     return Path(os.environ.get("SLUICE_BIN", DEFAULT_BIN))
 
 
+def sluicectl_binary(sluice_bin: Path | None = None) -> Path:
+    """$SLUICECTL_BIN, else ``sluicectl`` next to the sluice binary (build/app/)."""
+    env = os.environ.get("SLUICECTL_BIN")
+    if env:
+        return Path(env)
+    return (sluice_bin or sluice_binary()).parent / "sluicectl"
+
+
 def unique(tag: str) -> str:
     """A short name unique to this process and call: TAG + pid + counter (<= 15 chars
     for tags of up to 4 characters, so it fits an interface name)."""
     return f"{tag}{os.getpid() % 100000}x{next(_counter)}"
 
 
-def eal_args(prefix: str, lcores: str = "0,1", mem_mb: int = 512) -> list[str]:
-    """Explicit EAL arguments: no hugepages, no PCI, a private file prefix."""
-    return ["--no-huge", "-m", str(mem_mb), "--no-pci", f"--file-prefix={prefix}", "-l", lcores,
+def eal_args(prefix: str | None, lcores: str = "0,1", mem_mb: int = 512) -> list[str]:
+    """Explicit EAL arguments: no hugepages, no PCI, a private file prefix (none when
+    @prefix is None: a switch given ``--name`` derives it)."""
+    fp = [f"--file-prefix={prefix}"] if prefix is not None else []
+    return ["--no-huge", "-m", str(mem_mb), "--no-pci", *fp, "-l", lcores,
             "--log-level=lib.eal:error"]
 
 
@@ -176,6 +222,50 @@ class SluiceConfig:
     extra: Sequence[str] = ()
     lcores: str = "0,1"
     mem_mb: int = 512
+    #: ``--name NAME``: the switch's EAL file prefix (then not passed here) and
+    #: management socket mgmt_dir()/NAME.mgmt.  None: --name is not passed (binaries
+    #: without it work) and the file prefix, which is also the default name, is unique
+    #: per instance.  testing.unique("sl") makes a unique name.
+    name: str | None = None
+    #: ``--mgmt PATH|none`` when set; None: not passed (the switch's default path).
+    mgmt: str | None = None
+
+
+def sluice_args(cfg: SluiceConfig, prefix: str, json_path: str,
+                flows_path: str | None = None) -> list[str]:
+    """The command line (after the binary) Sluice is started with for @cfg.
+
+    @flows_path is where ``cfg.flows`` were written (required when they are set);
+    @prefix the EAL file prefix, passed unless ``cfg.name`` is set.
+    """
+    args: list[str] = []
+    if cfg.name is not None:
+        args += ["--name", cfg.name]
+    if cfg.mgmt is not None:
+        args += ["--mgmt", cfg.mgmt]
+    for p in cfg.ports:
+        args += ["-p", p]
+    if cfg.flows is not None:
+        if flows_path is None:
+            raise ValueError("cfg.flows is set: flows_path must say where they were written")
+        args += ["-f", flows_path]
+    if cfg.flows_file:
+        args += ["-f", cfg.flows_file]
+    for c in cfg.controllers:
+        args += ["-C", c]
+    if cfg.dpid is not None:
+        args += ["--dpid", f"{cfg.dpid:x}"]
+    if cfg.fail_mode:
+        args += ["--fail-mode", cfg.fail_mode]
+    if cfg.probe_interval is not None:
+        args += ["--probe-interval", str(cfg.probe_interval)]
+    if cfg.packet_in_rate is not None:
+        args += ["--packet-in-rate", str(cfg.packet_in_rate)]
+    if cfg.duration is not None:
+        args += ["-d", str(cfg.duration)]
+    args += ["-s", "0", "-q", "-j", json_path, *cfg.extra]
+    args += ["--", *eal_args(None if cfg.name is not None else prefix, cfg.lcores, cfg.mem_mb)]
+    return args
 
 
 class Sluice(Proc):
@@ -183,43 +273,90 @@ class Sluice(Proc):
 
     ``listen_targets`` holds what its "sluice: listening on ..." lines
     announced, as client targets ("unix:PATH", "tcp:127.0.0.1:PORT").
+    ``prefix`` is its EAL file prefix (``cfg.name`` when set), which locates its
+    DPDK telemetry socket (``telemetry``, ``telemetry_path``).
     """
 
     def __init__(self, cfg: SluiceConfig, binary: Path | None = None,
                  workdir: str | None = None) -> None:
         self.cfg = cfg
-        self.prefix = unique("slof")
+        self.binary = Path(binary or sluice_binary())
+        self.prefix = cfg.name if cfg.name is not None else unique("slof")
         self.workdir = workdir or tempfile.mkdtemp(prefix=f"{self.prefix}-")
         self._own_workdir = workdir is None
         self.json_path = os.path.join(self.workdir, "sluice.json")
-        args: list[str] = []
-        for p in cfg.ports:
-            args += ["-p", p]
+        flows_path = None
         if cfg.flows is not None:
-            ff = os.path.join(self.workdir, "startup.flows")
-            Path(ff).write_text("\n".join(cfg.flows) + "\n")
-            args += ["-f", ff]
-        if cfg.flows_file:
-            args += ["-f", cfg.flows_file]
+            flows_path = os.path.join(self.workdir, "startup.flows")
+            Path(flows_path).write_text("\n".join(cfg.flows) + "\n")
         for c in cfg.controllers:
-            args += ["-C", c]
             if c.startswith("punix:"):
                 _live_paths.add(c[len("punix:"):])
-        if cfg.dpid is not None:
-            args += ["--dpid", f"{cfg.dpid:x}"]
-        if cfg.fail_mode:
-            args += ["--fail-mode", cfg.fail_mode]
-        if cfg.probe_interval is not None:
-            args += ["--probe-interval", str(cfg.probe_interval)]
-        if cfg.packet_in_rate is not None:
-            args += ["--packet-in-rate", str(cfg.packet_in_rate)]
-        if cfg.duration is not None:
-            args += ["-d", str(cfg.duration)]
-        args += ["-s", "0", "-q", "-j", self.json_path, *cfg.extra]
-        args += ["--", *eal_args(self.prefix, cfg.lcores, cfg.mem_mb)]
-        self.args = args
-        super().__init__([str(binary or sluice_binary()), *args], name="sluice")
+        self.args = sluice_args(cfg, self.prefix, self.json_path, flows_path)
+        self._telemetry: Telemetry | None = None
+        super().__init__([str(self.binary), *self.args], name="sluice")
         self.listen_targets: list[str] = []
+
+    @property
+    def mgmt_path(self) -> Path | None:
+        """The management socket: ``cfg.mgmt``, None for ``--mgmt none``, else the
+        switch's default mgmt_dir()/NAME.mgmt (NAME: ``cfg.name``, else the file
+        prefix).  Binaries older than --name/--mgmt have none: the path stays absent."""
+        if self.cfg.mgmt == "none":
+            return None
+        if self.cfg.mgmt is not None:
+            return Path(self.cfg.mgmt)
+        return mgmt_dir() / f"{self.prefix}.mgmt"
+
+    @property
+    def openflow_target(self) -> str | None:
+        """A client target for this switch: its management socket (unless it does not
+        exist while a passive -C listener was announced: binaries without one), else the
+        first listener (after wait_listening), else None."""
+        mgmt = self.mgmt_path
+        if mgmt is not None and (mgmt.exists() or not self.listen_targets):
+            return f"unix:{mgmt}"
+        return self.listen_targets[0] if self.listen_targets else None
+
+    def wait_ready(self, timeout: float = 30.0) -> str:
+        """Wait for the "sluice: name NAME: ..." line (binaries with --name print it once
+        telemetry and the management socket are up); returns NAME."""
+        return self.wait_output(READY_RE, timeout).group(1)
+
+    @property
+    def telemetry_path(self) -> Path:
+        """This instance's DPDK telemetry socket."""
+        return telemetry_socket_path(self.prefix)
+
+    @property
+    def telemetry(self) -> Telemetry:
+        """A telemetry client connected to this instance (made on first use, waiting up
+        to 30 s for the socket; closed by stop())."""
+        if self._telemetry is None:
+            if not self.alive():
+                raise RuntimeError(f"sluice exited ({self.proc.returncode}):\n{self.output}")
+            self._telemetry = Telemetry(path=self.telemetry_path, connect_timeout=30.0,
+                                        timeout=10.0)
+        return self._telemetry
+
+    def sluicectl_cmd(self, *args: str) -> list[str]:
+        """The sluicectl command line sluicectl() runs."""
+        cmd = [str(sluicectl_binary(self.binary)), "--telemetry", str(self.telemetry_path)]
+        target = self.openflow_target
+        if target is not None:
+            cmd += ["--target", target]
+        return [*cmd, *args]
+
+    def sluicectl(self, *args: str, check: bool = False,
+                  timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+        """Run ``sluicectl --telemetry SOCKET [--target TARGET] ARGS`` against this instance
+        ($SLUICECTL_BIN, else sluicectl next to the sluice binary); output captured as text."""
+        cmd = self.sluicectl_cmd(*args)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+        return r
 
     def wait_listening(self, n: int | None = None, timeout: float = 30.0) -> list[str]:
         """Wait for the "listening on" line of every passive -C target (or @n lines)."""
@@ -241,10 +378,17 @@ class Sluice(Proc):
 
     def stop(self, stop_signal: int = signal.SIGTERM, timeout: float = 15.0) -> int:
         """SIGTERM by PID (clean exit, JSON written), SIGKILL after @timeout; clean up."""
+        if self._telemetry is not None:
+            self._telemetry.close()
+            self._telemetry = None
         try:
             return super().stop(stop_signal, timeout)
         finally:
-            shutil.rmtree(DPDK_RUN_DIR / self.prefix, ignore_errors=True)
+            shutil.rmtree(runtime_dir(self.prefix), ignore_errors=True)
+            mgmt = self.mgmt_path
+            if mgmt is not None and self.proc.poll() is not None and mgmt.is_socket():
+                with contextlib.suppress(OSError):
+                    mgmt.unlink()
             for c in self.cfg.controllers:
                 if c.startswith("punix:"):
                     with contextlib.suppress(FileNotFoundError):
@@ -279,7 +423,7 @@ def free_tcp_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def tcp_listening(port: int, netns: str | None = None) -> bool:
@@ -557,7 +701,7 @@ class DumpedFlow:
         return int(self.fields[key], 0)
 
     @property
-    def cookie(self) -> int:
+    def cookie(self) -> builtins.int:
         return int(self.fields.get("cookie", "0"), 0)
 
 

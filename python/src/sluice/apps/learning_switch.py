@@ -17,9 +17,11 @@ from typing import Any
 
 from os_ken.base import app_manager
 from os_ken.controller import ofp_event
-from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
+from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER
 from os_ken.lib.packet import ethernet, ether_types, packet
 from os_ken.ofproto import ofproto_v1_3
+
+from sluice.osken import set_ev_cls
 
 #: Priority of learned flows (above the table-miss entry's 0).
 FLOW_PRIORITY = 1

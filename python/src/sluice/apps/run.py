@@ -10,6 +10,7 @@ from ``sluice.apps.APPS`` (``learning_switch``) or an importable module path.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import signal
@@ -32,9 +33,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if os.environ["OSKEN_HUB_TYPE"] == "eventlet":
         warnings.filterwarnings("ignore", message="Eventlet is deprecated")
-        import eventlet
-
-        eventlet.monkey_patch()
+        # eventlet has no type information; imported by name (os-ken's dependency).
+        importlib.import_module("eventlet").monkey_patch()
     from sluice.apps import APPS
 
     # Importing the controller module registers its oslo.config CLI options,

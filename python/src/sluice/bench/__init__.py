@@ -1,0 +1,15 @@
+"""Benchmark drivers (``bench/run NAME`` calls them; or ``python -m sluice.bench.NAME``).
+
+- :mod:`sluice.bench.forwarding`: dpdk-testpmd io-forwarding vs Sluice on the same vdevs.
+- :mod:`sluice.bench.control`: OpenFlow control path (flow_mod rates, flow dump,
+  packet_in round trip), vs Open vSwitch when installed.
+
+Each prints a table and writes ``bench/results/NAME.json`` (``--out`` elsewhere).
+They find the source tree (tools/, build/) with :func:`sluice.testing.repo_root`.
+"""
+
+#: Benchmark name -> module.
+BENCHES: dict[str, str] = {
+    "control": "sluice.bench.control",
+    "forwarding": "sluice.bench.forwarding",
+}
