@@ -640,6 +640,8 @@ print_summary(const struct run *r)
 
 	sl_worker_totals(r->w, &tot);
 	sl_worker_drops(r->w, drops);
+	/* The tx path counts its drops per port: report them under their reason too. */
+	drops[SL_DROP_TX_FULL] += tot.tx_drops - r->w->ctrl.tx_drops;
 	printf("\n=== sluice: final counters after %.1f s ===\n", r->elapsed);
 	printf("ports:\n");
 	for (unsigned p = 0; p < r->o->n_ports; p++) {
@@ -662,9 +664,8 @@ print_summary(const struct run *r)
 			print_table_line(r, (unsigned)t);
 	printf("drops:\n");
 	for (unsigned d = 0; d < SL_DROP__MAX; d++)
-		if (drops[d])
+		if (drops[d] || d == SL_DROP_TX_FULL)
 			printf("  %-14s %" PRIu64 "\n", sl_drop_reason_name(d), drops[d]);
-	printf("  %-14s %" PRIu64 "\n", "tx-full", tot.tx_drops - r->w->ctrl.tx_drops);
 	if (r->sw != NULL || r->w->ctrl.rx_packets || r->w->ctrl.tx_packets || r->w->ctrl.tx_drops) {
 		const struct sl_worker_pin_drops *pd = &r->w->pin_drops;
 		printf("controller: packet_outs %" PRIu64 ", packet_ins queued %" PRIu64
@@ -712,6 +713,8 @@ write_json(const struct run *r, const char *path)
 	}
 	sl_worker_totals(r->w, &tot);
 	sl_worker_drops(r->w, drops);
+	/* The tx path counts its drops per port: report them under their reason too. */
+	drops[SL_DROP_TX_FULL] += tot.tx_drops - r->w->ctrl.tx_drops;
 	fprintf(f, "{\n  \"elapsed_s\": %.3f,\n  \"tsc_hz\": %" PRIu64 ",\n", r->elapsed,
 		rte_get_tsc_hz());
 	fprintf(f, "  \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"tx_drops\": %" PRIu64
