@@ -10,13 +10,17 @@ echo "== C tests (meson test --suite fast)"
 meson test -C build --suite fast --print-errorlogs || status=1
 echo "== fuzzing (libFuzzer + ASan/UBSan, ${SL_FUZZ_SECONDS:-30} s per target)"
 bash fuzz/run.sh "${SL_FUZZ_SECONDS:-30}" || status=1
-echo "== sanitizers: pipeline concurrency, codec and channel tests under ASan/UBSan"
+echo "== sanitizers: pipeline concurrency, codec, channel and sluicectl client tests under ASan/UBSan"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
-	src/ofconn/test_ofconn >/dev/null; then
+	src/ofp/test_ofp_client src/ofconn/test_ofconn src/ctl/test_ctl_json \
+	src/ctl/test_ctl_client >/dev/null; then
 	build-fuzz/src/pipeline/test_pipeline_concurrent 100000 || status=1
 	build-fuzz/src/ofp/test_ofp >/dev/null || status=1
 	build-fuzz/src/ofconn/test_ofconn >/dev/null || status=1
+	build-fuzz/src/ofp/test_ofp_client >/dev/null || status=1
+	build-fuzz/src/ctl/test_ctl_json >/dev/null || status=1
+	build-fuzz/src/ctl/test_ctl_client >/dev/null || status=1
 else
 	status=1
 fi

@@ -712,6 +712,8 @@ struct parser {
 	struct sl_flow_spec *fs;
 	struct span text;                      /* the whole input, for errors */
 	bool filter;                           /* del-flows / dump-flows syntax */
+	uint32_t *out_port;                    /* filter: where out_port=P goes, or NULL */
+	uint32_t *out_group;                   /* filter: where out_group=G goes, or NULL */
 	unsigned seen;                         /* SEEN_* keys already given */
 	struct span field_tok[SL_KEY_FIELDS_MAX]; /* token that added each match field */
 };
@@ -961,6 +963,9 @@ flow_item(struct parser *ps, struct span tok)
 			v.n = (size_t)slash;
 			mk = (struct span){val.p + slash + 1, val.n - (size_t)slash - 1};
 		}
+		/* ovs-ofctl writes an exact cookie match as V/-1. */
+		if (slash >= 0 && span_eq(mk, "-1"))
+			mk = span_of("0xffffffffffffffff");
 		if (parse_u64(v, &c) || (slash >= 0 && parse_u64(mk, &cm)))
 			return fail(ps->err, tok, -EINVAL,
 				    "bad cookie: expected a 64-bit VALUE[/MASK]");
@@ -974,6 +979,31 @@ flow_item(struct parser *ps, struct span tok)
 			    (int)key.n, key.p);
 	if (span_eq(key, "actions"))
 		return fail(ps->err, tok, -EINVAL, "actions are not allowed in a filter");
+	if (ps->out_port && span_eq(key, "out_port")) {
+		uint32_t port;
+
+		/* Any output port a flow can name; "ANY" restores the default (no filter). */
+		if (span_caseeq(val, "ANY")) {
+			port = SL_PORT_ANY;
+		} else if (parse_port(val, &port)) {
+			return fail(
+			    ps->err, tok, -EINVAL,
+			    "bad out_port '%.*s': expected 1..0xffffff00 or a reserved name",
+			    (int)SL_MIN(val.n, 64), val.p);
+		}
+		*ps->out_port = port;
+		return 0;
+	}
+	if (ps->out_group && span_eq(key, "out_group")) {
+		if (span_caseeq(val, "ANY")) {
+			*ps->out_group = SL_GROUP_ID_ANY;
+			return 0;
+		}
+		if ((rc = key_uint(ps, tok, key, val, SL_GROUP_ID_MAX, &n)))
+			return rc;
+		*ps->out_group = (uint32_t)n;
+		return 0;
+	}
 
 	if ((rc = resolve_field(ps->err, key, &fs->match, tok, &fr)) ||
 	    (rc = parse_value(ps->err, tok, &fr, val, false, value, mask)))
@@ -1439,7 +1469,8 @@ parse_actions(struct parser *ps, struct span list)
 }
 
 static int
-flow_parse(const char *text, struct sl_flow_spec *fs, bool filter, struct sl_parse_error *err)
+flow_parse(const char *text, struct sl_flow_spec *fs, bool filter, uint32_t *out_port,
+           uint32_t *out_group, struct sl_parse_error *err)
 {
 	struct sl_parse_error dummy;
 	struct parser ps;
@@ -1454,6 +1485,12 @@ flow_parse(const char *text, struct sl_flow_spec *fs, bool filter, struct sl_par
 	ps.err = err;
 	ps.fs = fs;
 	ps.filter = filter;
+	ps.out_port = out_port;
+	ps.out_group = out_group;
+	if (out_port)
+		*out_port = SL_PORT_ANY;
+	if (out_group)
+		*out_group = SL_GROUP_ID_ANY;
 	ps.text = span_trim(span_of(text));
 	sl_flow_spec_init(fs);
 	if (filter)
@@ -1486,13 +1523,20 @@ flow_parse(const char *text, struct sl_flow_spec *fs, bool filter, struct sl_par
 int
 sl_flow_parse(const char *text, struct sl_flow_spec *fs, struct sl_parse_error *err)
 {
-	return flow_parse(text, fs, false, err);
+	return flow_parse(text, fs, false, NULL, NULL, err);
 }
 
 int
 sl_flow_parse_filter(const char *text, struct sl_flow_spec *fs, struct sl_parse_error *err)
 {
-	return flow_parse(text, fs, true, err);
+	return flow_parse(text, fs, true, NULL, NULL, err);
+}
+
+int
+sl_flow_parse_filter_out(const char *text, struct sl_flow_spec *fs, uint32_t *out_port,
+                         uint32_t *out_group, struct sl_parse_error *err)
+{
+	return flow_parse(text, fs, true, out_port, out_group, err);
 }
 
 /*
@@ -2041,22 +2085,31 @@ is_table_decl(const char *text)
 
 /* Parse one logical line and hand it to its callback. */
 static int
-load_line(const char *text, sl_flowfile_table_fn on_table, sl_flowfile_flow_fn on_flow,
-	  void *arg, struct sl_parse_error *err)
+load_line(const char *text, const char *path, unsigned lineno, sl_flowfile_table_fn on_table,
+          sl_flowfile_flow_fn on_flow, void *arg, struct sl_parse_error *err)
 {
 	struct sl_flow_spec fs;
 	struct sl_table_spec ts;
 	int rc;
 
+	/*
+	 * The parsers clear @err, so the location is set after parsing: a
+	 * callback that sends the item elsewhere (sluicectl add-flows) reads
+	 * where it came from to report a later, asynchronous failure.
+	 */
 	if (is_table_decl(text)) {
 		rc = sl_table_spec_parse(text, &ts, err);
 		if (rc || on_table == NULL)
 			return rc;
+		snprintf(err->file, sizeof(err->file), "%s", path);
+		err->line = lineno;
 		rc = on_table(arg, &ts, err);
 	} else {
 		rc = sl_flow_parse(text, &fs, err);
 		if (rc || on_flow == NULL)
 			return rc;
+		snprintf(err->file, sizeof(err->file), "%s", path);
+		err->line = lineno;
 		rc = on_flow(arg, &fs, err);
 	}
 	if (rc == 0)
@@ -2155,7 +2208,7 @@ sl_flowfile_load(const char *path, sl_flowfile_table_fn on_table, sl_flowfile_fl
 		if (more)
 			continue;
 		if (log_len && span_trim((struct span){logical, log_len}).n &&
-		    (rc = load_line(logical, on_table, on_flow, arg, err))) {
+		    (rc = load_line(logical, path, start, on_table, on_flow, arg, err))) {
 			err->line = start;
 			break;
 		}

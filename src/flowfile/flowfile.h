@@ -23,7 +23,8 @@
  * Flow-entry keys:
  *   table=N            0..253 (default 0)
  *   priority=N         0..65535 (default 32768)
- *   cookie=V[/MASK]    64-bit; the mask only filters modify/delete
+ *   cookie=V[/MASK]    64-bit; the mask only filters modify/delete; MASK -1
+ *                      means all ones (as ovs-ofctl writes it)
  *   idle_timeout=N     seconds, 0..65535 (default 0: none)
  *   hard_timeout=N     seconds, 0..65535
  *   send_flow_rem check_overlap reset_counts no_packet_counts no_byte_counts
@@ -206,6 +207,23 @@ int sl_flow_parse(const char *text, struct sl_flow_spec *fs, struct sl_parse_err
 int sl_flow_parse_filter(const char *text, struct sl_flow_spec *fs, struct sl_parse_error *err);
 
 /**
+ * Parse a flow filter as sl_flow_parse_filter does, plus ovs-ofctl's
+ * "out_port=P" (1..0xffffff00 or a reserved port name) and "out_group=G"
+ * (0..0xffffff00) keys, which select flows by their output actions (the
+ * OpenFlow flow_mod / flow-stats out_port and out_group fields; "ANY" is
+ * the default: no filter).  For sluicectl dump-flows and del-flows.
+ *
+ * @param text       The filter; "" matches everything.
+ * @param fs         Out: the filter spec.
+ * @param out_port   Out: the port, SL_PORT_ANY when not given.
+ * @param out_group  Out: the group, SL_GROUP_ID_ANY when not given.
+ * @param err        Out: filled on error; may be NULL.
+ * @return 0, -EINVAL, -E2BIG as sl_flow_parse.  Any thread.
+ */
+int sl_flow_parse_filter_out(const char *text, struct sl_flow_spec *fs, uint32_t *out_port,
+                             uint32_t *out_group, struct sl_parse_error *err);
+
+/**
  * Print a flow in canonical ovs-ofctl-like syntax, e.g.
  * "table=0, priority=100,ip,in_port=1,nw_dst=10.0.0.0/8 actions=dec_ttl,output:2".
  *
@@ -277,6 +295,10 @@ typedef int (*sl_flowfile_flow_fn)(void *arg, const struct sl_flow_spec *fs,
 /**
  * Load a flow file (see the file comment): parse each logical line and hand
  * it to @on_table or @on_flow, in file order, stopping at the first error.
+ *
+ * While a callback runs, err->file and err->line name the item's file and
+ * (first physical) line, so a callback that forwards items elsewhere can
+ * remember where each came from.
  *
  * A callback reports a failure by returning -errno after writing a message
  * to err->msg (and, optionally, err->token); the loader then adds the file

@@ -499,6 +499,8 @@ test_table_specs(void)
 struct sink {
 	unsigned n_tables, n_flows;
 	char last[512];
+	unsigned lines[16]; /* err->line seen by each callback, in order */
+	unsigned n_lines;
 };
 
 static int
@@ -506,7 +508,8 @@ on_table(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
 {
 	struct sink *s = arg;
 
-	(void)err;
+	if (s->n_lines < SL_ARRAY_SIZE(s->lines))
+		s->lines[s->n_lines++] = err->line;
 	s->n_tables++;
 	sl_table_spec_format(ts, s->last, sizeof(s->last));
 	return 0;
@@ -521,6 +524,8 @@ on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
 		snprintf(err->msg, sizeof(err->msg), "pipeline says no");
 		return -ENOSPC;
 	}
+	if (s->n_lines < SL_ARRAY_SIZE(s->lines))
+		s->lines[s->n_lines++] = err->line;
 	s->n_flows++;
 	sl_flow_format(fs, s->last, sizeof(s->last));
 	return 0;
@@ -579,6 +584,11 @@ test_load(void)
 	check(s.n_tables == 1 && s.n_flows == 3, "load counts %u %u", s.n_tables, s.n_flows);
 	check(strcmp(s.last, "table=0, priority=0 actions=CONTROLLER") == 0, "last flow '%s'",
 	      s.last);
+	/* Callbacks see the first physical line of their item. */
+	check(s.n_lines == 4 && s.lines[0] == 3 && s.lines[1] == 4 && s.lines[2] == 8 &&
+	          s.lines[3] == 9,
+	      "callback lines %u: %u %u %u %u", s.n_lines, s.lines[0], s.lines[1], s.lines[2],
+	      s.lines[3]);
 	rc = sl_flowfile_load(path, NULL, NULL, NULL, NULL);
 	check(rc == 0, "syntax check only");
 	unlink(path);
@@ -613,6 +623,42 @@ test_load(void)
 	check(rc == -ENOENT && strstr(text, "cannot open"), "missing file '%s'", text);
 }
 
+/* sl_flow_parse_filter_out: out_port / out_group on top of the filter syntax. */
+static void
+test_filter_out(void)
+{
+	struct sl_parse_error err;
+	struct sl_flow_spec fs;
+	uint32_t port, group;
+	int rc;
+
+	rc = sl_flow_parse_filter_out("", &fs, &port, &group, &err);
+	check(rc == 0 && port == SL_PORT_ANY && group == SL_GROUP_ID_ANY && fs.table_id == 0xff,
+	      "empty filter: %d %x %x", rc, port, group);
+	rc = sl_flow_parse_filter_out("table=1,out_port=2,ip,nw_dst=10.0.0.0/8,out_group=7", &fs,
+	                              &port, &group, &err);
+	check(rc == 0 && port == 2 && group == 7 && fs.table_id == 1 && fs.match.n_fields == 2,
+	      "filter with out_port: %d %s", rc, err.msg);
+	rc = sl_flow_parse_filter_out("out_port=LOCAL", &fs, &port, &group, &err);
+	check(rc == 0 && port == SL_PORT_LOCAL, "out_port=LOCAL: %d", rc);
+	rc = sl_flow_parse_filter_out("out_port=any", &fs, &port, &group, &err);
+	check(rc == 0 && port == SL_PORT_ANY, "out_port=any: %d", rc);
+	rc = sl_flow_parse_filter_out("out_port=0", &fs, &port, &group, &err);
+	check(rc == -EINVAL && strcmp(err.token, "out_port=0") == 0, "out_port=0: %d '%s'", rc,
+	      err.token);
+	rc = sl_flow_parse_filter_out("out_group=0xffffff01", &fs, &port, &group, &err);
+	check(rc == -EINVAL && strcmp(err.token, "out_group=0xffffff01") == 0,
+	      "out_group too big: %d '%s'", rc, err.token);
+	rc = sl_flow_parse_filter_out("cookie=0x5/-1", &fs, &port, &group, &err);
+	check(rc == 0 && fs.cookie == 5 && fs.cookie_mask == UINT64_MAX, "cookie=0x5/-1: %d %s", rc,
+	      err.msg);
+	rc = sl_flow_parse_filter_out("cookie=0x5/-2", &fs, &port, &group, &err);
+	check(rc == -EINVAL, "cookie=0x5/-2: %d", rc);
+	/* The plain filter parser still refuses them. */
+	rc = sl_flow_parse_filter("out_port=2", &fs, &err);
+	check(rc == -EINVAL, "plain filter with out_port: %d", rc);
+}
+
 static void
 test_error_format(void)
 {
@@ -640,6 +686,7 @@ main(void)
 	test_format_constructed();
 	test_table_specs();
 	test_load();
+	test_filter_out();
 	test_error_format();
 	printf("%u passed, %u failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;

@@ -1266,4 +1266,135 @@ int sl_ofp_mp_group_desc_append(struct sl_ofp_mp_writer *w, const struct sl_grou
 int sl_ofp_mp_table_features_append(struct sl_ofp_mp_writer *w,
 				    const struct sl_ofp_table_features *tf);
 
+/*
+ * ============================================================================
+ * Client-side decoders (sluicectl)
+ * ============================================================================
+ *
+ * The other direction of the replies above, for tools that talk to a switch
+ * (sluicectl, tests).  Implemented in ofp_client.c.  The same rules as every
+ * decoder here: the input is untrusted, every length is checked before it is
+ * used, nothing is read outside [msg, msg + len), nothing is allocated, and
+ * a failure is -1 with an OpenFlow error naming what was wrong (mostly
+ * OFPBRC_BAD_LEN; match, instruction and action errors from the reusable
+ * decoders).  Output structs are undefined after a failure.
+ *
+ * Multipart replies are decoded in two steps: sl_ofp_mp_reply_decode()
+ * checks the message and yields its body; an entry decoder then takes one
+ * entry at @ofs in that body and moves @ofs past it:
+ *
+ *	struct sl_ofp_mp_reply r;
+ *	if (sl_ofp_mp_reply_decode(msg, len, &r, &e) < 0 || r.type != SL_OFPMP_PORT_STATS)
+ *		malformed;
+ *	for (size_t ofs = 0; ofs < r.body_len;)
+ *		if (sl_ofp_port_stats_entry_decode(r.body, r.body_len, &ofs, &ps, &e) < 0)
+ *			malformed;
+ *
+ * Whether more messages of the same reply follow is r.flags &
+ * SL_OFPMPF_REPLY_MORE; collecting them by xid is the caller's job.
+ */
+
+/**
+ * Decode a features reply (exactly 32 bytes).
+ *
+ * @return 0, or -1 with OFPBRC_BAD_TYPE (not a features reply) or
+ *         OFPBRC_BAD_LEN.  Any thread.
+ */
+int sl_ofp_features_reply_decode(const void *msg, size_t len, struct sl_ofp_features *f,
+                                 struct sl_ofp_error *err);
+
+/** A multipart reply's header fields and body. */
+struct sl_ofp_mp_reply {
+	uint16_t type;       /* SL_OFPMP_* */
+	uint16_t flags;      /* SL_OFPMPF_REPLY_MORE: more messages with this xid follow */
+	const uint8_t *body; /* entries, pointing into the message (NULL when empty) */
+	size_t body_len;
+};
+
+/**
+ * Decode a multipart reply's header.
+ *
+ * @return 0, or -1 with OFPBRC_BAD_TYPE (not a multipart reply) or
+ *         OFPBRC_BAD_LEN (shorter than 16 bytes).  Any thread.
+ */
+int sl_ofp_mp_reply_decode(const void *msg, size_t len, struct sl_ofp_mp_reply *r,
+                           struct sl_ofp_error *err);
+
+/**
+ * Decode the OFPMP_FLOW entry at body[*ofs] and advance *ofs past it.
+ *
+ * @param body  A multipart reply body (sl_ofp_mp_reply.body).
+ * @param len   Its length.
+ * @param ofs   In: where the entry starts; out: where the next one starts.
+ * @param fs    Out: table_id, priority, timeouts, flags, cookie (cookie_mask
+ *              0), match and instructions.
+ * @param st    Out: duration and counters.
+ * @return 0, or -1 with: OFPBRC_BAD_LEN (entry shorter than 56 bytes, its
+ *         length not a multiple of 8 or past the body, match and
+ *         instructions not exactly filling it); OFPBRC_BAD_TABLE_ID
+ *         (table_id >= SL_TABLES_MAX); every sl_ofp_match_decode and
+ *         sl_ofp_instructions_decode error.  Any thread.
+ */
+int sl_ofp_flow_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                   struct sl_flow_spec *fs, struct sl_ofp_flow_stats *st,
+                                   struct sl_ofp_error *err);
+
+/**
+ * Decode the OFPMP_TABLE entry (24 bytes) at body[*ofs] and advance *ofs.
+ * @return 0, or -1 with OFPBRC_BAD_LEN (fewer than 24 bytes left).  Any thread.
+ */
+int sl_ofp_table_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                    struct sl_ofp_table_stats *ts, struct sl_ofp_error *err);
+
+/**
+ * Decode the OFPMP_PORT_STATS entry (112 bytes) at body[*ofs] and advance
+ * *ofs.  Counters the switch does not support are UINT64_MAX, as sent.
+ * @return 0, or -1 with OFPBRC_BAD_LEN (fewer than 112 bytes left).  Any thread.
+ */
+int sl_ofp_port_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                   struct sl_ofp_port_stats *ps, struct sl_ofp_error *err);
+
+/**
+ * Decode the OFPMP_PORT_DESC entry (an ofp_port, 64 bytes) at body[*ofs]
+ * and advance *ofs.  The name is cut at its first NUL and at 15 characters
+ * and is always NUL-terminated; its bytes are otherwise as sent (printers
+ * must not trust them).
+ * @return 0, or -1 with OFPBRC_BAD_LEN (fewer than 64 bytes left).  Any thread.
+ */
+int sl_ofp_port_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                  struct sl_ofp_port_desc *pd, struct sl_ofp_error *err);
+
+/**
+ * Decode the OFPMP_GROUP entry at body[*ofs] and advance *ofs.
+ * @return 0, or -1 with OFPBRC_BAD_LEN (entry shorter than 40 bytes, past
+ *         the body, bucket counters not exactly filling it, more than
+ *         SL_GROUP_BUCKETS_MAX of them).  Any thread.
+ */
+int sl_ofp_group_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                    struct sl_ofp_group_stats *gs, struct sl_ofp_error *err);
+
+/**
+ * Decode the OFPMP_GROUP_DESC entry at body[*ofs] and advance *ofs.
+ * @param gs  Out: group_id, type, buckets with their actions.
+ * @return 0, or -1 with: OFPBRC_BAD_LEN (entry shorter than 8 bytes, length
+ *         not a multiple of 8 or past the body); OFPGMFC_BAD_TYPE; the
+ *         bucket errors of sl_ofp_group_mod_decode.  Any thread.
+ */
+int sl_ofp_group_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                   struct sl_group_spec *gs, struct sl_ofp_error *err);
+
+/**
+ * Decode the fixed part of the OFPMP_TABLE_FEATURES entry at body[*ofs] and
+ * advance *ofs past the whole entry.  The property list is walked and its
+ * lengths checked, but not decoded: tf->kind and tf->n_fields are left 0.
+ *
+ * @param tf  Out: table_id, name (NUL-terminated, cut at 31 characters),
+ *            metadata_match, metadata_write, config, max_entries.
+ * @return 0, or -1 with OFPBRC_BAD_LEN (entry shorter than 64 bytes, its
+ *         length not a multiple of 8 or past the body, a property shorter
+ *         than 4 bytes or past the entry).  Any thread.
+ */
+int sl_ofp_table_features_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                       struct sl_ofp_table_features *tf, struct sl_ofp_error *err);
+
 #endif /* SL_OFP_H */

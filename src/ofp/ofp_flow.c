@@ -156,8 +156,8 @@ undo:
  */
 
 /* Decode the buckets of a group_mod or group_desc entry (bucket list of @len bytes). */
-static int
-buckets_decode(const uint8_t *p, size_t len, struct sl_group_spec *gs, struct sl_ofp_error *err)
+int
+ofp_buckets_decode(const uint8_t *p, size_t len, struct sl_group_spec *gs, struct sl_ofp_error *err)
 {
 	gs->n_buckets = 0;
 	for (size_t ofs = 0; ofs < len;) {
@@ -215,7 +215,7 @@ sl_ofp_group_mod_decode(const void *msg, size_t len, struct sl_ofp_group_mod *gm
 	if (gs->group_id > SL_GROUP_ID_MAX &&
 	    !(gm->command == SL_OFPGC_DELETE && gs->group_id == SL_GROUP_ID_ALL))
 		return ofp_fail(err, SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_INVALID_GROUP);
-	if (buckets_decode((const uint8_t *)(m + 1), len - sizeof(*m), gs, err) < 0)
+	if (ofp_buckets_decode((const uint8_t *)(m + 1), len - sizeof(*m), gs, err) < 0)
 		return -1;
 	/* An indirect group is one bucket (section 5.6.1). */
 	if (gm->command != SL_OFPGC_DELETE && gs->type == SL_GROUP_INDIRECT && gs->n_buckets != 1)

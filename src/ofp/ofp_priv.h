@@ -637,6 +637,14 @@ size_t ofp_match_wire_len(const struct sl_match *m);
  * Shared by the message and multipart code (ofp_flow.c).
  */
 
+/*
+ * Decode a bucket list of exactly @len bytes into gs->buckets (gs->type must
+ * be set: fast-failover buckets must watch something).  Used by group_mod
+ * and by the client-side group_desc decoder.  0, or -1 with @err set
+ * (OFPGMFC_BAD_BUCKET, OUT_OF_BUCKETS, BAD_WATCH, action errors).
+ */
+int ofp_buckets_decode(const uint8_t *p, size_t len, struct sl_group_spec *gs,
+                       struct sl_ofp_error *err);
 /* Append the buckets of @gs (ofp_bucket + actions each); 0, -ENOMEM, -EINVAL. */
 int ofp_buckets_encode(struct sl_ofp_buf *b, const struct sl_group_spec *gs);
 /* Fill a wire ofp_port from a port description. */

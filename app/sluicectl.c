@@ -1,0 +1,2457 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sluicectl: the operator CLI of a running Sluice (control path; like
+ * ovs-ofctl and ovs-appctl together).
+ *
+ *   sluicectl [OPTIONS] COMMAND [ARGS...]
+ *
+ * OpenFlow commands (show, dump-*, add-flow(s), mod-flows, del-flows) talk
+ * to the switch's OpenFlow listener through src/ctl (blocking client) and
+ * src/ofp (the one OpenFlow codec); flows are read and printed with
+ * src/flowfile (the one flow syntax).  Telemetry commands (stats, monitor,
+ * capture, log, telemetry) call the switch's DPDK telemetry commands
+ * (docs/telemetry.md).  Output is text for people or, with --json, one JSON
+ * document for scripts (field names: docs/sluicectl.md).
+ *
+ * Exit codes: 0 ok; 1 the switch refused (OFPT_ERROR, a telemetry error
+ * or null reply) or sent a malformed reply; 2 usage or syntax error; 3 the
+ * switch cannot be reached (no socket, refused, timed out, closed).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sl_config.h"
+#include "../src/core/core.h"
+#include "../src/ctl/ctl.h"
+#include "../src/flowfile/flowfile.h"
+#include "../src/ofp/ofp.h"
+
+#define EXIT_REFUSED 1
+#define EXIT_USAGE 2
+#define EXIT_UNREACHABLE 3
+
+#define ERR_MAX 512
+
+/* Options of the command line (global and per command). */
+struct opts {
+	const char *name;
+	const char *target;
+	const char *telemetry;
+	bool json;
+	int timeout_ms;
+	/* Per command; checked against the command after parsing. */
+	bool strict;
+	bool all;
+	const char *interval;
+	const char *count;
+	const char *dir;
+	const char *file;
+	const char *bytes;
+	const char *snaplen;
+	char target_buf[160];
+	char tel_buf[256];
+};
+
+static struct opts o;
+static struct sl_ctl_jw jw;
+
+static void __attribute__((format(printf, 1, 2))) errmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("sluicectl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sluicectl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'sluicectl --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "Usage: sluicectl [OPTIONS] COMMAND [ARGS...]\n"
+	        "Operate a running Sluice switch: OpenFlow tables and ports, telemetry.\n\n"
+	        "Options:\n"
+	        "  -n, --name NAME       switch instance (default \"sluice\"): OpenFlow at\n"
+	        "                        unix:/run/sluice/NAME.mgmt, telemetry at\n"
+	        "                        /var/run/dpdk/NAME/dpdk_telemetry.v2 (non-root:\n"
+	        "                        $XDG_RUNTIME_DIR/dpdk/NAME, else /tmp/dpdk/NAME)\n"
+	        "  -t, --target TARGET   OpenFlow target instead: unix:PATH | tcp:HOST[:PORT]\n"
+	        "      --telemetry PATH  telemetry socket instead\n"
+	        "  -j, --json            JSON output (one document on stdout)\n"
+	        "      --timeout SEC     how long to wait for the switch (default 5)\n"
+	        "  -O OpenFlow13         accepted (the only version Sluice speaks)\n"
+	        "  -h, --help            this help\n"
+	        "  -V, --version         print the version\n\n"
+	        "OpenFlow commands:\n"
+	        "  show                       switch features and ports\n"
+	        "  dump-flows [FILTER]        flows; FILTER: table=N, cookie=V/M, out_port=P,\n"
+	        "                             out_group=G, match fields (ovs-ofctl syntax)\n"
+	        "  dump-tables [--all]        table counters (tables in use, or all)\n"
+	        "  dump-ports [PORT]          port counters\n"
+	        "  dump-groups                groups, buckets and their counters\n"
+	        "  add-flow FLOW              add one flow (\"priority=10,ip actions=output:2\")\n"
+	        "  add-flows FILE|-           add a flow file (table declarations too)\n"
+	        "  mod-flows [--strict] FLOW  change the actions of matching flows\n"
+	        "  del-flows [--strict] [FILTER]  delete flows (all without FILTER)\n\n"
+	        "Telemetry commands:\n"
+	        "  stats [ports|tables|drops|datapath|latency|controller|info|all]\n"
+	        "  monitor [--interval SEC] [--count N]   live rates (q or Ctrl-C to stop)\n"
+	        "  capture start PORT [--dir rx|tx|both] [--file PATH] [--count N]\n"
+	        "                [--bytes N] [--snaplen N]\n"
+	        "  capture stop | capture status\n"
+	        "  log [TYPE LEVEL]           show log levels, or set TYPE (may end in *)\n"
+	        "  telemetry CMD[,PARAMS]     raw telemetry call, prints the reply\n\n"
+	        "Exit codes: 0 ok, 1 the switch refused (its error is printed), 2 usage or\n"
+	        "syntax error, 3 the switch cannot be reached.\n");
+}
+
+/*
+ * Small parsers.
+ */
+
+/* A decimal or 0x integer in [lo, hi]; false if @s is anything else. */
+static bool
+parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s == NULL || s[0] == '\0' || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end != '\0' || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool
+parse_seconds(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	if (s == NULL || s[0] == '\0')
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end != '\0' || !(v >= lo && v <= hi))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Join argv[from..argc) with spaces (the flow syntax treats blanks like commas). */
+static char *
+join_args(int argc, char **argv, int from)
+{
+	size_t n = 1;
+	char *s;
+
+	for (int i = from; i < argc; i++)
+		n += strlen(argv[i]) + 1;
+	s = malloc(n);
+	if (s == NULL)
+		return NULL;
+	s[0] = '\0';
+	for (int i = from; i < argc; i++) {
+		if (i > from)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static void
+fmt_duration(uint32_t sec, uint32_t nsec, char *buf, size_t size)
+{
+	snprintf(buf, size, "%" PRIu32 ".%03" PRIu32 "s", sec,
+	         nsec < 1000000000u ? nsec / 1000000u : 999u);
+}
+
+static double
+duration_d(uint32_t sec, uint32_t nsec)
+{
+	return sec + (nsec < 1000000000u ? nsec : 999999999u) / 1e9;
+}
+
+static void
+fmt_mac(const uint8_t *m, char *buf, size_t size)
+{
+	snprintf(buf, size, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+/* Names of the set bits of @v from @names (bit i), joined by @sep; "0" when none. */
+static void
+fmt_bits(uint32_t v, const char *const *names, unsigned n, const char *sep, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < 32 && len < size; i++) {
+		if (!(v & (1u << i)))
+			continue;
+		if (i < n && names[i])
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? sep : "",
+			                        names[i]);
+		else
+			len += (size_t)snprintf(buf + len, size - len, "%s0x%x", len ? sep : "",
+			                        1u << i);
+	}
+	if (buf[0] == '\0')
+		snprintf(buf, size, "0");
+}
+
+static void
+jw_bits(const char *key, uint32_t v, const char *const *names, unsigned n)
+{
+	sl_ctl_jw_array_begin(&jw, key);
+	for (unsigned i = 0; i < 32; i++) {
+		if (!(v & (1u << i)))
+			continue;
+		if (i < n && names[i])
+			sl_ctl_jw_string(&jw, NULL, names[i]);
+		else
+			sl_ctl_jw_stringf(&jw, NULL, "0x%x", 1u << i);
+	}
+	sl_ctl_jw_array_end(&jw);
+}
+
+static const char *const cap_names[] = {"FLOW_STATS",  "TABLE_STATS", "PORT_STATS",
+                                        "GROUP_STATS", NULL,          "IP_REASM",
+                                        "QUEUE_STATS", NULL,          "PORT_BLOCKED"};
+static const char *const config_names[] = {"PORT_DOWN", NULL,     "NO_RECV",     NULL,
+                                           NULL,        "NO_FWD", "NO_PACKET_IN"};
+static const char *const state_names[] = {"LINK_DOWN", "BLOCKED", "LIVE"};
+static const char *const feature_names[] = {
+    "10MB_HD",  "10MB_FD", "100MB_HD", "100MB_FD", "1GB_HD", "1GB_FD",  "10GB_FD", "40GB_FD",
+    "100GB_FD", "1TB_FD",  "OTHER",    "COPPER",   "FIBER",  "AUTONEG", "PAUSE",   "PAUSE_ASYM"};
+static const char *const flag_names[] = {"send_flow_rem", "check_overlap", "reset_counts",
+                                         "no_packet_counts", "no_byte_counts"};
+
+/* A port speed in kbps as "10G", "100M", "-" for 0. */
+static void
+fmt_speed(uint32_t kbps, char *buf, size_t size)
+{
+	if (kbps == 0)
+		snprintf(buf, size, "-");
+	else if (kbps % 1000000 == 0)
+		snprintf(buf, size, "%" PRIu32 "G", kbps / 1000000);
+	else if (kbps % 1000 == 0)
+		snprintf(buf, size, "%" PRIu32 "M", kbps / 1000);
+	else
+		snprintf(buf, size, "%" PRIu32 "k", kbps);
+}
+
+/*
+ * OpenFlow plumbing.
+ */
+
+/* Exit code and message for a failure to reach the switch over OpenFlow. */
+static int
+of_unreachable(int rc, const char *err)
+{
+	if (rc == -EINVAL)
+		return usage_error("%s", err);
+	errmsg("%s", err);
+	fprintf(stderr, "sluicectl: is the switch running? Pick it with --name NAME or "
+	                "--target unix:PATH|tcp:HOST[:PORT]\n");
+	return EXIT_UNREACHABLE;
+}
+
+static int
+of_connect(struct sl_ctl_of **c)
+{
+	char err[ERR_MAX];
+	int rc = sl_ctl_of_open(o.target, o.timeout_ms, c, err, sizeof(err));
+
+	return rc < 0 ? of_unreachable(rc, err) : 0;
+}
+
+/* Exit code for a failed request or batch (after connecting). */
+static int
+of_failed(const char *what, int rc, const char *err)
+{
+	switch (rc) {
+	case -EREMOTEIO:
+		errmsg("%s: the switch refused: %s", what, err);
+		return EXIT_REFUSED;
+	case -ETIMEDOUT:
+	case -ECONNRESET:
+	case -EPIPE:
+		errmsg("%s: %s", what, err);
+		return EXIT_UNREACHABLE;
+	default:
+		errmsg("%s: %s", what, err[0] ? err : strerror(-rc));
+		return EXIT_REFUSED;
+	}
+}
+
+/* Send one multipart request of @type (body from @req) and feed every reply message to @fn. */
+static int
+of_multipart(struct sl_ctl_of *c, struct sl_ofp_mp_request *req, sl_ctl_of_reply_fn fn, void *arg,
+             struct sl_ofp_error *refused, char *err, size_t err_size)
+{
+	struct sl_ofp_buf b;
+	int rc;
+
+	sl_ofp_buf_init(&b);
+	if (sl_ofp_mp_request_encode(&b, sl_ctl_of_next_xid(c), req) < 0) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	rc = sl_ctl_of_request(c, b.data, b.len, fn, arg, refused, err, err_size);
+	sl_ofp_buf_free(&b);
+	return rc;
+}
+
+/*
+ * Decoding helpers: each reply callback checks the multipart type and
+ * decodes the entries, reporting malformed data as -EBADMSG with a message.
+ */
+struct mp_ctx {
+	uint16_t type;
+	char *err; /* ERR_MAX bytes */
+	int (*entry)(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+	             struct sl_ofp_error *e);
+	void *user;
+};
+
+static int
+mp_reply(void *arg, const uint8_t *msg, size_t len)
+{
+	struct mp_ctx *m = arg;
+	struct sl_ofp_mp_reply r;
+	struct sl_ofp_error e;
+
+	if (sl_ofp_mp_reply_decode(msg, len, &r, &e) < 0 || r.type != m->type) {
+		snprintf(m->err, ERR_MAX, "malformed reply: expected %s, got message type %u",
+		         sl_ofp_mp_type_name(m->type), msg[1]);
+		return -EBADMSG;
+	}
+	for (size_t ofs = 0; ofs < r.body_len;) {
+		int rc = m->entry(m, r.body, r.body_len, &ofs, &e);
+		if (rc == -1) {
+			snprintf(m->err, ERR_MAX, "malformed %s entry at byte %zu: %s",
+			         sl_ofp_mp_type_name(m->type), ofs, sl_ofp_error_name(&e));
+			return -EBADMSG;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * show
+ */
+
+struct port_list {
+	struct sl_ofp_port_desc *ports;
+	size_t n, cap;
+};
+
+static int
+port_desc_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                struct sl_ofp_error *e)
+{
+	struct port_list *pl = m->user;
+
+	if (pl->n == pl->cap) {
+		size_t ncap = pl->cap ? pl->cap * 2 : 16;
+		void *np = realloc(pl->ports, ncap * sizeof(*pl->ports));
+		if (np == NULL) {
+			snprintf(m->err, ERR_MAX, "out of memory");
+			return -ENOMEM;
+		}
+		pl->ports = np;
+		pl->cap = ncap;
+	}
+	if (sl_ofp_port_desc_entry_decode(body, len, ofs, &pl->ports[pl->n], e) < 0)
+		return -1;
+	pl->n++;
+	return 0;
+}
+
+static int
+get_ports(struct sl_ctl_of *c, struct port_list *pl, char *err)
+{
+	struct mp_ctx m = {
+	    .type = SL_OFPMP_PORT_DESC, .err = err, .entry = port_desc_entry, .user = pl};
+
+	return of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_PORT_DESC}, mp_reply,
+	                    &m, NULL, err, ERR_MAX);
+}
+
+static const char *
+port_name_of(const struct port_list *pl, uint32_t port_no)
+{
+	for (size_t i = 0; i < pl->n; i++)
+		if (pl->ports[i].port_no == port_no)
+			return pl->ports[i].name;
+	return NULL;
+}
+
+static int
+got_features(void *arg, const uint8_t *msg, size_t len)
+{
+	struct sl_ofp_error e;
+
+	return sl_ofp_features_reply_decode(msg, len, arg, &e) < 0 ? -EBADMSG : 0;
+}
+
+static int
+cmd_show(struct sl_ctl_of *c)
+{
+	struct port_list pl = {0};
+	struct sl_ofp_features f;
+	struct sl_ofp_buf b;
+	char err[ERR_MAX] = "", buf[256];
+	int rc;
+
+	sl_ofp_buf_init(&b);
+	sl_ofp_empty_encode(&b, SL_OFPT_FEATURES_REQUEST, sl_ctl_of_next_xid(c));
+	rc = sl_ctl_of_request(c, b.data, b.len, got_features, &f, NULL, err, sizeof(err));
+	sl_ofp_buf_free(&b);
+	if (rc == -EBADMSG && err[0] == '\0')
+		snprintf(err, sizeof(err), "malformed features reply");
+	if (rc < 0)
+		return of_failed("features request", rc, err);
+	if ((rc = get_ports(c, &pl, err)) < 0) {
+		free(pl.ports);
+		return of_failed("port description request", rc, err);
+	}
+
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_stringf(&jw, "datapath_id", "%016" PRIx64, f.datapath_id);
+		sl_ctl_jw_u64(&jw, "n_tables", f.n_tables);
+		sl_ctl_jw_u64(&jw, "n_buffers", f.n_buffers);
+		jw_bits("capabilities", f.capabilities, cap_names, SL_ARRAY_SIZE(cap_names));
+		sl_ctl_jw_array_begin(&jw, "ports");
+		for (size_t i = 0; i < pl.n; i++) {
+			const struct sl_ofp_port_desc *p = &pl.ports[i];
+			sl_ctl_jw_object_begin(&jw, NULL);
+			sl_ctl_jw_u64(&jw, "port_no", p->port_no);
+			sl_ctl_jw_string(&jw, "name", p->name);
+			fmt_mac(p->hw_addr, buf, sizeof(buf));
+			sl_ctl_jw_string(&jw, "hw_addr", buf);
+			jw_bits("config", p->config, config_names, SL_ARRAY_SIZE(config_names));
+			jw_bits("state", p->state, state_names, SL_ARRAY_SIZE(state_names));
+			jw_bits("curr", p->curr, feature_names, SL_ARRAY_SIZE(feature_names));
+			sl_ctl_jw_u64(&jw, "curr_speed_kbps", p->curr_speed);
+			sl_ctl_jw_u64(&jw, "max_speed_kbps", p->max_speed);
+			sl_ctl_jw_object_end(&jw);
+		}
+		sl_ctl_jw_array_end(&jw);
+		sl_ctl_jw_object_end(&jw);
+	} else {
+		static const char *const heads[] = {"port",  "name",   "mac",
+		                                    "state", "config", "speed"};
+		struct sl_ctl_table *t;
+
+		printf("datapath_id: %016" PRIx64 "\n", f.datapath_id);
+		printf("n_tables: %u, n_buffers: %" PRIu32 "\n", f.n_tables, f.n_buffers);
+		fmt_bits(f.capabilities, cap_names, SL_ARRAY_SIZE(cap_names), " ", buf,
+		         sizeof(buf));
+		printf("capabilities: %s\n", buf);
+		if (sl_ctl_table_create(heads, 6, "rlllll", &t) == 0) {
+			for (size_t i = 0; i < pl.n; i++) {
+				const struct sl_ofp_port_desc *p = &pl.ports[i];
+				sl_ctl_table_addf(t, "%" PRIu32, p->port_no);
+				sl_ctl_table_add(t, p->name);
+				fmt_mac(p->hw_addr, buf, sizeof(buf));
+				sl_ctl_table_add(t, buf);
+				fmt_bits(p->state, state_names, SL_ARRAY_SIZE(state_names), ",",
+				         buf, sizeof(buf));
+				sl_ctl_table_add(t, buf);
+				fmt_bits(p->config, config_names, SL_ARRAY_SIZE(config_names), ",",
+				         buf, sizeof(buf));
+				sl_ctl_table_add(t, buf);
+				fmt_speed(p->curr_speed, buf, sizeof(buf));
+				sl_ctl_table_add(t, buf);
+			}
+			sl_ctl_table_print(t, stdout, 0);
+			sl_ctl_table_destroy(t);
+		}
+	}
+	free(pl.ports);
+	return 0;
+}
+
+/*
+ * dump-flows
+ */
+
+static int
+flow_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs, struct sl_ofp_error *e)
+{
+	static struct sl_flow_spec fs; /* large: keep it off the stack */
+	struct sl_ofp_flow_stats st;
+	char text[4096], head[64], dur[32];
+	const char *rest;
+	int n;
+
+	(void)m;
+	if (sl_ofp_flow_stats_entry_decode(body, len, ofs, &fs, &st, e) < 0)
+		return -1;
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_u64(&jw, "table", fs.table_id);
+		sl_ctl_jw_u64(&jw, "priority", fs.priority);
+		sl_ctl_jw_u64(&jw, "cookie", fs.cookie);
+		sl_ctl_jw_double(&jw, "duration", duration_d(st.duration_sec, st.duration_nsec));
+		sl_ctl_jw_u64(&jw, "n_packets", st.packet_count);
+		sl_ctl_jw_u64(&jw, "n_bytes", st.byte_count);
+		sl_ctl_jw_u64(&jw, "idle_timeout", fs.idle_timeout);
+		sl_ctl_jw_u64(&jw, "hard_timeout", fs.hard_timeout);
+		jw_bits("flags", fs.flags, flag_names, SL_ARRAY_SIZE(flag_names));
+		sl_flow_format_match(&fs.match, text, sizeof(text));
+		sl_ctl_jw_string(&jw, "match", text);
+		sl_flow_format_actions(&fs.insns, text, sizeof(text));
+		sl_ctl_jw_string(&jw, "actions", text);
+		sl_flow_format(&fs, text, sizeof(text));
+		sl_ctl_jw_string(&jw, "flow", text);
+		sl_ctl_jw_object_end(&jw);
+		return 0;
+	}
+	/*
+	 * sl_flow_format prints "table=N, [timeouts, flags, ]priority=... actions=...";
+	 * with the cookie cleared it starts exactly with "table=N, ", which the
+	 * counters go in front of, ovs-ofctl style.
+	 */
+	fs.cookie_mask = 0;
+	{
+		uint64_t cookie = fs.cookie;
+		fs.cookie = 0;
+		sl_flow_format(&fs, text, sizeof(text));
+		fs.cookie = cookie;
+	}
+	n = snprintf(head, sizeof(head), "table=%u, ", fs.table_id);
+	rest = strncmp(text, head, (size_t)n) == 0 ? text + n : text;
+	fmt_duration(st.duration_sec, st.duration_nsec, dur, sizeof(dur));
+	printf(" cookie=0x%" PRIx64 ", duration=%s, table=%u, n_packets=%" PRIu64
+	       ", n_bytes=%" PRIu64 ", %s\n",
+	       fs.cookie, dur, fs.table_id, st.packet_count, st.byte_count, rest);
+	return 0;
+}
+
+/* Parse a FILTER (dump-flows, del-flows); exit code 0 or EXIT_USAGE. */
+static int
+parse_filter(const char *cmd, const char *text, struct sl_flow_spec *fs, uint32_t *out_port,
+             uint32_t *out_group)
+{
+	struct sl_parse_error pe;
+	char buf[ERR_MAX];
+
+	if (sl_flow_parse_filter_out(text, fs, out_port, out_group, &pe) < 0) {
+		sl_parse_error_format(&pe, buf, sizeof(buf));
+		return usage_error("%s: bad filter: %s", cmd, buf);
+	}
+	return 0;
+}
+
+static int
+cmd_dump_flows(struct sl_ctl_of *c, const char *filter_text)
+{
+	static struct sl_flow_spec fs;
+	static struct sl_ofp_mp_request req;
+	struct mp_ctx m = {.type = SL_OFPMP_FLOW, .entry = flow_entry};
+	char err[ERR_MAX] = "";
+	int rc;
+
+	/* Already validated by the caller before connecting. */
+	parse_filter("dump-flows", filter_text, &fs, &req.flow.out_port, &req.flow.out_group);
+	req.type = SL_OFPMP_FLOW;
+	req.flow.table_id = fs.table_id;
+	req.flow.cookie = fs.cookie;
+	req.flow.cookie_mask = fs.cookie_mask;
+	req.flow.match = fs.match;
+	m.err = err;
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_array_begin(&jw, "flows");
+	}
+	rc = of_multipart(c, &req, mp_reply, &m, NULL, err, sizeof(err));
+	if (o.json) {
+		sl_ctl_jw_array_end(&jw);
+		sl_ctl_jw_object_end(&jw);
+	}
+	return rc < 0 ? of_failed("flow stats request", rc, err) : 0;
+}
+
+/*
+ * dump-tables
+ */
+
+struct table_row {
+	struct sl_ofp_table_stats st;
+	char name[32];
+};
+
+struct table_list {
+	struct table_row rows[SL_OFPTT_ALL + 1];
+	bool seen[SL_OFPTT_ALL + 1];
+};
+
+static int
+table_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                  struct sl_ofp_error *e)
+{
+	struct table_list *tl = m->user;
+	struct sl_ofp_table_stats ts;
+
+	if (sl_ofp_table_stats_entry_decode(body, len, ofs, &ts, e) < 0)
+		return -1;
+	tl->rows[ts.table_id].st = ts;
+	tl->seen[ts.table_id] = true;
+	return 0;
+}
+
+static int
+table_features_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                     struct sl_ofp_error *e)
+{
+	static struct sl_ofp_table_features tf;
+	struct table_list *tl = m->user;
+
+	if (sl_ofp_table_features_entry_decode(body, len, ofs, &tf, e) < 0)
+		return -1;
+	snprintf(tl->rows[tf.table_id].name, sizeof(tl->rows[0].name), "%s", tf.name);
+	return 0;
+}
+
+static int
+cmd_dump_tables(struct sl_ctl_of *c)
+{
+	static struct table_list tl;
+	struct mp_ctx m = {.type = SL_OFPMP_TABLE, .entry = table_stats_entry, .user = &tl};
+	char err[ERR_MAX] = "";
+	struct sl_ctl_table *t = NULL;
+	int rc;
+
+	m.err = err;
+	rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_TABLE}, mp_reply, &m,
+	                  NULL, err, sizeof(err));
+	if (rc < 0)
+		return of_failed("table stats request", rc, err);
+	/* Names come from table features (about 200 KB for 254 tables); optional. */
+	m.type = SL_OFPMP_TABLE_FEATURES;
+	m.entry = table_features_entry;
+	rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_TABLE_FEATURES}, mp_reply,
+	                  &m, NULL, err, sizeof(err));
+	if (rc == -ETIMEDOUT || rc == -ECONNRESET)
+		return of_failed("table features request", rc, err);
+
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_array_begin(&jw, "tables");
+	} else {
+		static const char *const heads[] = {"table", "name", "active", "lookups",
+		                                    "matched"};
+		sl_ctl_table_create(heads, 5, "rlrrr", &t);
+	}
+	for (unsigned id = 0; id <= SL_OFPTT_ALL; id++) {
+		const struct table_row *r = &tl.rows[id];
+		if (!tl.seen[id] || (!o.all && r->st.active_count == 0 && r->st.lookup_count == 0))
+			continue;
+		if (o.json) {
+			sl_ctl_jw_object_begin(&jw, NULL);
+			sl_ctl_jw_u64(&jw, "table_id", id);
+			if (r->name[0])
+				sl_ctl_jw_string(&jw, "name", r->name);
+			sl_ctl_jw_u64(&jw, "active_count", r->st.active_count);
+			sl_ctl_jw_u64(&jw, "lookup_count", r->st.lookup_count);
+			sl_ctl_jw_u64(&jw, "matched_count", r->st.matched_count);
+			sl_ctl_jw_object_end(&jw);
+		} else if (t) {
+			sl_ctl_table_addf(t, "%u", id);
+			sl_ctl_table_add(t, r->name[0] ? r->name : "-");
+			sl_ctl_table_addf(t, "%" PRIu32, r->st.active_count);
+			sl_ctl_table_addf(t, "%" PRIu64, r->st.lookup_count);
+			sl_ctl_table_addf(t, "%" PRIu64, r->st.matched_count);
+		}
+	}
+	if (o.json) {
+		sl_ctl_jw_array_end(&jw);
+		sl_ctl_jw_object_end(&jw);
+	} else if (t) {
+		if (sl_ctl_table_rows(t))
+			sl_ctl_table_print(t, stdout, 0);
+		else
+			printf("no table has flows or lookups (--all lists every table)\n");
+		sl_ctl_table_destroy(t);
+	}
+	return 0;
+}
+
+/*
+ * dump-ports
+ */
+
+struct port_stats_ctx {
+	const struct port_list *names;
+	unsigned n;
+};
+
+static void
+print_counter(const char *key, uint64_t v, bool last)
+{
+	if (v == UINT64_MAX)
+		printf("%s=?%s", key, last ? "" : ", ");
+	else
+		printf("%s=%" PRIu64 "%s", key, v, last ? "" : ", ");
+}
+
+static void
+jw_counter(const char *key, uint64_t v)
+{
+	if (v == UINT64_MAX)
+		sl_ctl_jw_null(&jw, key); /* the switch does not count it */
+	else
+		sl_ctl_jw_u64(&jw, key, v);
+}
+
+static int
+port_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                 struct sl_ofp_error *e)
+{
+	struct port_stats_ctx *pc = m->user;
+	struct sl_ofp_port_stats ps;
+	const char *name;
+	char dur[32], clean[32];
+
+	if (sl_ofp_port_stats_entry_decode(body, len, ofs, &ps, e) < 0)
+		return -1;
+	pc->n++;
+	name = port_name_of(pc->names, ps.port_no);
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_u64(&jw, "port_no", ps.port_no);
+		if (name)
+			sl_ctl_jw_string(&jw, "name", name);
+		jw_counter("rx_packets", ps.rx_packets);
+		jw_counter("tx_packets", ps.tx_packets);
+		jw_counter("rx_bytes", ps.rx_bytes);
+		jw_counter("tx_bytes", ps.tx_bytes);
+		jw_counter("rx_dropped", ps.rx_dropped);
+		jw_counter("tx_dropped", ps.tx_dropped);
+		jw_counter("rx_errors", ps.rx_errors);
+		jw_counter("tx_errors", ps.tx_errors);
+		jw_counter("rx_frame_err", ps.rx_frame_err);
+		jw_counter("rx_over_err", ps.rx_over_err);
+		jw_counter("rx_crc_err", ps.rx_crc_err);
+		jw_counter("collisions", ps.collisions);
+		sl_ctl_jw_double(&jw, "duration", duration_d(ps.duration_sec, ps.duration_nsec));
+		sl_ctl_jw_object_end(&jw);
+		return 0;
+	}
+	/* ovs-ofctl dump-ports layout, with the port name. */
+	if (name) {
+		sl_ctl_sanitize(clean, sizeof(clean), name, strlen(name));
+		printf("  port %2" PRIu32 " (%s): rx ", ps.port_no, clean);
+	} else {
+		printf("  port %2" PRIu32 ": rx ", ps.port_no);
+	}
+	print_counter("pkts", ps.rx_packets, false);
+	print_counter("bytes", ps.rx_bytes, false);
+	print_counter("drop", ps.rx_dropped, false);
+	print_counter("errs", ps.rx_errors, false);
+	print_counter("frame", ps.rx_frame_err, false);
+	print_counter("over", ps.rx_over_err, false);
+	print_counter("crc", ps.rx_crc_err, true);
+	printf("\n           tx ");
+	print_counter("pkts", ps.tx_packets, false);
+	print_counter("bytes", ps.tx_bytes, false);
+	print_counter("drop", ps.tx_dropped, false);
+	print_counter("errs", ps.tx_errors, false);
+	print_counter("coll", ps.collisions, true);
+	fmt_duration(ps.duration_sec, ps.duration_nsec, dur, sizeof(dur));
+	printf("\n           duration=%s\n", dur);
+	return 0;
+}
+
+static int
+cmd_dump_ports(struct sl_ctl_of *c, const char *port_arg)
+{
+	struct port_list pl = {0};
+	struct port_stats_ctx pc = {.names = &pl};
+	struct mp_ctx m = {.type = SL_OFPMP_PORT_STATS, .entry = port_stats_entry, .user = &pc};
+	struct sl_ofp_mp_request req = {.type = SL_OFPMP_PORT_STATS, .port_no = SL_PORT_ANY};
+	char err[ERR_MAX] = "";
+	uint64_t v;
+	int rc;
+
+	m.err = err;
+	/* Names from the port descriptions; a switch without them still gets counters. */
+	rc = get_ports(c, &pl, err);
+	if (rc == -ETIMEDOUT || rc == -ECONNRESET) {
+		free(pl.ports);
+		return of_failed("port description request", rc, err);
+	}
+	if (port_arg) {
+		if (parse_u64(port_arg, 1, SL_PORT_MAX_PHYS, &v)) {
+			req.port_no = (uint32_t)v;
+		} else {
+			size_t i;
+			for (i = 0; i < pl.n; i++)
+				if (strcmp(pl.ports[i].name, port_arg) == 0)
+					break;
+			if (i == pl.n) {
+				free(pl.ports);
+				return usage_error("dump-ports: no port '%s' (expected a port "
+				                   "number or the name of a port)",
+				                   port_arg);
+			}
+			req.port_no = pl.ports[i].port_no;
+		}
+	}
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_array_begin(&jw, "ports");
+	}
+	rc = of_multipart(c, &req, mp_reply, &m, NULL, err, sizeof(err));
+	if (o.json) {
+		sl_ctl_jw_array_end(&jw);
+		sl_ctl_jw_object_end(&jw);
+	}
+	free(pl.ports);
+	return rc < 0 ? of_failed("port stats request", rc, err) : 0;
+}
+
+/*
+ * dump-groups
+ */
+
+struct group_row {
+	struct sl_group_spec desc;
+	struct sl_ofp_group_stats st;
+	bool have_stats;
+};
+
+struct group_list {
+	struct group_row *rows;
+	size_t n, cap;
+};
+
+static const char *const group_type_names[] = {"all", "select", "indirect", "ff"};
+
+static int
+group_desc_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                 struct sl_ofp_error *e)
+{
+	struct group_list *gl = m->user;
+
+	if (gl->n == gl->cap) {
+		size_t ncap = gl->cap ? gl->cap * 2 : 8;
+		void *nr = realloc(gl->rows, ncap * sizeof(*gl->rows));
+		if (nr == NULL) {
+			snprintf(m->err, ERR_MAX, "out of memory");
+			return -ENOMEM;
+		}
+		gl->rows = nr;
+		gl->cap = ncap;
+	}
+	memset(&gl->rows[gl->n], 0, sizeof(gl->rows[0]));
+	if (sl_ofp_group_desc_entry_decode(body, len, ofs, &gl->rows[gl->n].desc, e) < 0)
+		return -1;
+	gl->n++;
+	return 0;
+}
+
+static int
+group_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                  struct sl_ofp_error *e)
+{
+	static struct sl_ofp_group_stats gs;
+	struct group_list *gl = m->user;
+
+	if (sl_ofp_group_stats_entry_decode(body, len, ofs, &gs, e) < 0)
+		return -1;
+	for (size_t i = 0; i < gl->n; i++) {
+		if (gl->rows[i].desc.group_id == gs.group_id) {
+			gl->rows[i].st = gs;
+			gl->rows[i].have_stats = true;
+		}
+	}
+	return 0;
+}
+
+/* A bucket's actions in flow syntax. */
+static void
+fmt_bucket_actions(const struct sl_bucket_spec *b, char *buf, size_t size)
+{
+	static struct sl_instructions in;
+
+	memset(&in, 0, sizeof(in));
+	in.goto_table = -1;
+	in.has_apply = true;
+	in.n_apply = b->n_actions;
+	memcpy(in.apply, b->actions, b->n_actions * sizeof(b->actions[0]));
+	sl_flow_format_actions(&in, buf, size);
+}
+
+static int
+cmd_dump_groups(struct sl_ctl_of *c)
+{
+	struct group_list gl = {0};
+	struct mp_ctx m = {.type = SL_OFPMP_GROUP_DESC, .entry = group_desc_entry, .user = &gl};
+	char err[ERR_MAX] = "", acts[2048], dur[32];
+	int rc;
+
+	m.err = err;
+	rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_GROUP_DESC}, mp_reply, &m,
+	                  NULL, err, sizeof(err));
+	if (rc < 0) {
+		free(gl.rows);
+		return of_failed("group description request", rc, err);
+	}
+	m.type = SL_OFPMP_GROUP;
+	m.entry = group_stats_entry;
+	rc = of_multipart(
+	    c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_GROUP, .group_id = SL_GROUP_ID_ALL},
+	    mp_reply, &m, NULL, err, sizeof(err));
+	if (rc < 0) {
+		free(gl.rows);
+		return of_failed("group stats request", rc, err);
+	}
+
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_array_begin(&jw, "groups");
+	}
+	for (size_t i = 0; i < gl.n; i++) {
+		const struct group_row *g = &gl.rows[i];
+		const char *type = g->desc.type < 4 ? group_type_names[g->desc.type] : "?";
+
+		if (o.json) {
+			sl_ctl_jw_object_begin(&jw, NULL);
+			sl_ctl_jw_u64(&jw, "group_id", g->desc.group_id);
+			sl_ctl_jw_string(&jw, "type", type);
+			if (g->have_stats) {
+				sl_ctl_jw_u64(&jw, "ref_count", g->st.ref_count);
+				sl_ctl_jw_u64(&jw, "n_packets", g->st.packet_count);
+				sl_ctl_jw_u64(&jw, "n_bytes", g->st.byte_count);
+				sl_ctl_jw_double(
+				    &jw, "duration",
+				    duration_d(g->st.duration_sec, g->st.duration_nsec));
+			}
+			sl_ctl_jw_array_begin(&jw, "buckets");
+			for (unsigned k = 0; k < g->desc.n_buckets; k++) {
+				const struct sl_bucket_spec *b = &g->desc.buckets[k];
+				sl_ctl_jw_object_begin(&jw, NULL);
+				if (g->desc.type == SL_GROUP_SELECT)
+					sl_ctl_jw_u64(&jw, "weight", b->weight);
+				if (b->watch_port != SL_PORT_ANY)
+					sl_ctl_jw_u64(&jw, "watch_port", b->watch_port);
+				if (b->watch_group != SL_GROUP_ID_ANY)
+					sl_ctl_jw_u64(&jw, "watch_group", b->watch_group);
+				fmt_bucket_actions(b, acts, sizeof(acts));
+				sl_ctl_jw_string(&jw, "actions", acts);
+				if (g->have_stats && k < g->st.n_buckets) {
+					sl_ctl_jw_u64(&jw, "n_packets",
+					              g->st.buckets[k].packet_count);
+					sl_ctl_jw_u64(&jw, "n_bytes", g->st.buckets[k].byte_count);
+				}
+				sl_ctl_jw_object_end(&jw);
+			}
+			sl_ctl_jw_array_end(&jw);
+			sl_ctl_jw_object_end(&jw);
+			continue;
+		}
+		/* ovs-ofctl dump-groups line, then the counters (dump-group-stats). */
+		printf(" group_id=%" PRIu32 ",type=%s", g->desc.group_id, type);
+		for (unsigned k = 0; k < g->desc.n_buckets; k++) {
+			const struct sl_bucket_spec *b = &g->desc.buckets[k];
+			printf(",bucket=");
+			if (g->desc.type == SL_GROUP_SELECT)
+				printf("weight:%u,", b->weight);
+			if (b->watch_port != SL_PORT_ANY)
+				printf("watch_port:%" PRIu32 ",", b->watch_port);
+			if (b->watch_group != SL_GROUP_ID_ANY)
+				printf("watch_group:%" PRIu32 ",", b->watch_group);
+			fmt_bucket_actions(b, acts, sizeof(acts));
+			printf("actions=%s", acts);
+		}
+		printf("\n");
+		if (g->have_stats) {
+			fmt_duration(g->st.duration_sec, g->st.duration_nsec, dur, sizeof(dur));
+			printf("   duration=%s, ref_count=%" PRIu32 ", n_packets=%" PRIu64
+			       ", n_bytes=%" PRIu64,
+			       dur, g->st.ref_count, g->st.packet_count, g->st.byte_count);
+			for (unsigned k = 0; k < g->st.n_buckets; k++)
+				printf(", bucket%u: n_packets=%" PRIu64 " n_bytes=%" PRIu64, k,
+				       g->st.buckets[k].packet_count, g->st.buckets[k].byte_count);
+			printf("\n");
+		}
+	}
+	if (o.json) {
+		sl_ctl_jw_array_end(&jw);
+		sl_ctl_jw_object_end(&jw);
+	} else if (gl.n == 0) {
+		printf("no groups\n");
+	}
+	free(gl.rows);
+	return 0;
+}
+
+/*
+ * add-flow, add-flows, mod-flows, del-flows: flow_mods sent as one batch
+ * closed by a barrier; every OFPT_ERROR is matched to its message by xid.
+ */
+
+struct origin {
+	char what[160]; /* "FILE:LINE" or "flow" */
+};
+
+struct batch {
+	struct sl_ofp_buf msgs;
+	struct origin *origins; /* one per message, in order */
+	size_t n, cap;
+	uint32_t first_xid;       /* after assign_xids */
+	const char *display_file; /* shown instead of the path (stdin) */
+	const char *label;        /* origin of messages not from a file: the command */
+	unsigned n_refused;
+};
+
+static int
+batch_add_origin(struct batch *b, const char *file, unsigned line)
+{
+	if (b->n == b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 64;
+		void *no = realloc(b->origins, ncap * sizeof(*b->origins));
+		if (no == NULL)
+			return -ENOMEM;
+		b->origins = no;
+		b->cap = ncap;
+	}
+	if (file)
+		snprintf(b->origins[b->n].what, sizeof(b->origins[0].what), "%s:%u",
+		         b->display_file ? b->display_file : file, line);
+	else
+		snprintf(b->origins[b->n].what, sizeof(b->origins[0].what), "%s",
+		         b->label ? b->label : "request");
+	b->n++;
+	return 0;
+}
+
+static void
+flow_mod_init(struct sl_ofp_flow_mod *fm, uint8_t command)
+{
+	memset(fm, 0, offsetof(struct sl_ofp_flow_mod, spec));
+	fm->command = command;
+	fm->buffer_id = SL_OFP_NO_BUFFER;
+	fm->out_port = SL_PORT_ANY;
+	fm->out_group = SL_GROUP_ID_ANY;
+}
+
+/* Loader callbacks: encode each item with xid 0 (assigned once connected). */
+static int
+on_table_decl(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
+{
+	struct batch *b = arg;
+	int rc = sl_ofp_table_declare_encode(&b->msgs, 0, ts);
+
+	if (rc == -EINVAL) {
+		snprintf(err->msg, sizeof(err->msg),
+		         "this table declaration cannot be sent over OpenFlow");
+		return rc;
+	}
+	if (rc == 0)
+		rc = batch_add_origin(b, err->file, err->line);
+	return rc;
+}
+
+static int
+on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
+{
+	static struct sl_ofp_flow_mod fm;
+	struct batch *b = arg;
+	int rc;
+
+	flow_mod_init(&fm, SL_OFPFC_ADD);
+	fm.spec = *fs;
+	rc = sl_ofp_flow_mod_encode(&b->msgs, 0, &fm);
+	if (rc == -EMSGSIZE) {
+		snprintf(err->msg, sizeof(err->msg), "flow too large for one OpenFlow message");
+		return rc;
+	}
+	if (rc == 0)
+		rc = batch_add_origin(b, err->file, err->line);
+	return rc;
+}
+
+/* Give the batch's messages consecutive xids of connection @c. */
+static void
+assign_xids(struct batch *b, struct sl_ctl_of *c)
+{
+	size_t ofs = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		uint8_t *m = b->msgs.data + ofs;
+		uint32_t xid = sl_ctl_of_next_xid(c);
+
+		if (i == 0)
+			b->first_xid = xid;
+		m[4] = (uint8_t)(xid >> 24);
+		m[5] = (uint8_t)(xid >> 16);
+		m[6] = (uint8_t)(xid >> 8);
+		m[7] = (uint8_t)xid;
+		ofs += (size_t)m[2] << 8 | m[3];
+	}
+}
+
+static void
+on_refused(void *arg, uint32_t xid, const struct sl_ofp_error *e, const uint8_t *data,
+           size_t data_len)
+{
+	struct batch *b = arg;
+	size_t idx = (size_t)(xid - b->first_xid);
+	char name[128];
+
+	(void)data;
+	(void)data_len;
+	b->n_refused++;
+	sl_ctl_of_error_format(e, name, sizeof(name));
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		if (idx < b->n)
+			sl_ctl_jw_string(&jw, "origin", b->origins[idx].what);
+		sl_ctl_jw_u64(&jw, "xid", xid);
+		sl_ctl_jw_string(&jw, "error", sl_ofp_error_name(e));
+		sl_ctl_jw_u64(&jw, "type", e->type);
+		sl_ctl_jw_u64(&jw, "code", e->code);
+		sl_ctl_jw_object_end(&jw);
+	}
+	if (idx < b->n)
+		errmsg("%s: the switch refused it: %s", b->origins[idx].what, name);
+	else
+		errmsg("the switch refused a message (xid %" PRIu32 "): %s", xid, name);
+}
+
+/* Connect, send the batch and the barrier, report refusals; returns the exit code. */
+static int
+run_batch(struct batch *b)
+{
+	struct sl_ctl_of *c;
+	char err[ERR_MAX] = "";
+	unsigned n_err = 0;
+	int rc, ex;
+
+	if ((ex = of_connect(&c)) != 0)
+		return ex;
+	assign_xids(b, c);
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_u64(&jw, "messages", b->n);
+		sl_ctl_jw_array_begin(&jw, "errors");
+	}
+	rc = sl_ctl_of_batch(c, b->msgs.data, b->msgs.len, on_refused, b, &n_err, err, sizeof(err));
+	if (o.json) {
+		sl_ctl_jw_array_end(&jw);
+		sl_ctl_jw_object_end(&jw);
+	}
+	sl_ctl_of_close(c);
+	if (rc < 0)
+		return of_failed("sending flows", rc, err);
+	return n_err ? EXIT_REFUSED : 0;
+}
+
+static void
+batch_free(struct batch *b)
+{
+	sl_ofp_buf_free(&b->msgs);
+	free(b->origins);
+}
+
+static int
+cmd_add_flow(const char *cmd, const char *text, uint8_t command)
+{
+	static struct sl_ofp_flow_mod fm;
+	struct sl_parse_error pe;
+	struct batch b = {.label = cmd};
+	char buf[ERR_MAX];
+	int rc;
+
+	flow_mod_init(&fm, command);
+	if (sl_flow_parse(text, &fm.spec, &pe) < 0) {
+		sl_parse_error_format(&pe, buf, sizeof(buf));
+		return usage_error("%s: %s", cmd, buf);
+	}
+	sl_ofp_buf_init(&b.msgs);
+	rc = sl_ofp_flow_mod_encode(&b.msgs, 0, &fm);
+	if (rc == 0)
+		rc = batch_add_origin(&b, NULL, 0);
+	if (rc < 0) {
+		batch_free(&b);
+		if (rc == -EMSGSIZE)
+			return usage_error("%s: flow too large for one OpenFlow message", cmd);
+		errmsg("out of memory");
+		return EXIT_REFUSED;
+	}
+	rc = run_batch(&b);
+	batch_free(&b);
+	return rc;
+}
+
+static int
+cmd_add_flows(const char *path)
+{
+	struct sl_parse_error pe;
+	struct batch b = {0};
+	const char *file = path;
+	char buf[ERR_MAX];
+	int rc;
+
+	if (strcmp(path, "-") == 0) {
+		file = "/dev/stdin";
+		b.display_file = "-";
+	}
+	sl_ofp_buf_init(&b.msgs);
+	/* The whole file is checked and encoded before anything is sent. */
+	rc = sl_flowfile_load(file, on_table_decl, on_flow, &b, &pe);
+	if (rc < 0) {
+		if (b.display_file)
+			snprintf(pe.file, sizeof(pe.file), "%s", b.display_file);
+		sl_parse_error_format(&pe, buf, sizeof(buf));
+		batch_free(&b);
+		if (rc == -ENOMEM) {
+			errmsg("%s", buf);
+			return EXIT_REFUSED;
+		}
+		return usage_error("add-flows: %s", buf);
+	}
+	rc = run_batch(&b);
+	batch_free(&b);
+	return rc;
+}
+
+static int
+cmd_del_flows(const char *filter_text)
+{
+	static struct sl_ofp_flow_mod fm;
+	struct batch b = {.label = "del-flows"};
+	int rc;
+
+	flow_mod_init(&fm, o.strict ? SL_OFPFC_DELETE_STRICT : SL_OFPFC_DELETE);
+	if ((rc = parse_filter("del-flows", filter_text, &fm.spec, &fm.out_port, &fm.out_group)))
+		return rc;
+	sl_ofp_buf_init(&b.msgs);
+	if (sl_ofp_flow_mod_encode(&b.msgs, 0, &fm) < 0 || batch_add_origin(&b, NULL, 0) < 0) {
+		batch_free(&b);
+		return usage_error("del-flows: filter too large for one OpenFlow message");
+	}
+	rc = run_batch(&b);
+	batch_free(&b);
+	return rc;
+}
+
+/*
+ * Telemetry plumbing.
+ */
+
+static int
+tel_connect(struct sl_ctl_tel **t)
+{
+	char err[ERR_MAX];
+	int rc = sl_ctl_tel_open(o.telemetry, o.timeout_ms, t, err, sizeof(err));
+
+	if (rc == 0)
+		return 0;
+	errmsg("%s", err);
+	if (rc != -EBADMSG)
+		fprintf(stderr, "sluicectl: is the switch running? Pick it with --name NAME or "
+		                "--telemetry PATH\n");
+	return rc == -EBADMSG ? EXIT_REFUSED : EXIT_UNREACHABLE;
+}
+
+/* Exit code for a failed telemetry call. */
+static int
+tel_failed(const char *cmd, int rc, const char *err)
+{
+	switch (rc) {
+	case -EREMOTEIO:
+		errmsg("%s: the switch refused: %s", cmd, err);
+		return EXIT_REFUSED;
+	case -EINVAL:
+		return usage_error("%s", err);
+	case -ETIMEDOUT:
+	case -ECONNRESET:
+		errmsg("%s", err);
+		return EXIT_UNREACHABLE;
+	default:
+		errmsg("%s", err);
+		return EXIT_REFUSED;
+	}
+}
+
+/* Call @cmd; on success *doc and *v are set (free *doc). */
+static int
+tel_get(struct sl_ctl_tel *t, const char *cmd, const char *params, struct sl_ctl_json_doc **doc,
+        const struct sl_ctl_json **v)
+{
+	char err[ERR_MAX];
+	int rc = sl_ctl_tel_call(t, cmd, params, doc, v, err, sizeof(err));
+
+	if (rc < 0) {
+		sl_ctl_json_free(*doc);
+		*doc = NULL;
+		return tel_failed(cmd, rc, err);
+	}
+	if ((*v)->type != SL_CTL_JSON_OBJECT) {
+		errmsg("%s: malformed reply: the value is not a JSON object", cmd);
+		sl_ctl_json_free(*doc);
+		*doc = NULL;
+		return EXIT_REFUSED;
+	}
+	return 0;
+}
+
+/* A JSON value as short text for a table cell. */
+static void
+fmt_value(const struct sl_ctl_json *v, char *buf, size_t size)
+{
+	switch (v ? v->type : SL_CTL_JSON_NULL) {
+	case SL_CTL_JSON_NUMBER:
+		if (v->is_int)
+			snprintf(buf, size, "%s%" PRIu64, v->negative ? "-" : "", v->u);
+		else
+			snprintf(buf, size, "%g", v->d);
+		break;
+	case SL_CTL_JSON_STRING:
+		sl_ctl_sanitize(buf, size, v->str, v->str_len);
+		break;
+	case SL_CTL_JSON_TRUE:
+		snprintf(buf, size, "true");
+		break;
+	case SL_CTL_JSON_FALSE:
+		snprintf(buf, size, "false");
+		break;
+	case SL_CTL_JSON_ARRAY:
+	case SL_CTL_JSON_OBJECT:
+		snprintf(buf, size, "(%zu items)", v->n);
+		break;
+	default:
+		snprintf(buf, size, "-");
+		break;
+	}
+}
+
+/* Integer member as text, "-" when absent. */
+static void
+fmt_member(const struct sl_ctl_json *obj, const char *key, char *buf, size_t size)
+{
+	fmt_value(sl_ctl_json_get(obj, key), buf, size);
+}
+
+static void
+fmt_ns(uint64_t ns, char *buf, size_t size)
+{
+	if (ns < 1000)
+		snprintf(buf, size, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, size, "%.2fus", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, size, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, size, "%.2fs", ns / 1e9);
+}
+
+static void
+fmt_uptime(uint64_t ms, char *buf, size_t size)
+{
+	uint64_t s = ms / 1000;
+
+	if (s >= 86400)
+		snprintf(buf, size, "%" PRIu64 "d%02" PRIu64 "h%02" PRIu64 "m", s / 86400,
+		         s / 3600 % 24, s / 60 % 60);
+	else if (s >= 3600)
+		snprintf(buf, size, "%" PRIu64 "h%02" PRIu64 "m%02" PRIu64 "s", s / 3600,
+		         s / 60 % 60, s % 60);
+	else if (s >= 60)
+		snprintf(buf, size, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+	else
+		snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 "s", s, ms % 1000);
+}
+
+/* Members of @obj that are objects, sorted by numeric key (ports, tables). */
+static size_t
+sorted_entries(const struct sl_ctl_json *obj, const struct sl_ctl_json **out, size_t max)
+{
+	size_t n = 0;
+
+	for (const struct sl_ctl_json *m = obj->child; m && n < max; m = m->next)
+		if (m->type == SL_CTL_JSON_OBJECT)
+			out[n++] = m;
+	/* Insertion sort: at most a few hundred entries. */
+	for (size_t i = 1; i < n; i++) {
+		const struct sl_ctl_json *x = out[i];
+		unsigned long kx = strtoul(x->key, NULL, 10);
+		size_t j = i;
+		while (j > 0 && strtoul(out[j - 1]->key, NULL, 10) > kx) {
+			out[j] = out[j - 1];
+			j--;
+		}
+		out[j] = x;
+	}
+	return n;
+}
+
+/*
+ * Print every member of @obj as "key: value" lines, then @n_extra derived
+ * lines (@extra: key, value, key, value ...).
+ */
+static void
+print_kv_extra(const struct sl_ctl_json *obj, const char *const *extra, unsigned n_extra)
+{
+	static const char *const heads[] = {"", ""};
+	struct sl_ctl_table *t;
+	char buf[256];
+
+	if (sl_ctl_table_create(heads, 2, "ll", &t) < 0)
+		return;
+	for (const struct sl_ctl_json *m = obj->child; m; m = m->next) {
+		fmt_value(m, buf, sizeof(buf));
+		sl_ctl_table_addf(t, "%s:", m->key);
+		sl_ctl_table_add(t, buf);
+	}
+	for (unsigned i = 0; i < n_extra; i++) {
+		sl_ctl_table_addf(t, "%s:", extra[2 * i]);
+		sl_ctl_table_add(t, extra[2 * i + 1]);
+	}
+	sl_ctl_table_print(t, stdout, 0);
+	sl_ctl_table_destroy(t);
+}
+
+static void
+print_kv(const struct sl_ctl_json *obj)
+{
+	print_kv_extra(obj, NULL, 0);
+}
+
+/*
+ * stats
+ */
+
+static void
+stats_info(const struct sl_ctl_json *v)
+{
+	uint64_t ms;
+	char buf[64];
+	const char *extra[2] = {"uptime", buf};
+
+	if (sl_ctl_json_u64(sl_ctl_json_get(v, "uptime_ms"), &ms)) {
+		fmt_uptime(ms, buf, sizeof(buf));
+		print_kv_extra(v, extra, 1);
+	} else {
+		print_kv(v);
+	}
+}
+
+static void
+stats_ports(const struct sl_ctl_json *v)
+{
+	static const char *const heads[] = {"port",    "name",     "state",   "rx_pkts", "rx_bytes",
+	                                    "tx_pkts", "tx_bytes", "tx_drop", "rx_miss"};
+	static const char *const keys[] = {"rx_packets", "rx_bytes",   "tx_packets",
+	                                   "tx_bytes",   "tx_dropped", "rx_missed"};
+	const struct sl_ctl_json *rows[1024];
+	struct sl_ctl_table *t;
+	size_t n = sorted_entries(v, rows, SL_ARRAY_SIZE(rows));
+	char buf[64];
+
+	if (sl_ctl_table_create(heads, 9, "rllrrrrrr", &t) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct sl_ctl_json *p = rows[i];
+		uint64_t link = sl_ctl_json_get_u64(p, "link", 0),
+		         live = sl_ctl_json_get_u64(p, "live", 1);
+
+		sl_ctl_table_add(t, p->key);
+		fmt_member(p, "name", buf, sizeof(buf));
+		sl_ctl_table_add(t, buf);
+		sl_ctl_table_add(t, !live ? "admin-down" : link ? "up" : "down");
+		for (unsigned k = 0; k < SL_ARRAY_SIZE(keys); k++) {
+			fmt_member(p, keys[k], buf, sizeof(buf));
+			sl_ctl_table_add(t, buf);
+		}
+	}
+	sl_ctl_table_print(t, stdout, 0);
+	sl_ctl_table_destroy(t);
+	if (sl_ctl_json_get_u64(v, "truncated", 0))
+		printf("(list cut by the switch: use 'telemetry /sluice/port,N' for the rest)\n");
+}
+
+static void
+stats_tables(const struct sl_ctl_json *v)
+{
+	static const char *const heads[] = {"table",   "name",    "kind",  "flows",
+	                                    "lookups", "matched", "missed"};
+	static const char *const keys[] = {"name", "kind", "flows", "lookups", "matched", "missed"};
+	const struct sl_ctl_json *rows[256];
+	struct sl_ctl_table *t;
+	size_t n = sorted_entries(v, rows, SL_ARRAY_SIZE(rows));
+	char buf[64];
+
+	if (sl_ctl_table_create(heads, 7, "rllrrrr", &t) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		sl_ctl_table_add(t, rows[i]->key);
+		for (unsigned k = 0; k < SL_ARRAY_SIZE(keys); k++) {
+			fmt_member(rows[i], keys[k], buf, sizeof(buf));
+			sl_ctl_table_add(t, buf[0] ? buf : "-");
+		}
+	}
+	if (n)
+		sl_ctl_table_print(t, stdout, 0);
+	else
+		printf("no tables in use\n");
+	sl_ctl_table_destroy(t);
+	if (sl_ctl_json_get_u64(v, "truncated", 0))
+		printf("(list cut by the switch: use 'telemetry /sluice/table,N' for the rest)\n");
+}
+
+static void
+stats_drops(const struct sl_ctl_json *v)
+{
+	static const char *const heads[] = {"reason", "packets"};
+	struct sl_ctl_table *t;
+	char buf[64];
+
+	if (sl_ctl_table_create(heads, 2, "lr", &t) < 0)
+		return;
+	for (const struct sl_ctl_json *m = v->child; m; m = m->next) {
+		if (strcmp(m->key, "total") == 0)
+			continue;
+		sl_ctl_table_add(t, m->key);
+		fmt_value(m, buf, sizeof(buf));
+		sl_ctl_table_add(t, buf);
+	}
+	if (sl_ctl_json_get(v, "total")) {
+		sl_ctl_table_add(t, "total");
+		fmt_member(v, "total", buf, sizeof(buf));
+		sl_ctl_table_add(t, buf);
+	}
+	sl_ctl_table_print(t, stdout, 0);
+	sl_ctl_table_destroy(t);
+}
+
+static void
+stats_datapath(const struct sl_ctl_json *v)
+{
+	uint64_t packets = sl_ctl_json_get_u64(v, "packets", 0);
+	uint64_t bursts = sl_ctl_json_get_u64(v, "bursts", 0);
+	uint64_t cycles = sl_ctl_json_get_u64(v, "busy_cycles", 0);
+	uint64_t iter = sl_ctl_json_get_u64(v, "iterations", 0);
+	uint64_t busy = sl_ctl_json_get_u64(v, "busy_rounds", 0);
+	char cpp[32] = "-", burst[32] = "-", pct[32] = "-";
+	const char *extra[6] = {"cycles/packet", cpp, "mean burst", burst, "busy rounds", pct};
+
+	/* Derived: busy_cycles / packets is the datapath's cost per packet. */
+	if (packets) {
+		snprintf(cpp, sizeof(cpp), "%.1f", (double)cycles / packets);
+		if (bursts)
+			snprintf(burst, sizeof(burst), "%.1f", (double)packets / bursts);
+	}
+	if (iter)
+		snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * busy / iter);
+	print_kv_extra(v, extra, 3);
+}
+
+static void
+stats_latency(const struct sl_ctl_json *v)
+{
+	static const char *const heads[] = {"class", "count", "mean",  "p50",
+	                                    "p90",   "p99",   "p99.9", "max"};
+	static const char *const keys[] = {"mean_ns", "p50_ns",  "p90_ns",
+	                                   "p99_ns",  "p999_ns", "max_ns"};
+	struct sl_ctl_table *t;
+	char buf[64];
+
+	if (sl_ctl_table_create(heads, 8, "lrrrrrrr", &t) < 0)
+		return;
+	for (const struct sl_ctl_json *c = v->child; c; c = c->next) {
+		if (c->type != SL_CTL_JSON_OBJECT)
+			continue;
+		sl_ctl_table_add(t, c->key);
+		fmt_member(c, "count", buf, sizeof(buf));
+		sl_ctl_table_add(t, buf);
+		for (unsigned k = 0; k < SL_ARRAY_SIZE(keys); k++) {
+			uint64_t ns;
+			if (sl_ctl_json_u64(sl_ctl_json_get(c, keys[k]), &ns))
+				fmt_ns(ns, buf, sizeof(buf));
+			else
+				snprintf(buf, sizeof(buf), "-");
+			sl_ctl_table_add(t, buf);
+		}
+	}
+	sl_ctl_table_print(t, stdout, 0);
+	sl_ctl_table_destroy(t);
+}
+
+static const struct stats_section {
+	const char *what;
+	const char *cmd;
+	void (*print)(const struct sl_ctl_json *v);
+} sections[] = {
+    {"info", "/sluice/info", stats_info},
+    {"ports", "/sluice/ports", stats_ports},
+    {"tables", "/sluice/tables", stats_tables},
+    {"drops", "/sluice/drops", stats_drops},
+    {"datapath", "/sluice/datapath", stats_datapath},
+    {"latency", "/sluice/latency", stats_latency},
+    {"controller", "/sluice/controller", NULL}, /* key/value */
+};
+
+static int
+cmd_stats(const char *what)
+{
+	struct sl_ctl_tel *t;
+	int ex, worst = 0;
+	bool all = strcmp(what, "all") == 0, found = false;
+
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(sections); i++)
+		found |= strcmp(sections[i].what, what) == 0;
+	if (!all && !found)
+		return usage_error("stats: unknown section '%s' (expected ports, tables, drops, "
+		                   "datapath, latency, controller, info or all)",
+		                   what);
+	if ((ex = tel_connect(&t)) != 0)
+		return ex;
+	if (o.json && all)
+		sl_ctl_jw_object_begin(&jw, NULL);
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(sections); i++) {
+		const struct stats_section *s = &sections[i];
+		struct sl_ctl_json_doc *doc;
+		const struct sl_ctl_json *v;
+
+		if (!all && strcmp(s->what, what) != 0)
+			continue;
+		ex = tel_get(t, s->cmd, NULL, &doc, &v);
+		if (ex) {
+			worst = worst ? worst : ex;
+			if (ex == EXIT_UNREACHABLE)
+				break;
+			continue;
+		}
+		if (o.json) {
+			sl_ctl_jw_json(&jw, all ? s->what : NULL, v);
+		} else {
+			if (all)
+				printf("%s== %s ==\n", i ? "\n" : "", s->what);
+			if (s->print)
+				s->print(v);
+			else
+				print_kv(v);
+		}
+		sl_ctl_json_free(doc);
+	}
+	if (o.json && all)
+		sl_ctl_jw_object_end(&jw);
+	sl_ctl_tel_close(t);
+	return worst;
+}
+
+/*
+ * monitor
+ */
+
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+/* One sample of the counters monitor shows. */
+struct sample {
+	double t; /* monotonic seconds */
+	struct sl_ctl_json_doc *info, *ports, *tables, *drops, *dp;
+	const struct sl_ctl_json *vinfo, *vports, *vtables, *vdrops, *vdp;
+};
+
+static void
+sample_free(struct sample *s)
+{
+	sl_ctl_json_free(s->info);
+	sl_ctl_json_free(s->ports);
+	sl_ctl_json_free(s->tables);
+	sl_ctl_json_free(s->drops);
+	sl_ctl_json_free(s->dp);
+	memset(s, 0, sizeof(*s));
+}
+
+static double
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int
+sample_take(struct sl_ctl_tel *t, struct sample *s)
+{
+	int ex;
+
+	memset(s, 0, sizeof(*s));
+	s->t = mono_now();
+	if ((ex = tel_get(t, "/sluice/info", NULL, &s->info, &s->vinfo)) ||
+	    (ex = tel_get(t, "/sluice/ports", NULL, &s->ports, &s->vports)) ||
+	    (ex = tel_get(t, "/sluice/tables", NULL, &s->tables, &s->vtables)) ||
+	    (ex = tel_get(t, "/sluice/drops", NULL, &s->drops, &s->vdrops)) ||
+	    (ex = tel_get(t, "/sluice/datapath", NULL, &s->dp, &s->vdp))) {
+		sample_free(s);
+		return ex;
+	}
+	return 0;
+}
+
+/* Rate of counter @key of @now vs @then over @dt seconds; 0 when it went backwards. */
+static double
+rate(const struct sl_ctl_json *now, const struct sl_ctl_json *then, const char *key, double dt)
+{
+	uint64_t a = sl_ctl_json_get_u64(now, key, 0), b = sl_ctl_json_get_u64(then, key, 0);
+
+	return a >= b && dt > 0 ? (double)(a - b) / dt : 0;
+}
+
+static void
+monitor_print(const struct sample *cur, const struct sample *prev, bool tty)
+{
+	const struct sl_ctl_json *rows[1024];
+	double dt = cur->t - prev->t;
+	char a[32], b[32], c[32], d[32], e[32], name[32], when[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t n;
+
+	localtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	fmt_member(cur->vinfo, "name", name, sizeof(name));
+	fmt_uptime(sl_ctl_json_get_u64(cur->vinfo, "uptime_ms", 0), a, sizeof(a));
+	fmt_member(cur->vinfo, "datapath_id", b, sizeof(b));
+	printf("%s  dpid %s  up %s  %s%s\n", name, b, a, when, tty ? "  (q: quit)" : "");
+
+	printf("\n%4s %-15s %9s %9s %9s %9s %10s\n", "PORT", "NAME", "RX pps", "RX Mbps", "TX pps",
+	       "TX Mbps", "TX drop/s");
+	n = sorted_entries(cur->vports, rows, SL_ARRAY_SIZE(rows));
+	for (size_t i = 0; i < n; i++) {
+		const struct sl_ctl_json *p = rows[i];
+		const struct sl_ctl_json *q = sl_ctl_json_get(prev->vports, p->key);
+		char key[8];
+
+		sl_ctl_sanitize(key, sizeof(key), p->key, strlen(p->key));
+		fmt_member(p, "name", name, sizeof(name));
+		sl_ctl_fmt_si(rate(p, q, "rx_packets", dt), a, sizeof(a));
+		snprintf(b, sizeof(b), "%.1f", rate(p, q, "rx_bytes", dt) * 8 / 1e6);
+		sl_ctl_fmt_si(rate(p, q, "tx_packets", dt), c, sizeof(c));
+		snprintf(d, sizeof(d), "%.1f", rate(p, q, "tx_bytes", dt) * 8 / 1e6);
+		sl_ctl_fmt_si(rate(p, q, "tx_dropped", dt), e, sizeof(e));
+		printf("%4s %-15.15s %9s %9s %9s %9s %10s\n", key, name, a, b, c, d, e);
+	}
+
+	printf("\n%5s %-15s %8s %10s %10s\n", "TABLE", "NAME", "FLOWS", "LOOKUP/s", "MATCH/s");
+	n = sorted_entries(cur->vtables, rows, SL_ARRAY_SIZE(rows));
+	for (size_t i = 0; i < n; i++) {
+		const struct sl_ctl_json *p = rows[i];
+		const struct sl_ctl_json *q = sl_ctl_json_get(prev->vtables, p->key);
+		char key[8];
+
+		sl_ctl_sanitize(key, sizeof(key), p->key, strlen(p->key));
+		fmt_member(p, "name", name, sizeof(name));
+		fmt_member(p, "flows", c, sizeof(c));
+		sl_ctl_fmt_si(rate(p, q, "lookups", dt), a, sizeof(a));
+		sl_ctl_fmt_si(rate(p, q, "matched", dt), b, sizeof(b));
+		printf("%5s %-15.15s %8s %10s %10s\n", key, name[0] ? name : "-", c, a, b);
+	}
+
+	{
+		/* Drops per second by reason, non-zero ones on as few lines as fit 80 columns. */
+		size_t col = printf("\nDROPS/s:");
+		bool any = false;
+		for (const struct sl_ctl_json *m = cur->vdrops->child; m; m = m->next) {
+			double r;
+			char item[64], key[32];
+			if (strcmp(m->key, "total") == 0 || m->type != SL_CTL_JSON_NUMBER)
+				continue;
+			r = rate(cur->vdrops, prev->vdrops, m->key, dt);
+			if (r <= 0)
+				continue;
+			sl_ctl_sanitize(key, sizeof(key), m->key, m->key_len);
+			snprintf(item, sizeof(item), " %s %s", key, sl_ctl_fmt_si(r, a, sizeof(a)));
+			if (col + strlen(item) > 79) {
+				printf("\n        ");
+				col = 8;
+			}
+			col += (size_t)printf("%s", item);
+			any = true;
+		}
+		printf("%s\n", any ? "" : " none");
+	}
+	{
+		double pk = rate(cur->vdp, prev->vdp, "packets", dt);
+		double cy = rate(cur->vdp, prev->vdp, "busy_cycles", dt);
+		double bu = rate(cur->vdp, prev->vdp, "bursts", dt);
+		sl_ctl_fmt_si(pk, a, sizeof(a));
+		if (pk > 0)
+			printf("DATAPATH: %s pkt/s, %.1f cycles/pkt, burst %.1f\n", a, cy / pk,
+			       bu > 0 ? pk / bu : 0.0);
+		else
+			printf("DATAPATH: 0 pkt/s, - cycles/pkt (idle)\n");
+	}
+}
+
+static void
+monitor_json(const struct sample *cur, const struct sample *prev)
+{
+	const struct sl_ctl_json *rows[1024];
+	double dt = cur->t - prev->t;
+	size_t n;
+
+	sl_ctl_jw_object_begin(&jw, NULL);
+	sl_ctl_jw_double(&jw, "time", (double)time(NULL));
+	sl_ctl_jw_double(&jw, "interval", dt);
+	sl_ctl_jw_json(&jw, "name", sl_ctl_json_get(cur->vinfo, "name"));
+	sl_ctl_jw_json(&jw, "datapath_id", sl_ctl_json_get(cur->vinfo, "datapath_id"));
+	sl_ctl_jw_json(&jw, "uptime_ms", sl_ctl_json_get(cur->vinfo, "uptime_ms"));
+	sl_ctl_jw_object_begin(&jw, "ports");
+	n = sorted_entries(cur->vports, rows, SL_ARRAY_SIZE(rows));
+	for (size_t i = 0; i < n; i++) {
+		const struct sl_ctl_json *q = sl_ctl_json_get(prev->vports, rows[i]->key);
+		sl_ctl_jw_object_begin(&jw, rows[i]->key);
+		sl_ctl_jw_json(&jw, "name", sl_ctl_json_get(rows[i], "name"));
+		sl_ctl_jw_double(&jw, "rx_pps", rate(rows[i], q, "rx_packets", dt));
+		sl_ctl_jw_double(&jw, "rx_mbps", rate(rows[i], q, "rx_bytes", dt) * 8 / 1e6);
+		sl_ctl_jw_double(&jw, "tx_pps", rate(rows[i], q, "tx_packets", dt));
+		sl_ctl_jw_double(&jw, "tx_mbps", rate(rows[i], q, "tx_bytes", dt) * 8 / 1e6);
+		sl_ctl_jw_double(&jw, "tx_dropped_pps", rate(rows[i], q, "tx_dropped", dt));
+		sl_ctl_jw_object_end(&jw);
+	}
+	sl_ctl_jw_object_end(&jw);
+	sl_ctl_jw_object_begin(&jw, "tables");
+	n = sorted_entries(cur->vtables, rows, SL_ARRAY_SIZE(rows));
+	for (size_t i = 0; i < n; i++) {
+		const struct sl_ctl_json *q = sl_ctl_json_get(prev->vtables, rows[i]->key);
+		sl_ctl_jw_object_begin(&jw, rows[i]->key);
+		sl_ctl_jw_json(&jw, "name", sl_ctl_json_get(rows[i], "name"));
+		sl_ctl_jw_json(&jw, "flows", sl_ctl_json_get(rows[i], "flows"));
+		sl_ctl_jw_double(&jw, "lookups_per_sec", rate(rows[i], q, "lookups", dt));
+		sl_ctl_jw_double(&jw, "matched_per_sec", rate(rows[i], q, "matched", dt));
+		sl_ctl_jw_object_end(&jw);
+	}
+	sl_ctl_jw_object_end(&jw);
+	sl_ctl_jw_object_begin(&jw, "drops_per_sec");
+	for (const struct sl_ctl_json *m = cur->vdrops->child; m; m = m->next)
+		if (m->type == SL_CTL_JSON_NUMBER && m->key_len == strlen(m->key))
+			sl_ctl_jw_double(&jw, m->key, rate(cur->vdrops, prev->vdrops, m->key, dt));
+	sl_ctl_jw_object_end(&jw);
+	{
+		double pk = rate(cur->vdp, prev->vdp, "packets", dt);
+		double cy = rate(cur->vdp, prev->vdp, "busy_cycles", dt);
+		sl_ctl_jw_object_begin(&jw, "datapath");
+		sl_ctl_jw_double(&jw, "packets_per_sec", pk);
+		if (pk > 0)
+			sl_ctl_jw_double(&jw, "cycles_per_packet", cy / pk);
+		else
+			sl_ctl_jw_null(&jw, "cycles_per_packet");
+		sl_ctl_jw_object_end(&jw);
+	}
+	sl_ctl_jw_object_end(&jw);
+}
+
+/* Sleep @sec seconds unless a stop signal (or 'q' on a tty) comes first; false to stop. */
+static bool
+monitor_sleep(double sec, bool tty)
+{
+	double end = mono_now() + sec;
+
+	while (!stop_signal) {
+		double left = end - mono_now();
+		struct timespec ts;
+
+		if (left <= 0)
+			return true;
+		if (tty) {
+			/* Poll stdin for 'q' in 100 ms steps. */
+			fd_set rfds;
+			struct timeval tv = {0, (suseconds_t)(SL_MIN(left, 0.1) * 1e6)};
+			char ch;
+			FD_ZERO(&rfds);
+			FD_SET(STDIN_FILENO, &rfds);
+			if (select(STDIN_FILENO + 1, &rfds, NULL, NULL, &tv) > 0 &&
+			    read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
+				return false;
+			continue;
+		}
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+static struct termios saved_tio;
+static bool tio_saved;
+static bool cursor_hidden;
+
+static void
+terminal_restore(void)
+{
+	/* Cursor back on, and the terminal's line mode as it was. */
+	if (cursor_hidden) {
+		fputs("\033[?25h", stdout);
+		fflush(stdout);
+		cursor_hidden = false;
+	}
+	if (tio_saved)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	tio_saved = false;
+}
+
+static int
+cmd_monitor(void)
+{
+	struct sample prev, cur;
+	struct sl_ctl_tel *t;
+	struct sigaction sa;
+	double interval = 1.0;
+	uint64_t count = 0, done = 0;
+	bool tty = !o.json && isatty(STDOUT_FILENO);
+	int ex;
+
+	if (o.interval && !parse_seconds(o.interval, 0.1, 3600, &interval))
+		return usage_error("monitor: bad --interval '%s' (expected 0.1..3600 seconds)",
+		                   o.interval);
+	if (o.count && !parse_u64(o.count, 1, UINT32_MAX, &count))
+		return usage_error("monitor: bad --count '%s' (expected a positive integer)",
+		                   o.count);
+	if ((ex = tel_connect(&t)) != 0)
+		return ex;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a signal ends the sleep at once. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (tty) {
+		if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
+			struct termios raw = saved_tio;
+			/* Keys without Enter and without echo; ISIG keeps Ctrl-C a signal. */
+			raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+			raw.c_cc[VMIN] = 0;
+			raw.c_cc[VTIME] = 0;
+			if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0)
+				tio_saved = true;
+		}
+		fputs("\033[?25l", stdout);
+		cursor_hidden = true;
+		atexit(terminal_restore);
+	}
+	if (o.json)
+		sl_ctl_jw_array_begin(&jw, NULL);
+
+	if ((ex = sample_take(t, &prev)) != 0)
+		goto out;
+	while (!stop_signal && (count == 0 || done < count)) {
+		if (!monitor_sleep(interval, tty))
+			break;
+		if ((ex = sample_take(t, &cur)) != 0)
+			break;
+		if (o.json) {
+			monitor_json(&cur, &prev);
+		} else {
+			if (tty)
+				fputs("\033[H\033[J", stdout); /* home, clear to the end */
+			else if (done)
+				fputc('\n', stdout);
+			monitor_print(&cur, &prev, tty);
+		}
+		fflush(stdout);
+		sample_free(&prev);
+		prev = cur;
+		done++;
+	}
+	sample_free(&prev);
+out:
+	if (o.json)
+		sl_ctl_jw_array_end(&jw);
+	if (tty)
+		terminal_restore();
+	sl_ctl_tel_close(t);
+	return ex;
+}
+
+/*
+ * capture, log, telemetry
+ */
+
+static void
+print_kv_top(const struct sl_ctl_json *v)
+{
+	print_kv(v);
+}
+
+static int
+tel_simple(const char *cmd, const char *params, void (*print)(const struct sl_ctl_json *))
+{
+	struct sl_ctl_json_doc *doc;
+	const struct sl_ctl_json *v;
+	struct sl_ctl_tel *t;
+	int ex;
+
+	if ((ex = tel_connect(&t)) != 0)
+		return ex;
+	ex = tel_get(t, cmd, params, &doc, &v);
+	if (ex == 0) {
+		if (o.json)
+			sl_ctl_jw_json(&jw, NULL, v);
+		else
+			print(v);
+		sl_ctl_json_free(doc);
+	}
+	sl_ctl_tel_close(t);
+	return ex;
+}
+
+/* A telemetry parameter value: no ',' (the separator) and printable. */
+static bool
+param_ok(const char *s)
+{
+	if (s[0] == '\0')
+		return false;
+	for (const char *p = s; *p; p++)
+		if (*p == ',' || (unsigned char)*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+static int
+cmd_capture(int argc, char **argv)
+{
+	const char *sub = argc > 0 ? argv[0] : NULL;
+
+	if (sub == NULL)
+		return usage_error("capture: expected start, stop or status");
+	if (strcmp(sub, "start") == 0) {
+		char params[SL_CTL_TEL_REQUEST_MAX + 1];
+		size_t n;
+		uint64_t v;
+
+		if (argc != 2)
+			return usage_error("capture start: expected one PORT, got %d arguments",
+			                   argc - 1);
+		if (!parse_u64(argv[1], 1, SL_PORT_MAX_PHYS, &v))
+			return usage_error("capture start: bad PORT '%s' (expected an OpenFlow "
+			                   "port number)",
+			                   argv[1]);
+		n = (size_t)snprintf(params, sizeof(params), "port=%" PRIu64, v);
+		if (o.dir) {
+			if (strcmp(o.dir, "rx") && strcmp(o.dir, "tx") && strcmp(o.dir, "both"))
+				return usage_error("capture start: bad --dir '%s' (expected rx, tx "
+				                   "or both)",
+				                   o.dir);
+			n += (size_t)snprintf(params + n, sizeof(params) - n, ",dir=%s", o.dir);
+		}
+		if (o.file) {
+			if (!param_ok(o.file))
+				return usage_error("capture start: bad --file '%s' (no commas or "
+				                   "control characters)",
+				                   o.file);
+			n += (size_t)snprintf(params + n, sizeof(params) - n, ",file=%s", o.file);
+		}
+		if (o.count) {
+			if (!parse_u64(o.count, 1, UINT64_MAX, &v))
+				return usage_error("capture start: bad --count '%s'", o.count);
+			n += (size_t)snprintf(params + n, sizeof(params) - n, ",count=%" PRIu64, v);
+		}
+		if (o.bytes) {
+			if (!parse_u64(o.bytes, 1, UINT64_MAX, &v))
+				return usage_error("capture start: bad --bytes '%s'", o.bytes);
+			n += (size_t)snprintf(params + n, sizeof(params) - n, ",bytes=%" PRIu64, v);
+		}
+		if (o.snaplen) {
+			if (!parse_u64(o.snaplen, 1, 65535, &v))
+				return usage_error("capture start: bad --snaplen '%s' (expected "
+				                   "1..65535)",
+				                   o.snaplen);
+			n += (size_t)snprintf(params + n, sizeof(params) - n, ",snaplen=%" PRIu64,
+			                      v);
+		}
+		if (n + strlen("/sluice/capture/start,") > SL_CTL_TEL_REQUEST_MAX)
+			return usage_error("capture start: request too long (path too long?)");
+		return tel_simple("/sluice/capture/start", params, print_kv_top);
+	}
+	if (o.dir || o.file || o.count || o.bytes || o.snaplen)
+		return usage_error("capture %s: --dir, --file, --count, --bytes and --snaplen "
+		                   "belong to 'capture start'",
+		                   sub);
+	if (argc != 1)
+		return usage_error("capture %s: unexpected argument '%s'", sub, argv[1]);
+	if (strcmp(sub, "stop") == 0)
+		return tel_simple("/sluice/capture/stop", NULL, print_kv_top);
+	if (strcmp(sub, "status") == 0)
+		return tel_simple("/sluice/capture", NULL, print_kv_top);
+	return usage_error("capture: unknown subcommand '%s' (expected start, stop or status)",
+	                   sub);
+}
+
+static void
+print_log(const struct sl_ctl_json *v)
+{
+	static const char *const heads[] = {"type", "level"};
+	struct sl_ctl_table *t;
+	char buf[64];
+
+	if (sl_ctl_table_create(heads, 2, "ll", &t) < 0)
+		return;
+	for (const struct sl_ctl_json *m = v->child; m; m = m->next) {
+		sl_ctl_table_add(t, m->key);
+		fmt_value(m, buf, sizeof(buf));
+		sl_ctl_table_add(t, buf);
+	}
+	sl_ctl_table_print(t, stdout, 0);
+	sl_ctl_table_destroy(t);
+}
+
+static int
+cmd_log(int argc, char **argv)
+{
+	char params[256];
+
+	if (argc == 0)
+		return tel_simple("/sluice/log", NULL, print_log);
+	if (argc != 2)
+		return usage_error("log: expected no arguments or TYPE LEVEL");
+	if (!param_ok(argv[0]) || strlen(argv[0]) > 100)
+		return usage_error("log: bad TYPE '%s'", argv[0]);
+	if (!param_ok(argv[1]) || strlen(argv[1]) > 16)
+		return usage_error("log: bad LEVEL '%s'", argv[1]);
+	snprintf(params, sizeof(params), "%s,%s", argv[0], argv[1]);
+	return tel_simple("/sluice/log/level", params, print_log);
+}
+
+static int
+cmd_telemetry(const char *request)
+{
+	struct sl_ctl_json_doc *doc = NULL;
+	const struct sl_ctl_json *root, *v = NULL;
+	struct sl_ctl_tel *t;
+	char err[ERR_MAX], cmd[SL_CTL_TEL_REQUEST_MAX + 1], *reply;
+	size_t len;
+	int rc, ex = 0;
+
+	if (request[0] != '/' || strlen(request) > SL_CTL_TEL_REQUEST_MAX)
+		return usage_error("telemetry: bad command '%s' (expected /CMD[,PARAMS], at most "
+		                   "%d bytes)",
+		                   request, SL_CTL_TEL_REQUEST_MAX);
+	snprintf(cmd, sizeof(cmd), "%s", request);
+	cmd[strcspn(cmd, ",")] = '\0';
+	if ((ex = tel_connect(&t)) != 0)
+		return ex;
+	rc = sl_ctl_tel_raw(t, request, &reply, &len, err, sizeof(err));
+	sl_ctl_tel_close(t);
+	if (rc < 0)
+		return tel_failed(request, rc, err);
+	if (sl_ctl_json_parse(reply, len, NULL, &doc, err, sizeof(err)) < 0) {
+		char clean[256];
+		sl_ctl_sanitize(clean, sizeof(clean), reply, len);
+		errmsg("%s: the reply is not JSON (%s): %s", request, err, clean);
+		free(reply);
+		return EXIT_REFUSED;
+	}
+	free(reply);
+	/* Re-written by the JSON writer: valid, and safe for a terminal. */
+	root = sl_ctl_json_root(doc);
+	sl_ctl_jw_json(&jw, NULL, root);
+	v = sl_ctl_json_get(root, cmd);
+	if (sl_ctl_json_get(root, "error") ||
+	    (v && v->type == SL_CTL_JSON_OBJECT && sl_ctl_json_get(v, "error"))) {
+		const struct sl_ctl_json *e = sl_ctl_json_get(root, "error");
+		char clean[256];
+		if (e == NULL)
+			e = sl_ctl_json_get(v, "error");
+		fmt_value(e, clean, sizeof(clean));
+		errmsg("%s: the switch refused: %s", request, clean);
+		ex = EXIT_REFUSED;
+	} else if (v == NULL || v->type == SL_CTL_JSON_NULL) {
+		errmsg("%s: the switch answered null: unknown command, or it failed", request);
+		ex = EXIT_REFUSED;
+	}
+	sl_ctl_json_free(doc);
+	return ex;
+}
+
+/*
+ * main
+ */
+
+enum {
+	OPT_TELEMETRY = 256,
+	OPT_TIMEOUT,
+	OPT_STRICT,
+	OPT_ALL,
+	OPT_INTERVAL,
+	OPT_COUNT,
+	OPT_DIR,
+	OPT_FILE,
+	OPT_BYTES,
+	OPT_SNAPLEN,
+};
+
+/* Which per-command options each command takes. */
+static const struct {
+	const char *cmd;
+	bool openflow;          /* needs the OpenFlow target (else telemetry) */
+	unsigned opts;          /* bits (1 << (OPT_x - OPT_STRICT)) */
+	int min_args, max_args; /* -1: unlimited */
+} commands[] = {
+    {"show", true, 0, 0, 0},
+    {"dump-flows", true, 0, 0, -1},
+    {"dump-tables", true, 1u << (OPT_ALL - OPT_STRICT), 0, 0},
+    {"dump-ports", true, 0, 0, 1},
+    {"dump-groups", true, 0, 0, 0},
+    {"add-flow", true, 0, 1, -1},
+    {"add-flows", true, 0, 1, 1},
+    {"mod-flows", true, 1u << (OPT_STRICT - OPT_STRICT), 1, -1},
+    {"del-flows", true, 1u << (OPT_STRICT - OPT_STRICT), 0, -1},
+    {"stats", false, 0, 0, 1},
+    {"monitor", false, (1u << (OPT_INTERVAL - OPT_STRICT)) | (1u << (OPT_COUNT - OPT_STRICT)), 0,
+     0},
+    {"capture", false,
+     (1u << (OPT_COUNT - OPT_STRICT)) | (1u << (OPT_DIR - OPT_STRICT)) |
+         (1u << (OPT_FILE - OPT_STRICT)) | (1u << (OPT_BYTES - OPT_STRICT)) |
+         (1u << (OPT_SNAPLEN - OPT_STRICT)),
+     1, 2},
+    {"log", false, 0, 0, 2},
+    {"telemetry", false, 0, 1, 1},
+};
+
+static const char *const opt_names[] = {"--strict", "--all",  "--interval", "--count",
+                                        "--dir",    "--file", "--bytes",    "--snaplen"};
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"name", required_argument, NULL, 'n'},
+	    {"target", required_argument, NULL, 't'},
+	    {"telemetry", required_argument, NULL, OPT_TELEMETRY},
+	    {"json", no_argument, NULL, 'j'},
+	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"strict", no_argument, NULL, OPT_STRICT},
+	    {"all", no_argument, NULL, OPT_ALL},
+	    {"interval", required_argument, NULL, OPT_INTERVAL},
+	    {"count", required_argument, NULL, OPT_COUNT},
+	    {"dir", required_argument, NULL, OPT_DIR},
+	    {"file", required_argument, NULL, OPT_FILE},
+	    {"bytes", required_argument, NULL, OPT_BYTES},
+	    {"snaplen", required_argument, NULL, OPT_SNAPLEN},
+	    {NULL, 0, NULL, 0},
+	};
+	unsigned given = 0, ci;
+	const char *cmd;
+	char *text = NULL;
+	double timeout = 5;
+	int opt, nargs, ex;
+	struct sl_ctl_of *c;
+
+	o.name = SL_CTL_DEFAULT_NAME;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":n:t:jhVO:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			o.name = optarg;
+			break;
+		case 't':
+			o.target = optarg;
+			break;
+		case OPT_TELEMETRY:
+			o.telemetry = optarg;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case OPT_TIMEOUT:
+			if (!parse_seconds(optarg, 0.001, 3600, &timeout))
+				return usage_error(
+				    "--timeout: bad value '%s' (expected 0.001..3600 "
+				    "seconds)",
+				    optarg);
+			break;
+		case 'O':
+			if (strcmp(optarg, "OpenFlow13") != 0)
+				return usage_error("-O: unsupported protocol '%s' (Sluice speaks "
+				                   "OpenFlow13 only)",
+				                   optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("sluicectl %s\n", SL_VERSION);
+			return 0;
+		case OPT_STRICT:
+			o.strict = true;
+			given |= 1u << (opt - OPT_STRICT);
+			break;
+		case OPT_ALL:
+			o.all = true;
+			given |= 1u << (opt - OPT_STRICT);
+			break;
+		case OPT_INTERVAL:
+		case OPT_COUNT:
+		case OPT_DIR:
+		case OPT_FILE:
+		case OPT_BYTES:
+		case OPT_SNAPLEN:
+			*(opt == OPT_INTERVAL ? &o.interval
+			  : opt == OPT_COUNT  ? &o.count
+			  : opt == OPT_DIR    ? &o.dir
+			  : opt == OPT_FILE   ? &o.file
+			  : opt == OPT_BYTES  ? &o.bytes
+			                      : &o.snaplen) = optarg;
+			given |= 1u << (opt - OPT_STRICT);
+			break;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no command given");
+	cmd = argv[optind];
+	nargs = argc - optind - 1;
+	for (ci = 0; ci < SL_ARRAY_SIZE(commands); ci++)
+		if (strcmp(commands[ci].cmd, cmd) == 0)
+			break;
+	if (ci == SL_ARRAY_SIZE(commands))
+		return usage_error("unknown command '%s'", cmd);
+	for (unsigned b = 0; b < SL_ARRAY_SIZE(opt_names); b++)
+		if ((given & (1u << b)) && !(commands[ci].opts & (1u << b)))
+			return usage_error("%s: option %s does not apply", cmd, opt_names[b]);
+	if (nargs < commands[ci].min_args)
+		return usage_error("%s: missing argument", cmd);
+	if (commands[ci].max_args >= 0 && nargs > commands[ci].max_args)
+		return usage_error("%s: unexpected argument '%s'", cmd,
+		                   argv[optind + 1 + commands[ci].max_args]);
+
+	o.timeout_ms = (int)ceil(timeout * 1000);
+	if (commands[ci].openflow) {
+		if (o.target == NULL) {
+			if (sl_ctl_default_target(o.name, o.target_buf, sizeof(o.target_buf)) < 0)
+				return usage_error(
+				    "--name: bad instance name '%s' (1..64 characters "
+				    "of A-Z a-z 0-9 _ . -)",
+				    o.name);
+			o.target = o.target_buf;
+		}
+	} else if (o.telemetry == NULL) {
+		if (sl_ctl_default_telemetry(o.name, o.tel_buf, sizeof(o.tel_buf)) < 0)
+			return usage_error("--name: bad instance name '%s' (1..64 characters of "
+			                   "A-Z a-z 0-9 _ . -)",
+			                   o.name);
+		o.telemetry = o.tel_buf;
+	}
+	if (commands[ci].max_args < 0 && nargs > 0 &&
+	    (text = join_args(argc, argv, optind + 1)) == NULL) {
+		errmsg("out of memory");
+		return EXIT_REFUSED;
+	}
+	sl_ctl_jw_init(&jw, stdout, true);
+
+	/* Commands that check their arguments before connecting. */
+	if (strcmp(cmd, "add-flow") == 0) {
+		ex = cmd_add_flow("add-flow", text, SL_OFPFC_ADD);
+	} else if (strcmp(cmd, "mod-flows") == 0) {
+		ex = cmd_add_flow("mod-flows", text,
+		                  o.strict ? SL_OFPFC_MODIFY_STRICT : SL_OFPFC_MODIFY);
+	} else if (strcmp(cmd, "add-flows") == 0) {
+		ex = cmd_add_flows(argv[optind + 1]);
+	} else if (strcmp(cmd, "del-flows") == 0) {
+		ex = cmd_del_flows(text ? text : "");
+	} else if (strcmp(cmd, "stats") == 0) {
+		ex = cmd_stats(nargs ? argv[optind + 1] : "all");
+	} else if (strcmp(cmd, "monitor") == 0) {
+		ex = cmd_monitor();
+	} else if (strcmp(cmd, "capture") == 0) {
+		ex = cmd_capture(nargs, argv + optind + 1);
+	} else if (strcmp(cmd, "log") == 0) {
+		ex = cmd_log(nargs, argv + optind + 1);
+	} else if (strcmp(cmd, "telemetry") == 0) {
+		ex = cmd_telemetry(argv[optind + 1]);
+	} else {
+		/* Read-only OpenFlow commands: validate, connect, run. */
+		if (strcmp(cmd, "dump-flows") == 0) {
+			static struct sl_flow_spec fs;
+			uint32_t op, og;
+			if ((ex = parse_filter("dump-flows", text ? text : "", &fs, &op, &og)))
+				goto out;
+		}
+		if ((ex = of_connect(&c)) != 0)
+			goto out;
+		if (strcmp(cmd, "show") == 0)
+			ex = cmd_show(c);
+		else if (strcmp(cmd, "dump-flows") == 0)
+			ex = cmd_dump_flows(c, text ? text : "");
+		else if (strcmp(cmd, "dump-tables") == 0)
+			ex = cmd_dump_tables(c);
+		else if (strcmp(cmd, "dump-ports") == 0)
+			ex = cmd_dump_ports(c, nargs ? argv[optind + 1] : NULL);
+		else
+			ex = cmd_dump_groups(c);
+		sl_ctl_of_close(c);
+	}
+out:
+	free(text);
+	/* One JSON document on stdout whenever the command produced one. */
+	if (jw.depth || jw.done) {
+		while (jw.depth && !jw.error) {
+			if (jw.is_object[jw.depth - 1])
+				sl_ctl_jw_object_end(&jw);
+			else
+				sl_ctl_jw_array_end(&jw);
+		}
+		if (sl_ctl_jw_finish(&jw) < 0 && ex == 0) {
+			errmsg("writing the JSON output failed");
+			ex = EXIT_REFUSED;
+		}
+	}
+	if (fflush(stdout) != 0 && ex == 0)
+		ex = EXIT_REFUSED;
+	return ex;
+}
