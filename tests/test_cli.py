@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 from conftest import DPDK_RUN_DIR, RunResult, eal_args, run_sluice_raw, unique_prefix
@@ -23,6 +23,9 @@ def test_help_and_version(sluice_bin: Path) -> None:
         rc, out = run_sluice_raw(sluice_bin, [opt])
         assert rc == 0, out
         assert out.startswith("Usage: sluice") and "Exit codes" in out
+        for option in ("--name", "--mgmt", "--log-level", "--dumpcap", "--controller",
+                       "sluicectl", "dpdk-telemetry.py"):
+            assert option in out, option
     for opt in ("--version", "-V"):
         rc, out = run_sluice_raw(sluice_bin, [opt])
         assert rc == 0, out
@@ -40,6 +43,13 @@ def test_help_and_version(sluice_bin: Path) -> None:
         (["-p", "net_null0", "stray"], "unexpected argument 'stray'"),
         (["-d", "1"], "no ports"),
         ([], "no ports"),
+        (["-p", "net_null0", "--name", "a/b"], "--name: invalid value 'a/b'"),
+        (["-p", "net_null0", "--name", ""], "--name: invalid value ''"),
+        (["-p", "net_null0", "--log-level", "sluice.app"], "--log-level: invalid value "
+         "'sluice.app'"),
+        (["-p", "net_null0", "--log-level", "app:loud"], "--log-level: invalid value 'app:loud'"),
+        (["-p", "net_null0", "--name", "x1", "--", "--file-prefix=x2"],
+         "--name 'x1' and EAL --file-prefix 'x2' differ"),
     ],
 )
 def test_usage_errors_exit_2(sluice_bin: Path, args: list[str], message: str) -> None:
@@ -200,3 +210,28 @@ def test_version_string_names_dpdk_once(sluice_bin: Path) -> None:
     rc, out = run_sluice_raw(sluice_bin, ["--version"])
     assert rc == 0
     assert out.count("DPDK") == 1, out
+
+
+def test_log_level_type_checked_after_eal(sluice_bin: Path) -> None:
+    """A well-formed --log-level naming no log type exits 2 naming it."""
+    prefix = unique_prefix()
+    rc, out = run_sluice_raw(sluice_bin, ["-p", "net_null0", "-d", "1", "--log-level",
+                                          "sluice.nosuch:debug", "--", *eal_args(prefix)],
+                             prefix=prefix)
+    assert rc == 2, out
+    assert "sluice.nosuch" in out and "no such log type" in out
+
+
+def test_second_switch_with_the_same_name_refused(
+        sluice_bin: Path, start_sluice: Callable[..., Any]) -> None:
+    """A name is one switch: a second start with it exits 2 and names the socket."""
+    bg = start_sluice(["net_null0,no-rx=1"], ["priority=0 actions=drop"], 20)
+    mgmt = Path(f"/run/sluice/{bg.prefix}.mgmt")
+    deadline = time.monotonic() + 20
+    while not mgmt.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert mgmt.exists()
+    rc, out = run_sluice_raw(sluice_bin, ["-p", "net_null1", "-d", "1", "--",
+                                          *eal_args(bg.prefix)])
+    assert rc == 2, out
+    assert f"another Sluice named '{bg.prefix}' is running" in out and str(mgmt) in out
