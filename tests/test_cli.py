@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -235,3 +236,7 @@ def test_second_switch_with_the_same_name_refused(
                                           *eal_args(bg.prefix)])
     assert rc == 2, out
     assert f"another Sluice named '{bg.prefix}' is running" in out and str(mgmt) in out
+    # A clean stop (SIGTERM) removes the socket; the fixture's SIGKILL would leave it.
+    bg.proc.send_signal(signal.SIGTERM)
+    assert bg.proc.wait(timeout=20) == 0
+    assert not mgmt.exists()
