@@ -128,7 +128,12 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except OSError:
         return False
-    return Path(f"/proc/{pid}/stat").exists() and " Z " not in Path(f"/proc/{pid}/stat").read_text()
+    try:
+        # The process may exit between the kill() probe and this read.
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
 def descendants(pid: int) -> list[int]:
