@@ -680,6 +680,39 @@ write_l4_covered(struct sl_pkt *p, unsigned ofs, const uint8_t *value, unsigned 
 	memcpy(p->data + c, &cs, 2);
 }
 
+/*
+ * SCTP's checksum is a CRC32c over the whole SCTP packet (RFC 4960 appendix
+ * B), not a ones'-complement sum, so a port rewrite recomputes it.  Bitwise
+ * (no table): rewriting SCTP ports is rare and the packets are short.
+ */
+static uint32_t
+crc32c(const uint8_t *d, unsigned n)
+{
+	uint32_t crc = 0xffffffffu;
+
+	for (unsigned i = 0; i < n; i++) {
+		crc ^= d[i];
+		for (unsigned b = 0; b < 8; b++)
+			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1)));
+	}
+	return ~crc;
+}
+
+/* @l4: offset of the SCTP common header; the checksum is stored little-endian. */
+static void
+sctp_crc_recompute(struct sl_pkt *p, unsigned l4)
+{
+	if (l4 + 12 > p->len)
+		return;
+	uint8_t *c = p->data + l4 + 8;
+	memset(c, 0, 4);
+	uint32_t crc = crc32c(p->data + l4, p->len - l4);
+	c[0] = (uint8_t)crc;
+	c[1] = (uint8_t)(crc >> 8);
+	c[2] = (uint8_t)(crc >> 16);
+	c[3] = (uint8_t)(crc >> 24);
+}
+
 static void
 write_bits(struct sl_pkt *p, unsigned base, unsigned bit_off, unsigned n_bits,
 	   const uint8_t *value)
@@ -788,8 +821,9 @@ sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *v)
 		unsigned idx = f->id - SL_FIELD_TCP_SRC;
 		if ((o = l4_with(p, protos[idx], 4)) < 0)
 			return -ENOENT;
-		/* TODO(#3): SCTP's CRC32c is not recomputed (OVS recomputes it). */
 		write_l4_covered(p, o + (idx & 1) * 2, v, 2, true);
+		if (p->ip_proto == 132)
+			sctp_crc_recompute(p, (unsigned)o);
 		return 0;
 	}
 	case SL_FIELD_ICMPV4_TYPE:

@@ -117,6 +117,32 @@ test_ipv4(void)
 	CHECK(sl_pkt_field_write(&p, &fld, port) == -ENOENT, "tcp_src on UDP must fail");
 }
 
+/* SCTP port rewrites recompute the CRC32c; expected values from scapy. */
+static void
+test_sctp(void)
+{
+	static const uint8_t frame[66] = {
+		0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00,
+		0x45, 0x00, 0x00, 0x34, 0x00, 0x01, 0x00, 0x00, 0x40, 0x84, 0x65, 0xfe, 0x0a, 0x00,
+		0x00, 0x01, 0x0a, 0x40, 0x00, 0x07, 0x04, 0x00, 0x13, 0x89, 0x11, 0x22, 0x33, 0x44,
+		0xdb, 0x06, 0xf1, 0x88, 0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x61, 0x62, 0x63, 0x64};
+	uint8_t f[66], port[2] = {0x00, 80};
+	struct sl_pkt p;
+	struct sl_field fld = {.id = SL_FIELD_SCTP_DST};
+
+	memcpy(f, frame, sizeof(f));
+	sl_pkt_init(&p, f, sizeof(f), 0, 1);
+	CHECK(sl_pkt_field_write(&p, &fld, port) == 0, "write sctp_dst");
+	CHECK(f[36] == 0 && f[37] == 80, "sctp_dst written");
+	CHECK(memcmp(f + 42, "\x23\x93\x31\x8a", 4) == 0, "sctp crc32c %02x%02x%02x%02x", f[42],
+	      f[43], f[44], f[45]);
+	port[1] = 0x89;
+	port[0] = 0x13;
+	CHECK(sl_pkt_field_write(&p, &fld, port) == 0 && memcmp(f, frame, sizeof(f)) == 0,
+	      "rewriting the old port back restores the original frame");
+}
+
 static void
 test_malformed(void)
 {
@@ -223,6 +249,7 @@ main(void)
 {
 	test_ipv4();
 	test_malformed();
+	test_sctp();
 	test_ipv6();
 	test_layout();
 	return sl_test_summary();

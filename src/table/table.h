@@ -28,9 +28,10 @@
  * @lanes marks the valid ones; returns the hit mask; hits[i] is defined only
  * for lanes that hit.  lookup_burst never locks, allocates or logs.
  *
- * Concurrency: one writer (the control thread) calls create/add/del/destroy.
- * TODO(#3): workers read concurrently through RCU; until then the pipeline
- * applies all changes before the datapath starts or while it is paused.
+ * Concurrency: one writer (the control thread) calls create/add/del/destroy,
+ * and never on a table object that workers are reading: the pipeline keeps
+ * two copies of each table (left-right, pipeline_priv.h) and changes only the
+ * standby one.  Kinds therefore need no reader synchronisation of their own.
  */
 #ifndef SL_TABLE_H
 #define SL_TABLE_H

@@ -19,13 +19,15 @@
  * Memory layout, chosen to keep slots at 8 bytes: nodes of level k >= 1 are
  * numbered and stored in 32 KiB chunks, rules are numbered and their data
  * pointers stored in chunks of 1024.  Every chunk pointer array has a fixed
- * size decided at create time, so nothing the fast path reads ever moves
- * (which the RCU work of TODO(#3) needs).  Node and rule index 0 mean "none".
+ * size decided at create time, so nothing the fast path reads ever moves.
+ * Node and rule index 0 mean "none".
  * Once a trie outgrows a few MiB its chunks come from 2 MiB slabs advised as
  * transparent huge pages (see chunk_alloc).
  *
- * Freed nodes and rules are recycled at once: before workers read the table
- * concurrently (TODO(#3)), del must defer that reuse by a grace period.
+ * Freed nodes and rules are recycled at once.  That is safe because workers
+ * never read a table object while it changes (the pipeline's left-right
+ * copies); a table read concurrently would have to defer reuse by a grace
+ * period.
  *
  * Control path: create, destroy, add, del, find, iterate, stats_read.
  * Fast path (any worker): lookup_burst, lookup_path.

@@ -55,10 +55,12 @@
  *     snapshot is built and used.  It is dropped again below 4 masks.
  *   - Each delta mask adds a subtable probe (~5 ns), and a build costs
  *     ~40-65 us per rule (10K rules: 0.41 s, 100K: 6.6 s).  Rebuilds are
- *     synchronous in add/del (TODO(#3): background thread + RCU;
- *     snap_build() is already a step of its own).  Hard trigger: the delta
- *     holds more than max(64, n/8) rules, or more than max(64, n/8)
- *     snapshot rules are dead (~8 rule-builds per change, amortised).  Soft
+ *     synchronous in add/del on the standby copy, so they delay the control
+ *     thread, never the workers (a background build would shorten the
+ *     control thread's stall; snap_build() is already a step of its own).
+ *     Hard trigger: the delta holds more than max(64, n/8) rules, or more
+ *     than max(64, n/8) snapshot rules are dead (~8 rule-builds per change,
+ *     amortised).  Soft
  *     trigger: more than 16 delta masks or dead rules, and the time since
  *     the last build ended is at least that build's duration, so builds
  *     take at most half of the control thread's time while updates trickle.

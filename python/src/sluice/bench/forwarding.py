@@ -38,7 +38,15 @@ TRAFFIC = os.path.join(ROOT, "tools", "sluice_traffic.py")
 Row = tuple[str, int, float, float, float, "float | None", float]
 
 
+#: The TSC rate DPDK measured in the last Sluice run (its --json "tsc_hz"); preferred over
+#: /proc/cpuinfo's nominal rate, which VMs often misreport or omit.
+_switch_tsc_hz: list[float] = []
+
+
 def tsc_hz() -> float:
+    """TSC ticks per second: the switch's own measurement when a run gave one."""
+    if _switch_tsc_hz:
+        return _switch_tsc_hz[-1]
     with open("/proc/cpuinfo") as f:
         for line in f:
             if line.startswith("model name") and "@" in line:
@@ -116,6 +124,8 @@ def run_sluice(pcap: str, flows_args: list[str], intervals: int, interval_s: flo
         raise RuntimeError(f"sluice failed ({r.returncode}):\n{r.stdout[-2000:]}")
     with open(js) as f:
         d = json.load(f)
+    if d.get("tsc_hz"):
+        _switch_tsc_hz.append(float(d["tsc_hz"]))
     s = d["samples"]
     rates = []
     for a, b in zip(s, s[1:]):
@@ -149,7 +159,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = parse_args(argv)
     if not os.path.exists(SLUICE):
         subprocess.run(["ninja", "-C", os.path.join(ROOT, "build")], check=True)
-    hz = tsc_hz()
     results: dict[str, float] = {}
     table: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="slbench-") as tmp:
@@ -176,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  round {rnd + 1}/{a.rounds} ({flows} flows): "
                       + ", ".join(f"{k} {statistics.median(v[-a.intervals:]) / 1e6:.2f}"
                                   for k, v in samples.items()) + " Mpps", flush=True)
+            hz = tsc_hz()
             base = statistics.median(samples["testpmd"])
             for name, vals in samples.items():
                 med = statistics.median(vals)
