@@ -76,6 +76,12 @@ struct options {
 	const char *log_levels[32]; /* --log-level TYPE:LEVEL, in order */
 	unsigned n_log_levels;
 	bool dumpcap;          /* multi-process EAL so dpdk-dumpcap can attach */
+	unsigned workers;      /* datapath worker lcores */
+	bool dispatch_io;      /* I/O core + worker rings (else RSS: a queue per worker) */
+	int sched;             /* enum sl_sched (I/O dispatch) */
+	double sched_threshold;
+	unsigned worker_ring;  /* slots of each worker ring (I/O dispatch) */
+	const char *io_opt;    /* an I/O-dispatch-only option given (for the error message) */
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -128,6 +134,16 @@ usage(FILE *f)
 		"  -d, --duration SEC       stop after SEC seconds (default: run until SIGINT/SIGTERM)\n"
 		"  -s, --stats-interval SEC print counters every SEC seconds (default 1, 0 = off)\n"
 		"  -b, --burst N            rx burst size, 1..%d (default %d)\n"
+		"  -w, --workers N          datapath worker lcores (default 1)\n"
+		"      --dispatch rss|io    several workers: rss = each worker polls its own rx\n"
+		"                           queue of every port (default); io = one more lcore\n"
+		"                           receives and schedules packets to the workers' rings\n"
+		"      --scheduler NAME     io dispatch: rr | crc32 | hrw | adaptive | ordered\n"
+		"                           (default adaptive; at run time: sluicectl dispatch)\n"
+		"      --sched-threshold T  load factor (ring fill, 0..1) above which adaptive and\n"
+		"                           ordered move a Subflow off a worker (default 0.25)\n"
+		"      --worker-ring N      io dispatch: slots of each worker ring (power of two,\n"
+		"                           64..65536, default 1024)\n"
 		"  -m, --mbufs N            mbufs in the pool (default 32768)\n"
 		"  -j, --json FILE          write final counters and per-interval rates as JSON\n"
 		"  -D, --dump-flows         print the installed flows before starting\n"
@@ -137,7 +153,8 @@ usage(FILE *f)
 		"                           classifiers alone; results are the same)\n"
 		"  -V, --version            print the version\n"
 		"  -h, --help               this help\n\n"
-		"Default EAL options (when none follow '--'): -l 0,1 (or -l 0 on one CPU),\n"
+		"Default EAL options (when none follow '--'): -l 0,1 (or -l 0 on one CPU); with\n"
+		"several workers --lcores mapping lcore i to CPU 1 + (i - 1) %% (CPUs - 1);\n"
 		"--no-huge -m 1024 --no-pci when no hugepages are free, else --in-memory (unless\n"
 		"--dumpcap), and --file-prefix=NAME (added to your EAL options when missing).\n"
 		"Stats: sluicectl stats|monitor, or dpdk-telemetry.py -f NAME (/sluice/... commands,\n"
@@ -204,6 +221,11 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"mgmt", required_argument, NULL, 'G'},
 		{"log-level", required_argument, NULL, 'L'},
 		{"dumpcap", no_argument, NULL, 'U'},
+		{"workers", required_argument, NULL, 'w'},
+		{"dispatch", required_argument, NULL, 'X'},
+		{"scheduler", required_argument, NULL, 'S'},
+		{"sched-threshold", required_argument, NULL, 'T'},
+		{"worker-ring", required_argument, NULL, 'W'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -218,9 +240,56 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 	o->fail_mode = SL_FAIL_MODE_STANDALONE;
 	o->probe_interval = 5;
 	o->pin_rate = 10000;
+	o->workers = 1;
+	o->sched = SL_SCHED_ADAPTIVE;
+	o->sched_threshold = SL_DISPATCH_THRESHOLD_DEFAULT;
+	o->worker_ring = 1024;
 	*exit_now = -1;
-	while ((c = getopt_long(argc, argv, "p:f:F:d:s:b:m:j:DcqVhC:vn:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:f:F:d:s:b:m:j:DcqVhC:vn:w:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'w':
+			if (parse_number("--workers", optarg, 1, SL_DISPATCH_WORKERS_MAX, &v) < 0)
+				return -1;
+			if (v != (unsigned)v) {
+				fprintf(stderr, "sluice: --workers: invalid value '%s' (expected a whole "
+						"number)\n", optarg);
+				return -1;
+			}
+			o->workers = (unsigned)v;
+			break;
+		case 'X':
+			if (strcmp(optarg, "rss") != 0 && strcmp(optarg, "io") != 0) {
+				fprintf(stderr, "sluice: --dispatch: invalid value '%s' (expected rss or "
+						"io)\n", optarg);
+				return -1;
+			}
+			o->dispatch_io = strcmp(optarg, "io") == 0;
+			break;
+		case 'S':
+			o->io_opt = "--scheduler";
+			o->sched = sl_sched_parse(optarg);
+			if (o->sched < 0) {
+				fprintf(stderr, "sluice: --scheduler: unknown scheduler '%s' (expected rr, "
+						"crc32, hrw, adaptive or ordered)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'T':
+			o->io_opt = "--sched-threshold";
+			if (parse_number("--sched-threshold", optarg, 0, 1, &o->sched_threshold) < 0)
+				return -1;
+			break;
+		case 'W':
+			o->io_opt = "--worker-ring";
+			if (parse_number("--worker-ring", optarg, 64, 65536, &v) < 0)
+				return -1;
+			if (((unsigned)v & ((unsigned)v - 1)) != 0 || v != (unsigned)v) {
+				fprintf(stderr, "sluice: --worker-ring: invalid value '%s' (expected a "
+						"power of two)\n", optarg);
+				return -1;
+			}
+			o->worker_ring = (unsigned)v;
+			break;
 		case 'C':
 			if (o->n_controllers == SL_ARRAY_SIZE(o->controllers)) {
 				fprintf(stderr, "sluice: --controller: at most %zu targets\n",
@@ -363,6 +432,10 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 			argv[optind]);
 		return -1;
 	}
+	if (o->io_opt != NULL && !o->dispatch_io) {
+		fprintf(stderr, "sluice: %s applies to the I/O core: add --dispatch io\n", o->io_opt);
+		return -1;
+	}
 	if (o->n_ports == 0 && !o->check_only) {
 		fprintf(stderr, "sluice: no ports: give at least one --port DEVARGS\n");
 		return -1;
@@ -427,7 +500,19 @@ eal_args(int argc, char **argv, int first_eal, struct options *o, char **out, ch
 			out[n++] = storage;
 		return n;
 	}
-	out[n++] = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? "-l0,1" : "-l0";
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned need = o->workers + (o->dispatch_io ? 1 : 0); /* datapath lcores */
+	if (need > 1 && ncpu >= 2) {
+		/* lcore 0 (control) on CPU 0, datapath lcores spread over the others. */
+		static char lcores[1024];
+		size_t len = (size_t)snprintf(lcores, sizeof(lcores), "--lcores=0@0");
+		for (unsigned i = 1; i <= need && len < sizeof(lcores) - 16; i++)
+			len += (size_t)snprintf(lcores + len, sizeof(lcores) - len, ",%u@%ld", i,
+						1 + (long)(i - 1) % (ncpu - 1));
+		out[n++] = lcores;
+	} else {
+		out[n++] = ncpu >= 2 ? "-l0,1" : "-l0";
+	}
 	out[n++] = storage;
 	out[n++] = "--log-level=lib.eal:error";
 	out[n++] = "--log-level=lib.telemetry:warning";
@@ -515,7 +600,8 @@ struct run {
 	struct options *o;
 	struct sl_pipeline *pl;
 	struct sl_port *ports;
-	struct sl_worker *w;
+	struct sl_worker *w;    /* the lead worker (readers sum over its group) */
+	struct sl_worker_io *io; /* the I/O core, or NULL */
 	struct sl_ofswitch *sw; /* NULL without --controller */
 	struct sample samples[SAMPLES_MAX];
 	unsigned n_samples;
@@ -536,13 +622,16 @@ take_sample(struct run *r, double t, struct sample *s)
 {
 	struct sl_worker_totals tot;
 
+	struct sl_worker_loop_stats ls;
+
 	sl_worker_totals(r->w, &tot);
+	sl_worker_loop_read(r->w, &ls);
 	s->t = t;
 	s->rx = tot.rx;
 	s->tx = tot.tx;
 	s->drops = tot.tx_drops + tot.pipeline_drops;
-	s->busy_cycles = r->w->loop.busy_cycles;
-	s->packets = r->w->loop.packets;
+	s->busy_cycles = ls.busy_cycles;
+	s->packets = ls.packets;
 }
 
 static void
@@ -558,9 +647,11 @@ print_rates(const struct run *r, const struct sample *a, const struct sample *b)
 	if (b->packets > a->packets)
 		printf("  %6.1f cyc/pkt",
 		       (double)(b->busy_cycles - a->busy_cycles) / (double)(b->packets - a->packets));
-	for (unsigned p = 0; p < r->o->n_ports; p++)
-		printf(" | p%u rx %" PRIu64 " tx %" PRIu64, p + 1, r->w->pstats[p].rx_packets,
-		       r->w->pstats[p].tx_packets);
+	for (unsigned p = 0; p < r->o->n_ports; p++) {
+		struct sl_worker_port_stats ps;
+		sl_worker_port_read(r->w, p, &ps);
+		printf(" | p%u rx %" PRIu64 " tx %" PRIu64, p + 1, ps.rx_packets, ps.tx_packets);
+	}
 	printf("\n");
 	fflush(stdout);
 }
@@ -615,13 +706,14 @@ control_thread(void *arg)
 static int
 print_table_line(const struct run *r, unsigned t)
 {
-	const struct sl_pipeline_ctx *ctxs[1] = {r->w->ctx};
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = sl_worker_ctxs(r->w, ctxs, SL_DISPATCH_WORKERS_MAX);
 	const struct sl_table_spec *ts = sl_pipeline_table_spec(r->pl, t);
 	const struct sl_table *tbl = sl_pipeline_table(r->pl, t);
 	struct sl_pipeline_table_stats st;
 	struct sl_table_stats ts_st = {0};
 
-	sl_pipeline_table_stats(ctxs, 1, t, &st);
+	sl_pipeline_table_stats(ctxs, n_ctxs, t, &st);
 	if (tbl != NULL)
 		sl_table_stats_read(tbl, &ts_st);
 	printf("  table %-3u %-6s %-10s flows %-7u lookups %-12" PRIu64 " matched %-12" PRIu64
@@ -631,24 +723,64 @@ print_table_line(const struct run *r, unsigned t)
 	return 0;
 }
 
+/* One line per worker (and the I/O core): where the packets went. */
+static void
+print_workers(const struct run *r)
+{
+	printf("workers: %u, dispatch %s", r->w->n_group, r->io != NULL ? "io" : "rss");
+	if (r->io != NULL)
+		printf(", scheduler %s, threshold %.2f, adjustments %" PRIu64,
+		       sl_sched_name(sl_dispatch_sched(r->io->disp)),
+		       sl_dispatch_threshold(r->io->disp), sl_dispatch_adjustments(r->io->disp));
+	printf("\n");
+	if (r->io != NULL)
+		printf("  io      rx %-12" PRIu64 " dispatch-full drops %" PRIu64 "\n",
+		       r->io->loop.packets, r->io->ring_full);
+	for (unsigned i = 0; i < r->w->n_group; i++) {
+		const struct sl_worker *w = &r->w->group[i];
+		const struct sl_pipeline_ctx *ctx = w->ctx;
+		uint64_t drops[SL_DROP__MAX], nd = 0, txd = 0;
+
+		sl_pipeline_drop_stats(&ctx, 1, drops);
+		for (unsigned d = 0; d < SL_DROP__MAX; d++)
+			nd += drops[d];
+		for (unsigned p = 0; p < w->n_ports; p++)
+			txd += w->pstats[p].tx_drops;
+		printf("  worker %-2u packets %-12" PRIu64 " pipeline drops %-10" PRIu64
+		       " tx drops %-10" PRIu64, i, w->loop.packets, nd, txd);
+		if (r->io != NULL) {
+			struct sl_dispatch_worker_stats ds;
+			sl_dispatch_worker_stats(r->io->disp, i, &ds);
+			printf(" dispatched %-12" PRIu64 " ring-full %-8" PRIu64 " adjusted away %" PRIu64,
+			       ds.packets, ds.ring_full, ds.adjust_from);
+		}
+		printf("\n");
+	}
+}
+
 static void
 print_summary(const struct run *r)
 {
 	struct sl_worker_totals tot;
+	struct sl_worker_port_stats ctrl;
+	struct sl_worker_loop_stats ls;
 	uint64_t drops[SL_DROP__MAX];
 	int last = sl_pipeline_last_table(r->pl);
 
 	sl_worker_totals(r->w, &tot);
 	sl_worker_drops(r->w, drops);
+	sl_worker_ctrl_read(r->w, &ctrl);
+	sl_worker_loop_read(r->w, &ls);
 	/* The tx path counts its drops per port: report them under their reason too. */
-	drops[SL_DROP_TX_FULL] += tot.tx_drops - r->w->ctrl.tx_drops;
+	drops[SL_DROP_TX_FULL] += tot.tx_drops - ctrl.tx_drops;
 	printf("\n=== sluice: final counters after %.1f s ===\n", r->elapsed);
 	printf("ports:\n");
 	for (unsigned p = 0; p < r->o->n_ports; p++) {
-		const struct sl_worker_port_stats *ps = &r->w->pstats[p];
+		struct sl_worker_port_stats pss, *ps = &pss;
 		struct sl_port_hw_stats hw;
 		struct sl_port_link link;
 
+		sl_worker_port_read(r->w, p, &pss);
 		sl_port_hw_stats(&r->ports[p], &hw);
 		sl_port_link(&r->ports[p], &link);
 		printf("  port %-2u %-14s link %-4s rx %-12" PRIu64 " tx %-12" PRIu64
@@ -666,12 +798,13 @@ print_summary(const struct run *r)
 	for (unsigned d = 0; d < SL_DROP__MAX; d++)
 		if (drops[d] || d == SL_DROP_TX_FULL)
 			printf("  %-14s %" PRIu64 "\n", sl_drop_reason_name(d), drops[d]);
-	if (r->sw != NULL || r->w->ctrl.rx_packets || r->w->ctrl.tx_packets || r->w->ctrl.tx_drops) {
-		const struct sl_worker_pin_drops *pd = &r->w->pin_drops;
+	if (r->sw != NULL || ctrl.rx_packets || ctrl.tx_packets || ctrl.tx_drops) {
+		struct sl_worker_pin_drops pdd, *pd = &pdd;
+		sl_worker_pin_drops_read(r->w, &pdd);
 		printf("controller: packet_outs %" PRIu64 ", packet_ins queued %" PRIu64
 		       ", not queued %" PRIu64 " (no controller %" PRIu64 ", rate limit %" PRIu64
 		       ", queue full %" PRIu64 ", no mbuf %" PRIu64 ")\n",
-		       r->w->ctrl.rx_packets, r->w->ctrl.tx_packets, r->w->ctrl.tx_drops,
+		       ctrl.rx_packets, ctrl.tx_packets, ctrl.tx_drops,
 		       pd->no_controller, pd->rate_limited, pd->queue_full, pd->no_mbuf);
 	}
 	if (r->sw != NULL) {
@@ -689,15 +822,18 @@ print_summary(const struct run *r)
 	       tot.rx + tot.copies == tot.tx + tot.tx_drops + tot.pipeline_drops ? "OK"
 										 : "MISMATCH");
 	uint64_t dc_hits, dc_misses;
-	const struct sl_pipeline_ctx *ctxs[1] = {r->w->ctx};
-	sl_pipeline_cache_stats(ctxs, 1, &dc_hits, &dc_misses);
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = sl_worker_ctxs(r->w, ctxs, SL_DISPATCH_WORKERS_MAX);
+	sl_pipeline_cache_stats(ctxs, n_ctxs, &dc_hits, &dc_misses);
 	if (dc_hits + dc_misses)
 		printf("decision cache: %" PRIu64 " hits, %" PRIu64 " misses (%.1f %% hits)\n",
 		       dc_hits, dc_misses, 100.0 * (double)dc_hits / (double)(dc_hits + dc_misses));
-	if (r->w->loop.packets)
+	if (ls.packets)
 		printf("datapath: %.1f busy cycles/packet, %.1f packets/burst\n",
-		       (double)r->w->loop.busy_cycles / (double)r->w->loop.packets,
-		       (double)r->w->loop.packets / (double)r->w->loop.bursts);
+		       (double)ls.busy_cycles / (double)ls.packets,
+		       (double)ls.packets / (double)ls.bursts);
+	if (r->w->n_group > 1 || r->io != NULL)
+		print_workers(r);
 }
 
 static int
@@ -711,10 +847,15 @@ write_json(const struct run *r, const char *path)
 		fprintf(stderr, "sluice: --json %s: %s\n", path, strerror(errno));
 		return -errno;
 	}
+	struct sl_worker_port_stats ctrl;
+	struct sl_worker_loop_stats ls;
+
 	sl_worker_totals(r->w, &tot);
 	sl_worker_drops(r->w, drops);
+	sl_worker_ctrl_read(r->w, &ctrl);
+	sl_worker_loop_read(r->w, &ls);
 	/* The tx path counts its drops per port: report them under their reason too. */
-	drops[SL_DROP_TX_FULL] += tot.tx_drops - r->w->ctrl.tx_drops;
+	drops[SL_DROP_TX_FULL] += tot.tx_drops - ctrl.tx_drops;
 	fprintf(f, "{\n  \"elapsed_s\": %.3f,\n  \"tsc_hz\": %" PRIu64 ",\n", r->elapsed,
 		rte_get_tsc_hz());
 	fprintf(f, "  \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"tx_drops\": %" PRIu64
@@ -722,24 +863,52 @@ write_json(const struct run *r, const char *path)
 		tot.rx, tot.tx, tot.tx_drops, tot.pipeline_drops, tot.copies);
 	fprintf(f, "  \"busy_cycles\": %" PRIu64 ", \"packets\": %" PRIu64 ", \"bursts\": %" PRIu64
 		   ",\n",
-		r->w->loop.busy_cycles, r->w->loop.packets, r->w->loop.bursts);
+		ls.busy_cycles, ls.packets, ls.bursts);
 	fprintf(f, "  \"drops\": {");
 	for (unsigned d = 0; d < SL_DROP__MAX; d++)
 		fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "", sl_drop_reason_name(d), drops[d]);
 	fprintf(f, "},\n  \"ports\": [");
 	for (unsigned p = 0; p < r->o->n_ports; p++) {
-		const struct sl_worker_port_stats *ps = &r->w->pstats[p];
+		struct sl_worker_port_stats pss, *ps = &pss;
+		sl_worker_port_read(r->w, p, &pss);
 		fprintf(f, "%s{\"port\": %u, \"name\": \"%s\", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
 			   ", \"tx_drops\": %" PRIu64 "}",
 			p ? ", " : "", p + 1, r->ports[p].name, ps->rx_packets, ps->tx_packets,
 			ps->tx_drops);
 	}
-	fprintf(f, "],\n  \"tables\": [");
-	const struct sl_pipeline_ctx *ctxs[1] = {r->w->ctx};
+	fprintf(f, "],\n  \"workers\": [");
+	for (unsigned i = 0; i < r->w->n_group; i++) {
+		const struct sl_worker *w = &r->w->group[i];
+		const struct sl_pipeline_ctx *ctx = w->ctx;
+		uint64_t wd[SL_DROP__MAX], txd = 0;
+		struct sl_dispatch_worker_stats ds = {0};
+
+		sl_pipeline_drop_stats(&ctx, 1, wd);
+		for (unsigned p = 0; p < w->n_ports; p++)
+			txd += w->pstats[p].tx_drops;
+		if (r->io != NULL)
+			sl_dispatch_worker_stats(r->io->disp, i, &ds);
+		fprintf(f, "%s{\"worker\": %u, \"packets\": %" PRIu64 ", \"tx_drops\": %" PRIu64
+			   ", \"dispatched\": %" PRIu64 ", \"ring_full\": %" PRIu64
+			   ", \"adjust_from\": %" PRIu64 ", \"adjust_to\": %" PRIu64 ", \"drops\": {",
+			i ? ", " : "", i, w->loop.packets, txd, ds.packets, ds.ring_full,
+			ds.adjust_from, ds.adjust_to);
+		for (unsigned d = 0; d < SL_DROP__MAX; d++)
+			fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "", sl_drop_reason_name(d), wd[d]);
+		fprintf(f, "}}");
+	}
+	fprintf(f, "],\n  \"dispatch\": \"%s\", \"scheduler\": \"%s\", \"adjustments\": %" PRIu64
+		   ",\n",
+		r->io != NULL ? "io" : "rss",
+		r->io != NULL ? sl_sched_name(sl_dispatch_sched(r->io->disp)) : "",
+		r->io != NULL ? sl_dispatch_adjustments(r->io->disp) : 0);
+	fprintf(f, "  \"tables\": [");
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = sl_worker_ctxs(r->w, ctxs, SL_DISPATCH_WORKERS_MAX);
 	bool first = true;
 	for (int t = 0; t <= sl_pipeline_last_table(r->pl); t++) {
 		struct sl_pipeline_table_stats st;
-		sl_pipeline_table_stats(ctxs, 1, (unsigned)t, &st);
+		sl_pipeline_table_stats(ctxs, n_ctxs, (unsigned)t, &st);
 		if (sl_pipeline_flow_count(r->pl, (unsigned)t) == 0 && st.lookups == 0)
 			continue;
 		fprintf(f, "%s{\"table\": %d, \"flows\": %u, \"lookups\": %" PRIu64
@@ -879,7 +1048,9 @@ main(int argc, char **argv)
 	struct sl_pipeline *pl = NULL;
 	struct rte_mempool *mp = NULL;
 	struct sl_port *ports = NULL;
-	static struct sl_worker worker;
+	struct sl_worker *workers = NULL;
+	static struct sl_worker_io io;
+	unsigned lcores[SL_DISPATCH_WORKERS_MAX + 1], n_lcores = 0;
 	char *eal_argv[64], prefix[80], err[512], mgmt[128], rundir[4096];
 	const char *targets[SL_ARRAY_SIZE(o.controllers) + 1];
 	unsigned n_targets = 0;
@@ -941,6 +1112,23 @@ main(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, "sluice: warning: a table could not rebuild its accelerator (%s); "
 				"it keeps working on its incremental structure\n", strerror(-rc));
+	/* Datapath lcores: the workers, plus the I/O core with --dispatch io. */
+	{
+		unsigned need = o.workers + (o.dispatch_io ? 1 : 0);
+		for (unsigned l = rte_get_next_lcore(-1, 1, 0); l < RTE_MAX_LCORE && n_lcores < need;
+		     l = rte_get_next_lcore(l, 1, 0))
+			lcores[n_lcores++] = l;
+		if ((o.workers > 1 || o.dispatch_io) && n_lcores < need) {
+			fprintf(stderr, "sluice: --workers %u%s needs %u datapath lcores besides the "
+					"main one; EAL has %u (give more, e.g. -- --lcores "
+					"0@0,1@1,2@1,...)\n",
+				o.workers, o.dispatch_io ? " with --dispatch io" : "", need,
+				rte_lcore_count() - 1);
+			sl_pipeline_destroy(pl);
+			rte_eal_cleanup();
+			return EXIT_USAGE;
+		}
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
@@ -955,7 +1143,10 @@ main(int argc, char **argv)
 	if (ports == NULL)
 		goto out;
 	for (unsigned i = 0; i < o.n_ports; i++, n_open++) {
-		rc = sl_port_open(o.ports[i], i + 1, mp, 1, 1, &ports[i], err, sizeof(err));
+		/* RSS: an rx and a tx queue per worker; io: the I/O core's rx queue, a tx per worker. */
+		uint16_t nq = (uint16_t)o.workers;
+		rc = sl_port_open(o.ports[i], i + 1, mp, o.dispatch_io ? 1 : nq, nq, &ports[i], err,
+				  sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "sluice: %s\n", err);
 			status = rc == -EINVAL || rc == -ENODEV ? EXIT_USAGE : EXIT_RUNTIME;
@@ -966,12 +1157,23 @@ main(int argc, char **argv)
 	for (unsigned i = 0; i < o.n_ports; i++)
 		up[i] = true;
 	sl_pipeline_ports_set(pl, o.n_ports, up);
-	if (sl_worker_init(&worker, pl, ports, o.n_ports, mp, (uint16_t)o.burst) < 0 ||
-	    sl_worker_ctrl_init(&worker, 1024) < 0) {
+	workers = aligned_alloc(64, RTE_ALIGN(sizeof(*workers) * o.workers, 64));
+	if (workers == NULL ||
+	    sl_worker_group_init(workers, o.workers, pl, ports, o.n_ports, mp, (uint16_t)o.burst) < 0) {
+		free(workers);
+		workers = NULL;
 		fprintf(stderr, "sluice: cannot set up the datapath: out of memory\n");
 		goto out;
 	}
-	sl_worker_set_pin_rate(&worker, (uint64_t)o.pin_rate);
+	if (sl_worker_ctrl_init(&workers[0], 1024) < 0 ||
+	    (o.dispatch_io &&
+	     sl_worker_io_init(&io, workers, o.workers, (enum sl_sched)o.sched, o.sched_threshold,
+			       o.worker_ring, (unsigned)o.burst, 100) < 0)) {
+		fprintf(stderr, "sluice: cannot set up the datapath: out of memory\n");
+		goto out_workers;
+	}
+	sl_pipeline_set_shared_counters(pl, o.workers > 1);
+	sl_worker_set_pin_rate(&workers[0], (uint64_t)o.pin_rate);
 	for (unsigned i = 0; i < o.n_controllers; i++)
 		targets[n_targets++] = o.controllers[i];
 	if (mgmt[0] != '\0')
@@ -984,7 +1186,7 @@ main(int argc, char **argv)
 			.targets = targets,
 			.n_targets = n_targets,
 			.pl = pl,
-			.worker = &worker,
+			.worker = &workers[0],
 			.ports = ports,
 			.n_ports = o.n_ports,
 		};
@@ -993,8 +1195,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "sluice: %s: %s\n",
 				o.n_controllers ? "--controller" : "--mgmt", err);
 			status = rc == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
-			sl_worker_fini(&worker);
-			goto out;
+			goto out_workers;
 		}
 		for (unsigned i = 0; i < o.n_controllers; i++) {
 			const char *t = o.controllers[i];
@@ -1013,7 +1214,7 @@ main(int argc, char **argv)
 			.fail_mode = o.fail_mode == SL_FAIL_MODE_SECURE ? "secure" : "standalone",
 			.n_controllers = o.n_controllers,
 			.pl = pl,
-			.worker = &worker,
+			.worker = &workers[0],
 			.ports = ports,
 			.n_ports = o.n_ports,
 			.sw = run.sw,
@@ -1036,18 +1237,28 @@ main(int argc, char **argv)
 	run.o = &o;
 	run.pl = pl;
 	run.ports = ports;
-	run.w = &worker;
-	unsigned lcore = rte_get_next_lcore(-1, 1, 0);
-	if (lcore < RTE_MAX_LCORE) {
-		rte_eal_remote_launch(sl_worker_run, &worker, lcore);
+	run.w = &workers[0];
+	run.io = o.dispatch_io ? &io : NULL;
+	if (n_lcores > 0) {
+		for (unsigned i = 0; i < o.workers; i++)
+			rte_eal_remote_launch(sl_worker_run, &workers[i], lcores[i]);
+		if (o.dispatch_io)
+			rte_eal_remote_launch(sl_worker_io_run, &io, lcores[o.workers]);
 		control_loop(&run);
-		worker.stop = true;
-		rte_eal_wait_lcore(lcore);
+		/* The I/O core first: the workers then drain their rings before they return. */
+		if (o.dispatch_io) {
+			io.stop = true;
+			rte_eal_wait_lcore(lcores[o.workers]);
+		}
+		for (unsigned i = 0; i < o.workers; i++)
+			workers[i].stop = true;
+		for (unsigned i = 0; i < o.workers; i++)
+			rte_eal_wait_lcore(lcores[i]);
 	} else {
 		/* One lcore: the datapath keeps it, control runs in a plain thread. */
 		pthread_t th;
 		pthread_create(&th, NULL, control_thread, &run);
-		sl_worker_run(&worker);
+		sl_worker_run(&workers[0]);
 		pthread_join(th, NULL);
 	}
 	print_summary(&run);
@@ -1060,7 +1271,11 @@ main(int argc, char **argv)
 	status = 0;
 	if (o.json_path != NULL && write_json(&run, o.json_path) < 0)
 		status = EXIT_RUNTIME;
-	sl_worker_fini(&worker);
+out_workers:
+	sl_worker_io_fini(&io);
+	for (unsigned i = 0; workers != NULL && i < o.workers; i++)
+		sl_worker_fini(&workers[i]);
+	free(workers);
 
 out:
 	for (unsigned i = 0; i < n_open; i++)

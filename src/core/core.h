@@ -96,7 +96,8 @@ sl_lanes_first(unsigned n)
 	_(NO_HEADROOM, "no-headroom")       /* push_vlan without room in front of the frame */     \
 	_(PORT_DOWN, "port-down")           /* output port administratively down */                \
 	_(TOO_SHORT, "too-short")           /* frame shorter than an Ethernet header */            \
-	_(BAD_ACTION, "bad-action")         /* reserved: an action impossible on this packet */
+	_(BAD_ACTION, "bad-action")         /* reserved: an action impossible on this packet */    \
+	_(DISPATCH_FULL, "dispatch-full")   /* I/O core: the chosen worker's ring was full */
 
 enum sl_drop_reason {
 #define SL_DROP_ENUM_(n, s) SL_DROP_##n,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_ring.h>
 #include <rte_telemetry.h>
 #include <rte_version.h>
 
@@ -94,17 +95,22 @@ port_tx_drops(void)
 {
 	uint64_t n = 0;
 
-	for (unsigned i = 0; i < mgmt->p.n_ports; i++)
-		n += mgmt->p.worker->pstats[i].tx_drops;
+	for (unsigned i = 0; i < mgmt->p.n_ports; i++) {
+		struct sl_worker_port_stats ps;
+		sl_worker_port_read(mgmt->p.worker, i, &ps);
+		n += ps.tx_drops;
+	}
 	return n;
 }
 
 static void
 port_summary(struct rte_tel_data *c, unsigned i)
 {
-	const struct sl_worker_port_stats *ps = &mgmt->p.worker->pstats[i];
+	struct sl_worker_port_stats pss, *ps = &pss;
 	struct sl_port_hw_stats hw;
 	struct sl_port_link link;
+
+	sl_worker_port_read(mgmt->p.worker, i, &pss);
 
 	sl_port_hw_stats(&mgmt->p.ports[i], &hw);
 	sl_port_link(&mgmt->p.ports[i], &link);
@@ -123,9 +129,10 @@ port_summary(struct rte_tel_data *c, unsigned i)
 static bool
 table_in_use(unsigned t, struct sl_pipeline_table_stats *st)
 {
-	const struct sl_pipeline_ctx *ctxs[1] = {mgmt->p.worker->ctx};
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = sl_worker_ctxs(mgmt->p.worker, ctxs, SL_DISPATCH_WORKERS_MAX);
 
-	sl_pipeline_table_stats(ctxs, 1, t, st);
+	sl_pipeline_table_stats(ctxs, n_ctxs, t, st);
 	return sl_pipeline_table(mgmt->p.pl, t) != NULL || sl_pipeline_flow_count(mgmt->p.pl, t) > 0 ||
 	       st->lookups > 0;
 }
@@ -160,7 +167,7 @@ static bool
 latency_class(const char *name, struct sl_lat_hist *out)
 {
 	if (strcmp(name, "pipeline") == 0) {
-		*out = mgmt->p.worker->lat_pipeline;
+		sl_worker_lat_read(mgmt->p.worker, out);
 		return true;
 	}
 	if (strcmp(name, "packet_in") == 0) {
@@ -240,7 +247,7 @@ h_info(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	dict_u64(d, "n_tables_used", used);
 	dict_u64(d, "n_flows", sl_pipeline_flow_count(mgmt->p.pl, 255));
 	dict_u64(d, "n_groups", sl_pipeline_group_count(mgmt->p.pl));
-	dict_u64(d, "workers", 1);
+	dict_u64(d, "workers", mgmt->p.worker->n_group);
 	dict_u64(d, "burst", mgmt->p.worker->burst);
 	dict_u64(d, "tsc_hz", rte_get_tsc_hz());
 	rte_tel_data_add_dict_string(d, "fail_mode", mgmt->p.fail_mode);
@@ -282,8 +289,11 @@ h_port(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	uint64_t n;
 	char mac[24];
 
+	struct sl_worker_port_stats ctrl;
+
 	if (params != NULL && strcmp(params, "controller") == 0) {
-		ps = &mgmt->p.worker->ctrl;
+		sl_worker_ctrl_read(mgmt->p.worker, &ctrl);
+		ps = &ctrl;
 		rte_tel_data_start_dict(d);
 		rte_tel_data_add_dict_string(d, "name", "controller");
 		dict_u64(d, "rx_packets", ps->rx_packets);
@@ -396,20 +406,23 @@ static int
 h_datapath(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
 	const struct sl_worker *w = mgmt->p.worker;
-	const struct sl_pipeline_ctx *ctxs[1] = {w->ctx};
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = sl_worker_ctxs(w, ctxs, SL_DISPATCH_WORKERS_MAX);
+	struct sl_worker_loop_stats ls;
 	struct sl_worker_totals tot;
 	uint64_t hits, misses;
 
 	(void)params, (void)err, (void)err_size;
 	sl_worker_totals(w, &tot);
-	sl_pipeline_cache_stats(ctxs, 1, &hits, &misses);
+	sl_worker_loop_read(w, &ls);
+	sl_pipeline_cache_stats(ctxs, n_ctxs, &hits, &misses);
 	rte_tel_data_start_dict(d);
-	dict_u64(d, "workers", 1);
-	dict_u64(d, "iterations", w->loop.iterations);
-	dict_u64(d, "busy_rounds", w->loop.busy_rounds);
-	dict_u64(d, "busy_cycles", w->loop.busy_cycles);
-	dict_u64(d, "bursts", w->loop.bursts);
-	dict_u64(d, "packets", w->loop.packets);
+	dict_u64(d, "workers", w->n_group);
+	dict_u64(d, "iterations", ls.iterations);
+	dict_u64(d, "busy_rounds", ls.busy_rounds);
+	dict_u64(d, "busy_cycles", ls.busy_cycles);
+	dict_u64(d, "bursts", ls.bursts);
+	dict_u64(d, "packets", ls.packets);
 	dict_u64(d, "copies", tot.copies);
 	dict_u64(d, "tsc_hz", rte_get_tsc_hz());
 	dict_u64(d, "cache_hits", hits);
@@ -473,13 +486,17 @@ h_controller(const char *params, struct rte_tel_data *d, char *err, size_t err_s
 		n_conns = sl_ofswitch_n_connections(mgmt->p.sw);
 	}
 	rte_tel_data_start_dict(d);
-	dict_u64(d, "packet_outs", w->ctrl.rx_packets);
-	dict_u64(d, "packet_ins_queued", w->ctrl.tx_packets);
-	dict_u64(d, "packet_ins_not_queued", w->ctrl.tx_drops);
-	dict_u64(d, "no_controller", w->pin_drops.no_controller);
-	dict_u64(d, "rate_limited", w->pin_drops.rate_limited);
-	dict_u64(d, "queue_full", w->pin_drops.queue_full);
-	dict_u64(d, "no_mbuf", w->pin_drops.no_mbuf);
+	struct sl_worker_port_stats ctrl;
+	struct sl_worker_pin_drops pd;
+	sl_worker_ctrl_read(w, &ctrl);
+	sl_worker_pin_drops_read(w, &pd);
+	dict_u64(d, "packet_outs", ctrl.rx_packets);
+	dict_u64(d, "packet_ins_queued", ctrl.tx_packets);
+	dict_u64(d, "packet_ins_not_queued", ctrl.tx_drops);
+	dict_u64(d, "no_controller", pd.no_controller);
+	dict_u64(d, "rate_limited", pd.rate_limited);
+	dict_u64(d, "queue_full", pd.queue_full);
+	dict_u64(d, "no_mbuf", pd.no_mbuf);
 	dict_u64(d, "msgs_rx", ss.msgs_rx);
 	dict_u64(d, "flow_mods", ss.flow_mods);
 	dict_u64(d, "errors_sent", ss.errors_sent);
@@ -640,6 +657,131 @@ h_log_level(const char *params, struct rte_tel_data *d, char *err, size_t err_si
 	return h_log(NULL, d, err, err_size);
 }
 
+/* ---- Workers and dispatch (issue #7) ---- */
+
+static void
+worker_summary(struct rte_tel_data *c, const struct sl_worker *w, const struct sl_worker_io *io)
+{
+	const struct sl_pipeline_ctx *ctx = w->ctx;
+	uint64_t drops[SL_DROP__MAX], total = 0, txd = 0;
+	char key[48], name[32];
+
+	sl_pipeline_drop_stats(&ctx, 1, drops);
+	for (unsigned p = 0; p < w->n_ports; p++)
+		txd += w->pstats[p].tx_drops;
+	dict_u64(c, "packets", w->loop.packets);
+	dict_u64(c, "bursts", w->loop.bursts);
+	dict_u64(c, "busy_cycles", w->loop.busy_cycles);
+	dict_u64(c, "tx_dropped", txd);
+	for (unsigned r = 0; r < SL_DROP__MAX; r++) {
+		total += drops[r];
+		if (drops[r] == 0)
+			continue;
+		snprintf(key, sizeof(key), "drop_%s", tel_key(sl_drop_reason_name(r), name, sizeof(name)));
+		dict_u64(c, key, drops[r]);
+	}
+	dict_u64(c, "pipeline_dropped", total);
+	if (io != NULL && w->in_ring != NULL) {
+		struct sl_dispatch_worker_stats ds;
+		sl_dispatch_worker_stats(io->disp, w->id, &ds);
+		dict_u64(c, "ring_used", rte_ring_count(w->in_ring));
+		dict_u64(c, "ring_size", io->ring_size);
+		dict_u64(c, "dispatched", ds.packets);
+		dict_u64(c, "ring_full", ds.ring_full);
+		dict_u64(c, "adjust_from", ds.adjust_from);
+		dict_u64(c, "adjust_to", ds.adjust_to);
+		dict_u64(c, "moves", ds.moves);
+	}
+}
+
+static void
+dispatch_summary(struct rte_tel_data *d)
+{
+	const struct sl_worker_io *io = mgmt->p.worker->io;
+
+	dict_u64(d, "workers", mgmt->p.worker->n_group);
+	rte_tel_data_add_dict_string(d, "dispatch", io != NULL ? "io" : "rss");
+	if (io == NULL)
+		return;
+	rte_tel_data_add_dict_string(d, "scheduler", sl_sched_name(sl_dispatch_sched(io->disp)));
+	dict_u64(d, "threshold_pct", (uint64_t)(sl_dispatch_threshold(io->disp) * 100 + 0.5));
+	dict_u64(d, "adjustments", sl_dispatch_adjustments(io->disp));
+	dict_u64(d, "io_rx", io->loop.packets);
+	dict_u64(d, "io_bursts", io->loop.bursts);
+	dict_u64(d, "io_busy_cycles", io->loop.busy_cycles);
+	dict_u64(d, "io_dispatch_full", io->ring_full);
+}
+
+static int
+h_workers(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	const struct sl_worker *l = mgmt->p.worker;
+	char key[16];
+
+	(void)params, (void)err, (void)err_size;
+	rte_tel_data_start_dict(d);
+	dispatch_summary(d);
+	for (unsigned i = 0; i < l->n_group; i++) {
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		if (c == NULL)
+			break;
+		rte_tel_data_start_dict(c);
+		worker_summary(c, &l->group[i], l->io);
+		snprintf(key, sizeof(key), "%u", i);
+		rte_tel_data_add_dict_container(d, key, c, 0);
+	}
+	return 0;
+}
+
+/* Parameters: [scheduler=NAME][,threshold=T] (none: show). */
+static int
+h_dispatch(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	struct sl_worker_io *io = mgmt->p.worker->io;
+	char buf[128], *save = NULL;
+	int sched = -1;
+	double thr = -1;
+
+	if (params != NULL) {
+		if (io == NULL) {
+			snprintf(err, err_size, "no I/O core: start the switch with --dispatch io");
+			return -EINVAL;
+		}
+		if (strlen(params) >= sizeof(buf)) {
+			snprintf(err, err_size, "parameters too long");
+			return -EINVAL;
+		}
+		snprintf(buf, sizeof(buf), "%s", params);
+		for (char *kv = strtok_r(buf, ",", &save); kv != NULL; kv = strtok_r(NULL, ",", &save)) {
+			char *end;
+			if (strncmp(kv, "scheduler=", 10) == 0) {
+				sched = sl_sched_parse(kv + 10);
+				if (sched < 0) {
+					snprintf(err, err_size, "unknown scheduler '%s' (rr, crc32, hrw, "
+						 "adaptive, ordered)", kv + 10);
+					return -EINVAL;
+				}
+			} else if (strncmp(kv, "threshold=", 10) == 0) {
+				thr = strtod(kv + 10, &end);
+				if (end == kv + 10 || *end != '\0' || !(thr >= 0 && thr <= 1)) {
+					snprintf(err, err_size, "threshold '%s' outside 0..1", kv + 10);
+					return -EINVAL;
+				}
+			} else {
+				snprintf(err, err_size, "unknown parameter '%s' (scheduler=NAME, "
+					 "threshold=T)", kv);
+				return -EINVAL;
+			}
+		}
+		sl_dispatch_request(io->disp, sched, thr);
+		SL_LOG(NOTICE, mgmt, "dispatch: scheduler %s, threshold %.2f (telemetry)",
+		       sl_sched_name(sl_dispatch_sched(io->disp)), sl_dispatch_threshold(io->disp));
+	}
+	rte_tel_data_start_dict(d);
+	dispatch_summary(d);
+	return 0;
+}
+
 /* ---- Command table, mailbox, registration ---- */
 
 static const struct {
@@ -665,6 +807,9 @@ static const struct {
 	{"/sluice/capture/stop", h_capture_stop, "Stop the capture. No parameters"},
 	{"/sluice/log", h_log, "Log types and levels. No parameters"},
 	{"/sluice/log/level", h_log_level, "Set log levels. Parameters: TYPE,LEVEL"},
+	{"/sluice/workers", h_workers, "Dispatch and per-worker counters. No parameters"},
+	{"/sluice/dispatch", h_dispatch,
+	 "Show or change the I/O core's scheduler. Parameters: [scheduler=NAME][,threshold=T]"},
 };
 
 static void

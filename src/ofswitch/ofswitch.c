@@ -703,8 +703,10 @@ flow_visit(const struct sl_flow *f, void *arg)
 static void
 port_stats_fill(struct sl_ofswitch *sw, unsigned i, struct sl_ofp_port_stats *ps)
 {
-	const struct sl_worker_port_stats *w = &sw->p.worker->pstats[i];
+	struct sl_worker_port_stats wps, *w = &wps;
 	struct sl_port_hw_stats hw;
+
+	sl_worker_port_read(sw->p.worker, i, &wps);
 
 	sl_port_hw_stats(&sw->p.ports[i], &hw);
 	memset(ps, 0, sizeof(*ps));
@@ -768,7 +770,8 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 	static struct sl_ofp_mp_request req;
 	struct sl_ofp_mp_writer w;
 	struct sl_ofp_error e;
-	const struct sl_pipeline_ctx *ctxs[1] = {sw->p.worker->ctx};
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = sl_worker_ctxs(sw->p.worker, ctxs, SL_DISPATCH_WORKERS_MAX);
 
 	if (sl_ofp_mp_request_decode(msg, len, &req, &e) < 0) {
 		send_error(c, &e, msg, len);
@@ -831,7 +834,7 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_TABLE, h->xid, mp_flush, c);
 		for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
 			struct sl_pipeline_table_stats pts;
-			sl_pipeline_table_stats(ctxs, 1, t, &pts);
+			sl_pipeline_table_stats(ctxs, n_ctxs, t, &pts);
 			struct sl_ofp_table_stats ts = {.table_id = (uint8_t)t,
 							.active_count =
 								sl_pipeline_flow_count(sw->p.pl, t),

@@ -1313,6 +1313,12 @@ sl_pipeline_commit(struct sl_pipeline *pl)
 }
 
 void
+sl_pipeline_set_shared_counters(struct sl_pipeline *pl, bool on)
+{
+	pl->shared_counters = on;
+}
+
+void
 sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on)
 {
 	pl->dcache = on;

@@ -200,7 +200,7 @@ struct sl_flow {
 	uint64_t metadata;    /* write_metadata value */
 	uint64_t metadata_mask;
 	uint64_t n_packets;   /* written by the worker; read with sl_flow_packets() */
-	uint64_t n_bytes;     /* TODO(#7): per-lcore counters once several workers share flows */
+	uint64_t n_bytes;     /* atomic adds with several workers (sl_pipeline_set_shared_counters) */
 	uint64_t last_hit_tsc; /* TSC of the last hit, 0 = never (worker) */
 	uint64_t carried_packets; /* from the flows this one replaced (control thread) */
 	uint64_t carried_bytes;
@@ -543,6 +543,15 @@ enum sl_pipeline_fail sl_pipeline_fail(const struct sl_pipeline *pl);
  * off measures the classifiers alone.  Control thread, datapath stopped.
  */
 void sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on);
+
+/**
+ * Several workers run this pipeline: flow and group counters are then
+ * updated by atomic adds (relaxed; a flow's counters are credited once per
+ * run of packets hitting it, so this costs one locked add per run).  With
+ * one worker they stay plain adds.  Table, drop and cache counters live in
+ * each worker's context and never need this.  Init only (before workers run).
+ */
+void sl_pipeline_set_shared_counters(struct sl_pipeline *pl, bool on);
 
 /** Decision-cache hits and misses summed over worker contexts. */
 void sl_pipeline_cache_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,

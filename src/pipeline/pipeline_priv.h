@@ -79,7 +79,18 @@ struct sl_pipeline {
 	unsigned n_dead, dead_cap;
 	struct pl_dead *dead;
 	struct pl_groups *groups;
+	bool shared_counters; /* several workers: flow and group counters by atomic add */
 };
+
+/* Add to a flow or group counter several workers may write (one writer: plain add). */
+static inline void
+pl_count(const struct sl_pipeline *pl, uint64_t *c, uint64_t v)
+{
+	if (pl->shared_counters)
+		__atomic_fetch_add(c, v, __ATOMIC_RELAXED);
+	else
+		*c += v;
+}
 
 /* The copy the control thread changes (never read by workers between publishes). */
 static inline struct pl_dtable *
@@ -171,7 +182,7 @@ struct pl_bucket {
 	uint8_t n_actions;
 	bool modifies;             /* has actions that change the packet (needs its own copy) */
 	struct sl_action *actions;
-	uint64_t n_packets, n_bytes; /* TODO(#7): per-lcore once several workers share groups */
+	uint64_t n_packets, n_bytes; /* pl_count: atomic with several workers */
 };
 
 struct pl_group {

@@ -463,8 +463,8 @@ exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 	struct pl_group *g = __atomic_load_n(&slot->body, __ATOMIC_ACQUIRE);
 	struct pl_bucket *b = NULL;
 
-	slot->n_packets++;
-	slot->n_bytes += p->len;
+	pl_count(pl, &slot->n_packets, 1);
+	pl_count(pl, &slot->n_bytes, p->len);
 	switch (g->type) {
 	case SL_GROUP_INDIRECT:
 		b = &g->buckets[0];
@@ -480,8 +480,8 @@ exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 		break;
 	case SL_GROUP_ALL:
 		for (unsigned i = 0; i + 1 < g->n_buckets; i++) {
-			g->buckets[i].n_packets++;
-			g->buckets[i].n_bytes += p->len;
+			pl_count(pl, &g->buckets[i].n_packets, 1);
+			pl_count(pl, &g->buckets[i].n_bytes, p->len);
 			run_bucket_copy(pl, ctx, st, p, &g->buckets[i], hooks);
 		}
 		if (g->n_buckets > 0)
@@ -494,8 +494,8 @@ exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 		st->skip_reason = SL_DROP_NO_OUTPUT; /* no live bucket */
 		return true;
 	}
-	b->n_packets++;
-	b->n_bytes += p->len;
+	pl_count(pl, &b->n_packets, 1);
+	pl_count(pl, &b->n_bytes, p->len);
 	return run_bucket(pl, ctx, st, p, b, hooks, reason);
 }
 
@@ -646,13 +646,14 @@ guard_lanes(const struct pl_dtable *pt, struct sl_pkt *pkts, uint64_t lanes)
 }
 
 static inline void
-credit(struct sl_flow *f, uint64_t n_pkts, uint64_t n_bytes, uint64_t now)
+credit(const struct sl_pipeline *pl, struct sl_flow *f, uint64_t n_pkts, uint64_t n_bytes,
+       uint64_t now)
 {
 	if (f == NULL)
 		return;
-	f->n_packets += n_pkts;
-	f->n_bytes += n_bytes;
-	f->last_hit_tsc = now;
+	pl_count(pl, &f->n_packets, n_pkts);
+	pl_count(pl, &f->n_bytes, n_bytes);
+	f->last_hit_tsc = now; /* several workers: any recent hit time will do */
 }
 
 /* Final outcome of a packet that reached the end of its pipeline (or a miss). */
@@ -743,7 +744,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			uint8_t reason = SL_DROP_NO_OUTPUT;
 
 			if (f != run_flow) {
-				credit(run_flow, run_pkts, run_bytes, now);
+				credit(pl, run_flow, run_pkts, run_bytes, now);
 				run_flow = f;
 				run_pkts = run_bytes = 0;
 			}
@@ -761,7 +762,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				n_out += finish(ctx, st, i, reason, out_ports, drops);
 			}
 		}
-		credit(run_flow, run_pkts, run_bytes, now);
+		credit(pl, run_flow, run_pkts, run_bytes, now);
 		SL_FOR_EACH_LANE(i, lanes & ~hit)
 		n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, out_ports, drops);
 	}

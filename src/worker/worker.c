@@ -41,18 +41,47 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 	w->mp = mp;
 	w->burst = burst == 0 ? SL_BURST_DEFAULT : SL_MIN(burst, SL_BURST_MAX);
 	w->lat_mult = sl_lat_ns_mult(rte_get_tsc_hz());
+	w->lead = w;
+	w->group = w;
+	w->n_group = 1;
+	memset(w->port_idx, 0xff, sizeof(w->port_idx));
+	for (unsigned i = 0; i < n_ports; i++)
+		if (ports[i].dpdk_id < sizeof(w->port_idx))
+			w->port_idx[ports[i].dpdk_id] = (uint8_t)i;
 	w->ctx = sl_pipeline_ctx_create(pl);
 	return w->ctx != NULL ? 0 : -ENOMEM;
 }
 
+int
+sl_worker_group_init(struct sl_worker *ws, unsigned n, struct sl_pipeline *pl,
+		     struct sl_port *ports, unsigned n_ports, struct rte_mempool *mp,
+		     uint16_t burst)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (sl_worker_init(&ws[i], pl, ports, n_ports, mp, burst) < 0) {
+			for (unsigned j = 0; j <= i; j++)
+				sl_worker_fini(&ws[j]);
+			return -ENOMEM;
+		}
+		ws[i].lead = &ws[0];
+		ws[i].group = ws;
+		ws[i].n_group = n;
+		ws[i].id = i;
+		ws[i].queue = (uint16_t)i;
+	}
+	return 0;
+}
+
+/* TODO(#7): a capture has one producer (SP ring): with several workers only the lead's frames. */
 void
 sl_worker_capture_set(struct sl_worker *w, struct sl_capture *c)
 {
-	struct sl_capture *old = w->capture;
+	struct sl_worker *l = w->lead;
+	struct sl_capture *old = l->capture;
 
-	__atomic_store_n(&w->capture, c, __ATOMIC_RELEASE);
-	if (old != NULL && w->running && w->qs != NULL)
-		sl_worker_sync(w);
+	__atomic_store_n(&l->capture, c, __ATOMIC_RELEASE);
+	if (old != NULL && l->running && l->qs != NULL)
+		sl_worker_sync(l);
 }
 
 void
@@ -85,12 +114,13 @@ int
 sl_worker_ctrl_init(struct sl_worker *w, unsigned pin_queue)
 {
 	char name[RTE_RING_NAMESIZE];
-	size_t qs_size = rte_rcu_qsbr_get_memsize(1);
+	size_t qs_size = rte_rcu_qsbr_get_memsize(w->n_group);
 	unsigned id = (unsigned)w->queue;
 
 	snprintf(name, sizeof(name), "sl_pin%u", id);
+	/* Every worker of a group queues packet-ins here: multi-producer then. */
 	w->pin_ring = rte_ring_create(name, pin_queue, SOCKET_ID_ANY,
-				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+				      (w->n_group > 1 ? 0 : RING_F_SP_ENQ) | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "sl_pinmp%u", id);
 	/* Data room holds a full-size frame: max_len 0xffff sends whole packets. */
 	w->pin_mp = rte_pktmbuf_pool_create(name, pin_queue * 2 - 1, 0,
@@ -106,13 +136,15 @@ sl_worker_ctrl_init(struct sl_worker *w, unsigned pin_queue)
 	w->qs = rte_zmalloc("sl_qsbr", qs_size, RTE_CACHE_LINE_SIZE);
 	if (w->pin_ring == NULL || w->pin_mp == NULL || w->pout_ring == NULL ||
 	    w->pout_free == NULL || w->pouts == NULL || w->qs == NULL ||
-	    rte_rcu_qsbr_init(w->qs, 1) != 0) {
+	    rte_rcu_qsbr_init(w->qs, w->n_group) != 0) {
 		sl_worker_fini(w);
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < POUT_SLOTS - 1; i++)
 		rte_ring_enqueue(w->pout_free, &w->pouts[i]);
-	rte_rcu_qsbr_thread_register(w->qs, 0);
+	/* Every worker reads the tables: each one is a QSBR thread (its group index). */
+	for (unsigned i = 0; i < w->n_group; i++)
+		rte_rcu_qsbr_thread_register(w->qs, i);
 	sl_pipeline_set_sync(w->pl, sl_worker_sync, w);
 	return 0;
 }
@@ -175,7 +207,11 @@ sl_worker_packet_out(struct sl_worker *w, uint32_t in_port, const struct sl_acti
 void
 sl_worker_set_pin_rate(struct sl_worker *w, uint64_t pps)
 {
-	w->pin_rate = pps;
+	struct sl_worker *l = w->lead;
+
+	/* Each worker has its share of the rate (rounded up: a limit never becomes 0 = none). */
+	for (unsigned i = 0; i < l->n_group; i++)
+		l->group[i].pin_rate = pps == 0 ? 0 : (pps + l->n_group - 1) / l->n_group;
 }
 
 /*
@@ -185,12 +221,13 @@ sl_worker_set_pin_rate(struct sl_worker *w, uint64_t pps)
 static void
 to_controller(struct sl_worker *w, const struct sl_pkt *p, const struct sl_pin *pin)
 {
+	struct sl_worker *l = w->lead; /* owns the packet-in ring and pool */
 	struct rte_mbuf *m;
 	struct sl_worker_pin *info;
 	uint16_t len;
 	char *dst;
 
-	if (!w->controller_up || w->pin_ring == NULL) {
+	if (!l->controller_up || l->pin_ring == NULL) {
 		w->pin_drops.no_controller++;
 		w->ctrl.tx_drops++;
 		return;
@@ -213,7 +250,7 @@ to_controller(struct sl_worker *w, const struct sl_pkt *p, const struct sl_pin *
 	len = (uint16_t)RTE_MIN((unsigned)p->len, (unsigned)pin->max_len);
 	if (len > RTE_MBUF_DEFAULT_DATAROOM)
 		len = RTE_MBUF_DEFAULT_DATAROOM;
-	m = rte_pktmbuf_alloc(w->pin_mp);
+	m = rte_pktmbuf_alloc(l->pin_mp);
 	if (m == NULL || (dst = rte_pktmbuf_append(m, len)) == NULL) {
 		rte_pktmbuf_free(m);
 		w->pin_drops.no_mbuf++;
@@ -225,7 +262,7 @@ to_controller(struct sl_worker *w, const struct sl_pkt *p, const struct sl_pin *
 	info->pin = *pin;
 	info->total_len = p->len;
 	info->rx_tsc = w->burst_tsc;
-	if (rte_ring_sp_enqueue(w->pin_ring, m) != 0) {
+	if (rte_ring_enqueue(l->pin_ring, m) != 0) {
 		rte_pktmbuf_free(m);
 		w->pin_drops.queue_full++;
 		w->ctrl.tx_drops++;
@@ -443,20 +480,88 @@ packet_outs_run(struct sl_worker *w)
 	return n > 0;
 }
 
+/*
+ * I/O dispatch: take a burst from the I/O core's ring.  Its packets may come
+ * from several ports: a stable counting sort by port keeps each port's
+ * order, then each port's packets run as one burst.  Rx was counted by the
+ * I/O core.  Returns the packets taken.
+ */
+static inline unsigned
+port_index(const struct sl_worker *w, const struct rte_mbuf *m)
+{
+	unsigned i = m->port < sizeof(w->port_idx) ? w->port_idx[m->port] : 0xff;
+
+	return i == 0xff ? SL_PORTS_MAX : i;
+}
+
+static unsigned
+ring_poll(struct sl_worker *w, struct rte_mbuf **mbufs)
+{
+	struct rte_mbuf *sorted[SL_BURST_MAX];
+	uint16_t count[SL_PORTS_MAX + 1] = {0}, start[SL_PORTS_MAX + 1];
+	uint8_t idx[SL_BURST_MAX];
+	unsigned n = rte_ring_sc_dequeue_burst(w->in_ring, (void **)mbufs, w->burst, NULL);
+	struct rte_mbuf **runs = mbufs;
+
+	if (n == 0)
+		return 0;
+	w->loop.bursts++;
+	w->loop.packets += n;
+	w->burst_tsc = rte_rdtsc();
+	for (unsigned i = 0; i < n; i++) {
+		idx[i] = (uint8_t)port_index(w, mbufs[i]);
+		count[idx[i]]++;
+	}
+	if (count[idx[0]] != n) {
+		uint16_t o = 0;
+		for (unsigned p = 0; p <= SL_PORTS_MAX; p++) {
+			start[p] = o;
+			o = (uint16_t)(o + count[p]);
+		}
+		for (unsigned i = 0; i < n; i++)
+			sorted[start[idx[i]]++] = mbufs[i];
+		runs = sorted;
+	}
+	for (unsigned i = 0, k; i < n; i += k) {
+		unsigned p = port_index(w, runs[i]);
+		for (k = 1; i + k < n && runs[i + k]->port == runs[i]->port; k++)
+			;
+		if (p >= w->n_ports) {
+			/* The I/O core only receives on our ports: cannot happen; never leak. */
+			rte_pktmbuf_free_bulk(&runs[i], k);
+			continue;
+		}
+		struct sl_capture *cap = capture_get(w);
+		if (sl_unlikely(cap != NULL))
+			sl_capture_burst(cap, w->ports[p].dpdk_id, SL_CAPTURE_RX, &runs[i], k,
+					 w->burst_tsc);
+		process_burst(w, p + 1, NULL, &runs[i], (uint16_t)k);
+	}
+	sl_lat_hist_add(&w->lat_pipeline, sl_cycles_to_ns(rte_rdtsc() - w->burst_tsc, w->lat_mult),
+			n);
+	/* Release: the I/O core's ordered scheduler reads it to know these packets left. */
+	__atomic_store_n(&w->done, w->done + n, __ATOMIC_RELEASE);
+	return n;
+}
+
 int
 sl_worker_run(void *arg)
 {
 	struct sl_worker *w = arg;
 	struct rte_mbuf *mbufs[SL_BURST_MAX];
+	struct rte_rcu_qsbr *qs = w->lead->qs;
 
 	w->running = true;
-	if (w->qs != NULL)
-		rte_rcu_qsbr_thread_online(w->qs, 0);
-	while (!w->stop) {
+	if (qs != NULL)
+		rte_rcu_qsbr_thread_online(qs, w->id);
+	/* Fed by an I/O core: stop only once its ring is empty (the I/O core stopped first). */
+	while (!w->stop || (w->in_ring != NULL && !rte_ring_empty(w->in_ring))) {
 		bool busy = false;
 		uint64_t t0 = rte_rdtsc();
 
-		for (unsigned p = 0; p < w->n_ports; p++) {
+		if (w->in_ring != NULL)
+			busy = ring_poll(w, mbufs) > 0;
+		for (unsigned p = 0; w->in_ring == NULL && p < w->n_ports; p++) {
 			uint16_t n = rte_eth_rx_burst(w->ports[p].dpdk_id, w->queue, mbufs, w->burst);
 			if (n == 0)
 				continue;
@@ -475,8 +580,8 @@ sl_worker_run(void *arg)
 		}
 		busy |= packet_outs_run(w);
 		/* Between rounds the worker holds no table or flow: a quiescent state. */
-		if (w->qs != NULL)
-			rte_rcu_qsbr_quiescent(w->qs, 0);
+		if (qs != NULL)
+			rte_rcu_qsbr_quiescent(qs, w->id);
 		w->loop.iterations++;
 		if (busy) {
 			w->loop.busy_rounds++;
@@ -485,37 +590,143 @@ sl_worker_run(void *arg)
 	}
 	for (unsigned p = 0; p < w->n_ports; p++)
 		tx_flush(w, p);
-	if (w->qs != NULL)
-		rte_rcu_qsbr_thread_offline(w->qs, 0);
+	if (qs != NULL)
+		rte_rcu_qsbr_thread_offline(qs, w->id);
 	w->running = false;
 	return 0;
+}
+
+/* ---- readers (control thread): sums over the group ---- */
+
+void
+sl_worker_port_read(const struct sl_worker *w, unsigned port, struct sl_worker_port_stats *out)
+{
+	const struct sl_worker *l = w->lead;
+
+	memset(out, 0, sizeof(*out));
+	if (port >= SL_PORTS_MAX)
+		return;
+	for (unsigned i = 0; i < l->n_group; i++) {
+		const struct sl_worker_port_stats *ps = &l->group[i].pstats[port];
+		out->rx_packets += ps->rx_packets;
+		out->rx_bytes += ps->rx_bytes;
+		out->tx_packets += ps->tx_packets;
+		out->tx_bytes += ps->tx_bytes;
+		out->tx_drops += ps->tx_drops;
+	}
+	if (l->io != NULL) {
+		out->rx_packets += l->io->pstats[port].rx_packets;
+		out->rx_bytes += l->io->pstats[port].rx_bytes;
+	}
+}
+
+void
+sl_worker_ctrl_read(const struct sl_worker *w, struct sl_worker_port_stats *out)
+{
+	const struct sl_worker *l = w->lead;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < l->n_group; i++) {
+		const struct sl_worker_port_stats *ps = &l->group[i].ctrl;
+		out->rx_packets += ps->rx_packets;
+		out->rx_bytes += ps->rx_bytes;
+		out->tx_packets += ps->tx_packets;
+		out->tx_bytes += ps->tx_bytes;
+		out->tx_drops += ps->tx_drops;
+	}
+}
+
+void
+sl_worker_pin_drops_read(const struct sl_worker *w, struct sl_worker_pin_drops *out)
+{
+	const struct sl_worker *l = w->lead;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < l->n_group; i++) {
+		const struct sl_worker_pin_drops *pd = &l->group[i].pin_drops;
+		out->no_controller += pd->no_controller;
+		out->rate_limited += pd->rate_limited;
+		out->queue_full += pd->queue_full;
+		out->no_mbuf += pd->no_mbuf;
+	}
+}
+
+void
+sl_worker_loop_read(const struct sl_worker *w, struct sl_worker_loop_stats *out)
+{
+	const struct sl_worker *l = w->lead;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < l->n_group; i++) {
+		const struct sl_worker_loop_stats *ls = &l->group[i].loop;
+		out->iterations += ls->iterations;
+		out->busy_rounds += ls->busy_rounds;
+		out->busy_cycles += ls->busy_cycles;
+		out->bursts += ls->bursts;
+		out->packets += ls->packets;
+	}
+}
+
+void
+sl_worker_lat_read(const struct sl_worker *w, struct sl_lat_hist *out)
+{
+	const struct sl_worker *l = w->lead;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < l->n_group; i++) {
+		const struct sl_lat_hist *h = &l->group[i].lat_pipeline;
+		out->count += h->count;
+		out->sum_ns += h->sum_ns;
+		out->max_ns = SL_MAX(out->max_ns, h->max_ns);
+		for (unsigned b = 0; b < SL_LAT_BUCKETS; b++)
+			out->bucket[b] += h->bucket[b];
+	}
+}
+
+unsigned
+sl_worker_ctxs(const struct sl_worker *w, const struct sl_pipeline_ctx *ctxs[], unsigned max)
+{
+	const struct sl_worker *l = w->lead;
+	unsigned n = SL_MIN(l->n_group, max);
+
+	for (unsigned i = 0; i < n; i++)
+		ctxs[i] = l->group[i].ctx;
+	return n;
 }
 
 void
 sl_worker_drops(const struct sl_worker *w, uint64_t drops[SL_DROP__MAX])
 {
-	const struct sl_pipeline_ctx *ctxs[1] = {w->ctx};
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n = sl_worker_ctxs(w, ctxs, SL_DISPATCH_WORKERS_MAX);
 
-	sl_pipeline_drop_stats(ctxs, 1, drops);
+	sl_pipeline_drop_stats(ctxs, n, drops);
+	if (w->lead->io != NULL)
+		drops[SL_DROP_DISPATCH_FULL] += w->lead->io->ring_full;
 }
 
 void
 sl_worker_totals(const struct sl_worker *w, struct sl_worker_totals *t)
 {
-	const struct sl_pipeline_ctx *ctxs[1] = {w->ctx};
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n = sl_worker_ctxs(w, ctxs, SL_DISPATCH_WORKERS_MAX);
+	struct sl_worker_port_stats ps;
 	uint64_t drops[SL_DROP__MAX];
 
 	memset(t, 0, sizeof(*t));
 	for (unsigned p = 0; p < w->n_ports; p++) {
-		t->rx += w->pstats[p].rx_packets;
-		t->tx += w->pstats[p].tx_packets;
-		t->tx_drops += w->pstats[p].tx_drops;
+		sl_worker_port_read(w, p, &ps);
+		t->rx += ps.rx_packets;
+		t->tx += ps.tx_packets;
+		t->tx_drops += ps.tx_drops;
 	}
-	t->rx += w->ctrl.rx_packets;
-	t->tx += w->ctrl.tx_packets;
-	t->tx_drops += w->ctrl.tx_drops;
+	sl_worker_ctrl_read(w, &ps);
+	t->rx += ps.rx_packets;
+	t->tx += ps.tx_packets;
+	t->tx_drops += ps.tx_drops;
+	/* Pipeline drops include the I/O core's dispatch-full drops. */
 	sl_worker_drops(w, drops);
 	for (unsigned r = 0; r < SL_DROP__MAX; r++)
 		t->pipeline_drops += drops[r];
-	t->copies = sl_pipeline_copies(ctxs, 1);
+	t->copies = sl_pipeline_copies(ctxs, n);
 }

@@ -25,7 +25,20 @@
  * worker; the control thread reads them (aligned 64-bit loads are atomic on
  * the CPUs DPDK supports).
  *
- * TODO(#7): several workers (RSS queues or an I/O core with rings).
+ * Several workers (sl_worker_group_init): an array of workers, one lcore
+ * each, sharing the pipeline read-only under the lead's RCU variable (every
+ * worker is a QSBR thread of it).  Each keeps its own counters, pipeline
+ * context (decision cache, table and drop counters) and tx queue (its
+ * index); the readers below sum them.  Two dispatch designs:
+ *   - RSS (queue per worker): worker i polls rx queue i of every port;
+ *   - I/O core (struct sl_worker_io, io.c): one lcore polls rx queue 0 of
+ *     every port and hands packets to the workers' rings through a
+ *     scheduler (src/dispatch); workers run the pipeline and transmit.
+ *     Port rx counters are the I/O core's; packets a full worker ring
+ *     refused are dropped there with reason dispatch-full.
+ * The lead (worker 0) owns the controller channel: it executes packet_outs;
+ * every worker queues packet-ins into the lead's ring (multi-producer when
+ * there are several), each with its share of the packet-in rate.
  */
 #ifndef SL_WORKER_H
 #define SL_WORKER_H
@@ -34,6 +47,7 @@
 #include <stdint.h>
 
 #include "../core/core.h"
+#include "../dispatch/dispatch.h"
 #include "../pipeline/pipeline.h"
 #include "../port/port.h"
 
@@ -42,6 +56,8 @@ struct rte_mbuf;
 struct rte_ring;
 struct rte_rcu_qsbr;
 struct sl_capture;
+struct sl_dispatch;
+struct sl_worker_io;
 
 /** A queued packet-in: the private area of its mbuf. */
 struct sl_worker_pin {
@@ -121,6 +137,36 @@ struct sl_worker {
 	uint64_t burst_tsc;                 /* rx time of the burst being processed */
 	uint64_t lat_mult;                  /* cycles -> ns (sl_lat_ns_mult) */
 	struct sl_lat_hist lat_pipeline SL_CACHE_ALIGNED; /* rx burst handed over -> tx queued */
+
+	/* Group (sl_worker_group_init); a lone worker is a group of one. */
+	struct sl_worker *lead;             /* group[0]: controller channel, RCU variable */
+	struct sl_worker *group;            /* the group's array */
+	unsigned n_group;                   /* workers in the group */
+	unsigned id;                        /* index in the group = QSBR thread id = queue */
+	struct sl_worker_io *io;            /* the I/O core feeding the group, or NULL (RSS) */
+	struct rte_ring *in_ring;           /* I/O dispatch: packets from the I/O core */
+	uint64_t done SL_CACHE_ALIGNED;     /* I/O dispatch: packets taken from in_ring, finished */
+	uint8_t port_idx[256];              /* mbuf port (DPDK id) -> index in ports[] */
+};
+
+/** The I/O core of the I/O-core dispatch design (io.c). */
+struct sl_worker_io {
+	/* Configuration (sl_worker_io_init). */
+	struct sl_worker *workers;          /* the group it feeds */
+	unsigned n_workers;
+	uint16_t burst;                     /* rx burst */
+	unsigned ring_size;                 /* slots of each worker ring */
+	uint64_t flush_cycles;              /* out-buffer timer (TSC cycles) */
+	struct sl_dispatch *disp;           /* scheduler and out-buffers */
+	struct rte_ring *rings[64];         /* worker i's in_ring */
+
+	/* State. */
+	volatile bool stop;
+	volatile bool running;
+	struct sl_worker_port_stats pstats[SL_PORTS_MAX]; /* rx counters of every port */
+	struct sl_worker_loop_stats loop SL_CACHE_ALIGNED;
+	uint64_t ring_full;                 /* packets dropped: the worker's ring was full */
+	uint64_t last_flush_tsc;
 };
 
 /**
@@ -182,6 +228,59 @@ void sl_worker_capture_set(struct sl_worker *w, struct sl_capture *c);
 
 /** Pipeline drop counters of this worker (indexed by enum sl_drop_reason). */
 void sl_worker_drops(const struct sl_worker *w, uint64_t drops[SL_DROP__MAX]);
+
+/**
+ * Make @ws[0..n-1] a group of workers sharing @pl (sl_worker_init on each;
+ * worker i uses queue i).  Then sl_worker_ctrl_init(&ws[0], ...) sets up
+ * the shared controller channel and RCU variable.  Free with
+ * sl_worker_fini on each.
+ *
+ * @return 0 or -ENOMEM.  Main thread.
+ */
+int sl_worker_group_init(struct sl_worker *ws, unsigned n, struct sl_pipeline *pl,
+			 struct sl_port *ports, unsigned n_ports, struct rte_mempool *mp,
+			 uint16_t burst);
+
+/**
+ * Set up the I/O core of group @ws: a ring of @ring_size slots per worker
+ * (power of two), a dispatcher with scheduler @sched and load threshold
+ * @threshold (0..1), out-buffers flushed at @out_burst packets or after
+ * @flush_us microseconds.  The workers then take their packets from the
+ * rings instead of polling rx queues.
+ *
+ * @return 0, -EINVAL (bad scheduler or threshold), -ENOMEM.  Main thread.
+ */
+int sl_worker_io_init(struct sl_worker_io *io, struct sl_worker *ws, unsigned n,
+		      enum sl_sched sched, double threshold, unsigned ring_size,
+		      unsigned out_burst, unsigned flush_us);
+
+/** Free what sl_worker_io_init allocated (after both loops ended).  Main thread. */
+void sl_worker_io_fini(struct sl_worker_io *io);
+
+/**
+ * The I/O core loop; returns when io->stop is set, after flushing its
+ * out-buffers.  Stop it before the workers: they drain their rings before
+ * they return.  Signature fits rte_eal_remote_launch.
+ */
+int sl_worker_io_run(void *io);
+
+/*
+ * Readers (control thread): sums over the group (and its I/O core).
+ * @w is any worker of the group, normally the lead.
+ */
+/** Counters of port index @port (OpenFlow port @port + 1). */
+void sl_worker_port_read(const struct sl_worker *w, unsigned port, struct sl_worker_port_stats *out);
+/** The controller as a port (packet_outs rx, packet-ins tx). */
+void sl_worker_ctrl_read(const struct sl_worker *w, struct sl_worker_port_stats *out);
+/** Why packet-ins were not queued. */
+void sl_worker_pin_drops_read(const struct sl_worker *w, struct sl_worker_pin_drops *out);
+/** Loop counters (the workers'; rx bursts of the I/O core are in io->loop). */
+void sl_worker_loop_read(const struct sl_worker *w, struct sl_worker_loop_stats *out);
+/** Pipeline latency histogram, merged. */
+void sl_worker_lat_read(const struct sl_worker *w, struct sl_lat_hist *out);
+/** The pipeline contexts of the group, for sl_pipeline_*_stats; returns how many (<= @max). */
+unsigned sl_worker_ctxs(const struct sl_worker *w, const struct sl_pipeline_ctx *ctxs[],
+			unsigned max);
 
 /** Totals over all ports: rx, tx, tx_drops; plus pipeline drops and copies. */
 struct sl_worker_totals {
