@@ -126,6 +126,9 @@ usage(FILE *f)
 	        "                [--bytes N] [--snaplen N]\n"
 	        "  capture stop | capture status\n"
 	        "  log [TYPE LEVEL]           show log levels, or set TYPE (may end in *)\n"
+	        "  workers                    dispatch and per-worker counters\n"
+	        "  dispatch [SCHED] [THRESHOLD]  show or set the I/O core's scheduler (rr, crc32,\n"
+	        "                             hrw, adaptive, ordered) and load threshold (0..1)\n"
 	        "  telemetry CMD[,PARAMS]     raw telemetry call, prints the reply\n\n"
 	        "Exit codes: 0 ok, 1 the switch refused (its error is printed), 2 usage or\n"
 	        "syntax error, 3 the switch cannot be reached.\n");
@@ -2162,6 +2165,82 @@ cmd_log(int argc, char **argv)
 	return tel_simple("/sluice/log/level", params, print_log);
 }
 
+/* Scalars of the dispatch, then one row per worker (objects keyed "0", "1", ...). */
+static void
+print_workers(const struct sl_ctl_json *v)
+{
+	static const char *const heads[] = {"worker",   "packets",  "pl_drops", "tx_drop",
+	                                    "dispatched", "ring_full", "ring",     "adj_from",
+	                                    "adj_to",   "moves"};
+	static const char *const keys[] = {"packets",   "pipeline_dropped", "tx_dropped", "dispatched",
+	                                   "ring_full", NULL,               "adjust_from", "adjust_to",
+	                                   "moves"};
+	struct sl_ctl_table *kv, *t;
+	char buf[64];
+
+	if (sl_ctl_table_create(heads, 10, "lrrrrrrrrr", &t) < 0)
+		return;
+	if (sl_ctl_table_create((const char *const[]){"", ""}, 2, "ll", &kv) < 0) {
+		sl_ctl_table_destroy(t);
+		return;
+	}
+	for (const struct sl_ctl_json *m = v->child; m; m = m->next) {
+		if (m->type != SL_CTL_JSON_OBJECT) {
+			fmt_value(m, buf, sizeof(buf));
+			sl_ctl_table_addf(kv, "%s:", m->key);
+			sl_ctl_table_add(kv, buf);
+			continue;
+		}
+		sl_ctl_table_add(t, m->key);
+		for (unsigned k = 0; k < SL_ARRAY_SIZE(keys); k++) {
+			const struct sl_ctl_json *f;
+			if (keys[k] == NULL) {
+				uint64_t used = 0, size = 0;
+				sl_ctl_json_u64(sl_ctl_json_get(m, "ring_used"), &used);
+				if (sl_ctl_json_u64(sl_ctl_json_get(m, "ring_size"), &size))
+					sl_ctl_table_addf(t, "%" PRIu64 "/%" PRIu64, used, size);
+				else
+					sl_ctl_table_add(t, "-");
+				continue;
+			}
+			f = sl_ctl_json_get(m, keys[k]);
+			if (f != NULL)
+				fmt_value(f, buf, sizeof(buf));
+			sl_ctl_table_add(t, f != NULL ? buf : "-");
+		}
+	}
+	sl_ctl_table_print(kv, stdout, 0);
+	sl_ctl_table_print(t, stdout, 0);
+	sl_ctl_table_destroy(kv);
+	sl_ctl_table_destroy(t);
+}
+
+/* dispatch [SCHEDULER] [THRESHOLD]: show or change the I/O core's scheduler. */
+static int
+cmd_dispatch(int argc, char **argv)
+{
+	char params[128];
+	size_t n = 0;
+
+	params[0] = '\0';
+	for (int i = 0; i < argc; i++) {
+		char *end;
+		double thr = strtod(argv[i], &end);
+		if (end != argv[i] && *end == '\0') {
+			if (!(thr >= 0 && thr <= 1))
+				return usage_error("dispatch: threshold '%s' outside 0..1", argv[i]);
+			n += (size_t)snprintf(params + n, sizeof(params) - n, "%sthreshold=%s",
+			                      n ? "," : "", argv[i]);
+		} else {
+			if (!param_ok(argv[i]) || strlen(argv[i]) > 16)
+				return usage_error("dispatch: bad scheduler '%s'", argv[i]);
+			n += (size_t)snprintf(params + n, sizeof(params) - n, "%sscheduler=%s",
+			                      n ? "," : "", argv[i]);
+		}
+	}
+	return tel_simple("/sluice/dispatch", n ? params : NULL, print_kv_top);
+}
+
 static int
 cmd_telemetry(const char *request)
 {
@@ -2255,6 +2334,8 @@ static const struct {
          (1u << (OPT_SNAPLEN - OPT_STRICT)),
      1, 2},
     {"log", false, 0, 0, 2},
+    {"workers", false, 0, 0, 0},
+    {"dispatch", false, 0, 0, 2},
     {"telemetry", false, 0, 1, 1},
 };
 
@@ -2412,6 +2493,10 @@ main(int argc, char **argv)
 		ex = cmd_capture(nargs, argv + optind + 1);
 	} else if (strcmp(cmd, "log") == 0) {
 		ex = cmd_log(nargs, argv + optind + 1);
+	} else if (strcmp(cmd, "workers") == 0) {
+		ex = tel_simple("/sluice/workers", NULL, print_workers);
+	} else if (strcmp(cmd, "dispatch") == 0) {
+		ex = cmd_dispatch(nargs, argv + optind + 1);
 	} else if (strcmp(cmd, "telemetry") == 0) {
 		ex = cmd_telemetry(argv[optind + 1]);
 	} else {
