@@ -16,7 +16,7 @@
 #endif
 
 #define NO_WORKER 0xffffu
-#define ORDER_BUCKETS_DEFAULT 4096u
+#define ORDER_BUCKETS_DEFAULT 16384u
 
 /* One target[] entry: the decision for the Subflow whose packet id is @id. */
 struct cache_ent {
@@ -24,11 +24,15 @@ struct cache_ent {
 	int32_t worker; /* -1: no decision yet in this burst */
 };
 
-/* Ordered mode: where a bucket of flows is, and its last packet's sequence number there. */
+/*
+ * Ordered mode: where a bucket of flows is, and the sequence number its last
+ * packet got there (low 32 bits: fewer than 2^31 packets are ever in flight
+ * to one worker, so wrap-around differences stay exact).
+ */
 struct bucket {
 	uint16_t worker; /* NO_WORKER: no packet since ordered mode began */
 	uint16_t away;   /* placed off its HRW home by an adjustment */
-	uint64_t last_seq;
+	uint32_t last_seq;
 };
 
 struct sl_dispatch {
@@ -47,6 +51,9 @@ struct sl_dispatch {
 	uint32_t bucket_mask;
 	uint64_t adjustments;
 	struct sl_dispatch_worker_stats st[SL_DISPATCH_WORKERS_MAX];
+	/* Ordered mode: per-burst snapshots of every worker's ring use and done counter. */
+	unsigned snap_used[SL_DISPATCH_WORKERS_MAX];
+	uint32_t snap_done[SL_DISPATCH_WORKERS_MAX];
 	/* Requests from the control thread, applied by the I/O core at a burst start. */
 	int req_sched;
 	double req_threshold;
@@ -433,18 +440,62 @@ burst_adaptive(struct sl_dispatch *d, void *const objs[], const uint32_t hashes[
 	}
 }
 
+/*
+ * Ordered mode works on a snapshot taken at the start of each burst: a
+ * worker's ring use (overloaded or not, and mu for AHRW) and its done
+ * counter.  The done counter only grows, so a stale value can only make a
+ * bucket look busier than it is: a move decided on it is still safe.
+ */
 static inline bool
-drained(struct sl_dispatch *d, const struct bucket *b)
+drained(const struct sl_dispatch *d, const struct bucket *b)
 {
-	uint64_t last = SL_MIN(b->last_seq, d->sent[b->worker]);
+	uint32_t sent = (uint32_t)d->sent[b->worker], last = b->last_seq;
 
-	return d->p.ops.done(d->p.ops.arg, b->worker) >= last;
+	/* Packets refused by a full ring gave their numbers back: never wait beyond sent. */
+	if ((int32_t)(last - sent) > 0)
+		last = sent;
+	return (int32_t)(d->snap_done[b->worker] - last) >= 0;
+}
+
+/* AHRW on the snapshot: argmax (ring_size - used) * W(j, D) over workers not above the threshold. */
+static unsigned
+ahrw_snap(struct sl_dispatch *d, uint32_t digest, unsigned c)
+{
+	uint64_t best_w = 0;
+	unsigned best = c;
+	bool found = false;
+
+	for (unsigned j = 0; j < d->n; j++) {
+		unsigned used = d->snap_used[j];
+		if (used > d->thr_slots)
+			continue;
+		uint64_t mu = used < d->p.ring_size ? d->p.ring_size - used : 0;
+		uint64_t w = mu * sl_dispatch_hrw_weight(j, digest);
+		if (!found || w > best_w) {
+			best_w = w;
+			best = j;
+			found = true;
+		}
+	}
+	if (best != c) {
+		d->adjustments++;
+		d->st[c].adjust_from++;
+		d->st[best].adjust_to++;
+	}
+	return best;
 }
 
 static void
 burst_ordered(struct sl_dispatch *d, void *const objs[], const uint32_t hashes[], unsigned n,
 	      uint16_t targets[])
 {
+	bool over[SL_DISPATCH_WORKERS_MAX];
+
+	for (unsigned j = 0; j < d->n; j++) {
+		d->snap_used[j] = d->p.ops.ring_used(d->p.ops.arg, j);
+		d->snap_done[j] = (uint32_t)d->p.ops.done(d->p.ops.arg, j);
+		over[j] = d->snap_used[j] > d->thr_slots;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t id = hashes[i] & 0x7fffffffu;
 		struct bucket *b = &d->buckets[id & d->bucket_mask];
@@ -452,14 +503,20 @@ burst_ordered(struct sl_dispatch *d, void *const objs[], const uint32_t hashes[]
 
 		/*
 		 * A bucket may move only when its worker finished all its packets:
-		 * away from an overloaded worker, or back home from an adjustment.
+		 * away from an overloaded worker, or back home after an adjustment.
 		 */
-		if (c == NO_WORKER || ((b->away || overloaded(d, c)) && drained(d, b))) {
+		if (c == NO_WORKER || ((b->away || over[c]) && drained(d, b))) {
 			unsigned home = hrw(d, id);
-			unsigned to = home;
+			/*
+			 * Hysteresis: an away bucket returns home only once home is
+			 * at half the threshold, so drained flows do not all flock
+			 * back the moment home dips below it (they would get stuck
+			 * behind its queue when it fills again).
+			 */
+			bool home_ok = b->away && c != NO_WORKER ? d->snap_used[home] <= d->thr_slots / 2
+								: !over[home];
+			unsigned to = home_ok ? home : ahrw_snap(d, id, home);
 
-			if (overloaded(d, home))
-				to = ahrw(d, id, home);
 			b->away = to != home;
 			if (to != c) {
 				if (c != NO_WORKER)
@@ -470,7 +527,7 @@ burst_ordered(struct sl_dispatch *d, void *const objs[], const uint32_t hashes[]
 		}
 		if (targets != NULL)
 			targets[i] = (uint16_t)c;
-		b->last_seq = d->sent[c] + 1;
+		b->last_seq = (uint32_t)(d->sent[c] + 1);
 		put(d, c, objs[i]);
 	}
 }
