@@ -51,6 +51,12 @@ if ! .venv/bin/python -c "import sluice.osken, mypy" 2>/dev/null; then
 	.venv/bin/pip install -q --disable-pip-version-check -e "python/[apps,dev]"
 fi
 
+# matplotlib: the PNG plots of the benchmarks (bench/run dispatch).
+if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
+	log "pip install matplotlib"
+	.venv/bin/pip install -q --disable-pip-version-check matplotlib
+fi
+
 if [[ ! -f build/build.ninja ]]; then
 	log "meson setup build"
 	meson setup build --buildtype=release -Dcpu="${SL_CPU:-native}" >/dev/null
