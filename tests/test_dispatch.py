@@ -14,8 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_sluice_raw, unique_prefix, write_pcap, read_pcap
+from conftest import read_pcap, run_sluice_raw, unique_prefix, write_pcap
 from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
+
+from sluice import testing
+from sluice.telemetry import Telemetry, TelemetryError
+from sluice.testing import Sluice, SluiceConfig
 
 N_FLOWS = 40
 N_PKTS = 2400
@@ -178,3 +182,55 @@ def test_dispatch_config_errors(sluice_bin: Path, opts: list[str], message: str)
     )
     assert rc == 2, out
     assert message in out, out
+
+
+def test_workers_telemetry_and_runtime_scheduler(sluice_bin: Path, tmp_path: Path) -> None:
+    """Per-worker telemetry and a scheduler change while traffic flows.
+
+    Steps: I/O-core dispatch, two workers, hrw, net_null traffic (endless) into
+        port 1, forwarded to port 2; read /sluice/workers; switch to ordered with
+        threshold 0.5 by ``sluicectl dispatch``; try a bad scheduler and a bad
+        threshold; stop the switch.
+    Verify: two workers with ring and dispatch counters; the change shows in
+        /sluice/dispatch and in the final JSON; bad values are refused naming the
+        value (sluicectl exit 1); final counters balance, dispatch-full drops equal
+        the workers' ring_full sum.
+    """
+    cfg = SluiceConfig(ports=["net_null0,size=64", "net_null1,no-rx=1"],
+                       flows=["in_port=1,actions=output:2"], name=testing.unique("dp"),
+                       lcores="0@0,1@1,2@1,3@1",
+                       extra=["-w", "2", "--dispatch", "io", "--scheduler", "hrw"])
+    sw = Sluice(cfg, binary=sluice_bin, workdir=str(tmp_path))
+    try:
+        sw.wait_output(r"sluice: name ", timeout=30)
+        tel = Telemetry(file_prefix=sw.prefix, connect_timeout=20)
+        testing.wait_until(lambda: tel.workers()["io_rx"] > 0, 30, "traffic at the I/O core")
+        w = tel.workers()
+        assert w["workers"] == 2 and w["dispatch"] == "io" and w["scheduler"] == "hrw"
+        assert w["threshold_pct"] == 25
+        for k in ("0", "1"):
+            assert w[k]["ring_size"] == 1024 and 0 <= w[k]["ring_used"] <= 1024
+            assert {"packets", "dispatched", "ring_full", "adjust_from"} <= set(w[k])
+        r = sw.sluicectl("dispatch", "ordered", "0.5")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "ordered" in r.stdout
+        d = tel.dispatch()
+        assert d["scheduler"] == "ordered" and d["threshold_pct"] == 50
+        r = sw.sluicectl("dispatch", "bogus")
+        assert r.returncode == 1 and "unknown scheduler 'bogus'" in r.stderr, r.stderr
+        r = sw.sluicectl("dispatch", "1.5")
+        assert r.returncode == 2 and "outside 0..1" in r.stderr, r.stderr
+        with pytest.raises(TelemetryError, match="outside 0..1"):
+            tel.dispatch(threshold=2)
+        r = sw.sluicectl("workers")
+        assert r.returncode == 0 and "ring_full" in r.stdout, r.stdout + r.stderr
+        tel.close()
+    finally:
+        rc = sw.stop()
+    assert rc == 0, sw.output
+    js = json.loads(Path(sw.json_path).read_text())
+    assert js["scheduler"] == "ordered" and js["dispatch"] == "io"
+    assert js["rx"] + js["copies"] == js["tx"] + js["tx_drops"] + js["pipeline_drops"], js
+    assert js["drops"]["dispatch-full"] == sum(w["ring_full"] for w in js["workers"])
+    # Every packet the I/O core received was given to a worker's out-buffer.
+    assert js["rx"] == sum(w["dispatched"] for w in js["workers"])

@@ -407,6 +407,21 @@ class Telemetry:
         such as ``lib.eal``) to @level (emerg ... debug); returns the new table."""
         return {k: str(v) for k, v in self.call("/sluice/log/level", (log_type, level)).items()}
 
+    def workers(self) -> dict[str, Any]:
+        """Dispatch scalars plus one object per worker keyed "0", "1"... (``/sluice/workers``)."""
+        return self.call("/sluice/workers")
+
+    def dispatch(self, scheduler: str | None = None,
+                 threshold: float | None = None) -> dict[str, Any]:
+        """Show, or change at run time, the I/O core's scheduler and load threshold
+        (``/sluice/dispatch``; needs ``--dispatch io``)."""
+        params = []
+        if scheduler is not None:
+            params.append(f"scheduler={scheduler}")
+        if threshold is not None:
+            params.append(f"threshold={threshold}")
+        return self.call("/sluice/dispatch", ",".join(params) if params else None)
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sluice.telemetry",

@@ -99,7 +99,9 @@ def eal_args(prefix: str | None, lcores: str = "0,1", mem_mb: int = 512) -> list
     """Explicit EAL arguments: no hugepages, no PCI, a private file prefix (none when
     @prefix is None: a switch given ``--name`` derives it)."""
     fp = [f"--file-prefix={prefix}"] if prefix is not None else []
-    return ["--no-huge", "-m", str(mem_mb), "--no-pci", *fp, "-l", lcores,
+    # "0@0,1@1,2@1": EAL --lcores maps several lcores onto fewer CPUs (several workers here).
+    lc = ["--lcores", lcores] if "@" in lcores else ["-l", lcores]
+    return ["--no-huge", "-m", str(mem_mb), "--no-pci", *fp, *lc,
             "--log-level=lib.eal:error"]
 
 
