@@ -31,7 +31,7 @@ struct sl_capture {
 	volatile bool full;  /* control -> worker: stop copying */
 	struct rte_mempool *mp;
 	struct rte_ring *ring;
-	/* Written by the worker only. */
+	/* Written by the workers (atomic adds: several may capture at once). */
 	uint64_t queued SL_CACHE_ALIGNED;
 	uint64_t dropped;
 	/* Control thread only. */
@@ -69,22 +69,25 @@ sl_capture_burst(struct sl_capture *c, uint16_t dpdk_port, unsigned dir, struct 
 
 	if (dpdk_port != c->dpdk_port || !(dir & c->dir) || c->full)
 		return;
-	for (uint16_t i = 0; i < n && c->queued + n_copies < c->max_packets; i++) {
+	uint64_t queued = __atomic_load_n(&c->queued, __ATOMIC_RELAXED);
+
+	/* Racy between workers (it may overshoot by a burst each): the drain cuts at the limit. */
+	for (uint16_t i = 0; i < n && queued + n_copies < c->max_packets; i++) {
 		struct rte_mbuf *m = rte_pcapng_copy(dpdk_port, 0, ms[i], c->mp, c->snaplen, tsc,
 						     dir == SL_CAPTURE_RX ? RTE_PCAPNG_DIRECTION_IN
 									  : RTE_PCAPNG_DIRECTION_OUT);
 		if (m == NULL) {
-			c->dropped++;
+			__atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
 			continue;
 		}
 		copies[n_copies++] = m;
 	}
 	if (n_copies == 0)
 		return;
-	sent = rte_ring_sp_enqueue_burst(c->ring, (void **)copies, n_copies, NULL);
-	c->queued += sent;
+	sent = rte_ring_enqueue_burst(c->ring, (void **)copies, n_copies, NULL);
+	__atomic_fetch_add(&c->queued, sent, __ATOMIC_RELAXED);
 	if (sl_unlikely(sent < n_copies)) {
-		c->dropped += n_copies - sent;
+		__atomic_fetch_add(&c->dropped, n_copies - sent, __ATOMIC_RELAXED);
 		rte_pktmbuf_free_bulk(&copies[sent], n_copies - sent);
 	}
 }
@@ -147,7 +150,7 @@ sl_capture_open(const struct sl_capture_params *p, struct sl_capture **out, char
 						(uint16_t)rte_pcapng_mbuf_size(c->snaplen),
 						SOCKET_ID_ANY);
 	snprintf(name, sizeof(name), "sl_cap_ring%u", seq);
-	c->ring = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	c->ring = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
 	if (c->mp == NULL || c->ring == NULL) {
 		snprintf(err, err_size, "cannot allocate the capture pool and ring: %s",
 			 rte_strerror(rte_errno));
@@ -200,6 +203,7 @@ sl_capture_drain(struct sl_capture *c)
 
 		/* Stop before the size limit: a file never grows past max_bytes. */
 		while (keep < n && c->st.state == SL_CAPTURE_RUNNING &&
+		       c->st.captured + keep < c->max_packets &&
 		       c->st.written_bytes + size + rte_pktmbuf_pkt_len(ms[keep]) <= c->st.max_bytes) {
 			size += rte_pktmbuf_pkt_len(ms[keep]);
 			keep++;

@@ -8,10 +8,12 @@
  *    the worker (sl_worker_capture_set), drains the ring into the file every
  *    round (sl_capture_drain: the only place with syscalls), and closes it
  *    after the worker let go of it (a grace period);
- *  - the worker calls sl_capture_burst() for the bursts of the captured
+ *  - the workers call sl_capture_burst() for the bursts of the captured
  *    port, which copies frames (rte_pcapng_copy, from the capture's own
- *    pool) and enqueues the copies.  When the ring or pool is full the
- *    frame is counted in `dropped` and forwarding goes on untouched.
+ *    pool) and enqueues the copies (a multi-producer ring: several workers
+ *    may capture at once; their counters are atomic adds).  When the ring
+ *    or pool is full the frame is counted in `dropped` and forwarding goes
+ *    on untouched.
  * When no capture runs the worker pays one pointer test per burst.
  *
  * dpdk-dumpcap is the other way to capture (rte_pdump, a secondary
@@ -77,7 +79,7 @@ int sl_capture_open(const struct sl_capture_params *p, struct sl_capture **out, 
 
 /**
  * Copy the frames of a burst that matches the capture (port and
- * direction) and queue them for the file.  Any worker (one at a time).
+ * direction) and queue them for the file.  Any worker, several at once.
  */
 void sl_capture_burst(struct sl_capture *c, uint16_t dpdk_port, unsigned dir,
 		      struct rte_mbuf *const *ms, uint16_t n, uint64_t tsc);

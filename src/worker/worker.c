@@ -72,15 +72,19 @@ sl_worker_group_init(struct sl_worker *ws, unsigned n, struct sl_pipeline *pl,
 	return 0;
 }
 
-/* TODO(#7): a capture has one producer (SP ring): with several workers only the lead's frames. */
+/* Every worker of the group mirrors its bursts (the capture's ring is multi-producer). */
 void
 sl_worker_capture_set(struct sl_worker *w, struct sl_capture *c)
 {
 	struct sl_worker *l = w->lead;
 	struct sl_capture *old = l->capture;
+	bool running = false;
 
-	__atomic_store_n(&l->capture, c, __ATOMIC_RELEASE);
-	if (old != NULL && l->running && l->qs != NULL)
+	for (unsigned i = 0; i < l->n_group; i++) {
+		__atomic_store_n(&l->group[i].capture, c, __ATOMIC_RELEASE);
+		running |= l->group[i].running;
+	}
+	if (old != NULL && running && l->qs != NULL)
 		sl_worker_sync(l);
 }
 

@@ -54,7 +54,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=9, help="real: interleaved rounds")
     ap.add_argument("--workers", type=int, default=8, help="workers (real and model)")
-    ap.add_argument("--seeds", type=int, default=4, help="model: trace seeds")
+    ap.add_argument("--seeds", type=int, default=8, help="model: trace seeds")
     ap.add_argument("--packets", type=int, default=400000, help="model: packets per trace")
     ap.add_argument("--quick", action="store_true", help="small model run (smoke test)")
     ap.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
