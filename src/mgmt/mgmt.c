@@ -27,6 +27,7 @@
 #include "mgmt.h"
 
 #define PORTS_LISTED_MAX 64   /* /sluice/ports stays well inside 16 KB */
+#define WORKERS_LISTED_MAX 24 /* /sluice/workers: about 450 bytes per worker */
 #define REQUEST_TIMEOUT_S 2
 
 typedef int (*handler_fn)(const char *params, struct rte_tel_data *d, char *err, size_t err_size);
@@ -721,7 +722,7 @@ h_workers(const char *params, struct rte_tel_data *d, char *err, size_t err_size
 	(void)params, (void)err, (void)err_size;
 	rte_tel_data_start_dict(d);
 	dispatch_summary(d);
-	for (unsigned i = 0; i < l->n_group; i++) {
+	for (unsigned i = 0; i < l->n_group && i < WORKERS_LISTED_MAX; i++) {
 		struct rte_tel_data *c = rte_tel_data_alloc();
 		if (c == NULL)
 			break;
@@ -730,6 +731,8 @@ h_workers(const char *params, struct rte_tel_data *d, char *err, size_t err_size
 		snprintf(key, sizeof(key), "%u", i);
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
+	if (l->n_group > WORKERS_LISTED_MAX)
+		dict_u64(d, "truncated", 1);
 	return 0;
 }
 
