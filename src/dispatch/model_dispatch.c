@@ -307,6 +307,9 @@ struct result {
 	double p_drop_above[THR_BINS];
 };
 
+/* Reordered and simulated packets per scheduler over every run of this process. */
+static uint64_t all_reordered[SL_SCHED__MAX], all_packets[SL_SCHED__MAX], all_runs[SL_SCHED__MAX];
+
 /* Run trace @tr at @mpps through scheduler mp->sched.  Returns 0 or -errno. */
 static int
 simulate(const struct model_params *mp, const struct trace *tr, double mpps, struct result *res)
@@ -371,6 +374,9 @@ simulate(const struct model_params *mp, const struct trace *tr, double mpps, str
 	res->dropped = s.dropped;
 	res->reordered = s.reordered;
 	res->loss = (double)s.dropped / tr->n_packets;
+	all_reordered[mp->sched] += s.reordered;
+	all_packets[mp->sched] += tr->n_packets;
+	all_runs[mp->sched]++;
 	for (int b = 0; b < THR_BINS; b++)
 		res->p_drop_above[b] = s.above[b] ? (double)s.above_dropped[b] / s.above[b] : 0;
 	sl_dispatch_destroy(d);
@@ -583,7 +589,13 @@ main(int argc, char **argv)
 		       b ? ", " : "", thr_bins[b], r.p_drop_above[b], ra.loss,
 		       (unsigned long long)ra.adjustments, z);
 	}
-	printf("]}\n}\n");
+	printf("]},\n\"all_runs\": {");
+	for (unsigned k = 0; k < N_SCHEDS; k++)
+		printf("%s\"%s\": {\"runs\": %llu, \"packets\": %llu, \"reordered\": %llu}",
+		       k ? ", " : "", sl_sched_name(scheds[k]), (unsigned long long)all_runs[scheds[k]],
+		       (unsigned long long)all_packets[scheds[k]],
+		       (unsigned long long)all_reordered[scheds[k]]);
+	printf("}\n}\n");
 	trace_free(&tr);
 	return 0;
 }
