@@ -38,15 +38,19 @@
  *             size do not share a decision (the seed intends one entry per
  *             Subflow); without it a flow could leave its HRW worker while
  *             nothing is overloaded.
- *   ordered   adaptive, but a flow never overtakes itself: flows are kept
- *             in order_buckets buckets (by digest); a bucket stays on its
- *             worker while any of its packets is still queued there (in the
- *             out-buffer, in the ring or being processed) and is placed
- *             again, by the adaptive rule (HRW home unless overloaded, then
- *             AHRW), only once the worker has finished all of them
- *             (flowlet switching).  "Finished" compares the worker's done
+ *   ordered   adaptive placement, but a flow never overtakes itself: flows
+ *             are kept in order_buckets buckets (by digest, default 16384);
+ *             a bucket stays on its worker while any of its packets is still
+ *             queued there (in the out-buffer, in the ring or being
+ *             processed) and is placed again only once the worker has
+ *             finished all of them (flowlet switching): away from a worker
+ *             whose load factor exceeds the threshold (AHRW as above), or
+ *             back to its HRW home once home is at half the threshold or
+ *             less (hysteresis).  "Finished" compares the worker's done
  *             counter with the sequence number the bucket's last packet got
- *             on that worker.
+ *             on that worker.  Decisions use a snapshot of every worker's
+ *             ring use and done counter taken at the start of the burst
+ *             (a stale done counter only delays a move: still safe).
  *
  * Concurrency: one dispatcher belongs to one I/O thread ("I/O core"); the
  * control thread may call sl_dispatch_request() and read the statistics
@@ -147,7 +151,7 @@ struct sl_dispatch_params {
 	unsigned burst;      /* rx burst size, 1..SL_BURST_MAX (target[] cache size) */
 	unsigned out_burst;  /* out-buffer flush size, 1..SL_BURST_MAX */
 	unsigned ring_size;  /* usable slots of each worker ring (Q_total) */
-	unsigned order_buckets; /* ordered: flow buckets, power of two; 0 = 4096 */
+	unsigned order_buckets; /* ordered: flow buckets, power of two; 0 = 16384 */
 	struct sl_dispatch_ops ops;
 };
 
