@@ -28,17 +28,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 
+from sluice.telemetry import runtime_dir
 from sluice.testing import REPO
 
 ROOT = str(REPO)
 BENCH = os.path.join(ROOT, "build", "src", "dispatch", "bench_dispatch")
 MODEL = os.path.join(ROOT, "build", "src", "dispatch", "model_dispatch")
+SLUICE = os.path.join(ROOT, "build", "app", "sluice")
 SCHEDS = ["rr", "crc32", "hrw", "adaptive", "ordered"]
 SEED_NS = {"rr": 23.3, "crc32": 28.4, "hrw": 24.4, "adaptive": 31.4}
 
@@ -50,6 +54,34 @@ def run_json(cmd: Sequence[str]) -> dict[str, Any]:
     return res
 
 
+def rss_rate(workers: int, seconds: float, tmp: str) -> float:
+    """Median per-interval tx rate (pps) of the RSS design with @workers workers.
+
+    net_null0 generates 64-byte frames on every rx queue, one rule forwards them to
+    net_null1.  Worker lcores: 1 on CPU 1, 2 on CPU 0 (the control thread's CPU: it sleeps
+    between 1 ms rounds), so two workers really run on two CPUs."""
+    js = os.path.join(tmp, f"rss{workers}.json")
+    prefix = f"slbench-disp-{os.getpid()}"
+    lcores = "0@0,1@1" + (",2@0" if workers > 1 else "")
+    cmd = [SLUICE, "-q", "-s", "0.5", "-d", str(seconds), "-j", js, "-w", str(workers),
+           "-p", "net_null0,size=64", "-p", "net_null1,no-rx=1", "-F",
+           "in_port=1,actions=output:2", "--mgmt", "none", "--", "--no-huge", "-m", "1024",
+           "--no-pci", f"--file-prefix={prefix}", "--lcores", lcores,
+           "--log-level=lib.eal:error"]
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=seconds + 60)
+    finally:
+        shutil.rmtree(runtime_dir(prefix), ignore_errors=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"sluice failed ({r.returncode}):\n{r.stdout[-2000:]}")
+    with open(js) as f:
+        smp = json.load(f)["samples"]
+    rates = [(b["tx"] - a["tx"]) / (b["t"] - a["t"]) for a, b in zip(smp, smp[1:])
+             if a["t"] >= 1.0]
+    return float(statistics.median(rates))
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="bench/run dispatch", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -59,6 +91,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--packets", type=int, default=400000, help="model: packets per trace")
     ap.add_argument("--quick", action="store_true", help="small model run (smoke test)")
     ap.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    ap.add_argument("--rss-rounds", type=int, default=3,
+                    help="real RSS runs (1 and 2 workers, interleaved; 0: skip)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "dispatch.json"))
     return ap.parse_args(argv)
 
@@ -104,11 +138,17 @@ def figures(real: dict[str, Any], model: dict[str, Any]) -> dict[str, float]:
 
 def markdown(real: dict[str, Any], model: dict[str, Any], fig: dict[str, float]) -> str:
     p = model["params"]
-    lines = ["# bench/run dispatch", "",
-             f"## Real: ns per packet to distribute ({real['workers']} workers, "
-             f"{real['samples']} samples of {real['packets_per_sample']} packets, median "
-             "[min - 90th percentile])", "",
-             "| scheduler | ns/packet | seed 002 |", "|---|---|---|"]
+    lines = ["# bench/run dispatch", ""]
+    if "real_rss_mpps_1w" in fig:
+        lines += ["## Real: RSS design, TC1 rule, net_null 64-byte frames (median Mpps)", "",
+                  "| workers | Mpps |", "|---|---|",
+                  f"| 1 | {fig['real_rss_mpps_1w']} |", f"| 2 | {fig['real_rss_mpps_2w']} |",
+                  "", f"2 workers / 1 worker = {fig['real_rss_2w_vs_1w']} (the second "
+                  "worker shares CPU 0 with the control thread)", ""]
+    lines += [f"## Real: ns per packet to distribute ({real['workers']} workers, "
+              f"{real['samples']} samples of {real['packets_per_sample']} packets, median "
+              "[min - 90th percentile])", "",
+              "| scheduler | ns/packet | seed 002 |", "|---|---|---|"]
     for s in SCHEDS:
         lines.append(f"| {s} | {real[s]:.2f} [{real[s + '_min']:.2f} - {real[s + '_p90']:.2f}] | "
                      f"{SEED_NS.get(s, '-')} |")
@@ -229,6 +269,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     margs += ["--quick"] if a.quick else ["--seeds", str(a.seeds), "--packets", str(a.packets)]
     model = run_json(margs)
     fig = figures(real, model)
+    if a.rss_rounds > 0 and os.path.exists(SLUICE):
+        r1, r2 = [], []
+        with tempfile.TemporaryDirectory() as tmp:
+            for _ in range(a.rss_rounds):
+                r1.append(rss_rate(1, 4.0, tmp))
+                r2.append(rss_rate(2, 4.0, tmp))
+        fig["real_rss_mpps_1w"] = round(statistics.median(r1) / 1e6, 3)
+        fig["real_rss_mpps_2w"] = round(statistics.median(r2) / 1e6, 3)
+        fig["real_rss_2w_vs_1w"] = round(statistics.median(r2) / statistics.median(r1), 3)
     md = markdown(real, model, fig)
     print(md)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
