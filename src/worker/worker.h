@@ -158,7 +158,7 @@ struct sl_worker_io {
 	unsigned ring_size;                 /* slots of each worker ring */
 	uint64_t flush_cycles;              /* out-buffer timer (TSC cycles) */
 	struct sl_dispatch *disp;           /* scheduler and out-buffers */
-	struct rte_ring *rings[64];         /* worker i's in_ring */
+	struct rte_ring *rings[SL_DISPATCH_WORKERS_MAX]; /* worker i's in_ring */
 
 	/* State. */
 	volatile bool stop;
