@@ -653,7 +653,8 @@ credit(const struct sl_pipeline *pl, struct sl_flow *f, uint64_t n_pkts, uint64_
 		return;
 	pl_count(pl, &f->n_packets, n_pkts);
 	pl_count(pl, &f->n_bytes, n_bytes);
-	f->last_hit_tsc = now; /* several workers: any recent hit time will do */
+	/* Several workers: any recent hit time will do (a relaxed store is a plain mov on x86). */
+	__atomic_store_n(&f->last_hit_tsc, now, __ATOMIC_RELAXED);
 }
 
 /* Final outcome of a packet that reached the end of its pipeline (or a miss). */
