@@ -211,6 +211,11 @@ def test_workers_telemetry_and_runtime_scheduler(sluice_bin: Path, tmp_path: Pat
         for k in ("0", "1"):
             assert w[k]["ring_size"] == 1024 and 0 <= w[k]["ring_used"] <= 1024
             assert {"packets", "dispatched", "ring_full", "adjust_from"} <= set(w[k])
+        # Pipeline latency (from the I/O core's receive) is sampled for every worker packet.
+        testing.wait_until(lambda: tel.call("/sluice/latency")["pipeline"]["count"] > 0, 30,
+                           "latency samples")
+        lat = tel.call("/sluice/latency")["pipeline"]
+        assert 0 < lat["p50_ns"] <= lat["p99_ns"] and lat["max_ns"] > 0
         r = sw.sluicectl("dispatch", "ordered", "0.5")
         assert r.returncode == 0, r.stdout + r.stderr
         assert "ordered" in r.stdout

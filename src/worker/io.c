@@ -18,6 +18,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_prefetch.h>
 #include <rte_ring.h>
 
@@ -91,9 +92,17 @@ sl_worker_io_init(struct sl_worker_io *io, struct sl_worker *ws, unsigned n, enu
 		sl_worker_io_fini(io);
 		return rc;
 	}
+	/* Each packet carries its receive TSC to the worker (pipeline latency from rx). */
+	static const struct rte_mbuf_dynfield rx_tsc = {
+		.name = "sluice_io_rx_tsc",
+		.size = sizeof(uint64_t),
+		.align = __alignof__(uint64_t),
+	};
+	io->rx_tsc_off = rte_mbuf_dynfield_register(&rx_tsc);
 	for (unsigned i = 0; i < n; i++) {
 		ws[i].in_ring = io->rings[i];
 		ws[i].io = io;
+		ws[i].rx_tsc_off = io->rx_tsc_off;
 	}
 	return 0;
 }
@@ -138,6 +147,7 @@ sl_worker_io_run(void *arg)
 
 			if (n == 0)
 				continue;
+			uint64_t rx_tsc = rte_rdtsc();
 			busy = true;
 			io->loop.bursts++;
 			io->loop.packets += n;
@@ -153,6 +163,8 @@ sl_worker_io_run(void *arg)
 							  rte_pktmbuf_data_len(mbufs[i]), &t);
 				hashes[i] = sl_dispatch_crc32(&t);
 				bytes += rte_pktmbuf_pkt_len(mbufs[i]);
+				if (io->rx_tsc_off >= 0)
+					*RTE_MBUF_DYNFIELD(mbufs[i], io->rx_tsc_off, uint64_t *) = rx_tsc;
 			}
 			io->pstats[p].rx_packets += n;
 			io->pstats[p].rx_bytes += bytes;

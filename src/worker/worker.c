@@ -44,6 +44,7 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 	w->lead = w;
 	w->group = w;
 	w->n_group = 1;
+	w->rx_tsc_off = -1;
 	memset(w->port_idx, 0xff, sizeof(w->port_idx));
 	for (unsigned i = 0; i < n_ports; i++)
 		if (ports[i].dpdk_id < sizeof(w->port_idx))
@@ -511,7 +512,10 @@ ring_poll(struct sl_worker *w, struct rte_mbuf **mbufs)
 		return 0;
 	w->loop.bursts++;
 	w->loop.packets += n;
-	w->burst_tsc = rte_rdtsc();
+	/* The oldest packet's receive time at the I/O core: latency includes the ring wait. */
+	w->burst_tsc = w->rx_tsc_off >= 0
+			       ? *RTE_MBUF_DYNFIELD(mbufs[0], w->rx_tsc_off, uint64_t *)
+			       : rte_rdtsc();
 	for (unsigned i = 0; i < n; i++) {
 		idx[i] = (uint8_t)port_index(w, mbufs[i]);
 		count[idx[i]]++;

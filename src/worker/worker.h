@@ -145,6 +145,7 @@ struct sl_worker {
 	unsigned id;                        /* index in the group = QSBR thread id = queue */
 	struct sl_worker_io *io;            /* the I/O core feeding the group, or NULL (RSS) */
 	struct rte_ring *in_ring;           /* I/O dispatch: packets from the I/O core */
+	int rx_tsc_off;                     /* I/O dispatch: mbuf dynfield with the rx TSC, or -1 */
 	uint64_t done SL_CACHE_ALIGNED;     /* I/O dispatch: packets taken from in_ring, finished */
 	uint8_t port_idx[256];              /* mbuf port (DPDK id) -> index in ports[] */
 };
@@ -159,6 +160,7 @@ struct sl_worker_io {
 	uint64_t flush_cycles;              /* out-buffer timer (TSC cycles) */
 	struct sl_dispatch *disp;           /* scheduler and out-buffers */
 	struct rte_ring *rings[SL_DISPATCH_WORKERS_MAX]; /* worker i's in_ring */
+	int rx_tsc_off;                     /* mbuf dynfield the rx TSC goes in, or -1 */
 
 	/* State. */
 	volatile bool stop;
