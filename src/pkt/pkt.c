@@ -91,6 +91,7 @@ sl_field_maskable(const struct sl_field *f)
 {
 	switch (f->id) {
 	case SL_FIELD_METADATA:
+	case SL_FIELD_STATE:
 	case SL_FIELD_ETH_DST:
 	case SL_FIELD_ETH_SRC:
 	case SL_FIELD_VLAN_VID:
@@ -123,6 +124,7 @@ sl_field_writable(enum sl_field_id id)
 	switch (id) {
 	case SL_FIELD_IN_PORT:
 	case SL_FIELD_METADATA:
+	case SL_FIELD_STATE: /* written by set_state, not set_field */
 	case SL_FIELD_ETH_TYPE:
 	case SL_FIELD_IP_PROTO:
 	case SL_FIELD__MAX:
@@ -448,6 +450,9 @@ field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 		return;
 	case SL_FIELD_METADATA:
 		put_be(out, 8, p->metadata);
+		return;
+	case SL_FIELD_STATE:
+		put_be(out, 4, p->state);
 		return;
 	case SL_FIELD_ETH_DST:
 		copy_or_zero(p, 0, 6, out);

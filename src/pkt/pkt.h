@@ -71,7 +71,8 @@
 	_(MPLS_TC, "mpls_tc", 3, 35, SL_LAYER_L2)                                                  \
 	_(MPLS_BOS, "mpls_bos", 1, 36, SL_LAYER_L2)                                                \
 	_(IP_TTL, "nw_ttl", 8, -1, SL_LAYER_L3)                                                    \
-	_(RAW, "raw", 0, -1, SL_LAYER_META)
+	_(RAW, "raw", 0, -1, SL_LAYER_META)                                                        \
+	_(STATE, "state", 32, -1, SL_LAYER_META)
 
 enum sl_layer {
 	SL_LAYER_META, /* not in the frame: port, metadata */
@@ -177,6 +178,7 @@ struct sl_pkt {
 	uint8_t n_vlans;   /* VLAN tags parsed */
 	uint32_t in_port;  /* OpenFlow ingress port */
 	uint64_t metadata; /* OpenFlow metadata register */
+	uint32_t state;    /* flow state loaded by the last state table (src/state), 0 = default */
 	void *opaque;      /* the owner's buffer (an rte_mbuf in the datapath) */
 };
 
@@ -199,6 +201,7 @@ sl_pkt_init(struct sl_pkt *p, uint8_t *data, uint16_t len, uint16_t headroom, ui
 	p->l4_ofs = SL_OFS_UNSET;
 	p->in_port = in_port;
 	p->metadata = 0;
+	p->state = 0;
 	p->n_vlans = 0;
 }
 

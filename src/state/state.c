@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * State tables: a two-choice bucketised hash with a single writer.
+ *
+ * Fast path (the worker, the only writer): sl_state_lookup_burst,
+ * sl_state_set_pkt, sl_state_service.  Control path: create/destroy,
+ * sl_state_ctl_post (single producer of the command ring) and
+ * sl_state_dump (seqlock reader).
+ *
+ * Slots: bucket b holds slots b*8 .. b*8+7.  sigs[slot] is 0 for a free
+ * slot, else 16 bits of the key's hash with the low bit set; only the
+ * writer reads signatures.  The entry of a slot holds its own `used` flag
+ * and sequence count, which is what a dump reads.
+ */
+#include "state.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define WAYS 8
+
+struct st_entry {
+	uint32_t seq;           /* odd while the writer changes the entry */
+	uint32_t used;          /* 1 when the slot holds a key */
+	uint32_t state;
+	uint32_t rollback;
+	uint32_t idle_ms;       /* as configured, for dumps */
+	uint32_t hard_ms;
+	uint64_t idle_tsc;      /* idle timeout in ticks, 0 = none */
+	uint64_t last_tsc;      /* last lookup hit or set */
+	uint64_t hard_deadline; /* tick at which the hard timeout fires, 0 = none */
+	uint8_t key[];          /* key_size bytes */
+};
+
+struct sl_state {
+	/* Read-mostly part. */
+	struct sl_key_layout lookup;
+	struct sl_key_layout update;
+	unsigned key_size;
+	unsigned stride;        /* bytes per entry */
+	uint32_t capacity;
+	uint32_t bucket_mask;   /* n_buckets - 1 */
+	uint64_t tsc_hz;
+	uint16_t *sigs;         /* n_buckets * WAYS */
+	uint8_t *ents;          /* n_buckets * WAYS entries of `stride` bytes */
+	size_t footprint;
+	uint32_t sweep;         /* next bucket the housekeeping checks */
+	struct sl_state_stats st SL_CACHE_ALIGNED; /* writer-only counters */
+	/* Command ring: the control thread produces, the worker consumes. */
+	uint32_t ring_head SL_CACHE_ALIGNED; /* next slot to fill (producer) */
+	uint32_t ring_tail SL_CACHE_ALIGNED; /* next slot to apply (consumer) */
+	struct sl_state_cmd ring[SL_STATE_RING];
+};
+
+static int __attribute__((format(printf, 4, 5)))
+fail(char *err, size_t size, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && size > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, size, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static uint32_t
+pow2_at_least(uint64_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static unsigned
+entry_stride(unsigned key_size)
+{
+	return (unsigned)((sizeof(struct st_entry) + key_size + 7) & ~7u);
+}
+
+/* Buckets for a capacity: about 1.25 slots per entry, at least one bucket. */
+static uint32_t
+n_buckets_for(uint32_t capacity)
+{
+	uint64_t slots = (uint64_t)capacity + capacity / 4;
+
+	return pow2_at_least(SL_DIV_ROUND_UP(slots, WAYS));
+}
+
+size_t
+sl_state_footprint_for(uint32_t capacity, unsigned key_size)
+{
+	size_t slots = (size_t)n_buckets_for(capacity) * WAYS;
+
+	return sizeof(struct sl_state) + slots * (sizeof(uint16_t) + entry_stride(key_size));
+}
+
+int
+sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *err,
+		size_t err_size)
+{
+	const struct sl_field *upd = p->n_update ? p->update : p->lookup;
+	unsigned n_upd = p->n_update ? p->n_update : p->n_lookup;
+	uint32_t cap = p->capacity ? p->capacity : SL_STATE_CAPACITY_DEFAULT;
+	struct sl_state *s;
+	size_t slots;
+	char name[48];
+	int rc;
+
+	*out = NULL;
+	if (p->n_lookup == 0)
+		return fail(err, err_size, -EINVAL, "a state table needs a lookup scope");
+	if (p->n_lookup > SL_STATE_FIELDS_MAX || n_upd > SL_STATE_FIELDS_MAX)
+		return fail(err, err_size, -EINVAL, "a scope has at most %d fields (got %u)",
+			    SL_STATE_FIELDS_MAX, SL_MAX(p->n_lookup, n_upd));
+	if (n_upd != p->n_lookup)
+		return fail(err, err_size, -EINVAL,
+			    "lookup scope has %u fields, update scope %u: they must pair up",
+			    p->n_lookup, n_upd);
+	if (cap > SL_STATE_CAPACITY_MAX)
+		return fail(err, err_size, -EINVAL, "state table size %u exceeds %u", cap,
+			    SL_STATE_CAPACITY_MAX);
+	if (p->tsc_hz == 0)
+		return fail(err, err_size, -EINVAL, "tsc_hz is 0");
+	for (unsigned i = 0; i < p->n_lookup; i++) {
+		const struct sl_field *a = &p->lookup[i], *b = &upd[i];
+
+		if (a->id >= SL_FIELD__MAX || b->id >= SL_FIELD__MAX)
+			return fail(err, err_size, -EINVAL, "scope field %u: unknown field id", i);
+		if (a->id == SL_FIELD_STATE || b->id == SL_FIELD_STATE)
+			return fail(err, err_size, -EINVAL, "'state' cannot be part of a scope");
+		if (sl_field_bits(a) != sl_field_bits(b)) {
+			char an[48];
+			sl_field_format(a, an, sizeof(an));
+			sl_field_format(b, name, sizeof(name));
+			return fail(err, err_size, -EINVAL,
+				    "scope field %u: lookup %s (%u bits) and update %s (%u bits) "
+				    "differ in width",
+				    i + 1, an, sl_field_bits(a), name, sl_field_bits(b));
+		}
+		for (unsigned k = 0; k < i; k++)
+			if (sl_field_equal(&p->lookup[k], a) || sl_field_equal(&upd[k], b)) {
+				sl_field_format(sl_field_equal(&p->lookup[k], a) ? a : b, name,
+						sizeof(name));
+				return fail(err, err_size, -EINVAL, "duplicate field %s in a scope",
+					    name);
+			}
+	}
+	s = aligned_alloc(64, (sizeof(*s) + 63) & ~(size_t)63);
+	if (s == NULL)
+		return fail(err, err_size, -ENOMEM, "out of memory");
+	memset(s, 0, sizeof(*s));
+	if ((rc = sl_key_layout_init(&s->lookup, p->lookup, p->n_lookup)) < 0 ||
+	    (rc = sl_key_layout_init(&s->update, upd, n_upd)) < 0) {
+		free(s);
+		return fail(err, err_size, rc, "scope does not fit a key of %d bytes", SL_KEY_MAX);
+	}
+	s->key_size = s->lookup.key_size;
+	s->stride = entry_stride(s->key_size);
+	s->capacity = cap;
+	s->bucket_mask = n_buckets_for(cap) - 1;
+	s->tsc_hz = p->tsc_hz;
+	slots = ((size_t)s->bucket_mask + 1) * WAYS;
+	s->sigs = calloc(slots, sizeof(uint16_t));
+	s->ents = aligned_alloc(64, (slots * s->stride + 63) & ~(size_t)63);
+	if (s->sigs == NULL || s->ents == NULL) {
+		sl_state_destroy(s);
+		return fail(err, err_size, -ENOMEM, "out of memory for %u state entries", cap);
+	}
+	memset(s->ents, 0, slots * s->stride);
+	s->footprint = sl_state_footprint_for(cap, s->key_size);
+	s->st.capacity = cap;
+	*out = s;
+	return 0;
+}
+
+void
+sl_state_destroy(struct sl_state *s)
+{
+	if (s == NULL)
+		return;
+	free(s->sigs);
+	free(s->ents);
+	free(s);
+}
+
+const struct sl_key_layout *
+sl_state_layout(const struct sl_state *s, bool update)
+{
+	return update ? &s->update : &s->lookup;
+}
+
+unsigned
+sl_state_key_size(const struct sl_state *s)
+{
+	return s->key_size;
+}
+
+uint32_t
+sl_state_capacity(const struct sl_state *s)
+{
+	return s->capacity;
+}
+
+size_t
+sl_state_footprint(const struct sl_state *s)
+{
+	return s->footprint;
+}
+
+/* The rest of the file, up to the control-thread section, runs on the writer. */
+
+static inline struct st_entry *
+entry_at(const struct sl_state *s, uint32_t slot)
+{
+	return (struct st_entry *)(s->ents + (size_t)slot * s->stride);
+}
+
+static inline uint64_t
+key_hash(const uint8_t *key, unsigned size)
+{
+	uint64_t h = 0x84222325cbf29ce4ull;
+
+	for (unsigned i = 0; i < size; i += 8) {
+		uint64_t w;
+		memcpy(&w, key + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	return h * 0xbf58476d1ce4e5b9ull;
+}
+
+/* The key's two buckets and signature. */
+static inline void
+key_place(const struct sl_state *s, uint64_t h, uint32_t *b1, uint32_t *b2, uint16_t *sig)
+{
+	*b1 = (uint32_t)(h >> 20) & s->bucket_mask;
+	*b2 = (uint32_t)(h >> 40) & s->bucket_mask;
+	if (*b2 == *b1)
+		*b2 = *b1 ^ 1u; /* distinct when there are two buckets or more */
+	*b2 &= s->bucket_mask;
+	*sig = (uint16_t)(h | 1);
+}
+
+static inline bool
+key_equal(const uint8_t *a, const uint8_t *b, unsigned size)
+{
+	uint64_t diff = 0;
+
+	for (unsigned i = 0; i < size; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		diff |= x ^ y;
+	}
+	return diff == 0;
+}
+
+/* The slot holding @key in bucket @b, or -1. */
+static inline int
+bucket_find(const struct sl_state *s, uint32_t b, uint16_t sig, const uint8_t *key)
+{
+	const uint16_t *sg = &s->sigs[(size_t)b * WAYS];
+
+	for (unsigned w = 0; w < WAYS; w++)
+		if (sg[w] == sig && key_equal(entry_at(s, b * WAYS + w)->key, key, s->key_size))
+			return (int)(b * WAYS + w);
+	return -1;
+}
+
+static inline int
+find_slot(const struct sl_state *s, const uint8_t *key, uint32_t *b1, uint32_t *b2, uint16_t *sig)
+{
+	int slot;
+
+	key_place(s, key_hash(key, s->key_size), b1, b2, sig);
+	if ((slot = bucket_find(s, *b1, *sig, key)) >= 0)
+		return slot;
+	return bucket_find(s, *b2, *sig, key);
+}
+
+/* Seqlock writer side: the dump reader retries while seq is odd or changed. */
+static inline void
+write_begin(struct st_entry *e)
+{
+	__atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void
+write_end(struct st_entry *e)
+{
+	__atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELEASE);
+}
+
+static inline bool
+entry_expired(const struct st_entry *e, uint64_t now)
+{
+	return (e->hard_deadline != 0 && now >= e->hard_deadline) ||
+	       (e->idle_tsc != 0 && now - e->last_tsc >= e->idle_tsc);
+}
+
+static void
+slot_free(struct sl_state *s, uint32_t slot)
+{
+	struct st_entry *e = entry_at(s, slot);
+
+	write_begin(e);
+	e->used = 0;
+	write_end(e);
+	s->sigs[slot] = 0;
+	s->st.n_entries--;
+}
+
+/*
+ * A timeout passed: the flow goes to its rollback state with no timeouts
+ * (the entry leaves when that is 0).  Returns the state now in force.
+ */
+static uint32_t
+entry_roll_back(struct sl_state *s, uint32_t slot)
+{
+	struct st_entry *e = entry_at(s, slot);
+	uint32_t rb = e->rollback;
+
+	s->st.expired++;
+	if (rb == 0) {
+		slot_free(s, slot);
+		s->st.deletes++;
+		return 0;
+	}
+	write_begin(e);
+	e->state = rb;
+	e->rollback = 0;
+	e->idle_tsc = e->hard_deadline = 0;
+	e->idle_ms = e->hard_ms = 0;
+	write_end(e);
+	return rb;
+}
+
+static inline uint64_t
+ms_to_ticks(const struct sl_state *s, uint32_t ms)
+{
+	return (uint64_t)(((unsigned __int128)ms * s->tsc_hz + 999) / 1000);
+}
+
+static void
+entry_fill(struct sl_state *s, struct st_entry *e, const struct sl_state_set *a, uint64_t now)
+{
+	e->state = a->state;
+	e->rollback = a->rollback;
+	e->idle_ms = a->idle_ms;
+	e->hard_ms = a->hard_ms;
+	e->idle_tsc = a->idle_ms ? ms_to_ticks(s, a->idle_ms) : 0;
+	e->hard_deadline = a->hard_ms ? now + ms_to_ticks(s, a->hard_ms) : 0;
+	e->last_tsc = now;
+}
+
+/* A free slot in @b, or -1. */
+static inline int
+bucket_free_slot(const struct sl_state *s, uint32_t b)
+{
+	for (unsigned w = 0; w < WAYS; w++)
+		if (s->sigs[b * WAYS + w] == 0)
+			return (int)(b * WAYS + w);
+	return -1;
+}
+
+/*
+ * An entry in @b whose timeout passed and whose rollback state is 0, so
+ * that it stands for nothing any more (reusable), or -1.  An expired entry
+ * with a rollback state is a live flow in that state and stays.
+ */
+static int
+bucket_expired_slot(const struct sl_state *s, uint32_t b, uint64_t now)
+{
+	for (unsigned w = 0; w < WAYS; w++) {
+		uint32_t slot = b * WAYS + w;
+		const struct st_entry *e = entry_at(s, slot);
+		if (s->sigs[slot] != 0 && e->rollback == 0 && entry_expired(e, now))
+			return (int)slot;
+	}
+	return -1;
+}
+
+int
+sl_state_set_key(struct sl_state *s, const uint8_t *key, const struct sl_state_set *a,
+		 uint64_t now)
+{
+	uint32_t b1, b2;
+	uint16_t sig;
+	int slot = find_slot(s, key, &b1, &b2, &sig);
+	bool remove = a->state == 0 && a->rollback == 0;
+	struct st_entry *e;
+
+	if (slot >= 0) {
+		if (remove) {
+			slot_free(s, (uint32_t)slot);
+			s->st.deletes++;
+			return 0;
+		}
+		e = entry_at(s, (uint32_t)slot);
+		write_begin(e);
+		entry_fill(s, e, a, now);
+		write_end(e);
+		s->st.sets++;
+		return 0;
+	}
+	if (remove)
+		return 0; /* state 0 is what a missing entry means already */
+	slot = -1;
+	if (s->st.n_entries < s->capacity) {
+		slot = bucket_free_slot(s, b1);
+		if (slot < 0)
+			slot = bucket_free_slot(s, b2);
+	}
+	if (slot < 0) {
+		/* Full: only an entry whose timeout passed may make room. */
+		slot = bucket_expired_slot(s, b1, now);
+		if (slot < 0)
+			slot = bucket_expired_slot(s, b2, now);
+		if (slot < 0) {
+			s->st.refused++;
+			return -ENOSPC;
+		}
+		s->st.expired++;
+		s->st.evicted++;
+		s->st.n_entries--;
+	}
+	e = entry_at(s, (uint32_t)slot);
+	write_begin(e);
+	memcpy(e->key, key, s->key_size);
+	entry_fill(s, e, a, now);
+	e->used = 1;
+	write_end(e);
+	s->sigs[slot] = sig;
+	s->st.n_entries++;
+	s->st.inserts++;
+	return 0;
+}
+
+int
+sl_state_set_pkt(struct sl_state *s, struct sl_pkt *p, const struct sl_state_set *a, uint64_t now)
+{
+	uint8_t key[SL_KEY_MAX] __attribute__((aligned(8)));
+
+	sl_key_extract(&s->update, p, key);
+	return sl_state_set_key(s, key, a, now);
+}
+
+int
+sl_state_del_key(struct sl_state *s, const uint8_t *key)
+{
+	uint32_t b1, b2;
+	uint16_t sig;
+	int slot = find_slot(s, key, &b1, &b2, &sig);
+
+	if (slot < 0)
+		return -ENOENT;
+	slot_free(s, (uint32_t)slot);
+	s->st.deletes++;
+	return 0;
+}
+
+void
+sl_state_clear(struct sl_state *s)
+{
+	uint32_t slots = (s->bucket_mask + 1) * WAYS;
+
+	for (uint32_t i = 0; i < slots; i++)
+		if (s->sigs[i] != 0) {
+			slot_free(s, i);
+			s->st.deletes++;
+		}
+}
+
+uint32_t
+sl_state_get_key(const struct sl_state *s, const uint8_t *key, uint64_t now)
+{
+	uint32_t b1, b2;
+	uint16_t sig;
+	int slot = find_slot(s, key, &b1, &b2, &sig);
+	const struct st_entry *e;
+
+	if (slot < 0)
+		return 0;
+	e = entry_at(s, (uint32_t)slot);
+	return entry_expired(e, now) ? e->rollback : e->state;
+}
+
+void
+sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, uint64_t now,
+		      uint8_t (*keys)[SL_KEY_MAX])
+{
+	uint32_t b1[SL_BURST_MAX], b2[SL_BURST_MAX];
+	uint16_t sig[SL_BURST_MAX];
+	unsigned i, n = 0;
+
+	/* Stage 1: extract each lane's lookup key, hash it, prefetch both buckets' signatures. */
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		sl_key_extract(&s->lookup, &pkts[i], keys[i]);
+		key_place(s, key_hash(keys[i], s->key_size), &b1[i], &b2[i], &sig[i]);
+		sl_prefetch0(&s->sigs[(size_t)b1[i] * WAYS]);
+		sl_prefetch0(&s->sigs[(size_t)b2[i] * WAYS]);
+		n++;
+	}
+	/* Stage 2: find the slot by signature; prefetch the candidate entry. */
+	int slot[SL_BURST_MAX];
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		const uint16_t *g1 = &s->sigs[(size_t)b1[i] * WAYS];
+		const uint16_t *g2 = &s->sigs[(size_t)b2[i] * WAYS];
+		int c = -1;
+
+		for (unsigned w = 0; w < WAYS && c < 0; w++)
+			if (g1[w] == sig[i])
+				c = (int)(b1[i] * WAYS + w);
+		for (unsigned w = 0; w < WAYS && c < 0; w++)
+			if (g2[w] == sig[i])
+				c = (int)(b2[i] * WAYS + w);
+		slot[i] = c;
+		if (c >= 0)
+			sl_prefetch0(entry_at(s, (uint32_t)c));
+	}
+	/* Stage 3: compare keys (a signature collision falls back to a full search). */
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		int c = slot[i];
+		struct st_entry *e;
+
+		if (c >= 0 && !key_equal(entry_at(s, (uint32_t)c)->key, keys[i], s->key_size)) {
+			c = bucket_find(s, b1[i], sig[i], keys[i]);
+			if (c < 0)
+				c = bucket_find(s, b2[i], sig[i], keys[i]);
+		}
+		if (c < 0) {
+			pkts[i].state = 0;
+			continue;
+		}
+		e = entry_at(s, (uint32_t)c);
+		if (sl_unlikely(entry_expired(e, now))) {
+			pkts[i].state = entry_roll_back(s, (uint32_t)c);
+			continue;
+		}
+		if (e->idle_tsc != 0)
+			__atomic_store_n(&e->last_tsc, now, __ATOMIC_RELAXED);
+		pkts[i].state = e->state;
+		s->st.hits++;
+	}
+	s->st.lookups += n;
+}
+
+int
+sl_state_cmd_apply(struct sl_state *s, const struct sl_state_cmd *c, uint64_t now)
+{
+	s->st.commands++;
+	switch (c->op) {
+	case SL_STATE_CMD_SET:
+		return sl_state_set_key(s, c->key, &c->set, now);
+	case SL_STATE_CMD_DEL:
+		return sl_state_del_key(s, c->key);
+	case SL_STATE_CMD_CLEAR:
+		sl_state_clear(s);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+void
+sl_state_service(struct sl_state *s, uint64_t now)
+{
+	uint32_t head = __atomic_load_n(&s->ring_head, __ATOMIC_ACQUIRE);
+	uint32_t tail = s->ring_tail;
+
+	if (head != tail) {
+		while (tail != head) {
+			sl_state_cmd_apply(s, &s->ring[tail % SL_STATE_RING], now);
+			tail++;
+		}
+		__atomic_store_n(&s->ring_tail, tail, __ATOMIC_RELEASE);
+	}
+	/* Housekeeping: one bucket per call, so a full sweep takes n_buckets calls. */
+	uint32_t b = s->sweep++ & s->bucket_mask;
+	for (unsigned w = 0; w < WAYS; w++) {
+		uint32_t sl = b * WAYS + w;
+		if (s->sigs[sl] != 0 && entry_expired(entry_at(s, sl), now))
+			entry_roll_back(s, sl);
+	}
+}
+
+/*
+ * Control thread.
+ */
+
+int
+sl_state_ctl_post(struct sl_state *s, const struct sl_state_cmd *c)
+{
+	uint32_t head = s->ring_head;
+
+	if (head - __atomic_load_n(&s->ring_tail, __ATOMIC_ACQUIRE) >= SL_STATE_RING)
+		return -ENOBUFS;
+	s->ring[head % SL_STATE_RING] = *c;
+	__atomic_store_n(&s->ring_head, head + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+bool
+sl_state_ctl_pending(const struct sl_state *s)
+{
+	return __atomic_load_n(&s->ring_tail, __ATOMIC_ACQUIRE) != s->ring_head;
+}
+
+static uint32_t
+ticks_to_ms(const struct sl_state *s, uint64_t ticks)
+{
+	uint64_t ms = (uint64_t)(((unsigned __int128)ticks * 1000 + s->tsc_hz - 1) / s->tsc_hz);
+
+	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+}
+
+int
+sl_state_dump(const struct sl_state *s, uint64_t now, sl_state_dump_fn fn, void *arg)
+{
+	uint32_t slots = (s->bucket_mask + 1) * WAYS;
+	uint8_t key[SL_KEY_MAX];
+
+	for (uint32_t i = 0; i < slots; i++) {
+		const struct st_entry *e = entry_at(s, i);
+		struct sl_state_entry_info info;
+		uint64_t idle_tsc, last, hard;
+		uint32_t s1, used;
+		int rc, tries = 0;
+
+		/* Seqlock read: copy, then check the writer did not move meanwhile. */
+		do {
+			if (++tries > 1000)
+				break; /* the writer keeps changing it: skip the entry this time */
+			s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+			if (s1 & 1)
+				continue;
+			used = e->used;
+			memcpy(key, e->key, s->key_size);
+			info.state = e->state;
+			info.rollback = e->rollback;
+			info.idle_ms = e->idle_ms;
+			info.hard_ms = e->hard_ms;
+			idle_tsc = e->idle_tsc;
+			hard = e->hard_deadline;
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		} while ((s1 & 1) || __atomic_load_n(&e->seq, __ATOMIC_RELAXED) != s1);
+		if (tries > 1000 || !used)
+			continue;
+		last = __atomic_load_n(&e->last_tsc, __ATOMIC_RELAXED);
+		info.key = key;
+		info.idle_left_ms = info.hard_left_ms = 0;
+		if ((hard != 0 && now >= hard) ||
+		    (idle_tsc != 0 && now - last >= idle_tsc && now >= last)) {
+			if (info.rollback == 0)
+				continue;
+			info.state = info.rollback;
+			info.rollback = 0;
+			info.idle_ms = info.hard_ms = 0;
+		} else {
+			if (idle_tsc != 0)
+				info.idle_left_ms =
+					ticks_to_ms(s, idle_tsc - (now > last ? now - last : 0));
+			if (hard != 0)
+				info.hard_left_ms = ticks_to_ms(s, hard - now);
+		}
+		if ((rc = fn(&info, arg)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+void
+sl_state_stats_get(const struct sl_state *s, struct sl_state_stats *st)
+{
+	const uint64_t *src = (const uint64_t *)&s->st;
+	uint64_t *dst = (uint64_t *)st;
+
+	static_assert(sizeof(*st) % 8 == 0, "stats are 64-bit words");
+	for (size_t i = 0; i < sizeof(*st) / 8; i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
