@@ -728,6 +728,7 @@ enum {
 	SEEN_FIELDS = 1 << 6,
 	SEEN_SIZE = 1 << 7,
 	SEEN_NAME = 1 << 8,
+	SEEN_UPDATE = 1 << 9,
 };
 
 static const struct {
@@ -1172,6 +1173,63 @@ bare_port(struct span name, uint32_t *port)
 	return false;
 }
 
+/*
+ * set_state:STATE or set_state(STATE[,table=T][,idle_ms=MS][,hard_ms=MS][,rollback=R]):
+ * the OpenState action.  Without table= it writes the state table the
+ * packet last passed.
+ */
+static int
+parse_set_state(struct sl_parse_error *err, const struct act_item *it, struct sl_action *a)
+{
+	struct span rest = it->arg, tok;
+	bool first = true;
+	uint64_t n;
+	int rc;
+
+	a->type = SL_ACT_SET_STATE;
+	a->set_state.table_id = SL_STATE_TABLE_AUTO;
+	if (it->sep == ':' || it->sep == '=')
+		return act_uint(err, it, UINT32_MAX, &n) ? -EINVAL
+							  : (a->set_state.set.state = (uint32_t)n, 0);
+	if (it->sep != '(' || span_trim(rest).n == 0)
+		return fail(err, it->tok, -EINVAL,
+			    "expected set_state:STATE or set_state(STATE,table=T,idle_ms=MS,"
+			    "hard_ms=MS,rollback=R)");
+	while ((rc = next_action(err, &rest, &tok)) > 0) {
+		struct span key, val;
+		uint64_t max = UINT32_MAX;
+
+		if (first) {
+			first = false;
+			if (parse_uint(tok, UINT32_MAX, &n))
+				return fail(err, tok, -EINVAL, "bad state: expected 0..4294967295");
+			a->set_state.set.state = (uint32_t)n;
+			continue;
+		}
+		if (!split_kv(tok, &key, &val))
+			return fail(err, tok, -EINVAL, "expected KEY=VALUE in set_state(...)");
+		if (span_eq(key, "table"))
+			max = TABLE_ID_MAX;
+		if (parse_uint(val, max, &n))
+			return fail(err, tok, -EINVAL, "bad %.*s: expected 0..%llu", (int)key.n,
+				    key.p, (unsigned long long)max);
+		if (span_eq(key, "table"))
+			a->set_state.table_id = (uint8_t)n;
+		else if (span_eq(key, "idle_ms"))
+			a->set_state.set.idle_ms = (uint32_t)n;
+		else if (span_eq(key, "hard_ms"))
+			a->set_state.set.hard_ms = (uint32_t)n;
+		else if (span_eq(key, "rollback"))
+			a->set_state.set.rollback = (uint32_t)n;
+		else
+			return fail(err, tok, -EINVAL,
+				    "unknown set_state key '%.*s': expected table, idle_ms, "
+				    "hard_ms or rollback",
+				    (int)SL_MIN(key.n, 32), key.p);
+	}
+	return rc;
+}
+
 /* One plain action (not an instruction). */
 static int
 parse_action(struct parser *ps, const struct act_item *it, struct sl_action *a)
@@ -1184,6 +1242,8 @@ parse_action(struct parser *ps, const struct act_item *it, struct sl_action *a)
 	int rc;
 
 	memset(a, 0, sizeof(*a));
+	if (span_eq(name, "set_state"))
+		return parse_set_state(err, it, a);
 	if (it->sep == '(')
 		return fail(err, it->tok, -EINVAL, "unexpected '(' after %.*s", (int)name.n,
 			    name.p);
@@ -1808,6 +1868,26 @@ sb_action(struct sbuf *b, const struct sl_action *a)
 	case SL_ACT_SET_QUEUE:
 		sb_printf(b, "set_queue:%u", a->queue_id);
 		break;
+	case SL_ACT_SET_STATE: {
+		const struct sl_state_set *st = &a->set_state.set;
+
+		if (a->set_state.table_id == SL_STATE_TABLE_AUTO && !st->idle_ms && !st->hard_ms &&
+		    !st->rollback) {
+			sb_printf(b, "set_state:%u", st->state);
+			break;
+		}
+		sb_printf(b, "set_state(%u", st->state);
+		if (a->set_state.table_id != SL_STATE_TABLE_AUTO)
+			sb_printf(b, ",table=%u", a->set_state.table_id);
+		if (st->idle_ms)
+			sb_printf(b, ",idle_ms=%u", st->idle_ms);
+		if (st->hard_ms)
+			sb_printf(b, ",hard_ms=%u", st->hard_ms);
+		if (st->rollback)
+			sb_printf(b, ",rollback=%u", st->rollback);
+		sb_printf(b, ")");
+		break;
+	}
 	default:
 		sb_printf(b, "unknown_action_%u", a->type);
 		break;
@@ -1913,7 +1993,8 @@ sl_flow_format(const struct sl_flow_spec *fs, char *buf, size_t size)
  */
 
 static int
-parse_table_fields(struct parser *ps, struct span tok, struct span val, struct sl_table_spec *ts)
+parse_field_list(struct parser *ps, struct span tok, struct span val, struct sl_field *fields,
+		 uint8_t *n_fields, unsigned max)
 {
 	struct sl_key_layout layout;
 	size_t start = 0;
@@ -1937,15 +2018,14 @@ parse_table_fields(struct parser *ps, struct span tok, struct span val, struct s
 			return fail(ps->err, tok, -EINVAL, "empty field name in list");
 		if ((rc = resolve_field(ps->err, name, NULL, name, &fr)))
 			return rc;
-		for (unsigned k = 0; k < ts->n_fields; k++)
-			if (sl_field_equal(&ts->fields[k], &fr.f))
+		for (unsigned k = 0; k < *n_fields; k++)
+			if (sl_field_equal(&fields[k], &fr.f))
 				return fail(ps->err, name, -EINVAL, "duplicate field in list");
-		if (ts->n_fields == SL_KEY_FIELDS_MAX)
-			return fail(ps->err, name, -E2BIG, "too many fields (max %d)",
-				    SL_KEY_FIELDS_MAX);
-		ts->fields[ts->n_fields++] = fr.f;
+		if (*n_fields == max)
+			return fail(ps->err, name, -E2BIG, "too many fields (max %u)", max);
+		fields[(*n_fields)++] = fr.f;
 	}
-	rc = sl_key_layout_init(&layout, ts->fields, ts->n_fields);
+	rc = sl_key_layout_init(&layout, fields, *n_fields);
 	if (rc == -E2BIG)
 		return fail(ps->err, tok, rc, "fields too wide for a key (max %d bytes)",
 			    SL_KEY_MAX);
@@ -1977,16 +2057,22 @@ table_item(struct parser *ps, struct span tok, struct sl_table_spec *ts)
 			return rc;
 		if (!span_copy(buf, sizeof(buf), val) || (kind = sl_table_kind_parse(buf)) < 0)
 			return fail(ps->err, tok, -EINVAL,
-				    "unknown table kind '%.*s': expected direct, exact, lpm or "
-				    "mask",
+				    "unknown table kind '%.*s': expected direct, exact, lpm, "
+				    "mask or state",
 				    (int)SL_MIN(val.n, 32), val.p);
 		ts->kind = (enum sl_table_kind)kind;
 		return 0;
 	}
-	if (span_eq(key, "fields")) {
+	if (span_eq(key, "fields") || span_eq(key, "lookup")) {
 		if ((rc = once(ps, tok, key, SEEN_FIELDS)))
 			return rc;
-		return parse_table_fields(ps, tok, val, ts);
+		return parse_field_list(ps, tok, val, ts->fields, &ts->n_fields, SL_KEY_FIELDS_MAX);
+	}
+	if (span_eq(key, "update")) { /* state tables: the update scope */
+		if ((rc = once(ps, tok, key, SEEN_UPDATE)))
+			return rc;
+		return parse_field_list(ps, tok, val, ts->update, &ts->n_update,
+					SL_STATE_FIELDS_MAX);
 	}
 	if (span_eq(key, "size")) {
 		if ((rc = once(ps, tok, key, SEEN_SIZE)))
@@ -2038,6 +2124,17 @@ sl_table_spec_parse(const char *text, struct sl_table_spec *ts, struct sl_parse_
 		return fail(err, ps.text, -EINVAL, "table declaration without table=");
 	if (!(ps.seen & SEEN_KIND))
 		return fail(err, ps.text, -EINVAL, "table declaration without kind=");
+	if (ts->kind != SL_TABLE_STATE && (ps.seen & SEEN_UPDATE))
+		return fail(err, ps.text, -EINVAL, "update= is for kind=state tables only");
+	if (ts->kind == SL_TABLE_STATE && ts->n_fields == 0)
+		return fail(err, ps.text, -EINVAL, "a state table needs lookup=FIELD+...");
+	if (ts->kind == SL_TABLE_STATE && ts->n_fields > SL_STATE_FIELDS_MAX)
+		return fail(err, ps.text, -E2BIG, "lookup scope of %u fields (max %d)",
+			    ts->n_fields, SL_STATE_FIELDS_MAX);
+	if (ts->kind == SL_TABLE_STATE && ts->n_update && ts->n_update != ts->n_fields)
+		return fail(err, ps.text, -EINVAL,
+			    "lookup scope has %u fields, update scope %u: they must pair up",
+			    ts->n_fields, ts->n_update);
 	return 0;
 }
 
@@ -2047,10 +2144,16 @@ sl_table_spec_format(const struct sl_table_spec *ts, char *buf, size_t size)
 	struct sbuf b;
 
 	sb_init(&b, buf, size);
+	bool st = ts->kind == SL_TABLE_STATE;
+
 	sb_printf(&b, "table=%u,kind=%s", ts->table_id, sl_table_kind_name(ts->kind));
 	for (unsigned i = 0; i < ts->n_fields && i < SL_KEY_FIELDS_MAX; i++) {
-		sb_printf(&b, "%s", i ? "+" : ",fields=");
+		sb_printf(&b, "%s", i ? "+" : st ? ",lookup=" : ",fields=");
 		sb_field_name(&b, &ts->fields[i]);
+	}
+	for (unsigned i = 0; st && i < ts->n_update && i < SL_STATE_FIELDS_MAX; i++) {
+		sb_printf(&b, "%s", i ? "+" : ",update=");
+		sb_field_name(&b, &ts->update[i]);
 	}
 	if (ts->max_entries)
 		sb_printf(&b, ",size=%u", ts->max_entries);

@@ -91,6 +91,7 @@ sl_pipeline_destroy(struct sl_pipeline *pl)
 		free(pt->ops);
 		sl_table_destroy(pt->copy[0].tbl);
 		sl_table_destroy(pt->copy[1].tbl);
+		sl_state_destroy(pt->state);
 	}
 	for (unsigned i = 0; i < pl->n_dead; i++)
 		flow_free(pl->dead[i].flow);
@@ -219,7 +220,7 @@ update_last_table(struct sl_pipeline *pl)
 	pl->last_table = -1;
 	for (int t = SL_TABLES_MAX - 1; t >= 0; t--) {
 		const struct pl_dtable *sb = pl_standby(&pl->tables[t]);
-		if (sb->tbl != NULL || sb->miss != NULL) {
+		if (sb->tbl != NULL || sb->miss != NULL || pl->tables[t].state != NULL) {
 			pl->last_table = t;
 			break;
 		}
@@ -307,6 +308,13 @@ sl_pipeline_table_declare(struct sl_pipeline *pl, const struct sl_table_spec *ts
 	if (pt->n_flows > 0)
 		return pl_err(pl, SL_FAIL_TABLE_BUSY, err, err_size, -EBUSY,
 			      "table %u already holds %u flows", ts->table_id, pt->n_flows);
+	if (ts->kind == SL_TABLE_STATE) { /* an OpenState stage: state_stage.c */
+		rc = pl_state_declare(pl, ts, err, err_size);
+		if (rc == 0)
+			update_last_table(pl);
+		return rc;
+	}
+	pl_state_remove(pl, ts->table_id); /* was a state table: now a classifier */
 	if ((unsigned)ts->kind >= SL_TABLE__KIND_MAX)
 		return pl_err(pl, SL_FAIL_BAD_TABLE_CONFIG, err, err_size, -EINVAL,
 			      "table %u: unknown kind %d", ts->table_id, ts->kind);
@@ -620,6 +628,14 @@ pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, 
 					      "set_field: %s is read-only",
 					      sl_field_name(a[i].set_field.f.id));
 			break;
+		case SL_ACT_SET_STATE:
+			if (a[i].set_state.table_id != SL_STATE_TABLE_AUTO &&
+			    (a[i].set_state.table_id >= SL_TABLES_MAX ||
+			     pl->tables[a[i].set_state.table_id].state == NULL))
+				return pl_err(pl, SL_FAIL_BAD_ACTION, err, err_size, -EINVAL,
+					      "set_state: table %u is not a state table",
+					      a[i].set_state.table_id);
+			break;
 		case SL_ACT_PUSH_VLAN:
 			if (a[i].ethertype != 0x8100 && a[i].ethertype != 0x88a8)
 				return pl_err(pl, SL_FAIL_BAD_ACTION, err, err_size, -EINVAL,
@@ -845,6 +861,15 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 			      in->goto_table, fs->table_id, SL_TABLES_MAX);
 	if (in->n_apply > SL_ACTIONS_MAX || in->n_write > SL_ACTIONS_MAX)
 		return pl_err(pl, SL_FAIL_BAD_ACTION, err, err_size, -EINVAL, "too many actions");
+	if (pl->tables[fs->table_id].state != NULL)
+		return pl_err(pl, SL_FAIL_BAD_TABLE_ID, err, err_size, -EINVAL,
+			      "table %u is a state table: it holds states, not flows "
+			      "(put the flows in table %u)",
+			      fs->table_id, fs->table_id + 1);
+	for (unsigned i = 0; i < in->n_write; i++)
+		if (in->write[i].type == SL_ACT_SET_STATE)
+			return pl_err(pl, SL_FAIL_UNSUPPORTED, err, err_size, -EINVAL,
+				      "set_state in write_actions: use it as an apply action");
 	rc = pl_check_actions(pl, in->apply, in->n_apply, false, err, err_size);
 	if (rc == 0)
 		rc = pl_check_actions(pl, in->write, in->n_write, false, err, err_size);

@@ -39,6 +39,7 @@
 #include "../core/core.h"
 #include "../pkt/pkt.h"
 #include "../table/table.h"
+#include "../state/state.h"
 
 /** Table ids 0..SL_TABLES_MAX-1 (OpenFlow: 0..254, 255 = all). */
 #define SL_TABLES_MAX 254
@@ -83,8 +84,12 @@ enum sl_action_type {
 	SL_ACT_COPY_TTL_IN,
 	SL_ACT_GROUP,
 	SL_ACT_SET_QUEUE,
+	SL_ACT_SET_STATE, /* OpenState set_state (Sluice experimenter action) */
 	SL_ACT__MAX
 };
+
+/** set_state's table_id: the state table that loaded the packet's state (the usual case). */
+#define SL_STATE_TABLE_AUTO 0xff
 
 struct sl_action {
 	uint8_t type; /* enum sl_action_type */
@@ -101,6 +106,10 @@ struct sl_action {
 		uint8_t ttl;        /* set_nw_ttl */
 		uint32_t group_id;  /* group */
 		uint32_t queue_id;  /* set_queue (accepted, no effect) */
+		struct {
+			uint8_t table_id;       /* a state table, or SL_STATE_TABLE_AUTO */
+			struct sl_state_set set; /* state, rollback, idle_ms, hard_ms */
+		} set_state;
 	};
 	void *ref; /* group actions inside the pipeline: the resolved group; NULL elsewhere */
 };
@@ -182,6 +191,12 @@ struct sl_table_spec {
 	struct sl_field fields[SL_KEY_FIELDS_MAX];
 	uint32_t max_entries; /* 0: default */
 	char name[32];        /* may be empty */
+	/*
+	 * kind SL_TABLE_STATE only: `fields` is the lookup scope, these the
+	 * update scope (n_update 0: the same as the lookup scope).
+	 */
+	uint8_t n_update;
+	struct sl_field update[SL_STATE_FIELDS_MAX];
 };
 
 /** A flow entry as the pipeline stores it (compact: 1M flows must fit). */
@@ -614,6 +629,72 @@ unsigned sl_pipeline_group_count(const struct sl_pipeline *pl);
  */
 unsigned sl_pipeline_group_ids(const struct sl_pipeline *pl, unsigned start, uint32_t *ids,
 			       unsigned max);
+
+/*
+ * Stateful stages (OpenState; src/state/state.h is the manual).
+ *
+ * A table declared with kind SL_TABLE_STATE ("table=0,kind=state,
+ * lookup=nw_src,update=nw_src,size=N") holds no flows: a packet reaching it
+ * gets the state of its lookup-scope flow loaded into its `state` field
+ * (0 when the flow has none) and goes on to the next table (id + 1), the
+ * XFSM table, whose flows match `state` like any field and may run
+ * set_state (SL_ACT_SET_STATE), which writes the state of the packet's
+ * update-scope flow.  set_state with table SL_STATE_TABLE_AUTO writes the
+ * state table the packet last passed; with an explicit id, that table.
+ *
+ * Who writes: the worker that runs the pipeline is the only writer of a
+ * state table (state.h); the control functions below post commands to it
+ * (applied within one worker loop round, sl_pipeline_service) or, while no
+ * worker runs (no sync hook set), apply them themselves.  Declaring a state
+ * table (sl_pipeline_table_declare) makes it live at once and waits a grace
+ * period before freeing the table it replaces, with its states.
+ */
+
+/**
+ * Worker housekeeping for state tables: apply commands the control thread
+ * posted, expire entries a bucket at a time.  Call once per loop round.
+ * Any worker (the one that runs the pipeline).
+ */
+void sl_pipeline_service(const struct sl_pipeline *pl);
+
+/**
+ * Set the state of one flow of a state table.  @key must give every
+ * lookup-scope field exactly (prerequisites such as dl_type may be present
+ * too and are ignored).
+ *
+ * @return 0; -EINVAL with @err (not a state table, a scope field missing or
+ *         masked, a field outside the scope); -EBUSY (the worker did not
+ *         take commands for 100 ms); -ENOSPC (no worker and the table is
+ *         full).  Control thread.
+ */
+int sl_pipeline_state_set(struct sl_pipeline *pl, unsigned table_id, const struct sl_match *key,
+			  const struct sl_state_set *a, char *err, size_t err_size);
+
+/**
+ * Delete one flow's state (@key as for sl_pipeline_state_set) or, with
+ * @key NULL, every state of the table.
+ *
+ * @return 0 or -EINVAL / -EBUSY as sl_pipeline_state_set.  Control thread.
+ */
+int sl_pipeline_state_del(struct sl_pipeline *pl, unsigned table_id, const struct sl_match *key,
+			  char *err, size_t err_size);
+
+/** Dump callback: one entry, its key as an exact match on the lookup-scope fields. */
+typedef int (*sl_pipeline_state_fn)(const struct sl_match *key,
+				    const struct sl_state_entry_info *e, void *arg);
+
+/**
+ * Visit the entries of a state table, after the commands posted before the
+ * call were applied (waits up to 100 ms for the worker).
+ *
+ * @return 0, the callback's non-zero value, or -EINVAL (not a state table).
+ *         Control thread.
+ */
+int sl_pipeline_state_dump(struct sl_pipeline *pl, unsigned table_id, sl_pipeline_state_fn fn,
+			   void *arg);
+
+/** The state table of @table_id, or NULL when it is not one.  Control thread. */
+const struct sl_state *sl_pipeline_state_table(const struct sl_pipeline *pl, unsigned table_id);
 
 /** Highest table id holding a table, or -1. */
 int sl_pipeline_last_table(const struct sl_pipeline *pl);

@@ -54,6 +54,7 @@ struct pl_table {
 	unsigned n_flows;            /* flows, miss entry included */
 	unsigned cap;
 	struct sl_flow **flows;      /* every flow, for iteration and deletion */
+	struct sl_state *state;      /* kind state: the state table (atomic store/load), else NULL */
 };
 
 /* A flow leaving the pipeline, freed after the next grace period. */
@@ -80,6 +81,9 @@ struct sl_pipeline {
 	struct pl_dead *dead;
 	struct pl_groups *groups;
 	bool shared_counters; /* several workers: flow and group counters by atomic add */
+	/* State tables (state_stage.c): ids of tables that are or were state tables (grows only). */
+	unsigned n_state_ids;           /* atomic store/load: workers scan the ids below it */
+	uint8_t state_ids[SL_TABLES_MAX];
 };
 
 /* Add to a flow or group counter several workers may write (one writer: plain add). */
@@ -162,6 +166,7 @@ struct sl_pipeline_ctx {
 	uint64_t copies;
 	uint64_t dc_hits;
 	uint64_t dc_misses;
+	uint64_t now;                         /* time of the burst (set_state timeouts) */
 	struct dc_entry *dc_ents[SL_BURST_MAX];
 	uint8_t scratch[PL_SCRATCH_SIZE];
 	struct dc_entry dc[DC_ENTRIES];
@@ -210,6 +215,15 @@ void pl_group_ref(void *slot, int delta);
 bool pl_groups_dirty(const struct sl_pipeline *pl);
 /* Free group memory retired before the grace period that just ended. */
 void pl_groups_reclaim(struct sl_pipeline *pl);
+
+/* State tables (state_stage.c). */
+int pl_state_declare(struct sl_pipeline *pl, const struct sl_table_spec *ts, char *err,
+		     size_t err_size);
+void pl_state_remove(struct sl_pipeline *pl, unsigned table_id);
+void pl_state_stage(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, unsigned t,
+		    struct sl_pkt *pkts, uint64_t lanes);
+void pl_state_exec(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *p,
+		   const struct sl_action *a);
 
 /* Shared control-path helpers (pipeline.c). */
 int pl_err(struct sl_pipeline *pl, enum sl_pipeline_fail why, char *err, size_t size, int rc,

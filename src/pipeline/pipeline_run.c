@@ -242,6 +242,9 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		return true;
 	case SL_ACT_GROUP:
 		return exec_group(pl, ctx, st, p, a, hooks, reason);
+	case SL_ACT_SET_STATE: /* state_stage.c */
+		pl_state_exec(pl, ctx, p, a);
+		return true;
 	case SL_ACT_SET_FIELD:
 		flush_pending(ctx, st, p, hooks);
 		sl_pkt_field_write(p, &a->set_field.f, a->set_field.value);
@@ -683,6 +686,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 
 	if (n == 0)
 		return 0;
+	ctx->now = now;
 	for (unsigned i = 0; i < n; i++) {
 		ctx->st[i].pending_out = 0;
 		ctx->st[i].skip_reason = SL_DROP_NO_OUTPUT;
@@ -709,6 +713,10 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 
 		ctx->lanes_at[t] = 0;
 		ctx->tstats[t].lookups += (uint64_t)__builtin_popcountll(lanes);
+		if (__atomic_load_n(&pl->tables[t].state, __ATOMIC_RELAXED) != NULL) { /* state_stage.c */
+			pl_state_stage(pl, ctx, (unsigned)t, pkts, lanes);
+			continue;
+		}
 		if (pt->tbl != NULL) {
 			uint64_t look = pt->n_guards ? guard_lanes(pt, pkts, lanes) : lanes;
 
@@ -788,6 +796,7 @@ sl_pipeline_exec_actions(const struct sl_pipeline *pl, struct sl_pipeline_ctx *c
 	st->skip_reason = SL_DROP_NO_OUTPUT;
 	st->has_set = false;
 	st->flow = NULL;
+	ctx->now = sl_pipeline_tsc();
 	for (unsigned k = 0; k < n; k++) {
 		if (!exec_action(pl, ctx, st, p, &actions[k], hooks, &reason)) {
 			st->pending_out = 0;

@@ -138,6 +138,9 @@ sl_action_equal(const struct sl_action *a, const struct sl_action *b)
 		return a->group_id == b->group_id;
 	case SL_ACT_SET_QUEUE:
 		return a->queue_id == b->queue_id;
+	case SL_ACT_SET_STATE:
+		return a->set_state.table_id == b->set_state.table_id &&
+		       memcmp(&a->set_state.set, &b->set_state.set, sizeof(a->set_state.set)) == 0;
 	default:
 		return true;
 	}

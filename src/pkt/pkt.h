@@ -179,6 +179,7 @@ struct sl_pkt {
 	uint32_t in_port;  /* OpenFlow ingress port */
 	uint64_t metadata; /* OpenFlow metadata register */
 	uint32_t state;    /* flow state loaded by the last state table (src/state), 0 = default */
+	uint8_t state_table; /* the table that loaded it, 0xff = none */
 	void *opaque;      /* the owner's buffer (an rte_mbuf in the datapath) */
 };
 
@@ -202,6 +203,7 @@ sl_pkt_init(struct sl_pkt *p, uint8_t *data, uint16_t len, uint16_t headroom, ui
 	p->in_port = in_port;
 	p->metadata = 0;
 	p->state = 0;
+	p->state_table = 0xff;
 	p->n_vlans = 0;
 }
 

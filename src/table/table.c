@@ -12,6 +12,8 @@ static const char *const kind_names[SL_TABLE__KIND_MAX] = {"direct", "exact", "l
 const char *
 sl_table_kind_name(enum sl_table_kind k)
 {
+	if (k == SL_TABLE_STATE)
+		return "state";
 	return (unsigned)k < SL_TABLE__KIND_MAX ? kind_names[k] : "unknown";
 }
 
@@ -27,6 +29,8 @@ sl_table_kind_parse(const char *name)
 		return SL_TABLE_DIRECT;
 	if (strcmp(name, "em") == 0)
 		return SL_TABLE_EXACT;
+	if (strcmp(name, "state") == 0)
+		return SL_TABLE_STATE;
 	return -1;
 }
 

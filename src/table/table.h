@@ -44,10 +44,15 @@ enum sl_table_kind {
 	SL_TABLE_EXACT,
 	SL_TABLE_LPM,
 	SL_TABLE_TERNARY,
-	SL_TABLE__KIND_MAX
+	SL_TABLE__KIND_MAX, /* the classifier kinds end here */
+	/*
+	 * A pipeline stage that is no classifier: an OpenState state table
+	 * (src/state, pipeline.h).  sl_table_create() rejects it.
+	 */
+	SL_TABLE_STATE = SL_TABLE__KIND_MAX,
 };
 
-/** "direct", "exact", "lpm", "mask". */
+/** "direct", "exact", "lpm", "mask", "state". */
 const char *sl_table_kind_name(enum sl_table_kind k);
 /** Parse a kind name ("mask" and "ternary" are the same kind); -1 if unknown. */
 int sl_table_kind_parse(const char *name);
