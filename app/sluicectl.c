@@ -118,7 +118,12 @@ usage(FILE *f)
 	        "  add-flow FLOW              add one flow (\"priority=10,ip actions=output:2\")\n"
 	        "  add-flows FILE|-           add a flow file (table declarations too)\n"
 	        "  mod-flows [--strict] FLOW  change the actions of matching flows\n"
-	        "  del-flows [--strict] [FILTER]  delete flows (all without FILTER)\n\n"
+	        "  del-flows [--strict] [FILTER]  delete flows (all without FILTER)\n"
+	        "  dump-states TABLE          entries and counters of a state table\n"
+	        "  set-state TABLE KEY STATE [idle_ms=N] [hard_ms=N] [rollback=S]\n"
+	        "                             set a flow's state; KEY: exact lookup-scope\n"
+	        "                             fields (\"ip,nw_src=10.0.0.1\")\n"
+	        "  del-states TABLE [KEY]     delete a flow's state (all without KEY)\n\n"
 	        "Telemetry commands:\n"
 	        "  stats [ports|tables|drops|datapath|latency|controller|info|all]\n"
 	        "  monitor [--interval SEC] [--count N]   live rates (q or Ctrl-C to stop)\n"
@@ -1080,7 +1085,8 @@ static int
 on_table_decl(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
 {
 	struct batch *b = arg;
-	int rc = sl_ofp_table_declare_encode(&b->msgs, 0, ts);
+	int rc = ts->kind == SL_TABLE_STATE ? sl_ofp_state_table_encode(&b->msgs, 0, ts) /* #9 */
+					    : sl_ofp_table_declare_encode(&b->msgs, 0, ts);
 
 	if (rc == -EINVAL) {
 		snprintf(err->msg, sizeof(err->msg),
@@ -1274,6 +1280,228 @@ cmd_del_flows(const char *filter_text)
 	rc = run_batch(&b);
 	batch_free(&b);
 	return rc;
+}
+
+/*
+ * State tables (OpenState, issue #9): set-state, del-states, dump-states.
+ */
+
+static int
+parse_state_table(const char *cmd, const char *arg, uint8_t *table_id)
+{
+	uint64_t v;
+
+	if (!parse_u64(arg, 0, SL_TABLES_MAX - 1, &v))
+		return usage_error("%s: bad table '%s': expected 0..%u", cmd, arg,
+		                   SL_TABLES_MAX - 1);
+	*table_id = (uint8_t)v;
+	return 0;
+}
+
+static int
+parse_state_key(const char *cmd, const char *text, struct sl_match *key)
+{
+	static struct sl_flow_spec fs;
+	uint32_t op, og;
+	int rc;
+
+	if ((rc = parse_filter(cmd, text, &fs, &op, &og)))
+		return rc;
+	if (fs.table_id != 255 || op != SL_PORT_ANY || og != SL_GROUP_ID_ANY || fs.cookie_mask)
+		return usage_error("%s: the key holds match fields only: '%s'", cmd, text);
+	*key = fs.match;
+	return 0;
+}
+
+static int
+cmd_set_state(int argc, char **argv)
+{
+	static struct sl_ofp_state_mod m;
+	struct batch b = {.label = "set-state"};
+	uint64_t v;
+	int rc;
+
+	if ((rc = parse_state_table("set-state", argv[0], &m.table_id)) ||
+	    (rc = parse_state_key("set-state", argv[1], &m.key)))
+		return rc;
+	if (!parse_u64(argv[2], 0, UINT32_MAX, &v))
+		return usage_error("set-state: bad state '%s': expected 0..4294967295", argv[2]);
+	m.set.state = (uint32_t)v;
+	for (int i = 3; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		uint32_t *dst = NULL;
+
+		if (eq && strncmp(argv[i], "idle_ms=", 8) == 0)
+			dst = &m.set.idle_ms;
+		else if (eq && strncmp(argv[i], "hard_ms=", 8) == 0)
+			dst = &m.set.hard_ms;
+		else if (eq && strncmp(argv[i], "rollback=", 9) == 0)
+			dst = &m.set.rollback;
+		if (dst == NULL || !parse_u64(eq + 1, 0, UINT32_MAX, &v))
+			return usage_error("set-state: bad argument '%s': expected idle_ms=N, "
+			                   "hard_ms=N or rollback=S",
+			                   argv[i]);
+		*dst = (uint32_t)v;
+	}
+	sl_ofp_buf_init(&b.msgs);
+	if (sl_ofp_state_mod_encode(&b.msgs, 0, SL_OFPX_STATE_SET, &m) < 0 ||
+	    batch_add_origin(&b, NULL, 0) < 0) {
+		batch_free(&b);
+		errmsg("out of memory");
+		return EXIT_REFUSED;
+	}
+	rc = run_batch(&b);
+	batch_free(&b);
+	return rc;
+}
+
+static int
+cmd_del_states(int argc, char **argv)
+{
+	static struct sl_ofp_state_mod m;
+	struct batch b = {.label = "del-states"};
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	if ((rc = parse_state_table("del-states", argv[0], &m.table_id)))
+		return rc;
+	m.all = argc < 2;
+	if (!m.all && (rc = parse_state_key("del-states", argv[1], &m.key)))
+		return rc;
+	sl_ofp_buf_init(&b.msgs);
+	if (sl_ofp_state_mod_encode(&b.msgs, 0, SL_OFPX_STATE_DEL, &m) < 0 ||
+	    batch_add_origin(&b, NULL, 0) < 0) {
+		batch_free(&b);
+		errmsg("out of memory");
+		return EXIT_REFUSED;
+	}
+	rc = run_batch(&b);
+	batch_free(&b);
+	return rc;
+}
+
+struct state_dump_ctx {
+	char *err;
+	bool have_stats;
+	struct sl_state_stats st;
+	unsigned n;
+};
+
+static int
+state_entry_print(void *arg, const struct sl_ofp_state_entry *e)
+{
+	struct state_dump_ctx *d = arg;
+	char key[1024], clean[1024];
+
+	d->n++;
+	sl_flow_format_match(&e->key, key, sizeof(key));
+	sl_ctl_sanitize(clean, sizeof(clean), key, strlen(key));
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_string(&jw, "key", clean);
+		sl_ctl_jw_u64(&jw, "state", e->state);
+		sl_ctl_jw_u64(&jw, "rollback", e->rollback);
+		sl_ctl_jw_u64(&jw, "idle_ms", e->idle_ms);
+		sl_ctl_jw_u64(&jw, "hard_ms", e->hard_ms);
+		sl_ctl_jw_u64(&jw, "idle_left_ms", e->idle_left_ms);
+		sl_ctl_jw_u64(&jw, "hard_left_ms", e->hard_left_ms);
+		sl_ctl_jw_object_end(&jw);
+		return 0;
+	}
+	printf(" %s state=%" PRIu32, clean, e->state);
+	if (e->idle_ms)
+		printf(" idle_ms=%" PRIu32 " (%" PRIu32 " left)", e->idle_ms, e->idle_left_ms);
+	if (e->hard_ms)
+		printf(" hard_ms=%" PRIu32 " (%" PRIu32 " left)", e->hard_ms, e->hard_left_ms);
+	if (e->rollback)
+		printf(" rollback=%" PRIu32, e->rollback);
+	putchar('\n');
+	return 0;
+}
+
+static int
+state_reply(void *arg, const uint8_t *msg, size_t len)
+{
+	struct state_dump_ctx *d = arg;
+	struct sl_ofp_error e;
+	uint16_t flags;
+	uint8_t table_id;
+	int rc;
+
+	if (msg[1] != SL_OFPT_EXPERIMENTER || len < 16)
+		return 0;
+	if (!d->have_stats) {
+		if (sl_ofp_state_stats_reply_decode(msg, len, &table_id, &d->st, &e) < 0) {
+			snprintf(d->err, ERR_MAX, "malformed state stats reply: %s",
+			         sl_ofp_error_name(&e));
+			return -EBADMSG;
+		}
+		d->have_stats = true;
+		return 0;
+	}
+	rc = sl_ofp_state_dump_reply_decode(msg, len, &table_id, &flags, state_entry_print, d, &e);
+	if (rc < 0) {
+		snprintf(d->err, ERR_MAX, "malformed state dump reply: %s", sl_ofp_error_name(&e));
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int
+cmd_dump_states(struct sl_ctl_of *c, const char *table_arg)
+{
+	struct state_dump_ctx d = {0};
+	char err[ERR_MAX] = "";
+	struct sl_ofp_buf b;
+	uint8_t table_id;
+	int rc;
+
+	if ((rc = parse_state_table("dump-states", table_arg, &table_id)))
+		return rc;
+	d.err = err;
+	sl_ofp_buf_init(&b);
+	rc = sl_ofp_state_request_encode(&b, sl_ctl_of_next_xid(c), SL_OFPX_STATE_STATS, table_id);
+	if (rc == 0)
+		rc = sl_ctl_of_request(c, b.data, b.len, state_reply, &d, NULL, err, sizeof(err));
+	if (rc < 0) {
+		sl_ofp_buf_free(&b);
+		return of_failed("state stats request", rc, err);
+	}
+	const struct sl_state_stats *st = &d.st;
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_u64(&jw, "table_id", table_id);
+		sl_ctl_jw_u64(&jw, "capacity", st->capacity);
+		sl_ctl_jw_u64(&jw, "n_entries", st->n_entries);
+		sl_ctl_jw_u64(&jw, "lookups", st->lookups);
+		sl_ctl_jw_u64(&jw, "hits", st->hits);
+		sl_ctl_jw_u64(&jw, "inserts", st->inserts);
+		sl_ctl_jw_u64(&jw, "sets", st->sets);
+		sl_ctl_jw_u64(&jw, "deletes", st->deletes);
+		sl_ctl_jw_u64(&jw, "expired", st->expired);
+		sl_ctl_jw_u64(&jw, "evicted", st->evicted);
+		sl_ctl_jw_u64(&jw, "refused", st->refused);
+		sl_ctl_jw_u64(&jw, "commands", st->commands);
+		sl_ctl_jw_array_begin(&jw, "entries");
+	} else {
+		printf("state table %u: %" PRIu32 " entries of %" PRIu32 ", lookups=%" PRIu64
+		       " hits=%" PRIu64 " inserts=%" PRIu64 " sets=%" PRIu64 " deletes=%" PRIu64
+		       " expired=%" PRIu64 " evicted=%" PRIu64 " refused=%" PRIu64 "\n",
+		       table_id, st->n_entries, st->capacity, st->lookups, st->hits, st->inserts,
+		       st->sets, st->deletes, st->expired, st->evicted, st->refused);
+	}
+	sl_ofp_buf_reset(&b);
+	rc = sl_ofp_state_request_encode(&b, sl_ctl_of_next_xid(c), SL_OFPX_STATE_DUMP, table_id);
+	if (rc == 0)
+		rc = sl_ctl_of_request(c, b.data, b.len, state_reply, &d, NULL, err, sizeof(err));
+	sl_ofp_buf_free(&b);
+	if (o.json) {
+		sl_ctl_jw_array_end(&jw);
+		sl_ctl_jw_object_end(&jw);
+	}
+	if (rc < 0)
+		return of_failed("state dump request", rc, err);
+	return 0;
 }
 
 /*
@@ -2325,6 +2553,9 @@ static const struct {
     {"add-flows", true, 0, 1, 1},
     {"mod-flows", true, 1u << (OPT_STRICT - OPT_STRICT), 1, -1},
     {"del-flows", true, 1u << (OPT_STRICT - OPT_STRICT), 0, -1},
+    {"dump-states", true, 0, 1, 1},
+    {"set-state", true, 0, 3, 6},
+    {"del-states", true, 0, 1, 2},
     {"stats", false, 0, 0, 1},
     {"monitor", false, (1u << (OPT_INTERVAL - OPT_STRICT)) | (1u << (OPT_COUNT - OPT_STRICT)), 0,
      0},
@@ -2485,6 +2716,10 @@ main(int argc, char **argv)
 		ex = cmd_add_flows(argv[optind + 1]);
 	} else if (strcmp(cmd, "del-flows") == 0) {
 		ex = cmd_del_flows(text ? text : "");
+	} else if (strcmp(cmd, "set-state") == 0) {
+		ex = cmd_set_state(nargs, argv + optind + 1);
+	} else if (strcmp(cmd, "del-states") == 0) {
+		ex = cmd_del_states(nargs, argv + optind + 1);
 	} else if (strcmp(cmd, "stats") == 0) {
 		ex = cmd_stats(nargs ? argv[optind + 1] : "all");
 	} else if (strcmp(cmd, "monitor") == 0) {
@@ -2517,6 +2752,8 @@ main(int argc, char **argv)
 			ex = cmd_dump_tables(c);
 		else if (strcmp(cmd, "dump-ports") == 0)
 			ex = cmd_dump_ports(c, nargs ? argv[optind + 1] : NULL);
+		else if (strcmp(cmd, "dump-states") == 0)
+			ex = cmd_dump_states(c, argv[optind + 1]);
 		else
 			ex = cmd_dump_groups(c);
 		sl_ctl_of_close(c);

@@ -492,12 +492,29 @@ enum {
 /** Experimenter message types (ofp_experimenter_header.exp_type) under SL_OFP_EXPERIMENTER_ID. */
 enum {
 	SL_OFPX_TABLE_DECLARE = 1, /* declare a table: body in docs/openflow-experimenter.md */
+	/* OpenState state tables (issue #9 owns 10..19; layouts in docs/openflow.md section 12). */
+	SL_OFPX_STATE_TABLE = 10,       /* declare a state table: scopes, capacity */
+	SL_OFPX_STATE_SET = 11,         /* set one flow's state */
+	SL_OFPX_STATE_DEL = 12,         /* delete one flow's state, or every state */
+	SL_OFPX_STATE_DUMP = 13,        /* request: the entries of a state table */
+	SL_OFPX_STATE_DUMP_REPLY = 14,  /* reply parts (flag MORE on all but the last) */
+	SL_OFPX_STATE_STATS = 15,       /* request: a state table's counters */
+	SL_OFPX_STATE_STATS_REPLY = 16, /* reply */
+};
+
+/**
+ * Experimenter action subtypes (OFPAT_EXPERIMENTER with SL_OFP_EXPERIMENTER_ID;
+ * issue #9 owns 1..9).  Layouts in docs/openflow.md section 12.
+ */
+enum sl_ofpx_action {
+	SL_OFPXAT_SET_STATE = 1, /* set_state: 32 bytes (struct sl_ofpx_action_set_state) */
 };
 
 /** Experimenter OXM fields (class 0xffff, experimenter SL_OFP_EXPERIMENTER_ID). */
 enum {
 	SL_OXM_SL_RAW = 0,    /* raw field: base u8, n_bits u8, bit_off be16, value[, mask] */
 	SL_OXM_SL_IP_TTL = 1, /* nw_ttl: value u8[, mask u8] */
+	SL_OXM_SL_STATE = 2,  /* state (OpenState, issue #9): value be32[, mask be32] */
 };
 
 /** Table kinds on the wire (SL_OFPX_TABLE_DECLARE.kind); mapped explicitly to enum sl_table_kind. */
@@ -634,6 +651,127 @@ int sl_ofp_echo_decode(const void *msg, size_t len, const uint8_t **data, size_t
  * @return 0, or -1 with OFPBRC_BAD_LEN (length != 8).  Any thread.
  */
 int sl_ofp_empty_decode(const void *msg, size_t len, struct sl_ofp_error *err);
+
+/*
+ * ============================================================================
+ * OpenState experimenter messages (exp_types 10..16, issue #9)
+ * ============================================================================
+ *
+ * Every message starts with ofp_experimenter_header (16 bytes, experimenter
+ * SL_OFP_EXPERIMENTER_ID); bodies are listed in docs/openflow.md section 12.
+ * Decoders check every length, pad byte and range and return the OpenFlow
+ * error to send (-1 with @err), never trusting the peer.
+ */
+
+/** True for the exp_types of this section. */
+bool sl_ofp_state_exp_type(uint32_t exp_type);
+
+/** Flags of SL_OFPX_STATE_DEL. */
+#define SL_OFPX_STATE_DEL_ALL 0x1 /* every state of the table; the match must be empty */
+/** Flags of SL_OFPX_STATE_DUMP_REPLY. */
+#define SL_OFPX_STATE_REPLY_MORE 0x1 /* more parts follow */
+
+/** SL_OFPX_STATE_SET / SL_OFPX_STATE_DEL, decoded. */
+struct sl_ofp_state_mod {
+	uint8_t table_id;
+	bool all;               /* DEL only: every state */
+	struct sl_state_set set; /* SET only */
+	struct sl_match key;    /* exact values of the lookup-scope fields (+ prerequisites) */
+};
+
+/**
+ * Decode SL_OFPX_STATE_TABLE into a table spec of kind SL_TABLE_STATE.
+ *
+ * @return 0 or -1 with: the sl_ofp_experimenter_decode errors;
+ *         OFPBRC_BAD_LEN; OFPTMFC_BAD_TABLE (table id >= SL_TABLES_MAX);
+ *         OFPTMFC_BAD_CONFIG (pad bytes, name not terminated, more than
+ *         SL_STATE_FIELDS_MAX fields per scope, OXM ids not matching the
+ *         counts); OFPBMC_BAD_FIELD / BAD_LEN / DUP_FIELD for the OXM ids.
+ *         Any thread.
+ */
+int sl_ofp_state_table_decode(const void *msg, size_t len, struct sl_table_spec *ts,
+			      struct sl_ofp_error *err);
+/** Append SL_OFPX_STATE_TABLE for @ts (kind state).  @return 0, -EINVAL, -ENOMEM. */
+int sl_ofp_state_table_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_table_spec *ts);
+
+/**
+ * Decode SL_OFPX_STATE_SET or SL_OFPX_STATE_DEL (@exp_type says which the
+ * message must be).
+ *
+ * @return 0 or -1 with: the experimenter errors; OFPBRC_BAD_LEN;
+ *         OFPBRC_BAD_TABLE_ID; OFPBRC_BAD_EXP_TYPE (@exp_type mismatch);
+ *         OFPBRC_EPERM (unknown flags, non-zero pad, DEL_ALL with a match);
+ *         the ofp_match errors (OFPET_BAD_MATCH).  Any thread.
+ */
+int sl_ofp_state_mod_decode(const void *msg, size_t len, uint32_t exp_type,
+			    struct sl_ofp_state_mod *m, struct sl_ofp_error *err);
+/** Append SL_OFPX_STATE_SET or _DEL.  @return 0, -EINVAL, -ENOMEM. */
+int sl_ofp_state_mod_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t exp_type,
+			    const struct sl_ofp_state_mod *m);
+
+/**
+ * Decode SL_OFPX_STATE_DUMP or SL_OFPX_STATE_STATS (@exp_type) requests.
+ *
+ * @return 0 or -1 (experimenter errors, BAD_LEN, BAD_TABLE_ID, EPERM for pad).
+ */
+int sl_ofp_state_request_decode(const void *msg, size_t len, uint32_t exp_type,
+				uint8_t *table_id, struct sl_ofp_error *err);
+/** Append a dump or stats request.  @return 0, -ENOMEM. */
+int sl_ofp_state_request_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t exp_type,
+				uint8_t table_id);
+
+/** One entry of a dump reply. */
+struct sl_ofp_state_entry {
+	struct sl_match key;
+	uint32_t state, rollback;
+	uint32_t idle_ms, hard_ms;           /* configured timeouts, 0 = none */
+	uint32_t idle_left_ms, hard_left_ms; /* until they fire */
+};
+
+/**
+ * Writes dump-reply parts: entries are appended to @b; a part that would
+ * pass SL_OFPX_STATE_PART_MAX bytes is closed (flag MORE) and handed to
+ * @flush, which sends it.  sl_ofp_state_dump_end closes the last part.
+ */
+#define SL_OFPX_STATE_PART_MAX 16384
+struct sl_ofp_state_dump_writer {
+	struct sl_ofp_buf *b;
+	uint32_t xid;
+	uint8_t table_id;
+	size_t start;      /* offset of the open part in b */
+	uint32_t n_entries; /* in the open part */
+	int (*flush)(void *arg, const uint8_t *msg, size_t len);
+	void *arg;
+};
+/** Start a reply (opens its first part).  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_state_dump_begin(struct sl_ofp_state_dump_writer *w, struct sl_ofp_buf *b,
+			    uint32_t xid, uint8_t table_id,
+			    int (*flush)(void *arg, const uint8_t *msg, size_t len), void *arg);
+/** Append one entry.  @return 0, -ENOMEM, or @flush's error. */
+int sl_ofp_state_dump_append(struct sl_ofp_state_dump_writer *w,
+			     const struct sl_ofp_state_entry *e);
+/** Close the last part (no MORE flag) and flush it.  @return 0 or an error. */
+int sl_ofp_state_dump_end(struct sl_ofp_state_dump_writer *w);
+
+/** Dump-reply entry callback; return non-zero to stop. */
+typedef int (*sl_ofp_state_entry_fn)(void *arg, const struct sl_ofp_state_entry *e);
+/**
+ * Decode one dump-reply part, calling @fn per entry.
+ *
+ * @param flags  Out: SL_OFPX_STATE_REPLY_* of the part.
+ * @return 0, @fn's non-zero value, or -1 with @err (lengths, counts, pad,
+ *         match errors).  Any thread.
+ */
+int sl_ofp_state_dump_reply_decode(const void *msg, size_t len, uint8_t *table_id,
+				   uint16_t *flags, sl_ofp_state_entry_fn fn, void *arg,
+				   struct sl_ofp_error *err);
+
+/** Append SL_OFPX_STATE_STATS_REPLY.  @return 0, -ENOMEM. */
+int sl_ofp_state_stats_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint8_t table_id,
+				    const struct sl_state_stats *st);
+/** Decode SL_OFPX_STATE_STATS_REPLY.  @return 0 or -1 with @err. */
+int sl_ofp_state_stats_reply_decode(const void *msg, size_t len, uint8_t *table_id,
+				    struct sl_state_stats *st, struct sl_ofp_error *err);
 
 /** An experimenter message's routing fields. */
 struct sl_ofp_experimenter {

@@ -174,8 +174,28 @@ action_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx, const st
 	}
 	case SL_OFPAT_SET_FIELD:
 		return set_field_decode(p, len, match, a, err);
-	case SL_OFPAT_EXPERIMENTER:
-		return FAIL_BAC(err, BAD_EXPERIMENTER);
+	case SL_OFPAT_EXPERIMENTER: {
+		const struct sl_ofpx_action_set_state *x = (const void *)p;
+		if (len < 16)
+			return FAIL_BAC(err, BAD_LEN);
+		if (sl_ofp_ntoh32(x->experimenter) != SL_OFP_EXPERIMENTER_ID)
+			return FAIL_BAC(err, BAD_EXPERIMENTER);
+		if (sl_ofp_ntoh16(x->subtype) != SL_OFPXAT_SET_STATE)
+			return FAIL_BAC(err, BAD_EXP_TYPE);
+		if (len != sizeof(*x))
+			return FAIL_BAC(err, BAD_LEN);
+		if (x->pad || !all_zero(x->pad2, sizeof(x->pad2)))
+			return FAIL_BAC(err, BAD_ARGUMENT);
+		if (x->table_id != SL_STATE_TABLE_AUTO && x->table_id >= SL_TABLES_MAX)
+			return FAIL_BAC(err, BAD_ARGUMENT);
+		a->type = SL_ACT_SET_STATE;
+		a->set_state.table_id = x->table_id;
+		a->set_state.set.state = sl_ofp_ntoh32(x->state);
+		a->set_state.set.rollback = sl_ofp_ntoh32(x->rollback);
+		a->set_state.set.idle_ms = sl_ofp_ntoh32(x->idle_ms);
+		a->set_state.set.hard_ms = sl_ofp_ntoh32(x->hard_ms);
+		return 0;
+	}
 	default:
 		/* Unknown, and the MPLS / PBB actions Sluice does not execute. */
 		return FAIL_BAC(err, BAD_TYPE);
@@ -266,6 +286,22 @@ action_encode(struct sl_ofp_buf *b, const struct sl_action *a)
 undo:
 		b->len = start;
 		return -ENOMEM;
+	}
+	case SL_ACT_SET_STATE: {
+		struct sl_ofpx_action_set_state *x = (void *)ofp_buf_put(b, sizeof(*x));
+		if (x == NULL)
+			return -ENOMEM;
+		memset(x, 0, sizeof(*x));
+		x->type = sl_ofp_hton16(SL_OFPAT_EXPERIMENTER);
+		x->len = sl_ofp_hton16(sizeof(*x));
+		x->experimenter = sl_ofp_hton32(SL_OFP_EXPERIMENTER_ID);
+		x->subtype = sl_ofp_hton16(SL_OFPXAT_SET_STATE);
+		x->table_id = a->set_state.table_id;
+		x->state = sl_ofp_hton32(a->set_state.set.state);
+		x->rollback = sl_ofp_hton32(a->set_state.set.rollback);
+		x->idle_ms = sl_ofp_hton32(a->set_state.set.idle_ms);
+		x->hard_ms = sl_ofp_hton32(a->set_state.set.hard_ms);
+		return 0;
 	}
 	default:
 		break;

@@ -88,6 +88,9 @@ ofp_oxm_decode(const uint8_t *p, size_t avail, bool id_only, struct sl_match_fie
 		if (OXM_FIELD(h) == SL_OXM_SL_IP_TTL) {
 			mf->f.id = SL_FIELD_IP_TTL;
 			hdr = 8;
+		} else if (OXM_FIELD(h) == SL_OXM_SL_STATE) {
+			mf->f.id = SL_FIELD_STATE;
+			hdr = 8;
 		} else if (OXM_FIELD(h) == SL_OXM_SL_RAW) {
 			if (oxm_len < 8 || avail < 12)
 				return FAIL_BMC(err, BAD_LEN);
@@ -198,14 +201,17 @@ ofp_oxm_encode(struct sl_ofp_buf *b, const struct sl_field *f, const uint8_t *va
 	size_t hdr;
 	int oxm;
 
-	if (f->id == SL_FIELD_RAW || f->id == SL_FIELD_IP_TTL) {
+	if (f->id == SL_FIELD_RAW || f->id == SL_FIELD_IP_TTL || f->id == SL_FIELD_STATE) {
 		/* Sluice experimenter OXM (docs/openflow-experimenter.md). */
 		bool raw = f->id == SL_FIELD_RAW;
 		hdr = raw ? 12 : 8;
 		p = ofp_buf_put(b, id_only ? hdr : hdr + wsize * n_vals);
 		if (p == NULL)
 			return -ENOMEM;
-		wr32(p, OXM_HEADER(OFPXMC_EXPERIMENTER, raw ? SL_OXM_SL_RAW : SL_OXM_SL_IP_TTL,
+		wr32(p, OXM_HEADER(OFPXMC_EXPERIMENTER,
+				   raw			     ? SL_OXM_SL_RAW
+				   : f->id == SL_FIELD_STATE ? SL_OXM_SL_STATE
+							     : SL_OXM_SL_IP_TTL,
 				   masked, hdr - 4 + wsize * n_vals));
 		wr32(p + 4, SL_OFP_EXPERIMENTER_ID);
 		if (raw) {
@@ -266,7 +272,9 @@ ofp_match_wire_len(const struct sl_match *m)
 
 	for (unsigned i = 0; i < m->n_fields; i++) {
 		const struct sl_match_field *mf = &m->fields[i];
-		unsigned hdr = mf->f.id == SL_FIELD_RAW ? 12 : mf->f.id == SL_FIELD_IP_TTL ? 8 : 4;
+		unsigned hdr = mf->f.id == SL_FIELD_RAW					  ? 12
+			       : mf->f.id == SL_FIELD_IP_TTL || mf->f.id == SL_FIELD_STATE ? 8
+											    : 4;
 		len += hdr + ofp_field_wire_size(&mf->f) * (mask_is_full(&mf->f, mf->mask) ? 1 : 2);
 	}
 	return pad8(len);

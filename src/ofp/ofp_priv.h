@@ -277,6 +277,22 @@ struct ofp_action_u32 {
 } SL_OFP_PACKED;
 static_assert(sizeof(struct ofp_action_u32) == 8, "ofp_action_u32");
 
+/* Sluice experimenter action set_state (SL_OFPXAT_SET_STATE). */
+struct sl_ofpx_action_set_state {
+	sl_be16 type;         /* OFPAT_EXPERIMENTER (0xffff) */
+	sl_be16 len;          /* 32 */
+	sl_be32 experimenter; /* SL_OFP_EXPERIMENTER_ID */
+	sl_be16 subtype;      /* SL_OFPXAT_SET_STATE */
+	uint8_t table_id;     /* a state table, or 0xff: the one the packet last passed */
+	uint8_t pad;
+	sl_be32 state;
+	sl_be32 rollback;
+	sl_be32 idle_ms;
+	sl_be32 hard_ms;
+	uint8_t pad2[4];      /* zero */
+} SL_OFP_PACKED;
+static_assert(sizeof(struct sl_ofpx_action_set_state) == 32, "set_state action");
+
 struct ofp_action_push {
 	sl_be16 type;
 	sl_be16 len;

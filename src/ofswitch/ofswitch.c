@@ -613,6 +613,127 @@ handle_role(struct conn *c, const uint8_t *msg, size_t len, const struct sl_ofp_
 	send_out(c);
 }
 
+/*
+ * OpenState experimenter messages (issue #9; layouts in docs/openflow.md section 12).
+ */
+
+static int
+state_flush(void *arg, const uint8_t *msg, size_t len)
+{
+	return conn_send(arg, msg, len);
+}
+
+static int
+state_dump_visit(const struct sl_match *key, const struct sl_state_entry_info *e, void *arg)
+{
+	struct sl_ofp_state_entry en = {.key = *key,
+					.state = e->state,
+					.rollback = e->rollback,
+					.idle_ms = e->idle_ms,
+					.hard_ms = e->hard_ms,
+					.idle_left_ms = e->idle_left_ms,
+					.hard_left_ms = e->hard_left_ms};
+
+	return sl_ofp_state_dump_append(arg, &en) < 0;
+}
+
+static void
+handle_state(struct conn *c, const uint8_t *msg, size_t len, uint32_t exp_type)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_state_mod m;
+	struct sl_table_spec ts;
+	struct sl_ofp_error e;
+	struct sl_state_stats st;
+	uint8_t table_id;
+	char err[256];
+	int rc;
+
+	if (exp_type == SL_OFPX_STATE_DUMP_REPLY || exp_type == SL_OFPX_STATE_STATS_REPLY) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXP_TYPE, msg, len);
+		return;
+	}
+	if (c->role == SL_OFPCR_ROLE_SLAVE && exp_type <= SL_OFPX_STATE_DEL) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_IS_SLAVE, msg, len);
+		return;
+	}
+	switch (exp_type) {
+	case SL_OFPX_STATE_TABLE:
+		if (sl_ofp_state_table_decode(msg, len, &ts, &e) < 0) {
+			send_error(c, &e, msg, len);
+			return;
+		}
+		if (sl_pipeline_table_declare(sw->p.pl, &ts, err, sizeof(err)) < 0) {
+			enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
+			swlog(sw, 6, "state table refused: %s", err);
+			send_error_tc(c, SL_OFPET_TABLE_MOD_FAILED,
+				      f == SL_FAIL_BAD_TABLE_ID   ? SL_OFPTMFC_BAD_TABLE
+				      : f == SL_FAIL_TABLE_BUSY ? SL_OFPTMFC_EPERM
+								: SL_OFPTMFC_BAD_CONFIG,
+				      msg, len);
+		}
+		return;
+	case SL_OFPX_STATE_SET:
+	case SL_OFPX_STATE_DEL:
+		if (sl_ofp_state_mod_decode(msg, len, exp_type, &m, &e) < 0) {
+			send_error(c, &e, msg, len);
+			return;
+		}
+		rc = exp_type == SL_OFPX_STATE_SET
+			     ? sl_pipeline_state_set(sw->p.pl, m.table_id, &m.key, &m.set, err,
+						     sizeof(err))
+			     : sl_pipeline_state_del(sw->p.pl, m.table_id, m.all ? NULL : &m.key,
+						     err, sizeof(err));
+		if (rc < 0) {
+			enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
+			swlog(sw, 6, "state %s refused: %s",
+			      exp_type == SL_OFPX_STATE_SET ? "set" : "delete", err);
+			if (f == SL_FAIL_BAD_TABLE_ID)
+				send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TABLE_ID, msg,
+					      len);
+			else if (f == SL_FAIL_BAD_MATCH)
+				send_error_tc(c, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, msg, len);
+			else if (f == SL_FAIL_TABLE_FULL)
+				send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_TABLE_FULL,
+					      msg, len);
+			else
+				send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_EPERM, msg, len);
+		}
+		return;
+	case SL_OFPX_STATE_DUMP:
+	case SL_OFPX_STATE_STATS: {
+		const struct sl_state *s;
+		uint32_t xid = (uint32_t)msg[4] << 24 | (uint32_t)msg[5] << 16 |
+			       (uint32_t)msg[6] << 8 | msg[7];
+
+		if (sl_ofp_state_request_decode(msg, len, exp_type, &table_id, &e) < 0) {
+			send_error(c, &e, msg, len);
+			return;
+		}
+		if ((s = sl_pipeline_state_table(sw->p.pl, table_id)) == NULL) {
+			send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TABLE_ID, msg, len);
+			return;
+		}
+		sl_ofp_buf_reset(&sw->out);
+		if (exp_type == SL_OFPX_STATE_STATS) {
+			sl_state_stats_get(s, &st);
+			sl_ofp_state_stats_reply_encode(&sw->out, xid, table_id, &st);
+			send_out(c);
+			return;
+		}
+		struct sl_ofp_state_dump_writer w;
+		if (sl_ofp_state_dump_begin(&w, &sw->out, xid, table_id, state_flush, c) == 0 &&
+		    sl_pipeline_state_dump(sw->p.pl, table_id, state_dump_visit, &w) == 0)
+			sl_ofp_state_dump_end(&w);
+		sl_ofp_buf_reset(&sw->out);
+		return;
+	}
+	default:
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXP_TYPE, msg, len);
+		return;
+	}
+}
+
 static void
 handle_experimenter(struct conn *c, const uint8_t *msg, size_t len)
 {
@@ -628,6 +749,10 @@ handle_experimenter(struct conn *c, const uint8_t *msg, size_t len)
 	}
 	if (x.experimenter != SL_OFP_EXPERIMENTER_ID) {
 		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXPERIMENTER, msg, len);
+		return;
+	}
+	if (sl_ofp_state_exp_type(x.exp_type)) { /* issue #9 */
+		handle_state(c, msg, len, x.exp_type);
 		return;
 	}
 	if (x.exp_type != SL_OFPX_TABLE_DECLARE) {
