@@ -184,6 +184,39 @@ main(int argc, char **argv)
 		sl_ofp_table_declare_encode(&b, 600 + k, &ts);
 		emit("declare");
 	}
+	/* OpenState (issue #9): state table, set/delete, requests, replies, set_state flows. */
+	{
+		static struct sl_ofp_state_mod sm;
+		struct sl_state_stats sst = {.lookups = 5, .hits = 3, .capacity = 100, .n_entries = 2};
+		if (sl_table_spec_parse("table=0,kind=state,lookup=nw_src+nw_dst,"
+					"update=nw_dst+nw_src,size=1000",
+					&ts, &pe) != 0)
+			return 1;
+		sl_ofp_state_table_encode(&b, 700, &ts);
+		emit("state");
+		sm.table_id = 0;
+		sm.set = (struct sl_state_set){.state = 3, .idle_ms = 100, .rollback = 1};
+		sm.key.n_fields = 0;
+		struct sl_flow_spec kfs;
+		if (sl_flow_parse_filter("ip,nw_src=10.0.0.1,nw_dst=10.0.0.2", &kfs, &pe) != 0)
+			return 1;
+		sm.key = kfs.match;
+		sl_ofp_state_mod_encode(&b, 701, SL_OFPX_STATE_SET, &sm);
+		emit("state");
+		sl_ofp_state_mod_encode(&b, 702, SL_OFPX_STATE_DEL, &sm);
+		emit("state");
+		sl_ofp_state_request_encode(&b, 703, SL_OFPX_STATE_DUMP, 0);
+		emit("state");
+		sl_ofp_state_request_encode(&b, 704, SL_OFPX_STATE_STATS, 0);
+		emit("state");
+		sl_ofp_state_stats_reply_encode(&b, 705, 0, &sst);
+		emit("state");
+		if (sl_flow_parse("table=1,state=2,ip actions=set_state(3,table=0,idle_ms=5),output:1",
+				  &fm.spec, &pe) != 0)
+			return 1;
+		sl_ofp_flow_mod_encode(&b, 706, &fm);
+		emit("state");
+	}
 	sl_ofp_buf_free(&b);
 	printf("%u seed files in %s\n", n_files, dir);
 	return 0;

@@ -23,7 +23,8 @@ if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" "$root" -Dfuzz=true -Db_sanitize=address,undefined \
 		-Db_lundef=false
 fi
-ninja -C "$build" fuzz/fuzz_ofp_decode fuzz/fuzz_flow_mod fuzz/fuzz_json fuzz/fuzz_dispatch \
+ninja -C "$build" fuzz/fuzz_ofp_decode fuzz/fuzz_flow_mod fuzz/fuzz_ofp_state fuzz/fuzz_json \
+	fuzz/fuzz_dispatch \
 	fuzz/make_corpus
 
 seeds=$build/fuzz-seeds
@@ -37,7 +38,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$root/fuzz
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 
 status=0
-for t in fuzz_ofp_decode fuzz_flow_mod fuzz_json fuzz_dispatch; do
+for t in fuzz_ofp_decode fuzz_flow_mod fuzz_ofp_state fuzz_json fuzz_dispatch; do
 	corpus=$build/fuzz-corpus/$t
 	art=$build/fuzz-artifacts/$t
 	log=$build/fuzz-$t.log
