@@ -176,10 +176,11 @@ action_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx, const st
 		return set_field_decode(p, len, match, a, err);
 	case SL_OFPAT_EXPERIMENTER: {
 		const struct sl_ofpx_action_set_state *x = (const void *)p;
-		if (len < 16)
-			return FAIL_BAC(err, BAD_LEN);
+		/* len >= 8: the experimenter id is there; the subtype needs 10 bytes. */
 		if (sl_ofp_ntoh32(x->experimenter) != SL_OFP_EXPERIMENTER_ID)
 			return FAIL_BAC(err, BAD_EXPERIMENTER);
+		if (len < 16)
+			return FAIL_BAC(err, BAD_LEN);
 		if (sl_ofp_ntoh16(x->subtype) != SL_OFPXAT_SET_STATE)
 			return FAIL_BAC(err, BAD_EXP_TYPE);
 		if (len != sizeof(*x))

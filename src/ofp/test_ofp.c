@@ -1287,7 +1287,7 @@ test_errors_match(void)
 		{"ffff02 05 534c5543 40", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ,
 		 "sluice nw_ttl without prerequisite"},
 		{"80000a 02 0800 ffff02 05 534c5543 40", 0, 0xffff, "sluice nw_ttl"},
-		{"ffff04 05 534c5543 40", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "sluice field 2"},
+		{"ffff06 05 534c5543 40", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "sluice field 3"},
 		{"ffff00 09 534c5543 02 08 0000 ab", 0, 0xffff, "raw l4 0/8"},
 		{"ffff00 09 534c5543 03 08 0000 ab", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "raw base 3"},
 		{"ffff00 09 534c5543 02 00 0000 ab", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "raw 0 bits"},
