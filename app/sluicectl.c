@@ -123,6 +123,7 @@ usage(FILE *f)
 	        "  set-state TABLE KEY STATE [idle_ms=N] [hard_ms=N] [rollback=S]\n"
 	        "                             set a flow's state; KEY: exact lookup-scope\n"
 	        "                             fields (\"ip,nw_src=10.0.0.1\")\n"
+	        "  add-states FILE|-          set-state arguments, one set per line\n"
 	        "  del-states TABLE [KEY]     delete a flow's state (all without KEY)\n\n"
 	        "Telemetry commands:\n"
 	        "  stats [ports|tables|drops|datapath|latency|controller|info|all]\n"
@@ -1313,19 +1314,23 @@ parse_state_key(const char *cmd, const char *text, struct sl_match *key)
 	return 0;
 }
 
+/* TABLE KEY STATE [idle_ms=N] [hard_ms=N] [rollback=S] -> @m; usage error otherwise. */
 static int
-cmd_set_state(int argc, char **argv)
+parse_state_set(const char *cmd, int argc, char **argv, struct sl_ofp_state_mod *mp)
 {
-	static struct sl_ofp_state_mod m;
-	struct batch b = {.label = "set-state"};
+	struct sl_ofp_state_mod m = {0};
 	uint64_t v;
 	int rc;
 
-	if ((rc = parse_state_table("set-state", argv[0], &m.table_id)) ||
-	    (rc = parse_state_key("set-state", argv[1], &m.key)))
+	if (argc < 3 || argc > 6)
+		return usage_error("%s: expected TABLE KEY STATE [idle_ms=N] [hard_ms=N] "
+		                   "[rollback=S]",
+		                   cmd);
+	if ((rc = parse_state_table(cmd, argv[0], &m.table_id)) ||
+	    (rc = parse_state_key(cmd, argv[1], &m.key)))
 		return rc;
 	if (!parse_u64(argv[2], 0, UINT32_MAX, &v))
-		return usage_error("set-state: bad state '%s': expected 0..4294967295", argv[2]);
+		return usage_error("%s: bad state '%s': expected 0..4294967295", cmd, argv[2]);
 	m.set.state = (uint32_t)v;
 	for (int i = 3; i < argc; i++) {
 		const char *eq = strchr(argv[i], '=');
@@ -1338,11 +1343,24 @@ cmd_set_state(int argc, char **argv)
 		else if (eq && strncmp(argv[i], "rollback=", 9) == 0)
 			dst = &m.set.rollback;
 		if (dst == NULL || !parse_u64(eq + 1, 0, UINT32_MAX, &v))
-			return usage_error("set-state: bad argument '%s': expected idle_ms=N, "
+			return usage_error("%s: bad argument '%s': expected idle_ms=N, "
 			                   "hard_ms=N or rollback=S",
-			                   argv[i]);
+			                   cmd, argv[i]);
 		*dst = (uint32_t)v;
 	}
+	*mp = m;
+	return 0;
+}
+
+static int
+cmd_set_state(int argc, char **argv)
+{
+	static struct sl_ofp_state_mod m;
+	struct batch b = {.label = "set-state"};
+	int rc;
+
+	if ((rc = parse_state_set("set-state", argc, argv, &m)))
+		return rc;
 	sl_ofp_buf_init(&b.msgs);
 	if (sl_ofp_state_mod_encode(&b.msgs, 0, SL_OFPX_STATE_SET, &m) < 0 ||
 	    batch_add_origin(&b, NULL, 0) < 0) {
@@ -1351,6 +1369,57 @@ cmd_set_state(int argc, char **argv)
 		return EXIT_REFUSED;
 	}
 	rc = run_batch(&b);
+	batch_free(&b);
+	return rc;
+}
+
+/*
+ * add-states FILE|-: one "TABLE KEY STATE [idle_ms=N] [hard_ms=N] [rollback=S]"
+ * per line ('#' comments, blank lines skipped), checked and encoded before
+ * anything is sent, then sent as one batch closed by a barrier.
+ */
+static int
+cmd_add_states(const char *path)
+{
+	static struct sl_ofp_state_mod m;
+	struct batch b = {.label = "add-states"};
+	const char *file = strcmp(path, "-") == 0 ? "/dev/stdin" : path;
+	FILE *f = fopen(file, "r");
+	char *line = NULL, *argv[8], where[300];
+	size_t cap = 0;
+	unsigned lineno = 0;
+	int rc = 0;
+
+	if (f == NULL) {
+		errmsg("add-states: cannot open %s: %s", path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	sl_ofp_buf_init(&b.msgs);
+	while (getline(&line, &cap, f) >= 0) {
+		int argc = 0;
+		char *save = NULL, *tok;
+
+		lineno++;
+		line[strcspn(line, "#\n")] = '\0';
+		for (tok = strtok_r(line, " \t", &save); tok && argc < 8;
+		     tok = strtok_r(NULL, " \t", &save))
+			argv[argc++] = tok;
+		if (argc == 0)
+			continue;
+		snprintf(where, sizeof(where), "add-states: %s:%u", path, lineno);
+		if ((rc = parse_state_set(where, argc, argv, &m)))
+			break;
+		if (sl_ofp_state_mod_encode(&b.msgs, 0, SL_OFPX_STATE_SET, &m) < 0 ||
+		    batch_add_origin(&b, path, lineno) < 0) {
+			errmsg("out of memory");
+			rc = EXIT_REFUSED;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	if (rc == 0)
+		rc = run_batch(&b);
 	batch_free(&b);
 	return rc;
 }
@@ -2555,6 +2624,7 @@ static const struct {
     {"del-flows", true, 1u << (OPT_STRICT - OPT_STRICT), 0, -1},
     {"dump-states", true, 0, 1, 1},
     {"set-state", true, 0, 3, 6},
+    {"add-states", true, 0, 1, 1},
     {"del-states", true, 0, 1, 2},
     {"stats", false, 0, 0, 1},
     {"monitor", false, (1u << (OPT_INTERVAL - OPT_STRICT)) | (1u << (OPT_COUNT - OPT_STRICT)), 0,
@@ -2716,6 +2786,8 @@ main(int argc, char **argv)
 		ex = cmd_add_flows(argv[optind + 1]);
 	} else if (strcmp(cmd, "del-flows") == 0) {
 		ex = cmd_del_flows(text ? text : "");
+	} else if (strcmp(cmd, "add-states") == 0) {
+		ex = cmd_add_states(argv[optind + 1]);
 	} else if (strcmp(cmd, "set-state") == 0) {
 		ex = cmd_set_state(nargs, argv + optind + 1);
 	} else if (strcmp(cmd, "del-states") == 0) {
