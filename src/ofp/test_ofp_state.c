@@ -333,11 +333,11 @@ test_dump_and_stats(void)
 	      "request pad");
 	struct sl_state_stats st = {.lookups = 1, .hits = 2, .sets = 3, .inserts = 4, .deletes = 5,
 				    .expired = 6, .evicted = 7, .refused = 8, .commands = 9,
-				    .n_entries = 10, .capacity = 11},
+				    .n_entries = 10, .capacity = 11, .bytes = 12},
 			      st2;
 	sl_ofp_buf_reset(&b);
 	CHECK(sl_ofp_state_stats_reply_encode(&b, 1, 3, &st) == 0, "stats encode");
-	CHECK(b.len == 16 + 88, "stats length %zu", b.len);
+	CHECK(b.len == 16 + 96, "stats length %zu", b.len);
 	CHECK(sl_ofp_state_stats_reply_decode(b.data, b.len, &tid, &st2, &e) == 0 && tid == 3 &&
 		      memcmp(&st, &st2, sizeof(st)) == 0,
 	      "stats round trip");

@@ -174,6 +174,7 @@ sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *er
 	memset(s->ents, 0, slots * s->stride);
 	s->footprint = sl_state_footprint_for(cap, s->key_size);
 	s->st.capacity = cap;
+	s->st.bytes = s->footprint;
 	*out = s;
 	return 0;
 }

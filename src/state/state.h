@@ -102,6 +102,7 @@ struct sl_state_stats {
 	uint64_t commands; /* control commands applied */
 	uint32_t n_entries;
 	uint32_t capacity;
+	uint64_t bytes;    /* memory the table holds (sl_state_footprint) */
 };
 
 /** A control command (sl_state_ctl_post). */
