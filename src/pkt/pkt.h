@@ -180,6 +180,7 @@ struct sl_pkt {
 	uint64_t metadata; /* OpenFlow metadata register */
 	uint32_t state;    /* flow state loaded by the last state table (src/state), 0 = default */
 	uint8_t state_table; /* the table that loaded it, 0xff = none */
+	uint32_t state_slot; /* state table's hint for set_state (src/state), UINT32_MAX = none */
 	void *opaque;      /* the owner's buffer (an rte_mbuf in the datapath) */
 };
 
@@ -204,6 +205,7 @@ sl_pkt_init(struct sl_pkt *p, uint8_t *data, uint16_t len, uint16_t headroom, ui
 	p->metadata = 0;
 	p->state = 0;
 	p->state_table = 0xff;
+	p->state_slot = UINT32_MAX;
 	p->n_vlans = 0;
 }
 

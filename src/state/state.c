@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define WAYS 8
 
@@ -38,10 +39,13 @@ struct sl_state {
 	struct sl_key_layout lookup;
 	struct sl_key_layout update;
 	unsigned key_size;
-	unsigned stride;        /* bytes per entry */
+	unsigned stride;        /* bytes per entry (64 when the entry fits a cache line) */
+	bool same_scope;        /* update scope == lookup scope: lookups find the update slot */
+	size_t ents_size;       /* bytes mapped for sigs + entries */
 	uint32_t capacity;
 	uint32_t bucket_mask;   /* n_buckets - 1 */
 	uint64_t tsc_hz;
+	uint64_t ticks_per_ms;  /* ceil(tsc_hz / 1000) */
 	uint16_t *sigs;         /* n_buckets * WAYS */
 	uint8_t *ents;          /* n_buckets * WAYS entries of `stride` bytes */
 	size_t footprint;
@@ -76,10 +80,13 @@ pow2_at_least(uint64_t n)
 	return p;
 }
 
+/* Entries that fit a cache line take a whole one: one miss per lookup, never two. */
 static unsigned
 entry_stride(unsigned key_size)
 {
-	return (unsigned)((sizeof(struct st_entry) + key_size + 7) & ~7u);
+	unsigned n = (unsigned)((sizeof(struct st_entry) + key_size + 7) & ~7u);
+
+	return n <= 64 ? 64 : n;
 }
 
 /* Buckets for a capacity: about 1.25 slots per entry, at least one bucket. */
@@ -96,7 +103,8 @@ sl_state_footprint_for(uint32_t capacity, unsigned key_size)
 {
 	size_t slots = (size_t)n_buckets_for(capacity) * WAYS;
 
-	return sizeof(struct sl_state) + slots * (sizeof(uint16_t) + entry_stride(key_size));
+	return sizeof(struct sl_state) + ((slots * sizeof(uint16_t) + 63) & ~(size_t)63) +
+	       slots * entry_stride(key_size);
 }
 
 int
@@ -164,14 +172,31 @@ sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *er
 	s->capacity = cap;
 	s->bucket_mask = n_buckets_for(cap) - 1;
 	s->tsc_hz = p->tsc_hz;
+	s->ticks_per_ms = (p->tsc_hz + 999) / 1000;
 	slots = ((size_t)s->bucket_mask + 1) * WAYS;
-	s->sigs = calloc(slots, sizeof(uint16_t));
-	s->ents = aligned_alloc(64, (slots * s->stride + 63) & ~(size_t)63);
-	if (s->sigs == NULL || s->ents == NULL) {
+	/*
+	 * One anonymous mapping for signatures and entries, with transparent
+	 * huge pages requested: lookups land anywhere in it, and 4 KB pages
+	 * would cost a TLB miss per packet once the table outgrows the TLB.
+	 */
+	size_t sig_bytes = (slots * sizeof(uint16_t) + 63) & ~(size_t)63;
+	s->ents_size = sig_bytes + slots * s->stride;
+	void *mem = mmap(NULL, s->ents_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	if (mem == MAP_FAILED) {
+		s->ents_size = 0;
 		sl_state_destroy(s);
 		return fail(err, err_size, -ENOMEM, "out of memory for %u state entries", cap);
 	}
-	memset(s->ents, 0, slots * s->stride);
+	if (s->ents_size >= (2u << 20))
+		madvise(mem, s->ents_size, MADV_HUGEPAGE); /* best effort */
+	/* Fault every page in now, on the control thread, never on the datapath. */
+	memset(mem, 0, s->ents_size);
+	s->sigs = mem;
+	s->ents = (uint8_t *)mem + sig_bytes;
+	s->same_scope = true;
+	for (unsigned i = 0; i < s->lookup.n_fields; i++)
+		s->same_scope &= sl_field_equal(&s->lookup.fields[i], &s->update.fields[i]);
 	s->footprint = sl_state_footprint_for(cap, s->key_size);
 	s->st.capacity = cap;
 	s->st.bytes = s->footprint;
@@ -184,8 +209,8 @@ sl_state_destroy(struct sl_state *s)
 {
 	if (s == NULL)
 		return;
-	free(s->sigs);
-	free(s->ents);
+	if (s->ents_size)
+		munmap(s->sigs, s->ents_size);
 	free(s);
 }
 
@@ -345,7 +370,7 @@ entry_roll_back(struct sl_state *s, uint32_t slot)
 static inline uint64_t
 ms_to_ticks(const struct sl_state *s, uint32_t ms)
 {
-	return (uint64_t)(((unsigned __int128)ms * s->tsc_hz + 999) / 1000);
+	return (uint64_t)ms * s->ticks_per_ms; /* no division on the datapath */
 }
 
 static void
@@ -367,6 +392,52 @@ bucket_free_slot(const struct sl_state *s, uint32_t b)
 	for (unsigned w = 0; w < WAYS; w++)
 		if (s->sigs[b * WAYS + w] == 0)
 			return (int)(b * WAYS + w);
+	return -1;
+}
+
+static inline unsigned
+bucket_count(const struct sl_state *s, uint32_t b)
+{
+	unsigned n = 0;
+
+	for (unsigned w = 0; w < WAYS; w++)
+		n += s->sigs[b * WAYS + w] != 0;
+	return n;
+}
+
+/*
+ * Both buckets of a new key are full: move one entry of the full bucket @b
+ * to its other bucket if that has room, and return the slot it left (or
+ * -1).  The entry is written at its new place before it leaves the old
+ * one, so a lookup finds it throughout; a dump running at the same time may
+ * see it twice or not at all (dumps are per-entry consistent, not
+ * snapshots).
+ */
+static int
+bucket_make_room(struct sl_state *s, uint32_t b)
+{
+	for (unsigned w = 0; w < WAYS; w++) {
+		uint32_t from = b * WAYS + w, o1, o2, alt;
+		struct st_entry *e = entry_at(s, from), *ne;
+		uint16_t sig;
+		int to;
+
+		key_place(s, key_hash(e->key, s->key_size), &o1, &o2, &sig);
+		alt = o1 == b ? o2 : o1;
+		if ((to = bucket_free_slot(s, alt)) < 0)
+			continue;
+		ne = entry_at(s, (uint32_t)to);
+		write_begin(ne);
+		memcpy((uint8_t *)ne + sizeof(ne->seq), (uint8_t *)e + sizeof(e->seq),
+		       s->stride - sizeof(e->seq));
+		write_end(ne);
+		s->sigs[to] = s->sigs[from];
+		write_begin(e);
+		e->used = 0;
+		write_end(e);
+		s->sigs[from] = 0;
+		return (int)from;
+	}
 	return -1;
 }
 
@@ -414,9 +485,13 @@ sl_state_set_key(struct sl_state *s, const uint8_t *key, const struct sl_state_s
 		return 0; /* state 0 is what a missing entry means already */
 	slot = -1;
 	if (s->st.n_entries < s->capacity) {
-		slot = bucket_free_slot(s, b1);
+		/* The less loaded of the two buckets, then one cuckoo move if both are full. */
+		slot = bucket_count(s, b2) < bucket_count(s, b1) ? bucket_free_slot(s, b2)
+								 : bucket_free_slot(s, b1);
 		if (slot < 0)
-			slot = bucket_free_slot(s, b2);
+			slot = bucket_make_room(s, b1);
+		if (slot < 0)
+			slot = bucket_make_room(s, b2);
 	}
 	if (slot < 0) {
 		/* Full: only an entry whose timeout passed may make room. */
@@ -447,8 +522,26 @@ int
 sl_state_set_pkt(struct sl_state *s, struct sl_pkt *p, const struct sl_state_set *a, uint64_t now)
 {
 	uint8_t key[SL_KEY_MAX] __attribute__((aligned(8)));
+	uint32_t hint = p->state_slot;
 
 	sl_key_extract(&s->update, p, key);
+	/*
+	 * The lookup stage left the slot of this packet's update key (when it
+	 * had an entry).  It is only a hint: the key is compared, so a hint
+	 * from another table, or made stale by an earlier set in the burst,
+	 * just falls back to the full search.
+	 */
+	if (hint <= s->bucket_mask * WAYS + (WAYS - 1) && s->sigs[hint] != 0 &&
+	    (a->state != 0 || a->rollback != 0)) {
+		struct st_entry *e = entry_at(s, hint);
+		if (key_equal(e->key, key, s->key_size)) {
+			write_begin(e);
+			entry_fill(s, e, a, now);
+			write_end(e);
+			s->st.sets++;
+			return 0;
+		}
+	}
 	return sl_state_set_key(s, key, a, now);
 }
 
@@ -538,6 +631,7 @@ sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, u
 			if (c < 0)
 				c = bucket_find(s, b2[i], sig[i], keys[i]);
 		}
+		pkts[i].state_slot = UINT32_MAX;
 		if (c < 0) {
 			pkts[i].state = 0;
 			continue;
@@ -550,9 +644,43 @@ sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, u
 		if (e->idle_tsc != 0)
 			__atomic_store_n(&e->last_tsc, now, __ATOMIC_RELAXED);
 		pkts[i].state = e->state;
+		if (s->same_scope)
+			pkts[i].state_slot = (uint32_t)c;
 		s->st.hits++;
 	}
 	s->st.lookups += n;
+	if (s->same_scope)
+		return;
+	/*
+	 * Scopes differ (MAC learning: lookup dl_dst, update dl_src): most
+	 * packets will set_state their update key, so find its slot now, with
+	 * the same staged prefetching, and leave it as the packet's hint.
+	 * keys[] is reused: the lookup keys are no longer needed.
+	 */
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		sl_key_extract(&s->update, &pkts[i], keys[i]);
+		key_place(s, key_hash(keys[i], s->key_size), &b1[i], &b2[i], &sig[i]);
+		sl_prefetch0(&s->sigs[(size_t)b1[i] * WAYS]);
+		sl_prefetch0(&s->sigs[(size_t)b2[i] * WAYS]);
+	}
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		const uint16_t *g1 = &s->sigs[(size_t)b1[i] * WAYS];
+		const uint16_t *g2 = &s->sigs[(size_t)b2[i] * WAYS];
+		int c = -1;
+
+		for (unsigned w = 0; w < WAYS && c < 0; w++)
+			if (g1[w] == sig[i])
+				c = (int)(b1[i] * WAYS + w);
+		for (unsigned w = 0; w < WAYS && c < 0; w++)
+			if (g2[w] == sig[i])
+				c = (int)(b2[i] * WAYS + w);
+		/* A signature collision leaves a wrong hint: set_state compares the key. */
+		pkts[i].state_slot = c < 0 ? UINT32_MAX : (uint32_t)c;
+		if (c >= 0)
+			sl_prefetch0(entry_at(s, (uint32_t)c));
+	}
 }
 
 int
@@ -585,8 +713,14 @@ sl_state_service(struct sl_state *s, uint64_t now)
 		}
 		__atomic_store_n(&s->ring_tail, tail, __ATOMIC_RELEASE);
 	}
-	/* Housekeeping: one bucket per call, so a full sweep takes n_buckets calls. */
-	uint32_t b = s->sweep++ & s->bucket_mask;
+	/*
+	 * Housekeeping: one bucket every 8th call (the sweep's cache misses
+	 * should not cost every burst), so a full sweep takes 8 * n_buckets
+	 * calls; lookups expire the entries they meet on their own.
+	 */
+	if ((++s->sweep & 7) != 0)
+		return;
+	uint32_t b = (s->sweep >> 3) & s->bucket_mask;
 	for (unsigned w = 0; w < WAYS; w++) {
 		uint32_t sl = b * WAYS + w;
 		if (s->sigs[sl] != 0 && entry_expired(entry_at(s, sl), now))

@@ -170,7 +170,7 @@ test_timeouts(void)
 	set1(s, 10, 11, 8, 0, 10, 0, 4000);
 	sl_state_stats_get(s, &st);
 	uint32_t before = st.n_entries;
-	for (int i = 0; i < 64; i++)
+	for (int i = 0; i < 8 * 64; i++)
 		sl_state_service(s, 5000);
 	sl_state_stats_get(s, &st);
 	CHECK(st.n_entries == before - 1, "sweep removed the idle entry: %u -> %u", before,
@@ -194,6 +194,22 @@ test_capacity(void)
 	CHECK(ok + refused == 1000 && ok <= 100 && ok >= 90, "ok %u refused %u", ok, refused);
 	CHECK(st.n_entries == ok && st.refused == refused, "entries %u refused %lu", st.n_entries,
 	      (unsigned long)st.refused);
+	/* Filling a table to its capacity: two choices and a cuckoo move leave few refusals. */
+	{
+		struct sl_state *big = make(100000, false);
+		unsigned bad = 0;
+		for (uint32_t i = 0; i < 100000; i++)
+			bad += set1(big, 0x0a000000 + i * 7919, i, 1, 0, 0, 0, 0) != 0;
+		sl_state_stats_get(big, &st);
+		CHECK(bad < 100 && st.n_entries == 100000 - bad, "full load: %u refused", bad);
+		unsigned lost = 0;
+		for (uint32_t i = 0; i < 100000; i += 97)
+			lost += lookup1(big, 0x0a000000 + i * 7919, i, 0) != 1;
+		CHECK(lost <= bad, "entries lost after moves: %u", lost);
+		printf("capacity 100000: %u refused at full load, %zu bytes (%.1f per entry)\n", bad,
+		       sl_state_footprint(big), (double)sl_state_footprint(big) / 100000);
+		sl_state_destroy(big);
+	}
 	/* Lookups of unknown flows never insert (spoofed traffic cannot grow it). */
 	for (uint32_t i = 5000; i < 6000; i++)
 		lookup1(s, i, 0, 1);
