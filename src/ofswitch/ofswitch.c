@@ -716,7 +716,7 @@ handle_state(struct conn *c, const uint8_t *msg, size_t len, uint32_t exp_type)
 		}
 		sl_ofp_buf_reset(&sw->out);
 		if (exp_type == SL_OFPX_STATE_STATS) {
-			sl_state_stats_get(s, &st);
+			sl_pipeline_state_stats(sw->p.pl, table_id, &st);
 			sl_ofp_state_stats_reply_encode(&sw->out, xid, table_id, &st);
 			send_out(c);
 			return;

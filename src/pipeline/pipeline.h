@@ -693,6 +693,14 @@ typedef int (*sl_pipeline_state_fn)(const struct sl_match *key,
 int sl_pipeline_state_dump(struct sl_pipeline *pl, unsigned table_id, sl_pipeline_state_fn fn,
 			   void *arg);
 
+/**
+ * A state table's counters, after the commands posted before the call were
+ * applied (waits up to 100 ms for the worker).
+ *
+ * @return 0 or -EINVAL (not a state table).  Control thread.
+ */
+int sl_pipeline_state_stats(struct sl_pipeline *pl, unsigned table_id, struct sl_state_stats *st);
+
 /** The state table of @table_id, or NULL when it is not one.  Control thread. */
 const struct sl_state *sl_pipeline_state_table(const struct sl_pipeline *pl, unsigned table_id);
 

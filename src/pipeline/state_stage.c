@@ -318,6 +318,28 @@ dump_one(const struct sl_state_entry_info *e, void *arg)
 	return d->fn(&m, e, d->arg);
 }
 
+/* Wait (bounded) until the worker applied the commands posted so far. */
+static void
+commands_wait(const struct sl_pipeline *pl, const struct sl_state *s)
+{
+	for (unsigned waited = 0; pl->sync != NULL && sl_state_ctl_pending(s) &&
+				  waited < CMD_WAIT_US;
+	     waited += CMD_POLL_US)
+		usleep(CMD_POLL_US);
+}
+
+int
+sl_pipeline_state_stats(struct sl_pipeline *pl, unsigned table_id, struct sl_state_stats *st)
+{
+	struct sl_state *s = state_for_ctl(pl, table_id, NULL, 0);
+
+	if (s == NULL)
+		return -EINVAL;
+	commands_wait(pl, s);
+	sl_state_stats_get(s, st);
+	return 0;
+}
+
 int
 sl_pipeline_state_dump(struct sl_pipeline *pl, unsigned table_id, sl_pipeline_state_fn fn,
 		       void *arg)
@@ -327,10 +349,7 @@ sl_pipeline_state_dump(struct sl_pipeline *pl, unsigned table_id, sl_pipeline_st
 
 	if (s == NULL)
 		return -EINVAL;
-	for (unsigned waited = 0; pl->sync != NULL && sl_state_ctl_pending(s) &&
-				  waited < CMD_WAIT_US;
-	     waited += CMD_POLL_US)
-		usleep(CMD_POLL_US);
+	commands_wait(pl, s);
 	d.l = sl_state_layout(s, false);
 	return sl_state_dump(s, sl_pipeline_tsc(), dump_one, &d);
 }
