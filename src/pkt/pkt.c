@@ -743,6 +743,7 @@ sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *v)
 	uint8_t *d = p->data;
 	int o;
 
+	p->state_slot = UINT32_MAX; /* a state key may change: drop the set_state hint */
 	switch (f->id) {
 	case SL_FIELD_ETH_DST:
 	case SL_FIELD_ETH_SRC:

@@ -181,6 +181,8 @@ struct sl_pkt {
 	uint32_t state;    /* flow state loaded by the last state table (src/state), 0 = default */
 	uint8_t state_table; /* the table that loaded it, 0xff = none */
 	uint32_t state_slot; /* state table's hint for set_state (src/state), UINT32_MAX = none */
+	uint32_t state_gen;  /* ... valid while the table's generation is this */
+	const void *state_owner; /* ... and only for this table */
 	void *opaque;      /* the owner's buffer (an rte_mbuf in the datapath) */
 };
 
@@ -219,6 +221,7 @@ sl_pkt_reparse(struct sl_pkt *p)
 {
 	p->l2_end = SL_OFS_UNSET;
 	p->l4_ofs = SL_OFS_UNSET;
+	p->state_slot = UINT32_MAX; /* the headers moved: a state key may have changed */
 }
 
 /**
