@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from sluice import ofp
-from sluice.bench import BENCHES, control, forwarding
+from sluice.bench import BENCHES, control, forwarding, stateful
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -76,3 +76,19 @@ def test_runnable_as_modules_and_wrappers() -> None:
             r2 = subprocess.run([sys.executable, str(wrapper), "--help"], capture_output=True,
                                 text=True, timeout=60)
             assert r2.returncode == 0 and r2.stdout == r.stdout, r2.stderr
+
+
+def test_stateful_traffic_and_examples(tmp_path: Path) -> None:
+    """The benchmark's frames are 64-byte TCP segments to port 22 with per-flow addresses,
+    its state files name each flow once, and the examples' table sizes can be adjusted."""
+    f0, f1 = stateful.frame(0), stateful.frame(1)
+    assert len(f0) == 64 and f0[12:14] == b"\x08\x00" and f0[23] == 6
+    assert f0[36:38] == (22).to_bytes(2, "big") and f0[26:30] != f1[26:30] and f0[:6] != f1[:6]
+    states = tmp_path / "s.txt"
+    assert stateful.write_states(str(states), "portknock", 3) == 3
+    assert states.read_text().splitlines() == ["0 ip,nw_src=10.0.0.1 3", "0 ip,nw_src=10.0.0.2 3",
+                                               "0 ip,nw_src=10.0.0.3 3"]
+    assert stateful.write_states(str(states), "maclearn", 2) == 4
+    assert states.read_text().splitlines()[1] == "0 dl_dst=02:02:00:00:00:01 2"
+    path = stateful.example(str(tmp_path), "portknock", 123456)
+    assert "kind=state,lookup=nw_src,update=nw_src,size=123456," in Path(path).read_text()
