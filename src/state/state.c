@@ -590,64 +590,107 @@ sl_state_get_key(const struct sl_state *s, const uint8_t *key, uint64_t now)
 	return entry_expired(e, now) ? e->rollback : e->state;
 }
 
+/* Staged search of one key per lane: where it is after stage 1 (hash) and stage 2 (signature). */
+struct probe {
+	uint32_t b1[SL_BURST_MAX], b2[SL_BURST_MAX];
+	uint16_t sig[SL_BURST_MAX];
+	int slot[SL_BURST_MAX];
+};
+
+/* Stage 1: hash each lane's key and prefetch both buckets' signature lines. */
+static inline void
+probe_hash(const struct sl_state *s, struct probe *pr, uint64_t lanes, uint8_t (*keys)[SL_KEY_MAX])
+{
+	unsigned i;
+
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		key_place(s, key_hash(keys[i], s->key_size), &pr->b1[i], &pr->b2[i], &pr->sig[i]);
+		sl_prefetch0(&s->sigs[(size_t)pr->b1[i] * WAYS]);
+		sl_prefetch0(&s->sigs[(size_t)pr->b2[i] * WAYS]);
+	}
+}
+
+/* Stage 2: the candidate slot by signature; prefetch its entry. */
+static inline void
+probe_sig(const struct sl_state *s, struct probe *pr, uint64_t lanes)
+{
+	unsigned i;
+
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		const uint16_t *g1 = &s->sigs[(size_t)pr->b1[i] * WAYS];
+		const uint16_t *g2 = &s->sigs[(size_t)pr->b2[i] * WAYS];
+		int c = -1;
+
+		for (unsigned w = 0; w < WAYS && c < 0; w++)
+			if (g1[w] == pr->sig[i])
+				c = (int)(pr->b1[i] * WAYS + w);
+		for (unsigned w = 0; w < WAYS && c < 0; w++)
+			if (g2[w] == pr->sig[i])
+				c = (int)(pr->b2[i] * WAYS + w);
+		pr->slot[i] = c;
+		if (c >= 0)
+			sl_prefetch0(entry_at(s, (uint32_t)c));
+	}
+}
+
+/*
+ * Stage 3 for one lane: the slot holding the key, or -1.  The candidate was
+ * chosen before earlier lanes of this burst ran: one of them may have
+ * expired or moved it (the same key twice in a burst), so the signature is
+ * checked again, not only the key; a signature collision falls back to a
+ * full search of both buckets.
+ */
+static inline int
+probe_resolve(const struct sl_state *s, const struct probe *pr, unsigned i, const uint8_t *key)
+{
+	int c = pr->slot[i];
+
+	if (c >= 0 && s->sigs[c] == pr->sig[i] &&
+	    key_equal(entry_at(s, (uint32_t)c)->key, key, s->key_size))
+		return c;
+	c = bucket_find(s, pr->b1[i], pr->sig[i], key);
+	return c >= 0 ? c : bucket_find(s, pr->b2[i], pr->sig[i], key);
+}
+
 void
 sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, uint64_t now,
 		      uint8_t (*keys)[SL_KEY_MAX])
 {
-	uint32_t b1[SL_BURST_MAX], b2[SL_BURST_MAX];
-	uint16_t sig[SL_BURST_MAX];
-	unsigned i, n = 0;
+	struct probe lk, up;
+	uint8_t ukeys[SL_BURST_MAX][SL_KEY_MAX] __attribute__((aligned(8)));
+	bool both = !s->same_scope;
+	unsigned i;
 
 	/*
-	 * Stage 1: extract every lane's lookup key; then hash each and prefetch
-	 * both buckets' signatures.  Two passes: the extractor writes a key in
-	 * small stores, and reading it back as 8-byte words at once stalls on
-	 * store forwarding (measured: a third of the lookup's cycles).
+	 * When the scopes differ (MAC learning: lookup dl_dst, update dl_src),
+	 * most packets will set_state their update key, so its slot is found
+	 * here too, in the same stages, and left as the packet's hint: the
+	 * misses of both searches overlap.
+	 *
+	 * Extraction is a pass of its own: the extractor writes a key in small
+	 * stores, and reading it back as 8-byte words at once stalls on store
+	 * forwarding (measured: a third of the lookup's cycles).
 	 */
 	SL_FOR_EACH_LANE(i, lanes)
 	sl_key_extract(&s->lookup, &pkts[i], keys[i]);
-	SL_FOR_EACH_LANE(i, lanes)
-	{
-		key_place(s, key_hash(keys[i], s->key_size), &b1[i], &b2[i], &sig[i]);
-		sl_prefetch0(&s->sigs[(size_t)b1[i] * WAYS]);
-		sl_prefetch0(&s->sigs[(size_t)b2[i] * WAYS]);
-		n++;
-	}
-	/* Stage 2: find the slot by signature; prefetch the candidate entry. */
-	int slot[SL_BURST_MAX];
-	SL_FOR_EACH_LANE(i, lanes)
-	{
-		const uint16_t *g1 = &s->sigs[(size_t)b1[i] * WAYS];
-		const uint16_t *g2 = &s->sigs[(size_t)b2[i] * WAYS];
-		int c = -1;
+	if (both)
+		SL_FOR_EACH_LANE(i, lanes)
+	sl_key_extract(&s->update, &pkts[i], ukeys[i]);
+	probe_hash(s, &lk, lanes, keys);
+	if (both)
+		probe_hash(s, &up, lanes, ukeys);
+	probe_sig(s, &lk, lanes);
+	if (both)
+		probe_sig(s, &up, lanes);
 
-		for (unsigned w = 0; w < WAYS && c < 0; w++)
-			if (g1[w] == sig[i])
-				c = (int)(b1[i] * WAYS + w);
-		for (unsigned w = 0; w < WAYS && c < 0; w++)
-			if (g2[w] == sig[i])
-				c = (int)(b2[i] * WAYS + w);
-		slot[i] = c;
-		if (c >= 0)
-			sl_prefetch0(entry_at(s, (uint32_t)c));
-	}
-	/* Stage 3: compare keys (a signature collision falls back to a full search). */
+	/* Stage 3: the states, timeouts applied; the hints when the scopes are the same. */
 	SL_FOR_EACH_LANE(i, lanes)
 	{
-		int c = slot[i];
+		int c = probe_resolve(s, &lk, i, keys[i]);
 		struct st_entry *e;
 
-		/*
-		 * The candidate was chosen before earlier lanes of this burst ran:
-		 * one of them may have expired it (same key twice in a burst), so
-		 * the signature is checked again, not only the key.
-		 */
-		if (c >= 0 && (s->sigs[c] != sig[i] ||
-			       !key_equal(entry_at(s, (uint32_t)c)->key, keys[i], s->key_size))) {
-			c = bucket_find(s, b1[i], sig[i], keys[i]);
-			if (c < 0)
-				c = bucket_find(s, b2[i], sig[i], keys[i]);
-		}
 		pkts[i].state_slot = UINT32_MAX;
 		if (c < 0) {
 			pkts[i].state = 0;
@@ -661,62 +704,21 @@ sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, u
 		if (e->idle_tsc != 0)
 			__atomic_store_n(&e->last_tsc, now, __ATOMIC_RELAXED);
 		pkts[i].state = e->state;
-		if (s->same_scope) {
+		if (!both) {
 			pkts[i].state_slot = (uint32_t)c;
 			pkts[i].state_gen = s->gen;
 			pkts[i].state_owner = s;
 		}
 		s->st.hits++;
 	}
-	s->st.lookups += n;
-	if (s->same_scope)
+	s->st.lookups += (uint64_t)__builtin_popcountll(lanes);
+	if (!both)
 		return;
-	/*
-	 * Scopes differ (MAC learning: lookup dl_dst, update dl_src): most
-	 * packets will set_state their update key, so find its slot now, with
-	 * the same staged prefetching, and leave it as the packet's hint.
-	 * keys[] is reused: the lookup keys are no longer needed.
-	 */
-	SL_FOR_EACH_LANE(i, lanes)
-	sl_key_extract(&s->update, &pkts[i], keys[i]);
+	/* Stage 4: the update keys' slots as hints (after stage 3's rollbacks). */
 	SL_FOR_EACH_LANE(i, lanes)
 	{
-		key_place(s, key_hash(keys[i], s->key_size), &b1[i], &b2[i], &sig[i]);
-		sl_prefetch0(&s->sigs[(size_t)b1[i] * WAYS]);
-		sl_prefetch0(&s->sigs[(size_t)b2[i] * WAYS]);
-	}
-	SL_FOR_EACH_LANE(i, lanes)
-	{
-		const uint16_t *g1 = &s->sigs[(size_t)b1[i] * WAYS];
-		const uint16_t *g2 = &s->sigs[(size_t)b2[i] * WAYS];
-		int c = -1;
+		int c = probe_resolve(s, &up, i, ukeys[i]);
 
-		for (unsigned w = 0; w < WAYS && c < 0; w++)
-			if (g1[w] == sig[i])
-				c = (int)(b1[i] * WAYS + w);
-		for (unsigned w = 0; w < WAYS && c < 0; w++)
-			if (g2[w] == sig[i])
-				c = (int)(b2[i] * WAYS + w);
-		slot[i] = c;
-		if (c >= 0)
-			sl_prefetch0(entry_at(s, (uint32_t)c));
-	}
-	/* Compare keys (signature collisions fall back to a full search); leave the hints. */
-	SL_FOR_EACH_LANE(i, lanes)
-	{
-		int c = slot[i];
-
-		/*
-		 * The candidate was chosen before earlier lanes of this burst ran:
-		 * one of them may have expired it (same key twice in a burst), so
-		 * the signature is checked again, not only the key.
-		 */
-		if (c >= 0 && (s->sigs[c] != sig[i] ||
-			       !key_equal(entry_at(s, (uint32_t)c)->key, keys[i], s->key_size))) {
-			c = bucket_find(s, b1[i], sig[i], keys[i]);
-			if (c < 0)
-				c = bucket_find(s, b2[i], sig[i], keys[i]);
-		}
 		pkts[i].state_slot = c < 0 ? UINT32_MAX : (uint32_t)c;
 		pkts[i].state_gen = s->gen;
 		pkts[i].state_owner = s;

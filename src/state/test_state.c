@@ -417,6 +417,67 @@ test_differential(void)
 	sl_state_destroy(s);
 }
 
+/*
+ * The same against the model with scopes that differ (lookup nw_src+nw_dst,
+ * update nw_dst+nw_src: a reply writes its request's flow), so lookups and
+ * set_state hints come from different keys in one burst.
+ */
+#define SIDE 17
+static void
+test_differential_scopes(void)
+{
+	static uint8_t keys[SL_BURST_MAX][SL_KEY_MAX];
+	static uint8_t frames[SL_BURST_MAX][64];
+	struct sl_pkt pkts[SL_BURST_MAX];
+	struct sl_state *s = make(4096, true);
+	uint64_t now = 1;
+	unsigned mismatches = 0, checks = 0;
+
+	memset(ref, 0, sizeof(ref));
+	for (unsigned round = 0; round < 20000; round++) {
+		unsigned n = 1 + rnd(SL_BURST_MAX);
+		uint32_t want[SL_BURST_MAX], src[SL_BURST_MAX], dst[SL_BURST_MAX];
+
+		now += rnd(4) == 0 ? rnd(60) : 0;
+		if (rnd(8) == 0)
+			sl_state_service(s, now);
+		for (unsigned i = 0; i < n; i++) {
+			src[i] = rnd(SIDE);
+			dst[i] = rnd(SIDE);
+			frame(frames[i], src[i], dst[i], 1, 2);
+			sl_pkt_init(&pkts[i], frames[i], 64, 0, 1);
+			want[i] = ref_lookup(src[i] * SIDE + dst[i], now, true);
+		}
+		sl_state_lookup_burst(s, pkts, sl_lanes_first(n), now, keys);
+		for (unsigned i = 0; i < n; i++) {
+			checks++;
+			if (pkts[i].state != want[i] && ++mismatches < 5)
+				fprintf(stderr, "scopes round %u lane %u: %u vs model %u\n", round, i,
+					pkts[i].state, want[i]);
+		}
+		for (unsigned i = 0; i < n; i++) {
+			if (rnd(3) == 0)
+				continue;
+			if (rnd(4) == 0) {
+				struct sl_field f = {.id = SL_FIELD_IPV4_SRC};
+				uint8_t v[4] = {0, 0, 0, 0};
+				src[i] = rnd(SIDE);
+				v[3] = (uint8_t)src[i];
+				sl_pkt_field_write(&pkts[i], &f, v);
+			}
+			struct sl_state_set a = {.state = rnd(3), .rollback = rnd(2),
+						 .idle_ms = rnd(2) ? 0 : 1 + rnd(50)};
+			uint32_t k = dst[i] * SIDE + src[i]; /* the update key (dst, src) */
+			ref_lookup(k, now, false);
+			CHECK(sl_state_set_pkt(s, &pkts[i], &a, now) == 0, "set_pkt");
+			ref_set(k, &a, now);
+		}
+	}
+	CHECK(mismatches == 0, "scopes: %u of %u lookups differ from the model", mismatches,
+	      checks);
+	sl_state_destroy(s);
+}
+
 static void
 test_commands(void)
 {
@@ -550,6 +611,7 @@ main(void)
 	test_timeouts();
 	test_capacity();
 	test_differential();
+	test_differential_scopes();
 	test_commands();
 	test_concurrent();
 	return sl_test_summary();
