@@ -104,6 +104,11 @@
  *   push_vlan:0x8100|0x88a8  pop_vlan  strip_vlan (= pop_vlan)
  *   dec_ttl  mod_nw_ttl:N (also set_nw_ttl:N, set_ttl:N)  copy_ttl_out
  *   copy_ttl_in  group:N (0..0xffffff00)  set_queue:N
+ *   set_state:S  set_state(S[,table=T][,idle_ms=MS][,hard_ms=MS][,rollback=R])
+ *                          OpenState (pipeline.h "Stateful stages"): set the
+ *                          state of the packet's update-scope flow in state
+ *                          table T (default: the one the packet last passed);
+ *                          an apply action only
  * Instructions (after all plain actions, each at most once, any order):
  *   write_actions(A,...)   action set; one action per type (one per field for
  *                          set_field), at most SL_ACTIONS_MAX;
@@ -130,6 +135,13 @@
  * (1..2^32-1; omitted: the pipeline's default).  NAME is at most 31
  * characters of [A-Za-z0-9_.-].  Whether a kind suits its fields (lpm takes
  * one field, ...) is the pipeline's call (sl_pipeline_table_declare).
+ *
+ *   table=N,kind=state,lookup=F1+F2...[,update=G1+G2...][,size=N][,name=NAME]
+ *
+ * declares an OpenState state table: "lookup" (an alias of "fields") is the
+ * lookup scope, "update" the update scope (1..SL_STATE_FIELDS_MAX fields,
+ * pairing up with the lookup scope; default: the same).  "update" is an
+ * error on any other kind.  Flows match the loaded state with "state=S[/M]".
  *
  * ----------------------------------------------------------------------------
  * Flow files (sl_flowfile_load)
