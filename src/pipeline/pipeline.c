@@ -1118,6 +1118,10 @@ sl_pipeline_flow_modify(struct sl_pipeline *pl, const struct sl_flow_filter *flt
 			      "table id %u out of range", flt->table_id);
 	if (in->n_apply > SL_ACTIONS_MAX || in->n_write > SL_ACTIONS_MAX)
 		return pl_err(pl, SL_FAIL_BAD_ACTION, err, err_size, -EINVAL, "too many actions");
+	for (unsigned i = 0; i < in->n_write; i++)
+		if (in->write[i].type == SL_ACT_SET_STATE)
+			return pl_err(pl, SL_FAIL_UNSUPPORTED, err, err_size, -EINVAL,
+				      "set_state in write_actions: use it as an apply action");
 	rc = pl_check_actions(pl, in->apply, in->n_apply, false, err, err_size);
 	if (rc == 0)
 		rc = pl_check_actions(pl, in->write, in->n_write, false, err, err_size);
