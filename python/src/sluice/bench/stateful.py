@@ -207,7 +207,9 @@ def run_sluice(kind: str, pcap: str, n_flows: int, intervals: int, interval_s: f
     s = d["samples"]
     # Switch time of t_ready: the last sample was taken just before SIGTERM.
     ready = s[-1]["t"] - (t_stop - t_ready) + 1.0
-    rates = [(b["tx"] - a["tx"]) / (b["t"] - a["t"]) for a, b in zip(s, s[1:]) if a["t"] >= ready]
+    # Pairs less than half an interval apart (the final sample at exit) are left out.
+    rates = [(b["tx"] - a["tx"]) / (b["t"] - a["t"]) for a, b in zip(s, s[1:])
+             if a["t"] >= ready and b["t"] - a["t"] >= interval_s / 2]
     if not rates:
         raise RuntimeError(f"{kind}: no samples after the states were loaded")
     rates = rates[-intervals:]
