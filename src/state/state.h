@@ -22,14 +22,24 @@
  * Bounds (packets are untrusted): the table holds at most `capacity`
  * entries, in a fixed array allocated at creation.  Lookups never insert;
  * only set_state (a flow's action, or the controller) does.  A set that
- * needs a new entry when the table (or the key's two buckets) is full
- * first evicts an entry whose timeout has passed (counted in `evicted`),
- * and is otherwise refused (counted in `refused`): spoofed traffic can fill
- * the table only through rules that set states, and never past capacity.
+ * needs a new entry when the table (or the key's two buckets, after one
+ * cuckoo move) is full reuses an entry whose timeout passed and whose
+ * rollback state is 0 (counted in `evicted`), and is otherwise refused
+ * (counted in `refused`): spoofed traffic can fill the table only through
+ * rules that set states, and never past capacity.
  *
  * Layout: a two-choice bucketised hash (8 ways per bucket, 16-bit
- * signatures kept apart from the entries, 4 buckets per cache line), about
- * 1.25 slots per unit of capacity.  sl_state_footprint() gives the bytes.
+ * signatures kept apart from the entries, 4 buckets per cache line; an
+ * entry of a key up to 16 bytes takes one 64-byte line), 1.25 to 2.5 slots
+ * per unit of capacity (a power of two), in one mapping with transparent
+ * huge pages requested.  sl_state_footprint() gives the bytes.
+ *
+ * set_state hints: the lookup stage leaves in each packet (sl_pkt
+ * state_slot/state_gen/state_owner) the slot of its update-scope entry;
+ * sl_state_set_pkt uses it without extracting or searching while the
+ * table's generation (bumped whenever an entry leaves or moves) and the
+ * packet's headers (sl_pkt_field_write and sl_pkt_reparse drop the hint)
+ * are unchanged.
  *
  * Concurrency: one writer.  The state table is written by the datapath
  * worker that runs the pipeline (set_state is a datapath action, and an
