@@ -156,3 +156,23 @@ def test_learning_switch_app_registers_its_handlers() -> None:
     cls = learning_switch.LearningSwitch13
     assert ofp_event.EventOFPSwitchFeatures in cls.switch_features_handler.callers
     assert ofp_event.EventOFPPacketIn in cls.packet_in_handler.callers
+
+
+def test_openstate_messages_and_action() -> None:
+    """The os-ken wrappers serialize to the bytes of sluice.openstate (the C codec's goldens)."""
+    from sluice import openstate
+
+    dp = osken.offline_datapath()
+    assert osken.encode(osken.state_table_msg(dp, 0, ["nw_src", "nw_dst"], ["nw_dst", "nw_src"],
+                                              1000), xid=5) == openstate.state_table(
+        0, ["nw_src", "nw_dst"], ["nw_dst", "nw_src"], 1000, xid=5)
+    key = [ofp.oxm_eth_type(0x0800), ofp.oxm_ipv4_src("10.0.0.1")]
+    assert osken.encode(osken.state_set_msg(dp, 0, key, 3, rollback=1, idle_ms=100), xid=7) == \
+        openstate.state_set(0, key, 3, rollback=1, idle_ms=100, xid=7)
+    assert osken.encode(osken.state_del_msg(dp, 2), xid=8) == openstate.state_del(2, xid=8)
+    fm = ofproto_v1_3_parser.OFPFlowMod(
+        dp, table_id=1, instructions=[ofproto_v1_3_parser.OFPInstructionActions(
+            dp.ofproto.OFPIT_APPLY_ACTIONS, [osken.set_state_action(dp, 5)])])
+    raw = osken.encode(fm, xid=1)
+    assert openstate.action_set_state(5) in raw
+

@@ -35,13 +35,14 @@ from typing import Any, TypeVar, cast
 from os_ken.controller import handler as _handler
 from os_ken.ofproto import ofproto_protocol, ofproto_v1_3
 
-from sluice import ofp
+from sluice import ofp, openstate
 from sluice.ofp import TableDecl, TableKind
 
 __all__ = [
     "Datapath", "TableDecl", "TableKind", "barrier", "declare_table", "declare_tables",
     "decode_table_declare", "encode", "is_table_declare", "offline_datapath", "parse_error",
     "send_raw", "set_ev_cls", "table_declare_msg",
+    "set_state_action", "state_table_msg", "state_set_msg", "state_del_msg",
 ]
 
 #: An os-ken datapath (``os_ken.controller.controller.Datapath``, or anything with
@@ -175,3 +176,47 @@ def encode(msg: Msg, xid: int | None = None) -> bytes:
         msg.set_xid(xid)
     msg.serialize()  # an unset xid is written as 0
     return bytes(msg.buf)
+
+
+# ---------------------------------------------------------------------------
+# OpenState state tables (issue #9; sluice.openstate has the byte layouts)
+# ---------------------------------------------------------------------------
+
+
+def state_table_msg(datapath: Datapath, table_id: int, lookup: list[str],
+                    update: list[str] | None = None, max_entries: int = 0,
+                    name: str = "") -> Msg:
+    """An ``OFPExperimenter`` declaring a state table (SL_OFPX_STATE_TABLE), not sent."""
+    data = openstate.state_table_data(table_id, lookup, update or [], max_entries, name)
+    return _parser(datapath).OFPExperimenter(datapath, experimenter=ofp.SL_EXPERIMENTER_ID,
+                                             exp_type=openstate.SL_OFPX_STATE_TABLE, data=data)
+
+
+def _mod_msg(datapath: Datapath, exp_type: int, msg: bytes) -> Msg:
+    return _parser(datapath).OFPExperimenter(datapath, experimenter=ofp.SL_EXPERIMENTER_ID,
+                                             exp_type=exp_type, data=msg[16:])
+
+
+def state_set_msg(datapath: Datapath, table_id: int, key: list[bytes], state: int, *,
+                  rollback: int = 0, idle_ms: int = 0, hard_ms: int = 0) -> Msg:
+    """SL_OFPX_STATE_SET as an ``OFPExperimenter``; @key: OXM TLVs (``sluice.ofp.oxm_*``)
+    giving every lookup-scope field."""
+    return _mod_msg(datapath, openstate.SL_OFPX_STATE_SET,
+                    openstate.state_set(table_id, key, state, rollback=rollback,
+                                        idle_ms=idle_ms, hard_ms=hard_ms))
+
+
+def state_del_msg(datapath: Datapath, table_id: int, key: list[bytes] | None = None) -> Msg:
+    """SL_OFPX_STATE_DEL as an ``OFPExperimenter`` (every state of the table when @key is None)."""
+    return _mod_msg(datapath, openstate.SL_OFPX_STATE_DEL, openstate.state_del(table_id, key))
+
+
+def set_state_action(datapath: Datapath, state: int, table_id: int = openstate.STATE_TABLE_AUTO,
+                     idle_ms: int = 0, hard_ms: int = 0, rollback: int = 0) -> Any:
+    """The set_state action as os-ken's ``OFPActionExperimenterUnknown``, for the actions of
+    an ``OFPFlowMod`` (matches on ``state`` need :func:`send_raw` with
+    ``sluice.openstate.oxm_state``: os-ken's OFPMatch has no such field)."""
+    raw = openstate.action_set_state(state, table_id, idle_ms, hard_ms, rollback)
+    return _parser(datapath).OFPActionExperimenterUnknown(experimenter=ofp.SL_EXPERIMENTER_ID,
+                                                          data=raw[8:])
+
