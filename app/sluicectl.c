@@ -1087,7 +1087,7 @@ on_table_decl(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *
 {
 	struct batch *b = arg;
 	int rc = ts->kind == SL_TABLE_STATE ? sl_ofp_state_table_encode(&b->msgs, 0, ts) /* #9 */
-					    : sl_ofp_table_declare_encode(&b->msgs, 0, ts);
+	                                    : sl_ofp_table_declare_encode(&b->msgs, 0, ts);
 
 	if (rc == -EINVAL) {
 		snprintf(err->msg, sizeof(err->msg),

@@ -144,8 +144,7 @@ declare(void)
 	struct sl_parse_error pe;
 	char err[200];
 
-	SL_VERIFY(sl_table_spec_parse("table=0,kind=state,lookup=nw_src,size=4096", &ts, &pe) ==
-		  0);
+	SL_VERIFY(sl_table_spec_parse("table=0,kind=state,lookup=nw_src,size=4096", &ts, &pe) == 0);
 	SL_VERIFY(sl_pipeline_table_declare(pl, &ts, err, sizeof(err)) == 0);
 }
 
@@ -153,9 +152,9 @@ int
 main(int argc, char **argv)
 {
 	static const char *const flows[] = {
-		"table=1,priority=10,udp,udp_dst=1,actions=set_state:5,output:2",
-		"table=1,priority=20,state=9,udp,udp_dst=2,actions=output:3",
-		"table=1,priority=10,udp,udp_dst=2,actions=output:2",
+	    "table=1,priority=10,udp,udp_dst=1,actions=set_state:5,output:2",
+	    "table=1,priority=20,state=9,udp,udp_dst=2,actions=output:3",
+	    "table=1,priority=10,udp,udp_dst=2,actions=output:2",
 	};
 	unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 300;
 	struct dump_check d = {0};

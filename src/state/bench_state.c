@@ -46,8 +46,8 @@ main(int argc, char **argv)
 	for (unsigned c = 0; c < 2; c++) {
 		unsigned n_flows = counts[c], n_pkts = n_flows < 4096 ? 4096 : n_flows;
 		struct sl_field f = {.id = SL_FIELD_IPV4_SRC};
-		struct sl_state_params p = {.lookup = &f, .n_lookup = 1, .capacity = n_flows + 1024,
-					    .tsc_hz = hz};
+		struct sl_state_params p = {
+		    .lookup = &f, .n_lookup = 1, .capacity = n_flows + 1024, .tsc_hz = hz};
 		struct sl_state *s;
 		static uint8_t keys[SL_BURST_MAX][SL_KEY_MAX];
 		uint8_t(*frames)[64] = malloc((size_t)n_pkts * 64);

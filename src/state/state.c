@@ -22,11 +22,11 @@
 #define WAYS 8
 
 struct st_entry {
-	uint32_t seq;           /* odd while the writer changes the entry */
-	uint32_t used;          /* 1 when the slot holds a key */
+	uint32_t seq;  /* odd while the writer changes the entry */
+	uint32_t used; /* 1 when the slot holds a key */
 	uint32_t state;
 	uint32_t rollback;
-	uint32_t idle_ms;       /* as configured, for dumps */
+	uint32_t idle_ms; /* as configured, for dumps */
 	uint32_t hard_ms;
 	uint64_t idle_tsc;      /* idle timeout in ticks, 0 = none */
 	uint64_t last_tsc;      /* last lookup hit or set */
@@ -39,18 +39,18 @@ struct sl_state {
 	struct sl_key_layout lookup;
 	struct sl_key_layout update;
 	unsigned key_size;
-	unsigned stride;        /* bytes per entry (64 when the entry fits a cache line) */
-	bool same_scope;        /* update scope == lookup scope: lookups find the update slot */
-	size_t ents_size;       /* bytes mapped for sigs + entries */
+	unsigned stride;  /* bytes per entry (64 when the entry fits a cache line) */
+	bool same_scope;  /* update scope == lookup scope: lookups find the update slot */
+	size_t ents_size; /* bytes mapped for sigs + entries */
 	uint32_t capacity;
-	uint32_t bucket_mask;   /* n_buckets - 1 */
+	uint32_t bucket_mask; /* n_buckets - 1 */
 	uint64_t tsc_hz;
-	uint64_t ticks_per_ms;  /* ceil(tsc_hz / 1000) */
-	uint16_t *sigs;         /* n_buckets * WAYS */
-	uint8_t *ents;          /* n_buckets * WAYS entries of `stride` bytes */
+	uint64_t ticks_per_ms; /* ceil(tsc_hz / 1000) */
+	uint16_t *sigs;        /* n_buckets * WAYS */
+	uint8_t *ents;         /* n_buckets * WAYS entries of `stride` bytes */
 	size_t footprint;
-	uint32_t sweep;         /* next bucket the housekeeping checks */
-	uint32_t gen;           /* bumped whenever an entry leaves or changes slot (hints) */
+	uint32_t sweep; /* next bucket the housekeeping checks */
+	uint32_t gen;   /* bumped whenever an entry leaves or changes slot (hints) */
 	struct sl_state_stats st SL_CACHE_ALIGNED; /* writer-only counters */
 	/* Command ring: the control thread produces, the worker consumes. */
 	uint32_t ring_head SL_CACHE_ALIGNED; /* next slot to fill (producer) */
@@ -109,8 +109,7 @@ sl_state_footprint_for(uint32_t capacity, unsigned key_size)
 }
 
 int
-sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *err,
-		size_t err_size)
+sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *err, size_t err_size)
 {
 	const struct sl_field *upd = p->n_update ? p->update : p->lookup;
 	unsigned n_upd = p->n_update ? p->n_update : p->n_lookup;
@@ -125,14 +124,14 @@ sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *er
 		return fail(err, err_size, -EINVAL, "a state table needs a lookup scope");
 	if (p->n_lookup > SL_STATE_FIELDS_MAX || n_upd > SL_STATE_FIELDS_MAX)
 		return fail(err, err_size, -EINVAL, "a scope has at most %d fields (got %u)",
-			    SL_STATE_FIELDS_MAX, SL_MAX(p->n_lookup, n_upd));
+		            SL_STATE_FIELDS_MAX, SL_MAX(p->n_lookup, n_upd));
 	if (n_upd != p->n_lookup)
 		return fail(err, err_size, -EINVAL,
-			    "lookup scope has %u fields, update scope %u: they must pair up",
-			    p->n_lookup, n_upd);
+		            "lookup scope has %u fields, update scope %u: they must pair up",
+		            p->n_lookup, n_upd);
 	if (cap > SL_STATE_CAPACITY_MAX)
 		return fail(err, err_size, -EINVAL, "state table size %u exceeds %u", cap,
-			    SL_STATE_CAPACITY_MAX);
+		            SL_STATE_CAPACITY_MAX);
 	if (p->tsc_hz == 0)
 		return fail(err, err_size, -EINVAL, "tsc_hz is 0");
 	for (unsigned i = 0; i < p->n_lookup; i++) {
@@ -147,16 +146,16 @@ sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *er
 			sl_field_format(a, an, sizeof(an));
 			sl_field_format(b, name, sizeof(name));
 			return fail(err, err_size, -EINVAL,
-				    "scope field %u: lookup %s (%u bits) and update %s (%u bits) "
-				    "differ in width",
-				    i + 1, an, sl_field_bits(a), name, sl_field_bits(b));
+			            "scope field %u: lookup %s (%u bits) and update %s (%u bits) "
+			            "differ in width",
+			            i + 1, an, sl_field_bits(a), name, sl_field_bits(b));
 		}
 		for (unsigned k = 0; k < i; k++)
 			if (sl_field_equal(&p->lookup[k], a) || sl_field_equal(&upd[k], b)) {
 				sl_field_format(sl_field_equal(&p->lookup[k], a) ? a : b, name,
-						sizeof(name));
+				                sizeof(name));
 				return fail(err, err_size, -EINVAL, "duplicate field %s in a scope",
-					    name);
+				            name);
 			}
 	}
 	s = aligned_alloc(64, (sizeof(*s) + 63) & ~(size_t)63);
@@ -182,8 +181,8 @@ sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *er
 	 */
 	size_t sig_bytes = (slots * sizeof(uint16_t) + 63) & ~(size_t)63;
 	s->ents_size = sig_bytes + slots * s->stride;
-	void *mem = mmap(NULL, s->ents_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+	void *mem =
+	    mmap(NULL, s->ents_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
 		s->ents_size = 0;
 		sl_state_destroy(s);
@@ -462,8 +461,7 @@ bucket_expired_slot(const struct sl_state *s, uint32_t b, uint64_t now)
 }
 
 int
-sl_state_set_key(struct sl_state *s, const uint8_t *key, const struct sl_state_set *a,
-		 uint64_t now)
+sl_state_set_key(struct sl_state *s, const uint8_t *key, const struct sl_state_set *a, uint64_t now)
 {
 	uint32_t b1, b2;
 	uint16_t sig;
@@ -490,7 +488,7 @@ sl_state_set_key(struct sl_state *s, const uint8_t *key, const struct sl_state_s
 	if (s->st.n_entries < s->capacity) {
 		/* The less loaded of the two buckets, then one cuckoo move if both are full. */
 		slot = bucket_count(s, b2) < bucket_count(s, b1) ? bucket_free_slot(s, b2)
-								 : bucket_free_slot(s, b1);
+		                                                 : bucket_free_slot(s, b1);
 		if (slot < 0)
 			slot = bucket_make_room(s, b1);
 		if (slot < 0)
@@ -603,8 +601,7 @@ probe_hash(const struct sl_state *s, struct probe *pr, uint64_t lanes, uint8_t (
 {
 	unsigned i;
 
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		key_place(s, key_hash(keys[i], s->key_size), &pr->b1[i], &pr->b2[i], &pr->sig[i]);
 		sl_prefetch0(&s->sigs[(size_t)pr->b1[i] * WAYS]);
 		sl_prefetch0(&s->sigs[(size_t)pr->b2[i] * WAYS]);
@@ -617,8 +614,7 @@ probe_sig(const struct sl_state *s, struct probe *pr, uint64_t lanes)
 {
 	unsigned i;
 
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		const uint16_t *g1 = &s->sigs[(size_t)pr->b1[i] * WAYS];
 		const uint16_t *g2 = &s->sigs[(size_t)pr->b2[i] * WAYS];
 		int c = -1;
@@ -656,7 +652,7 @@ probe_resolve(const struct sl_state *s, const struct probe *pr, unsigned i, cons
 
 void
 sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, uint64_t now,
-		      uint8_t (*keys)[SL_KEY_MAX])
+                      uint8_t (*keys)[SL_KEY_MAX])
 {
 	struct probe lk, up;
 	uint8_t ukeys[SL_BURST_MAX][SL_KEY_MAX] __attribute__((aligned(8)));
@@ -673,11 +669,11 @@ sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, u
 	 * stores, and reading it back as 8-byte words at once stalls on store
 	 * forwarding (measured: a third of the lookup's cycles).
 	 */
-	SL_FOR_EACH_LANE(i, lanes)
-	sl_key_extract(&s->lookup, &pkts[i], keys[i]);
+	SL_FOR_EACH_LANE (i, lanes)
+		sl_key_extract(&s->lookup, &pkts[i], keys[i]);
 	if (both)
-		SL_FOR_EACH_LANE(i, lanes)
-	sl_key_extract(&s->update, &pkts[i], ukeys[i]);
+		SL_FOR_EACH_LANE (i, lanes)
+			sl_key_extract(&s->update, &pkts[i], ukeys[i]);
 	probe_hash(s, &lk, lanes, keys);
 	if (both)
 		probe_hash(s, &up, lanes, ukeys);
@@ -686,8 +682,7 @@ sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, u
 		probe_sig(s, &up, lanes);
 
 	/* Stage 3: the states, timeouts applied; the hints when the scopes are the same. */
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		int c = probe_resolve(s, &lk, i, keys[i]);
 		struct st_entry *e;
 
@@ -715,8 +710,7 @@ sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, u
 	if (!both)
 		return;
 	/* Stage 4: the update keys' slots as hints (after stage 3's rollbacks). */
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		int c = probe_resolve(s, &up, i, ukeys[i]);
 
 		pkts[i].state_slot = c < 0 ? UINT32_MAX : (uint32_t)c;
@@ -845,7 +839,7 @@ sl_state_dump(const struct sl_state *s, uint64_t now, sl_state_dump_fn fn, void 
 		} else {
 			if (idle_tsc != 0)
 				info.idle_left_ms =
-					ticks_to_ms(s, idle_tsc - (now > last ? now - last : 0));
+				    ticks_to_ms(s, idle_tsc - (now > last ? now - last : 0));
 			if (hard != 0)
 				info.hard_left_ms = ticks_to_ms(s, hard - now);
 		}

@@ -87,8 +87,8 @@ struct sl_state_params {
 	unsigned n_lookup;
 	const struct sl_field *update; /* update scope; n_update 0 = same as lookup */
 	unsigned n_update;
-	uint32_t capacity;             /* entries, 1..SL_STATE_CAPACITY_MAX; 0 = default */
-	uint64_t tsc_hz;               /* ticks per second of the `now` arguments, > 0 */
+	uint32_t capacity; /* entries, 1..SL_STATE_CAPACITY_MAX; 0 = default */
+	uint64_t tsc_hz;   /* ticks per second of the `now` arguments, > 0 */
 };
 
 /** What a set_state does (an action's arguments, or a controller's command). */
@@ -112,7 +112,7 @@ struct sl_state_stats {
 	uint64_t commands; /* control commands applied */
 	uint32_t n_entries;
 	uint32_t capacity;
-	uint64_t bytes;    /* memory the table holds (sl_state_footprint) */
+	uint64_t bytes; /* memory the table holds (sl_state_footprint) */
 };
 
 /** A control command (sl_state_ctl_post). */
@@ -123,15 +123,15 @@ enum sl_state_cmd_op {
 };
 
 struct sl_state_cmd {
-	uint8_t op;                 /* enum sl_state_cmd_op */
-	struct sl_state_set set;    /* SL_STATE_CMD_SET */
-	uint8_t key[SL_KEY_MAX];    /* lookup-scope key (sl_state_layout(s, false) encoding) */
+	uint8_t op;              /* enum sl_state_cmd_op */
+	struct sl_state_set set; /* SL_STATE_CMD_SET */
+	uint8_t key[SL_KEY_MAX]; /* lookup-scope key (sl_state_layout(s, false) encoding) */
 };
 
 /** One entry as a dump reports it. */
 struct sl_state_entry_info {
-	const uint8_t *key;    /* lookup-scope key, sl_state_key_size() bytes */
-	uint32_t state;        /* current state (the rollback state when a timeout passed) */
+	const uint8_t *key; /* lookup-scope key, sl_state_key_size() bytes */
+	uint32_t state;     /* current state (the rollback state when a timeout passed) */
 	uint32_t rollback;
 	uint32_t idle_ms;      /* configured idle timeout, 0 = none */
 	uint32_t hard_ms;      /* configured hard timeout, 0 = none */
@@ -155,7 +155,7 @@ typedef int (*sl_state_dump_fn)(const struct sl_state_entry_info *e, void *arg);
  *         -ENOMEM.  Control thread.
  */
 int sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *err,
-		    size_t err_size);
+                    size_t err_size);
 
 /** Destroy (NULL-safe).  Control thread, after the last worker left it (grace period). */
 void sl_state_destroy(struct sl_state *s);
@@ -185,7 +185,7 @@ size_t sl_state_footprint_for(uint32_t capacity, unsigned key_size);
  * Writer (the worker).
  */
 void sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, uint64_t now,
-			   uint8_t (*keys)[SL_KEY_MAX]);
+                           uint8_t (*keys)[SL_KEY_MAX]);
 
 /**
  * set_state: set the state of the flow named by @p's update-scope fields.
@@ -194,7 +194,7 @@ void sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lan
  *         (counted in `refused`).  Writer (the worker).
  */
 int sl_state_set_pkt(struct sl_state *s, struct sl_pkt *p, const struct sl_state_set *a,
-		     uint64_t now);
+                     uint64_t now);
 
 /**
  * Set the state of a key (lookup-scope encoding); state 0 with rollback 0
@@ -203,7 +203,7 @@ int sl_state_set_pkt(struct sl_state *s, struct sl_pkt *p, const struct sl_state
  * @return 0 or -ENOSPC (refused).  Writer.
  */
 int sl_state_set_key(struct sl_state *s, const uint8_t *key, const struct sl_state_set *a,
-		     uint64_t now);
+                     uint64_t now);
 
 /** Remove a key's entry.  @return 0 or -ENOENT.  Writer. */
 int sl_state_del_key(struct sl_state *s, const uint8_t *key);

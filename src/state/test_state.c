@@ -39,9 +39,12 @@ static struct sl_state *
 make(uint32_t capacity, bool symmetric)
 {
 	struct sl_field lk[2] = {F_SRC, F_DST}, up[2] = {F_DST, F_SRC};
-	struct sl_state_params p = {.lookup = lk, .n_lookup = 2, .update = symmetric ? up : NULL,
-				    .n_update = symmetric ? 2 : 0, .capacity = capacity,
-				    .tsc_hz = 1000 /* one tick per millisecond */};
+	struct sl_state_params p = {.lookup = lk,
+	                            .n_lookup = 2,
+	                            .update = symmetric ? up : NULL,
+	                            .n_update = symmetric ? 2 : 0,
+	                            .capacity = capacity,
+	                            .tsc_hz = 1000 /* one tick per millisecond */};
 	struct sl_state *s = NULL;
 	char err[128];
 	int rc = sl_state_create(&p, &s, err, sizeof(err));
@@ -68,8 +71,8 @@ static int
 set1(struct sl_state *s, uint32_t src, uint32_t dst, uint32_t state, uint32_t rollback,
      uint32_t idle, uint32_t hard, uint64_t now)
 {
-	struct sl_state_set a = {.state = state, .rollback = rollback, .idle_ms = idle,
-				 .hard_ms = hard};
+	struct sl_state_set a = {
+	    .state = state, .rollback = rollback, .idle_ms = idle, .hard_ms = hard};
 	uint8_t f[64];
 	struct sl_pkt p;
 
@@ -206,8 +209,8 @@ test_capacity(void)
 		for (uint32_t i = 0; i < 100000; i += 97)
 			lost += lookup1(big, 0x0a000000 + i * 7919, i, 0) != 1;
 		CHECK(lost <= bad, "entries lost after moves: %u", lost);
-		printf("capacity 100000: %u refused at full load, %zu bytes (%.1f per entry)\n", bad,
-		       sl_state_footprint(big), (double)sl_state_footprint(big) / 100000);
+		printf("capacity 100000: %u refused at full load, %zu bytes (%.1f per entry)\n",
+		       bad, sl_state_footprint(big), (double)sl_state_footprint(big) / 100000);
 		sl_state_destroy(big);
 	}
 	/* Lookups of unknown flows never insert (spoofed traffic cannot grow it). */
@@ -262,7 +265,8 @@ ref_lookup(uint32_t k, uint64_t now, bool refresh)
 
 	if (!e->used)
 		return 0;
-	if ((e->hard_deadline && now >= e->hard_deadline) || (e->idle && now - e->last >= e->idle)) {
+	if ((e->hard_deadline && now >= e->hard_deadline) ||
+	    (e->idle && now - e->last >= e->idle)) {
 		e->state = e->rollback;
 		e->rollback = 0;
 		e->idle = e->hard_deadline = 0;
@@ -284,9 +288,12 @@ ref_set(uint32_t k, const struct sl_state_set *a, uint64_t now)
 		e->used = false;
 		return;
 	}
-	*e = (struct ref_ent){.used = true, .state = a->state, .rollback = a->rollback,
-			      .idle = a->idle_ms, .hard_deadline = a->hard_ms ? now + a->hard_ms : 0,
-			      .last = now};
+	*e = (struct ref_ent){.used = true,
+	                      .state = a->state,
+	                      .rollback = a->rollback,
+	                      .idle = a->idle_ms,
+	                      .hard_deadline = a->hard_ms ? now + a->hard_ms : 0,
+	                      .last = now};
 }
 
 static uint64_t rng = 0x12345678;
@@ -310,7 +317,7 @@ dump_check(const struct sl_state_entry_info *e, void *arg)
 {
 	struct dump_ctx *d = arg;
 	uint32_t k = (uint32_t)e->key[0] << 24 | (uint32_t)e->key[1] << 16 |
-		     (uint32_t)e->key[2] << 8 | e->key[3];
+	             (uint32_t)e->key[2] << 8 | e->key[3];
 
 	d->n++;
 	if (k >= REF_KEYS || !ref[k].used || ref_lookup(k, d->now, false) != e->state)
@@ -339,9 +346,10 @@ test_differential(void)
 
 		now += rnd(4) == 0 ? rnd(60) : 0;
 		if (op < 3) {
-			struct sl_state_set a = {.state = rnd(4), .rollback = rnd(3),
-						 .idle_ms = rnd(3) ? 0 : 1 + rnd(50),
-						 .hard_ms = rnd(3) ? 0 : 1 + rnd(100)};
+			struct sl_state_set a = {.state = rnd(4),
+			                         .rollback = rnd(3),
+			                         .idle_ms = rnd(3) ? 0 : 1 + rnd(50),
+			                         .hard_ms = rnd(3) ? 0 : 1 + rnd(100)};
 			uint32_t k = rnd(REF_KEYS);
 			ref_lookup(k, now, false); /* the model applies a passed timeout first */
 			uint8_t key[SL_KEY_MAX] = {0};
@@ -377,7 +385,7 @@ test_differential(void)
 				checks++;
 				if (pkts[i].state != want[i] && ++mismatches < 5)
 					fprintf(stderr, "round %u lane %u: %u vs model %u\n", round,
-						i, pkts[i].state, want[i]);
+					        i, pkts[i].state, want[i]);
 			}
 			/*
 			 * set_state on some lanes, as an XFSM table would: through the
@@ -396,8 +404,9 @@ test_differential(void)
 					v[3] = (uint8_t)k;
 					sl_pkt_field_write(&pkts[i], &f, v);
 				}
-				struct sl_state_set a = {.state = rnd(3), .rollback = rnd(2),
-							 .idle_ms = rnd(2) ? 0 : 1 + rnd(50)};
+				struct sl_state_set a = {.state = rnd(3),
+				                         .rollback = rnd(2),
+				                         .idle_ms = rnd(2) ? 0 : 1 + rnd(50)};
 				ref_lookup(k, now, false);
 				CHECK(sl_state_set_pkt(s, &pkts[i], &a, now) == 0, "set_pkt");
 				ref_set(k, &a, now);
@@ -452,8 +461,8 @@ test_differential_scopes(void)
 		for (unsigned i = 0; i < n; i++) {
 			checks++;
 			if (pkts[i].state != want[i] && ++mismatches < 5)
-				fprintf(stderr, "scopes round %u lane %u: %u vs model %u\n", round, i,
-					pkts[i].state, want[i]);
+				fprintf(stderr, "scopes round %u lane %u: %u vs model %u\n", round,
+				        i, pkts[i].state, want[i]);
 		}
 		for (unsigned i = 0; i < n; i++) {
 			if (rnd(3) == 0)
@@ -465,8 +474,9 @@ test_differential_scopes(void)
 				v[3] = (uint8_t)src[i];
 				sl_pkt_field_write(&pkts[i], &f, v);
 			}
-			struct sl_state_set a = {.state = rnd(3), .rollback = rnd(2),
-						 .idle_ms = rnd(2) ? 0 : 1 + rnd(50)};
+			struct sl_state_set a = {.state = rnd(3),
+			                         .rollback = rnd(2),
+			                         .idle_ms = rnd(2) ? 0 : 1 + rnd(50)};
 			uint32_t k = dst[i] * SIDE + src[i]; /* the update key (dst, src) */
 			ref_lookup(k, now, false);
 			CHECK(sl_state_set_pkt(s, &pkts[i], &a, now) == 0, "set_pkt");
@@ -539,8 +549,8 @@ worker(void *arg)
 		for (unsigned i = 0; i < 32; i++) {
 			uint32_t k = (uint32_t)((n * 32 + i) % (2 * CK));
 			if (k < CK) {
-				struct sl_state_set a = {.state = k * 1000 + (uint32_t)(n % 1000) +
-								  1};
+				struct sl_state_set a = {.state =
+				                             k * 1000 + (uint32_t)(n % 1000) + 1};
 				sl_state_set_pkt(cs, &pkts[i], &a, n);
 			}
 		}
@@ -575,7 +585,7 @@ test_concurrent(void)
 	for (unsigned round = 0; round < 200; round++) {
 		for (uint32_t k = CK; k < 2 * CK; k++) {
 			struct sl_state_cmd c = {.op = SL_STATE_CMD_SET,
-						 .set = {.state = k * 1000 + 7}};
+			                         .set = {.state = k * 1000 + 7}};
 			c.key[2] = (uint8_t)(k >> 8);
 			c.key[3] = (uint8_t)k;
 			while (sl_state_ctl_post(cs, &c) == -ENOBUFS)
