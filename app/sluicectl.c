@@ -1552,14 +1552,15 @@ cmd_dump_states(struct sl_ctl_of *c, const char *table_arg)
 		sl_ctl_jw_u64(&jw, "refused", st->refused);
 		sl_ctl_jw_u64(&jw, "commands", st->commands);
 		sl_ctl_jw_u64(&jw, "bytes", st->bytes);
+		sl_ctl_jw_u64(&jw, "foreign", st->foreign);
 		sl_ctl_jw_array_begin(&jw, "entries");
 	} else {
 		printf("state table %u: %" PRIu32 " entries of %" PRIu32 ", lookups=%" PRIu64
 		       " hits=%" PRIu64 " inserts=%" PRIu64 " sets=%" PRIu64 " deletes=%" PRIu64
-		       " expired=%" PRIu64 " evicted=%" PRIu64 " refused=%" PRIu64 " bytes=%" PRIu64
+		       " expired=%" PRIu64 " evicted=%" PRIu64 " refused=%" PRIu64 " foreign=%" PRIu64 " bytes=%" PRIu64
 		       "\n",
 		       table_id, st->n_entries, st->capacity, st->lookups, st->hits, st->inserts,
-		       st->sets, st->deletes, st->expired, st->evicted, st->refused, st->bytes);
+		       st->sets, st->deletes, st->expired, st->evicted, st->refused, st->foreign, st->bytes);
 	}
 	sl_ofp_buf_reset(&b);
 	rc = sl_ofp_state_request_encode(&b, sl_ctl_of_next_xid(c), SL_OFPX_STATE_DUMP, table_id);

@@ -143,7 +143,7 @@ CASES: dict[str, tuple[Callable[[int], bytes], int, int | None]] = {
                                              b"\0" * 8, x),
                   ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_LEN),
     "reply_type_to_switch": (lambda x: ofp.experimenter(
-        ofp.SL_EXPERIMENTER_ID, openstate.SL_OFPX_STATE_STATS_REPLY, b"\0" * 96, x),
+        ofp.SL_EXPERIMENTER_ID, openstate.SL_OFPX_STATE_STATS_REPLY, b"\0" * 104, x),
         ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_EXP_TYPE),
     "dump_not_a_state_table": (lambda x: openstate.state_dump_request(1, xid=x),
                                ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_TABLE_ID),

@@ -345,6 +345,40 @@ test_syntax(void)
 	CHECK(sl_pipeline_state_table(pl, 0) == NULL, "no longer a state table");
 }
 
+/*
+ * Two workers on one pipeline: the first to run the state table is its
+ * writer; the other reads the states it wrote and its set_states are
+ * refused and counted (foreign), never written.
+ */
+static void
+test_second_worker(void)
+{
+	struct sl_pipeline_ctx *mine, *other;
+	struct sl_state_stats st;
+
+	load(knock);
+	mine = ctx;
+	other = sl_pipeline_ctx_create(pl);
+	SL_VERIFY(other != NULL);
+	udp(A, 1111);
+	udp(A, 2222);
+	udp(A, 3333);
+	CHECK(ssh(A) == 2, "open through the writer");
+	ctx = other;
+	CHECK(ssh(A) == 2, "the other worker reads the state");
+	udp(C, 1111);
+	udp(C, 2222);
+	udp(C, 3333);
+	CHECK(ssh(C) == 0, "its set_states were not written");
+	sl_state_stats_get(sl_pipeline_state_table(pl, 0), &st);
+	CHECK(st.foreign == 5 /* A's ssh, C's four packets */, "foreign set_states counted: %lu",
+	      (unsigned long)st.foreign);
+	sl_pipeline_service(pl, other); /* services nothing it does not own */
+	ctx = mine;
+	CHECK(ssh(A) == 2, "the writer still sees A open");
+	sl_pipeline_ctx_destroy(other);
+}
+
 int
 main(void)
 {
@@ -353,6 +387,7 @@ main(void)
 	test_timeout();
 	test_mac_learning();
 	test_scopes();
+	test_second_worker();
 	sl_pipeline_destroy(pl);
 	sl_pipeline_ctx_destroy(ctx);
 	return sl_test_summary();

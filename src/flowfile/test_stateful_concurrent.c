@@ -88,7 +88,7 @@ worker(void *arg)
 			bad_outcomes += !ok;
 			bursts_out3 += outs[i] == 3;
 		}
-		sl_pipeline_service(pl);
+		sl_pipeline_service(pl, ctx);
 		__atomic_store_n(&epoch, epoch + 1, __ATOMIC_RELEASE);
 		n++;
 	}
@@ -204,7 +204,7 @@ main(int argc, char **argv)
 	stop = 1;
 	pthread_join(th, NULL);
 	sl_pipeline_set_sync(pl, NULL, NULL);
-	sl_pipeline_service(pl);
+	sl_pipeline_service(pl, ctx);
 	uint32_t outs[32];
 	unsigned wrong = 0;
 	for (uint32_t k = HALF; k < N_KEYS; k += 32) {

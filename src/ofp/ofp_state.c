@@ -59,8 +59,8 @@ struct state_entry_hdr {
 } SL_OFP_PACKED;
 static_assert(sizeof(struct state_entry_hdr) == 32, "state entry");
 
-/* SL_OFPX_STATE_STATS_REPLY body: 96 bytes. */
-#define STATS_BODY 96u
+/* SL_OFPX_STATE_STATS_REPLY body: 104 bytes. */
+#define STATS_BODY 104u
 
 bool
 sl_ofp_state_exp_type(uint32_t exp_type)
@@ -424,7 +424,7 @@ sl_ofp_state_stats_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint8_t tabl
 	size_t start = b->len;
 	uint8_t *p = xmsg_start(b, xid, SL_OFPX_STATE_STATS_REPLY, STATS_BODY);
 	const uint64_t v[] = {st->lookups, st->hits,    st->sets,    st->inserts,  st->deletes,
-	                      st->expired, st->evicted, st->refused, st->commands, st->bytes};
+	                      st->expired, st->evicted, st->refused, st->commands, st->bytes, st->foreign};
 
 	if (p == NULL)
 		return -ENOMEM;
@@ -442,7 +442,7 @@ sl_ofp_state_stats_reply_decode(const void *msg, size_t len, uint8_t *table_id,
 {
 	const uint8_t *p = xmsg_check(msg, len, SL_OFPX_STATE_STATS_REPLY, STATS_BODY, err);
 	uint64_t *v[] = {&st->lookups, &st->hits,    &st->sets,    &st->inserts,  &st->deletes,
-	                 &st->expired, &st->evicted, &st->refused, &st->commands, &st->bytes};
+	                 &st->expired, &st->evicted, &st->refused, &st->commands, &st->bytes, &st->foreign};
 
 	if (p == NULL)
 		return -1;

@@ -341,11 +341,12 @@ test_dump_and_stats(void)
 	                            .commands = 9,
 	                            .n_entries = 10,
 	                            .capacity = 11,
-	                            .bytes = 12},
+	                            .bytes = 12,
+	                            .foreign = 13},
 	                      st2;
 	sl_ofp_buf_reset(&b);
 	CHECK(sl_ofp_state_stats_reply_encode(&b, 1, 3, &st) == 0, "stats encode");
-	CHECK(b.len == 16 + 96, "stats length %zu", b.len);
+	CHECK(b.len == 16 + 104, "stats length %zu", b.len);
 	CHECK(sl_ofp_state_stats_reply_decode(b.data, b.len, &tid, &st2, &e) == 0 && tid == 3 &&
 	          memcmp(&st, &st2, sizeof(st)) == 0,
 	      "stats round trip");

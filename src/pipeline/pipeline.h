@@ -642,8 +642,8 @@ unsigned sl_pipeline_group_ids(const struct sl_pipeline *pl, unsigned start, uin
  * update-scope flow.  set_state with table SL_STATE_TABLE_AUTO writes the
  * state table the packet last passed; with an explicit id, that table.
  *
- * Who writes: the worker that runs the pipeline is the only writer of a
- * state table (state.h); the control functions below post commands to it
+ * Who writes: one worker is the only writer of a state table (the first
+ * to run or service it; state.h); the control functions below post commands to it
  * (applied within one worker loop round, sl_pipeline_service) or, while no
  * worker runs (no sync hook set), apply them themselves.  Declaring a state
  * table (sl_pipeline_table_declare) makes it live at once and waits a grace
@@ -653,9 +653,11 @@ unsigned sl_pipeline_group_ids(const struct sl_pipeline *pl, unsigned start, uin
 /**
  * Worker housekeeping for state tables: apply commands the control thread
  * posted, expire entries a bucket at a time.  Call once per loop round.
- * Any worker (the one that runs the pipeline).
+ * A state table has one writer, the first worker (context @ctx) that runs
+ * or services it; other workers read it and their set_states are refused
+ * (counted `foreign`, state.h).  Any worker.
  */
-void sl_pipeline_service(const struct sl_pipeline *pl);
+void sl_pipeline_service(const struct sl_pipeline *pl, const struct sl_pipeline_ctx *ctx);
 
 /**
  * Set the state of one flow of a state table.  @key must give every

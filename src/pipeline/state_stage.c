@@ -42,10 +42,13 @@ pl_state_stage(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, unsign
 	struct sl_state *s = state_of(pl, t);
 	unsigned i, next = t + 1;
 
-	if (sl_likely(s != NULL)) {
+	if (sl_likely(s != NULL && sl_state_claim(s, ctx))) {
 		/* Commands first, so a controller's state is in force before these lookups. */
 		sl_state_service(s, ctx->now);
 		sl_state_lookup_burst(s, pkts, lanes, ctx->now, ctx->keys);
+	} else if (s != NULL) {
+		/* Another worker writes this table: read it, change nothing (state.h). */
+		sl_state_peek_burst(s, pkts, lanes, ctx->now, ctx->keys);
 	} else {
 		SL_FOR_EACH_LANE (i, lanes)
 			pkts[i].state = 0; /* removed under our feet: every flow is in state 0 */
@@ -68,20 +71,24 @@ pl_state_exec(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct 
 
 	if (t >= SL_TABLES_MAX || (s = state_of(pl, t)) == NULL)
 		return; /* no state table passed (packet_out) or it was removed: nothing to set */
+	if (sl_unlikely(!sl_state_claim(s, ctx))) {
+		sl_state_count_foreign(s); /* another worker is the writer */
+		return;
+	}
 	/* A refusal (table full) is counted by the state table; the packet goes on. */
 	sl_state_set_pkt(s, p, &a->set_state.set, ctx->now);
 }
 
 void
-sl_pipeline_service(const struct sl_pipeline *pl)
+sl_pipeline_service(const struct sl_pipeline *pl, const struct sl_pipeline_ctx *ctx)
 {
 	unsigned n = __atomic_load_n(&pl->n_state_ids, __ATOMIC_ACQUIRE);
 	uint64_t now = 0;
 
 	for (unsigned i = 0; i < n; i++) {
 		struct sl_state *s = state_of(pl, pl->state_ids[i]);
-		if (s == NULL)
-			continue;
+		if (s == NULL || !sl_state_claim(s, ctx))
+			continue; /* another worker writes it */
 		if (now == 0)
 			now = sl_pipeline_tsc();
 		sl_state_service(s, now);

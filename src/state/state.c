@@ -49,8 +49,9 @@ struct sl_state {
 	uint16_t *sigs;        /* n_buckets * WAYS */
 	uint8_t *ents;         /* n_buckets * WAYS entries of `stride` bytes */
 	size_t footprint;
-	uint32_t sweep; /* next bucket the housekeeping checks */
-	uint32_t gen;   /* bumped whenever an entry leaves or changes slot (hints) */
+	uint32_t sweep;     /* next bucket the housekeeping checks */
+	uint32_t gen;       /* bumped whenever an entry leaves or changes slot (hints) */
+	const void *writer; /* the worker that claimed the table (atomic), NULL: none yet */
 	struct sl_state_stats st SL_CACHE_ALIGNED; /* writer-only counters */
 	/* Command ring: the control thread produces, the worker consumes. */
 	uint32_t ring_head SL_CACHE_ALIGNED; /* next slot to fill (producer) */
@@ -716,6 +717,83 @@ sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, u
 		pkts[i].state_slot = c < 0 ? UINT32_MAX : (uint32_t)c;
 		pkts[i].state_gen = s->gen;
 		pkts[i].state_owner = s;
+	}
+}
+
+bool
+sl_state_claim(struct sl_state *s, const void *who)
+{
+	const void *w = __atomic_load_n(&s->writer, __ATOMIC_ACQUIRE);
+
+	if (sl_likely(w == who))
+		return true;
+	if (w != NULL)
+		return false;
+	return __atomic_compare_exchange_n(&s->writer, &w, who, false, __ATOMIC_ACQ_REL,
+	                                   __ATOMIC_ACQUIRE) ||
+	       w == who;
+}
+
+void
+sl_state_count_foreign(struct sl_state *s)
+{
+	__atomic_fetch_add(&s->st.foreign, 1, __ATOMIC_RELAXED);
+}
+
+/* Seqlock read of one entry for a reader that is not the writer: false when it is not @key's. */
+static bool
+entry_read(const struct st_entry *e, const uint8_t *key, unsigned key_size, uint64_t now,
+           uint32_t *state)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		uint32_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), st, rb, used;
+		uint64_t idle, hard, last;
+		bool match;
+
+		if (s1 & 1)
+			continue;
+		used = e->used;
+		match = key_equal(e->key, key, key_size);
+		st = e->state;
+		rb = e->rollback;
+		idle = e->idle_tsc;
+		hard = e->hard_deadline;
+		last = __atomic_load_n(&e->last_tsc, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != s1)
+			continue;
+		if (!used || !match)
+			return false;
+		*state =
+		    ((hard != 0 && now >= hard) || (idle != 0 && now - last >= idle)) ? rb : st;
+		return true;
+	}
+	return false; /* the writer keeps changing it: read as no entry this time */
+}
+
+void
+sl_state_peek_burst(const struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, uint64_t now,
+                    uint8_t (*keys)[SL_KEY_MAX])
+{
+	unsigned i;
+
+	SL_FOR_EACH_LANE (i, lanes)
+		sl_key_extract(&s->lookup, &pkts[i], keys[i]);
+	SL_FOR_EACH_LANE (i, lanes) {
+		uint32_t b[2], st = 0;
+		uint16_t sig;
+		bool found = false;
+
+		key_place(s, key_hash(keys[i], s->key_size), &b[0], &b[1], &sig);
+		for (unsigned k = 0; k < 2 && !found; k++)
+			for (unsigned w = 0; w < WAYS && !found; w++) {
+				uint32_t slot = b[k] * WAYS + w;
+				found =
+				    __atomic_load_n(&s->sigs[slot], __ATOMIC_RELAXED) == sig &&
+				    entry_read(entry_at(s, slot), keys[i], s->key_size, now, &st);
+			}
+		pkts[i].state = found ? st : 0;
+		pkts[i].state_slot = UINT32_MAX;
 	}
 }
 

@@ -56,8 +56,12 @@
  *  - replacing a table (new scopes or capacity) is the pipeline's business:
  *    it publishes the new table with one pointer store and destroys the
  *    old one after an RCU grace period (pipeline.h).
- * With several workers, each state table must still have one writer: the
- * pipeline that owns it is run by one worker (see pipeline.h).
+ * With several workers, each state table still has one writer: the first
+ * worker that runs it claims it (sl_state_claim).  Other workers only read
+ * it (sl_state_peek_burst: per-entry consistent, timeouts applied to the
+ * answer, never to the table) and their set_states are refused and counted
+ * in `foreign`: correct states need the traffic of a state table steered to
+ * one worker.
  *
  * This component uses only core and pkt (no DPDK): it builds and tests
  * without EAL.
@@ -112,7 +116,8 @@ struct sl_state_stats {
 	uint64_t commands; /* control commands applied */
 	uint32_t n_entries;
 	uint32_t capacity;
-	uint64_t bytes; /* memory the table holds (sl_state_footprint) */
+	uint64_t bytes;   /* memory the table holds (sl_state_footprint) */
+	uint64_t foreign; /* set_states refused because the worker was not the table's writer */
 };
 
 /** A control command (sl_state_ctl_post). */
@@ -186,6 +191,26 @@ size_t sl_state_footprint_for(uint32_t capacity, unsigned key_size);
  */
 void sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, uint64_t now,
                            uint8_t (*keys)[SL_KEY_MAX]);
+
+/**
+ * Make @who (a worker's identity, e.g. its pipeline context) the table's
+ * writer if it has none yet.
+ *
+ * @return true when @who is the writer.  Any worker (one atomic load once claimed).
+ */
+bool sl_state_claim(struct sl_state *s, const void *who);
+
+/**
+ * Lookup for a worker that is not the writer: like sl_state_lookup_burst,
+ * but it writes nothing to the table (no idle refresh, no rollback, no
+ * counters, no set_state hints); entries are read through their sequence
+ * counts, and a passed timeout yields the rollback state.  Any worker.
+ */
+void sl_state_peek_burst(const struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes,
+                         uint64_t now, uint8_t (*keys)[SL_KEY_MAX]);
+
+/** Count a set_state refused to a worker that is not the writer.  Any worker (atomic). */
+void sl_state_count_foreign(struct sl_state *s);
 
 /**
  * set_state: set the state of the flow named by @p's update-scope fields.

@@ -587,7 +587,7 @@ sl_worker_run(void *arg)
 					sl_cycles_to_ns(rte_rdtsc() - w->burst_tsc, w->lat_mult), n);
 		}
 		busy |= packet_outs_run(w);
-		sl_pipeline_service(w->pl); /* state tables: control commands, expiry */
+		sl_pipeline_service(w->pl, w->ctx); /* state tables: control commands, expiry */
 		/* Between rounds the worker holds no table or flow: a quiescent state. */
 		if (qs != NULL)
 			rte_rcu_qsbr_quiescent(qs, w->id);

@@ -176,15 +176,15 @@ def parse_state_dump_reply(msg: bytes) -> tuple[int, bool, list[StateEntry]]:
 
 
 STATS_FIELDS = ("lookups", "hits", "sets", "inserts", "deletes", "expired", "evicted", "refused",
-                "commands", "bytes")
+                "commands", "bytes", "foreign")
 
 
 def parse_state_stats_reply(msg: bytes) -> dict[str, int]:
     """The counters of a SL_OFPX_STATE_STATS_REPLY, with table_id, capacity and n_entries."""
     body = _exp_body(msg, SL_OFPX_STATE_STATS_REPLY)
-    if len(body) != 96:
-        raise ValueError(f"stats reply body of {len(body)} bytes, expected 96")
+    if len(body) != 104:
+        raise ValueError(f"stats reply body of {len(body)} bytes, expected 104")
     table_id, capacity, n_entries = struct.unpack_from("!B3xII", body)
     out = {"table_id": table_id, "capacity": capacity, "n_entries": n_entries}
-    out.update(zip(STATS_FIELDS, struct.unpack_from("!10Q", body, 16), strict=True))
+    out.update(zip(STATS_FIELDS, struct.unpack_from("!11Q", body, 16), strict=True))
     return out
