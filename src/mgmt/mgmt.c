@@ -372,6 +372,13 @@ h_table(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	tbl = sl_pipeline_table(mgmt->p.pl, (unsigned)t);
 	if (tbl != NULL)
 		sl_table_stats_read(tbl, &ts_st);
+	const struct sl_state *stt = sl_pipeline_state_table(mgmt->p.pl, (unsigned)t);
+	struct sl_state_stats ss = {0};
+	if (stt != NULL) { /* an OpenState table (issue #9): its entries are states */
+		sl_state_stats_get(stt, &ss);
+		ts_st.n_entries = ss.n_entries;
+		ts_st.mem_bytes = ss.bytes;
+	}
 	sl_table_spec_format(sl_pipeline_table_spec(mgmt->p.pl, (unsigned)t), spec, sizeof(spec));
 	rte_tel_data_start_dict(d);
 	dict_u64(d, "table_id", t);
@@ -382,6 +389,15 @@ h_table(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	dict_u64(d, "mem_bytes", ts_st.mem_bytes);
 	dict_u64(d, "groups", ts_st.n_groups);
 	dict_u64(d, "rebuilds", ts_st.n_rebuilds);
+	if (stt != NULL) {
+		dict_u64(d, "state_capacity", ss.capacity);
+		dict_u64(d, "state_hits", ss.hits);
+		dict_u64(d, "state_inserts", ss.inserts);
+		dict_u64(d, "state_expired", ss.expired);
+		dict_u64(d, "state_evicted", ss.evicted);
+		dict_u64(d, "state_refused", ss.refused);
+		dict_u64(d, "state_foreign", ss.foreign);
+	}
 	return 0;
 }
 
