@@ -31,6 +31,10 @@ struct pl_dtable {
 	struct sl_match_field guards[2];
 	uint32_t version;            /* changes with the contents; decision-cache entries carry it */
 	bool use_dcache;             /* lookups go through the decision cache (see table_changed) */
+	bool ffp_on;                 /* low-latency lanes probe this table's LUT first (ffp.h) */
+	struct ffp_journal *ffpj;    /* changes since recent versions, for LUT verification */
+	uint64_t ffp_search_cyc;     /* cost model: one table search, one extra-rule compare */
+	uint64_t ffp_cmp_cyc;
 };
 
 /** A change logged on the standby copy, replayed on the other after publishing. */
@@ -54,6 +58,7 @@ struct pl_table {
 	unsigned n_flows;            /* flows, miss entry included */
 	unsigned cap;
 	struct sl_flow **flows;      /* every flow, for iteration and deletion */
+	struct ffp_tinfo *ffp;       /* fast-path bookkeeping (ffp.c), NULL until needed */
 };
 
 /* A flow leaving the pipeline, freed after the next grace period. */
@@ -80,6 +85,9 @@ struct sl_pipeline {
 	struct pl_dead *dead;
 	struct pl_groups *groups;
 	bool shared_counters; /* several workers: flow and group counters by atomic add */
+	bool ffp_off;                /* fast forwarding path disabled (default on) */
+	bool ffp_no_model;           /* LUT wherever eligible, whatever the cost model says */
+	struct sl_ffp_auto ffp_auto; /* auto-promotion policy */
 };
 
 /* Add to a flow or group counter several workers may write (one writer: plain add). */
@@ -147,6 +155,43 @@ struct dc_entry {
 	uint8_t key[DC_KEY_MAX];
 } __attribute__((aligned(64)));
 
+/* Key hash shared by the decision cache and the FFP's LUTs. */
+static inline uint32_t
+dc_hash(const uint8_t *key, unsigned size, uint8_t table_id)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ table_id;
+
+	for (unsigned i = 0; i < size; i += 8) {
+		uint64_t w;
+		__builtin_memcpy(&w, key + i, 8);
+#if defined(__SSE4_2__)
+		h = __builtin_ia32_crc32di(h, w);
+#else
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+#endif
+	}
+	return (uint32_t)h;
+}
+
+static inline bool
+dc_key_equal(const uint8_t *a, const uint8_t *b, unsigned size)
+{
+	uint64_t diff = 0;
+
+	for (unsigned i = 0; i < size; i += 8) {
+		uint64_t x, y;
+		__builtin_memcpy(&x, a + i, 8);
+		__builtin_memcpy(&y, b + i, 8);
+		diff |= x ^ y;
+	}
+	return diff == 0;
+}
+
+struct ffp_journal;
+struct ffp_tinfo;
+struct ffp_ctx;
+
 struct sl_pipeline_ctx {
 	uint8_t keys[SL_BURST_MAX][SL_KEY_MAX] SL_CACHE_ALIGNED;
 	const uint8_t *keyp[SL_BURST_MAX];
@@ -163,6 +208,8 @@ struct sl_pipeline_ctx {
 	uint64_t dc_hits;
 	uint64_t dc_misses;
 	struct dc_entry *dc_ents[SL_BURST_MAX];
+	uint64_t ll_lanes;           /* lanes whose packet is still low-latency (ffp.h) */
+	struct ffp_ctx *ffp;         /* this worker's LUTs and class counters */
 	uint8_t scratch[PL_SCRATCH_SIZE];
 	struct dc_entry dc[DC_ENTRIES];
 };
