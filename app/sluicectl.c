@@ -1101,6 +1101,8 @@ on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
 
 	flow_mod_init(&fm, SL_OFPFC_ADD);
 	fm.spec = *fs;
+	/* low_latency is no flow_mod flag: an SL_OFPX_LL_SET follows in the same batch. */
+	fm.spec.flags &= (uint16_t)~SL_FF_LOW_LATENCY;
 	rc = sl_ofp_flow_mod_encode(&b->msgs, 0, &fm);
 	if (rc == -EMSGSIZE) {
 		snprintf(err->msg, sizeof(err->msg), "flow too large for one OpenFlow message");
@@ -1108,6 +1110,18 @@ on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
 	}
 	if (rc == 0)
 		rc = batch_add_origin(b, err->file, err->line);
+	if (rc == 0 && (fs->flags & SL_FF_LOW_LATENCY)) {
+		static struct sl_ofp_ll_set ls;
+		memset(&ls, 0, sizeof(ls));
+		ls.table_id = fs->table_id;
+		ls.command = SL_OFPX_LL_SET_ON;
+		ls.flags = SL_OFPX_LL_STRICT;
+		ls.priority = fs->priority;
+		ls.match = fs->match;
+		rc = sl_ofp_ll_set_encode(&b->msgs, 0, &ls);
+		if (rc == 0)
+			rc = batch_add_origin(b, err->file, err->line);
+	}
 	return rc;
 }
 

@@ -298,9 +298,9 @@ pl_ffp_burst_end(struct sl_pipeline_ctx *ctx, unsigned n, uint64_t t0)
 	fc->cls.packets[1] += n_ll;
 	fc->cls.packets[0] += n - n_ll;
 	if (n_ll)
-		sl_lat_hist_add(&fc->cls.latency[1], ns, n_ll);
+		sl_ffp_hist_add(&fc->cls.latency[1], ns, n_ll);
 	if (n > n_ll)
-		sl_lat_hist_add(&fc->cls.latency[0], ns, n - n_ll);
+		sl_ffp_hist_add(&fc->cls.latency[0], ns, n - n_ll);
 }
 
 uint64_t
@@ -342,16 +342,42 @@ sl_pipeline_ffp_class_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned
 		if (fc == NULL)
 			continue;
 		for (unsigned k = 0; k < 2; k++) {
-			const struct sl_lat_hist *h = &fc->cls.latency[k];
+			const struct sl_ffp_hist *h = &fc->cls.latency[k];
 			st->packets[k] += fc->cls.packets[k];
 			st->latency[k].count += h->count;
 			st->latency[k].sum_ns += h->sum_ns;
 			if (h->max_ns > st->latency[k].max_ns)
 				st->latency[k].max_ns = h->max_ns;
-			for (unsigned b = 0; b < SL_LAT_BUCKETS; b++)
+			for (unsigned b = 0; b < SL_FFP_HIST_BUCKETS; b++)
 				st->latency[k].bucket[b] += h->bucket[b];
 		}
 	}
+}
+
+uint64_t
+sl_ffp_hist_quantile_ns(const struct sl_ffp_hist *h, double q)
+{
+	uint64_t total = 0, need, seen = 0;
+
+	for (unsigned b = 0; b < SL_FFP_HIST_BUCKETS; b++)
+		total += h->bucket[b];
+	if (total == 0)
+		return 0;
+	need = (uint64_t)(q * (double)total);
+	if (need == 0)
+		need = 1;
+	for (unsigned b = 0; b < SL_FFP_HIST_BUCKETS; b++) {
+		seen += h->bucket[b];
+		if (seen < need)
+			continue;
+		if (b < 8)
+			return b;
+		unsigned e = b / 8 + 2, m = b % 8;
+		uint64_t lo = (uint64_t)(8 + m) << (e - 3), w = UINT64_C(1) << (e - 3);
+		uint64_t mid = lo + w / 2;
+		return mid > h->max_ns ? h->max_ns : mid;
+	}
+	return h->max_ns;
 }
 
 /* ---- control side ---- */
@@ -533,7 +559,8 @@ pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb
 	if (!ti->eligible || ti->n_ll == 0)
 		return;
 	sl_table_stats_read(sb->tbl, &st);
-	if (ti->measured_entries == 0 || st.n_entries >= 2 * ti->measured_entries ||
+	/* Measured at creation, after a commit (new snapshot), and when the size doubles or halves. */
+	if (ti->measured_entries == 0 || pt->commit || st.n_entries >= 2 * ti->measured_entries ||
 	    2 * st.n_entries < ti->measured_entries)
 		measure(pt, sb, ti);
 	sb->ffp_search_cyc = ti->search_cyc;

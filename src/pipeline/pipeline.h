@@ -711,10 +711,41 @@ struct sl_ffp_lut_stats {
 void sl_pipeline_ffp_lut_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
 			       unsigned table_id, struct sl_ffp_lut_stats *st);
 
+/*
+ * A latency histogram fine enough for percentiles: 8 buckets per power of
+ * two (12.5 % wide), values below 8 ns exact.
+ */
+#define SL_FFP_HIST_BUCKETS 320
+struct sl_ffp_hist {
+	uint64_t count, sum_ns, max_ns;
+	uint64_t bucket[SL_FFP_HIST_BUCKETS];
+};
+static inline void
+sl_ffp_hist_add(struct sl_ffp_hist *h, uint64_t ns, uint64_t n)
+{
+	unsigned idx;
+
+	if (ns < 8) {
+		idx = (unsigned)ns;
+	} else {
+		unsigned e = 63u - (unsigned)__builtin_clzll(ns);
+		idx = (e - 2) * 8 + (unsigned)((ns >> (e - 3)) & 7);
+		if (idx >= SL_FFP_HIST_BUCKETS)
+			idx = SL_FFP_HIST_BUCKETS - 1;
+	}
+	h->bucket[idx] += n;
+	h->count += n;
+	h->sum_ns += ns * n;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+}
+/** Quantile @q (0..1) in ns: the middle of the bucket holding it; 0 when empty. */
+uint64_t sl_ffp_hist_quantile_ns(const struct sl_ffp_hist *h, double q);
+
 /** Per-class packet counts and processing-time histograms summed over workers. */
 struct sl_ffp_class_stats {
-	uint64_t packets[2];           /* [0] normal, [1] low-latency (flag still set at the end) */
-	struct sl_lat_hist latency[2]; /* burst processing time inside the pipeline, per packet */
+	uint64_t packets[2];             /* [0] normal, [1] low-latency (flag still set at the end) */
+	struct sl_ffp_hist latency[2];   /* burst time inside the pipeline, once per packet */
 };
 void sl_pipeline_ffp_class_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
 				 struct sl_ffp_class_stats *st);
