@@ -295,10 +295,10 @@ def run_switch(pcap: str, rules: str, extra: list[str], warmup: float, measure: 
         elif isinstance(v, dict) and k.startswith("table_"):
             for kk, vv in v.items():
                 r[f"{k}_{kk}"] = float(vv)
-    if isinstance(dp, dict):
-        for k in ("busy_cycles", "packets"):
-            if k in dp:
-                r[f"dp_{k}"] = float(dp[k])  # type: ignore[arg-type]
+    dpd: dict[str, Any] = dict(dp)
+    for k in ("busy_cycles", "packets"):
+        if k in dpd:
+            r[f"dp_{k}"] = float(dpd[k])
     return r
 
 
