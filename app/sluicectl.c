@@ -120,7 +120,7 @@ usage(FILE *f)
 	        "  mod-flows [--strict] FLOW  change the actions of matching flows\n"
 	        "  del-flows [--strict] [FILTER]  delete flows (all without FILTER)\n\n"
 	        "Telemetry commands:\n"
-	        "  stats [ports|tables|drops|datapath|latency|controller|info|all]\n"
+	        "  stats [ports|tables|drops|datapath|latency|controller|ffp|info|all]\n"
 	        "  monitor [--interval SEC] [--count N]   live rates (q or Ctrl-C to stop)\n"
 	        "  capture start PORT [--dir rx|tx|both] [--file PATH] [--count N]\n"
 	        "                [--bytes N] [--snaplen N]\n"
@@ -1555,6 +1555,50 @@ stats_tables(const struct sl_ctl_json *v)
 		printf("(list cut by the switch: use 'telemetry /sluice/table,N' for the rest)\n");
 }
 
+/* /sluice/ffp: the scalar members, then one row per table_N container. */
+static void
+stats_ffp(const struct sl_ctl_json *v)
+{
+	static const char *const heads[] = {"table", "active", "search ns", "probe ns",
+	                                    "LL entries", "LUT entries", "hits", "misses",
+	                                    "verified", "invalidated", "evicted"};
+	static const char *const keys[] = {"active", "search_ns", "probe_ns",
+	                                   "low_latency_entries", "entries", "hits", "misses",
+	                                   "verifications", "invalidations", "evictions"};
+	struct sl_ctl_table *kv, *t;
+	char buf[64];
+	static const char *const kvh[] = {"", ""};
+	unsigned rows = 0;
+
+	if (sl_ctl_table_create(kvh, 2, "ll", &kv) < 0)
+		return;
+	if (sl_ctl_table_create(heads, 11, "rrrrrrrrrrr", &t) < 0) {
+		sl_ctl_table_destroy(kv);
+		return;
+	}
+	for (const struct sl_ctl_json *m = v->child; m; m = m->next) {
+		if (strncmp(m->key, "table_", 6) == 0 && m->child != NULL) {
+			sl_ctl_table_add(t, m->key + 6);
+			for (unsigned k = 0; k < SL_ARRAY_SIZE(keys); k++) {
+				fmt_member(m, keys[k], buf, sizeof(buf));
+				sl_ctl_table_add(t, buf[0] ? buf : "-");
+			}
+			rows++;
+			continue;
+		}
+		fmt_value(m, buf, sizeof(buf));
+		sl_ctl_table_addf(kv, "%s:", m->key);
+		sl_ctl_table_add(kv, buf);
+	}
+	sl_ctl_table_print(kv, stdout, 0);
+	if (rows) {
+		printf("\n");
+		sl_ctl_table_print(t, stdout, 0);
+	}
+	sl_ctl_table_destroy(kv);
+	sl_ctl_table_destroy(t);
+}
+
 static void
 stats_drops(const struct sl_ctl_json *v)
 {
@@ -1645,6 +1689,7 @@ static const struct stats_section {
     {"datapath", "/sluice/datapath", stats_datapath},
     {"latency", "/sluice/latency", stats_latency},
     {"controller", "/sluice/controller", NULL}, /* key/value */
+    {"ffp", "/sluice/ffp", stats_ffp},          /* fast forwarding path (issue 6) */
 };
 
 static int
@@ -1658,7 +1703,7 @@ cmd_stats(const char *what)
 		found |= strcmp(sections[i].what, what) == 0;
 	if (!all && !found)
 		return usage_error("stats: unknown section '%s' (expected ports, tables, drops, "
-		                   "datapath, latency, controller, info or all)",
+		                   "datapath, latency, controller, ffp, info or all)",
 		                   what);
 	if ((ex = tel_connect(&t)) != 0)
 		return ex;
