@@ -1075,6 +1075,29 @@ flow_mod_init(struct sl_ofp_flow_mod *fm, uint8_t command)
 	fm->out_group = SL_GROUP_ID_ANY;
 }
 
+/*
+ * The low_latency keyword is no flow_mod flag: the flow_mod goes without it and an
+ * SL_OFPX_LL_SET selecting the same flows (strict for add-flow) follows in the batch.
+ */
+static int
+ll_set_append(struct batch *b, const struct sl_flow_spec *fs, bool strict, const char *file,
+              unsigned line)
+{
+	static struct sl_ofp_ll_set ls;
+	int rc;
+
+	memset(&ls, 0, sizeof(ls));
+	ls.table_id = fs->table_id;
+	ls.command = SL_OFPX_LL_SET_ON;
+	ls.flags = strict ? SL_OFPX_LL_STRICT : 0;
+	ls.priority = fs->priority;
+	ls.cookie = fs->cookie;
+	ls.cookie_mask = fs->cookie_mask;
+	ls.match = fs->match;
+	rc = sl_ofp_ll_set_encode(&b->msgs, 0, &ls);
+	return rc == 0 ? batch_add_origin(b, file, line) : rc;
+}
+
 /* Loader callbacks: encode each item with xid 0 (assigned once connected). */
 static int
 on_table_decl(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
@@ -1110,18 +1133,8 @@ on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
 	}
 	if (rc == 0)
 		rc = batch_add_origin(b, err->file, err->line);
-	if (rc == 0 && (fs->flags & SL_FF_LOW_LATENCY)) {
-		static struct sl_ofp_ll_set ls;
-		memset(&ls, 0, sizeof(ls));
-		ls.table_id = fs->table_id;
-		ls.command = SL_OFPX_LL_SET_ON;
-		ls.flags = SL_OFPX_LL_STRICT;
-		ls.priority = fs->priority;
-		ls.match = fs->match;
-		rc = sl_ofp_ll_set_encode(&b->msgs, 0, &ls);
-		if (rc == 0)
-			rc = batch_add_origin(b, err->file, err->line);
-	}
+	if (rc == 0 && (fs->flags & SL_FF_LOW_LATENCY))
+		rc = ll_set_append(b, fs, true, err->file, err->line);
 	return rc;
 }
 
@@ -1223,9 +1236,13 @@ cmd_add_flow(const char *cmd, const char *text, uint8_t command)
 		return usage_error("%s: %s", cmd, buf);
 	}
 	sl_ofp_buf_init(&b.msgs);
+	bool ll = fm.spec.flags & SL_FF_LOW_LATENCY;
+	fm.spec.flags &= (uint16_t)~SL_FF_LOW_LATENCY;
 	rc = sl_ofp_flow_mod_encode(&b.msgs, 0, &fm);
 	if (rc == 0)
 		rc = batch_add_origin(&b, NULL, 0);
+	if (rc == 0 && ll)
+		rc = ll_set_append(&b, &fm.spec, command != SL_OFPFC_MODIFY, NULL, 0);
 	if (rc < 0) {
 		batch_free(&b);
 		if (rc == -EMSGSIZE)
