@@ -39,6 +39,13 @@ pl_ffp_ctx_destroy(struct ffp_ctx *f)
 	free(f);
 }
 
+/* A flow's marks, as the control thread may change them at any time. */
+static inline bool
+flow_ll(const struct sl_flow *f)
+{
+	return __atomic_load_n(&f->ll, __ATOMIC_RELAXED) != 0;
+}
+
 static inline bool
 rule_matches(const struct ffp_jent *e, const uint8_t *key, unsigned size)
 {
@@ -89,7 +96,6 @@ verify(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct ffp_lut *
        struct ffp_rec *r, unsigned lane, bool *searched, bool *found)
 {
 	const struct ffp_journal *j = pt->ffpj;
-	const struct ffp_tinfo *ti = NULL;
 	unsigned size = pt->layout.key_size;
 	bool lpm = pt->tbl->params.kind == SL_TABLE_LPM;
 	const struct sl_flow *f = r->flow;
@@ -116,7 +122,6 @@ verify(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct ffp_lut *
 	 * Cost model (seed 4.2.3): walking the list costs a comparison per
 	 * change; when that exceeds one table search, search instead.
 	 */
-	(void)ti;
 	uint64_t list_cyc = (uint64_t)(j->n - lo) * pt->ffp_cmp_cyc;
 	if (list_cyc > pt->ffp_search_cyc)
 		need_search = true;
@@ -149,7 +154,7 @@ verify(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct ffp_lut *
 		*found = sl_table_lookup_burst(pt->tbl, ctx->keyp, one, ctx->hits) & one;
 		if (*found)
 			hit = ctx->hits[lane];
-		if (*found && ((const struct sl_flow *)hit)->ll) {
+		if (*found && flow_ll(hit)) {
 			if (hit != r->flow)
 				lut->st.replacements++;
 			r->flow = hit;
@@ -161,7 +166,7 @@ verify(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct ffp_lut *
 		return NULL;
 	}
 	/* No extra rule wins: the list is cleared (the record is current again). */
-	if (!f->ll) {
+	if (!flow_ll(f)) {
 		rec_drop(lut, r);
 		return NULL;
 	}
@@ -209,7 +214,7 @@ pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned 
 		const struct sl_flow *f;
 		if (sl_likely(r->seq == pt->version)) {
 			f = r->flow; /* the table has not changed since: still its winner */
-			if (sl_unlikely(!f->ll)) {
+			if (sl_unlikely(!flow_ll(f))) {
 				rec_drop(lut, r); /* mark cleared */
 				lut->st.misses++;
 				continue;
@@ -246,7 +251,7 @@ pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigne
 	SL_FOR_EACH_LANE(i, lanes)
 	{
 		const struct sl_flow *f = ctx->hits[i];
-		if (!f->ll)
+		if (!flow_ll(f))
 			continue;
 		if (li < 0) {
 			if (fc->n_luts == FFP_LUTS_MAX) {
@@ -671,6 +676,7 @@ void
 sl_pipeline_ffp_auto_set(struct sl_pipeline *pl, const struct sl_ffp_auto *a)
 {
 	pl->ffp_auto = *a;
+	pl->ffp_auto_last = 0; /* rates count from the next check */
 	if (a->enabled)
 		return;
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
@@ -697,14 +703,13 @@ sl_pipeline_ffp_auto_get(const struct sl_pipeline *pl, struct sl_ffp_auto *a)
 void
 pl_ffp_promote(struct sl_pipeline *pl, uint64_t now)
 {
-	static uint64_t last_now;
 	const struct sl_ffp_auto *a = &pl->ffp_auto;
 	uint64_t hz = sl_pipeline_tsc_hz();
 
 	if (!a->enabled || hz == 0)
 		return;
-	double secs = last_now ? (double)(now - last_now) / (double)hz : 0;
-	last_now = now;
+	double secs = pl->ffp_auto_last ? (double)(now - pl->ffp_auto_last) / (double)hz : 0;
+	pl->ffp_auto_last = now;
 	if (secs <= 0)
 		return;
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {

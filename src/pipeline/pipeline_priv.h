@@ -88,6 +88,7 @@ struct sl_pipeline {
 	bool ffp_off;                /* fast forwarding path disabled (default on) */
 	bool ffp_no_model;           /* LUT wherever eligible, whatever the cost model says */
 	struct sl_ffp_auto ffp_auto; /* auto-promotion policy */
+	uint64_t ffp_auto_last;      /* TSC of the last auto-promotion check, 0 = none yet */
 };
 
 /* Add to a flow or group counter several workers may write (one writer: plain add). */

@@ -735,7 +735,8 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			struct sl_flow *f = ctx->hits[i];
 			uint8_t reason = SL_DROP_NO_OUTPUT;
 
-			if (!f->ll) /* a normal entry: the packet is no longer low-latency */
+			/* A normal entry: the packet is no longer low-latency (marks change live). */
+			if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED))
 				ctx->ll_lanes &= ~(UINT64_C(1) << i);
 			if (f != run_flow) {
 				credit(pl, run_flow, run_pkts, run_bytes, now);
