@@ -542,11 +542,15 @@ measure(struct pl_table *pt, const struct pl_dtable *sb, struct ffp_tinfo *ti)
 	ti->probe_cyc = best_p / MEASURE_KEYS + 1;
 	ti->cmp_cyc = best_c / MEASURE_KEYS + 1;
 	/*
-	 * A LUT pays when a hit saves more than a miss costs: the search must
-	 * cost clearly more than the probe (a low-latency lane that misses pays
-	 * both).  Never a LUT that would only add the probe.
+	 * A LUT pays when a hit saves more than a miss costs (seed 4.2.2: W =
+	 * t_pipeline - t_fp on a hit, -t_fp on a miss): the search must cost
+	 * more than two probes plus a margin of 4 ns for what the timing loop
+	 * does not see (the lane bookkeeping around a probe).  Tables whose
+	 * search is only a few ns (the IoV scenario's WSM table, small Ethernet
+	 * tables) get none, so their normal packets never pay a probe.
 	 */
-	ti->pays = ti->search_cyc > ti->probe_cyc + ti->probe_cyc / 2;
+	uint64_t hz = sl_pipeline_tsc_hz(), margin = hz ? hz / 250000000 : 8; /* 4 ns */
+	ti->pays = ti->search_cyc > 2 * ti->probe_cyc + margin;
 	sl_table_stats_read(sb->tbl, &st);
 	ti->measured_entries = st.n_entries ? st.n_entries : 1;
 }
