@@ -1733,6 +1733,8 @@ cmd_stats(const char *what)
 
 		if (!all && strcmp(s->what, what) != 0)
 			continue;
+		if (all && strcmp(s->what, "ffp") == 0)
+			continue; /* only on request: 'stats all' keeps its sections */
 		ex = tel_get(t, s->cmd, NULL, &doc, &v);
 		if (ex) {
 			worst = worst ? worst : ex;
