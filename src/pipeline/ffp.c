@@ -61,9 +61,16 @@ rule_matches(const struct ffp_jent *e, const uint8_t *key, unsigned size)
 	return diff == 0;
 }
 
+static inline uint16_t
+tag_of(uint32_t h)
+{
+	return (uint16_t)((h >> 16) | 1);
+}
+
 static inline void
 rec_drop(struct ffp_lut *lut, struct ffp_rec *r)
 {
+	lut->tag[r - lut->rec] = 0;
 	r->used = 0;
 	lut->st.entries--;
 	lut->st.invalidations++;
@@ -188,21 +195,38 @@ pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned 
 	if (li < 0)
 		return 0; /* nothing filled yet: every lane continues in the pipeline */
 	struct ffp_lut *lut = fc->luts[li];
+	uint64_t cand = 0;
+	/* Stage A: hash, prefetch the set's tags. */
 	SL_FOR_EACH_LANE(i, lanes)
 	{
 		uint32_t h = dc_hash(ctx->keys[i], size, (uint8_t)t);
-		struct ffp_rec *s = &lut->rec[(h & (FFP_SETS - 1)) * FFP_WAYS];
-		fc->rsets[i] = s;
-		sl_prefetch0(s);
-		sl_prefetch0(s + 1);
+		fc->rset[i] = h & (FFP_SETS - 1);
+		fc->rtag[i] = tag_of(h);
+		sl_prefetch0(&lut->tag[fc->rset[i] * FFP_WAYS]);
 	}
+	/* Stage B: tags; prefetch the records whose tag matches. */
 	SL_FOR_EACH_LANE(i, lanes)
 	{
-		struct ffp_rec *s = fc->rsets[i], *r = NULL;
+		const uint16_t *tg = &lut->tag[fc->rset[i] * FFP_WAYS];
+		uint8_t ways = 0;
+		for (unsigned w = 0; w < FFP_WAYS; w++)
+			if (tg[w] == fc->rtag[i]) {
+				ways |= (uint8_t)(1u << w);
+				sl_prefetch0(&lut->rec[fc->rset[i] * FFP_WAYS + w]);
+			}
+		fc->rways[i] = ways;
+		cand |= (uint64_t)(ways != 0) << i;
+	}
+	lut->st.misses += (uint64_t)__builtin_popcountll(lanes & ~cand);
+	/* Stage C: whole keys of the candidates. */
+	SL_FOR_EACH_LANE(i, cand)
+	{
+		struct ffp_rec *s = &lut->rec[fc->rset[i] * FFP_WAYS], *r = NULL;
 		unsigned w;
 
 		for (w = 0; w < FFP_WAYS; w++)
-			if (s[w].used && dc_key_equal(s[w].key, ctx->keys[i], size)) {
+			if ((fc->rways[i] >> w & 1) && s[w].used &&
+			    dc_key_equal(s[w].key, ctx->keys[i], size)) {
 				r = &s[w];
 				break;
 			}
@@ -262,12 +286,13 @@ pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigne
 			fc->lut_of[t] = (int8_t)li;
 		}
 		struct ffp_lut *lut = fc->luts[li];
-		uint32_t set = dc_hash(ctx->keys[i], size, (uint8_t)t) & (FFP_SETS - 1);
+		uint32_t h = dc_hash(ctx->keys[i], size, (uint8_t)t), set = h & (FFP_SETS - 1);
 		struct ffp_rec *s = &lut->rec[set * FFP_WAYS], *r = NULL;
 		unsigned w;
 
 		for (w = 0; w < FFP_WAYS; w++)
-			if (s[w].used && dc_key_equal(s[w].key, ctx->keys[i], size)) {
+			if (s[w].used && lut->tag[set * FFP_WAYS + w] == tag_of(h) &&
+			    dc_key_equal(s[w].key, ctx->keys[i], size)) {
 				r = &s[w]; /* refresh (a verification dropped nothing, or a race in the burst) */
 				break;
 			}
@@ -290,6 +315,7 @@ pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigne
 		r->eff = flow_eff(pt, f);
 		r->seq = pt->version;
 		r->used = 1;
+		lut->tag[set * FFP_WAYS + w] = tag_of(h);
 	}
 }
 
@@ -490,6 +516,7 @@ measure(struct pl_table *pt, const struct pl_dtable *sb, struct ffp_tinfo *ti)
 {
 	static uint8_t keys[MEASURE_KEYS][SL_KEY_MAX] __attribute__((aligned(64)));
 	static struct ffp_rec recs[256 * FFP_WAYS];
+	static uint16_t tags[256 * FFP_WAYS];
 	const uint8_t *keyp[MEASURE_KEYS];
 	void *hits[MEASURE_KEYS];
 	struct sample_arg a = {.keys = keys, .cap = MEASURE_KEYS, .size = sb->layout.key_size,
@@ -506,9 +533,13 @@ measure(struct pl_table *pt, const struct pl_dtable *sb, struct ffp_tinfo *ti)
 	for (unsigned i = 0; i < MEASURE_KEYS; i++)
 		keyp[i] = keys[i];
 	memset(recs, 0, sizeof(recs));
-	for (unsigned i = 0; i < 256 * FFP_WAYS; i += 3) {
-		recs[i].used = 1;
-		memcpy(recs[i].key, keys[i % MEASURE_KEYS], size);
+	memset(tags, 0, sizeof(tags));
+	for (unsigned i = 0; i < MEASURE_KEYS; i++) { /* every key present: the hit path */
+		uint32_t h = dc_hash(keys[i], size, 0);
+		unsigned slot = (h & 255) * FFP_WAYS + (i & 1);
+		recs[slot].used = 1;
+		tags[slot] = tag_of(h);
+		memcpy(recs[slot].key, keys[i], size);
 	}
 	/* Best of several rounds: the least disturbed by other work on the core. */
 	for (unsigned rep = 0; rep < MEASURE_REPS; rep++) {
@@ -517,10 +548,11 @@ measure(struct pl_table *pt, const struct pl_dtable *sb, struct ffp_tinfo *ti)
 					      hits);
 		uint64_t t1 = sl_pipeline_tsc();
 		for (unsigned i = 0; i < MEASURE_KEYS; i++) {
-			const struct ffp_rec *s =
-				&recs[(dc_hash(keys[i], size, 0) & 255) * FFP_WAYS];
+			uint32_t h = dc_hash(keys[i], size, 0);
+			unsigned set = (h & 255) * FFP_WAYS;
 			for (unsigned w = 0; w < FFP_WAYS; w++)
-				sink += s[w].used && dc_key_equal(s[w].key, keys[i], size);
+				sink += tags[set + w] == tag_of(h) &&
+					dc_key_equal(recs[set + w].key, keys[i], size);
 		}
 		uint64_t t2 = sl_pipeline_tsc();
 		for (unsigned i = 0; i < MEASURE_KEYS; i++) {
@@ -538,18 +570,19 @@ measure(struct pl_table *pt, const struct pl_dtable *sb, struct ffp_tinfo *ti)
 			best_c = t3 - t2;
 	}
 	(void)sink;
-	ti->search_cyc = best_s / MEASURE_KEYS + 1;
-	ti->probe_cyc = best_p / MEASURE_KEYS + 1;
-	ti->cmp_cyc = best_c / MEASURE_KEYS + 1;
+	/* Per key, in 1/16 cycles (a few-cycle probe needs the resolution). */
+	ti->search_cyc = best_s * 16 / MEASURE_KEYS + 1;
+	ti->probe_cyc = best_p * 16 / MEASURE_KEYS + 1;
+	ti->cmp_cyc = best_c * 16 / MEASURE_KEYS + 1;
 	/*
 	 * A LUT pays when a hit saves more than a miss costs (seed 4.2.2: W =
 	 * t_pipeline - t_fp on a hit, -t_fp on a miss): the search must cost
-	 * more than two probes plus a margin of 4 ns for what the timing loop
+	 * more than two probes plus a margin of 2 ns for what the timing loop
 	 * does not see (the lane bookkeeping around a probe).  Tables whose
 	 * search is only a few ns (the IoV scenario's WSM table, small Ethernet
 	 * tables) get none, so their normal packets never pay a probe.
 	 */
-	uint64_t hz = sl_pipeline_tsc_hz(), margin = hz ? hz / 250000000 : 8; /* 4 ns */
+	uint64_t hz = sl_pipeline_tsc_hz(), margin = 16 * (hz ? hz / 500000000 : 4); /* 2 ns */
 	ti->pays = ti->search_cyc > 2 * ti->probe_cyc + margin;
 	sl_table_stats_read(sb->tbl, &st);
 	ti->measured_entries = st.n_entries ? st.n_entries : 1;
@@ -751,7 +784,7 @@ sl_pipeline_ffp_table_info(const struct sl_pipeline *pl, unsigned table_id,
 	info->pays = ti->pays;
 	info->n_ll = ti->n_ll;
 	if (hz) {
-		info->search_ns = (uint32_t)(ti->search_cyc * 1000000000ull / hz);
-		info->probe_ns = (uint32_t)(ti->probe_cyc * 1000000000ull / hz);
+		info->search_ns = (uint32_t)(ti->search_cyc * 1000000000ull / 16 / hz);
+		info->probe_ns = (uint32_t)(ti->probe_cyc * 1000000000ull / 16 / hz);
 	}
 }

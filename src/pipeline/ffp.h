@@ -62,7 +62,7 @@ struct ffp_tinfo {
 	bool broken;            /* out of memory once: never on again */
 	unsigned n_ll;          /* low-latency entries in the table */
 	uint32_t measured_entries;
-	uint64_t search_cyc;    /* per key, TSC */
+	uint64_t search_cyc;    /* per key, TSC cycles x 16 */
 	uint64_t probe_cyc;
 	uint64_t cmp_cyc;       /* one extra-rule comparison */
 };
@@ -77,6 +77,13 @@ struct ffp_rec {
 } __attribute__((aligned(64)));
 
 struct ffp_lut {
+	/*
+	 * 16-bit tags beside the records (0 = empty): a probe reads 4 bytes of
+	 * a 16 KB array that stays in cache and touches a record only when a
+	 * tag matches, so a miss (a normal packet still flagged) costs a hash
+	 * and no memory access to the 512 KB of records.
+	 */
+	uint16_t tag[FFP_SETS * FFP_WAYS];
 	struct ffp_rec rec[FFP_SETS * FFP_WAYS];
 	uint8_t lru[FFP_SETS];    /* way to evict next */
 	struct sl_ffp_lut_stats st;
@@ -89,7 +96,9 @@ struct ffp_ctx {
 	uint64_t lat_mult;
 	uint64_t ll_cycles;           /* cost-model samples: not used by the datapath */
 	struct sl_ffp_class_stats cls;
-	struct ffp_rec *rsets[SL_BURST_MAX];
+	uint32_t rset[SL_BURST_MAX];   /* per lane: set index */
+	uint8_t rways[SL_BURST_MAX];   /* per lane: ways whose tag matched */
+	uint16_t rtag[SL_BURST_MAX];
 	struct ffp_lut *luts[FFP_LUTS_MAX];
 };
 
