@@ -493,7 +493,7 @@ enum {
 enum {
 	SL_OFPX_TABLE_DECLARE = 1, /* declare a table: body in docs/openflow-experimenter.md */
 };
-/* Fast forwarding path (issue 6; docs/openflow.md 12.5, 12.6). */
+/* Fast forwarding path (issue 6; docs/openflow.md 12.6, 12.7). */
 enum {
 	SL_OFPX_LL_SET = 2,     /* set or clear the low-latency mark of selected flows */
 	SL_OFPX_FFP_CONFIG = 3, /* FFP on/off, cost model, auto-promotion policy */
@@ -1404,7 +1404,7 @@ int sl_ofp_table_features_entry_decode(const uint8_t *body, size_t len, size_t *
 
 /*
  * Fast forwarding path experimenter messages (ofp_ffp.c; byte layouts in
- * docs/openflow.md sections 12.5 and 12.6).
+ * docs/openflow.md sections 12.6 and 12.7).
  */
 
 /** SL_OFPX_LL_SET: set or clear the low-latency mark on the flows a filter selects. */

@@ -2,7 +2,7 @@
 /*
  * Sluice experimenter messages of the fast forwarding path (issue 6):
  * SL_OFPX_LL_SET (exp_type 2) and SL_OFPX_FFP_CONFIG (exp_type 3).  Byte
- * layouts: docs/openflow.md section 12.5 and 12.6.
+ * layouts: docs/openflow.md section 12.6 and 12.7.
  */
 #include "ofp.h"
 #include "ofp_priv.h"

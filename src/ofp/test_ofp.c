@@ -2055,7 +2055,7 @@ test_fixed_lengths(void)
 	      "names");
 }
 
-/* Fast forwarding path experimenter messages: docs/openflow.md 12.5 and 12.6 byte for byte. */
+/* Fast forwarding path experimenter messages: docs/openflow.md 12.6 and 12.7 byte for byte. */
 static void
 test_ffp_experimenter(void)
 {

@@ -1,4 +1,4 @@
-"""The fast forwarding path's experimenter messages (docs/openflow.md 12.5, 12.6):
+"""The fast forwarding path's experimenter messages (docs/openflow.md 12.6, 12.7):
 the Python encoders and the os-ken helpers produce the bytes the C codec's golden
 vectors (src/ofp/test_ofp.c, test_ffp_experimenter) pin."""
 

@@ -486,7 +486,7 @@ def flow_stats_request(table_id: int = OFPTT_ALL, match_oxms: Sequence[bytes] = 
 SL_EXPERIMENTER_ID = 0x534C5543
 #: Experimenter message types under SL_EXPERIMENTER_ID.
 SL_OFPX_TABLE_DECLARE = 1
-#: Fast forwarding path (docs/openflow.md 12.5, 12.6): low-latency marks, FFP configuration.
+#: Fast forwarding path (docs/openflow.md 12.6, 12.7): low-latency marks, FFP configuration.
 SL_OFPX_LL_SET = 2
 SL_OFPX_FFP_CONFIG = 3
 SL_OFPX_LL_STRICT = 0x1

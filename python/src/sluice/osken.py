@@ -193,7 +193,7 @@ def ll_set_msg(datapath: Datapath, table_id: int, match: Any = (), *, on: bool =
                priority: int = 0x8000, strict: bool = True, cookie: int = 0,
                cookie_mask: int = 0) -> Msg:
     """An ``OFPExperimenter`` SL_OFPX_LL_SET (not sent): mark (@on) or unmark the flows
-    selected like a flow_mod modify as low-latency (docs/openflow.md 12.5).  @match: an
+    selected like a flow_mod modify as low-latency (docs/openflow.md 12.6).  @match: an
     os-ken ``OFPMatch``, encoded ofp_match bytes, or a list of :mod:`sluice.ofp` OXMs."""
     data = ofp.ll_set_data(table_id, _match_bytes(match), on=on, priority=priority,
                            strict=strict, cookie=cookie, cookie_mask=cookie_mask)
@@ -212,7 +212,7 @@ def set_low_latency(datapath: Datapath, table_id: int, match: Any = (), *, on: b
 
 def ffp_config_msg(datapath: Datapath, enabled: bool = True, *, cost_model: bool = True,
                    auto_pps: int = 0, auto_min_timeout: int = 0) -> Msg:
-    """An ``OFPExperimenter`` SL_OFPX_FFP_CONFIG (not sent; docs/openflow.md 12.6)."""
+    """An ``OFPExperimenter`` SL_OFPX_FFP_CONFIG (not sent; docs/openflow.md 12.7)."""
     data = ofp.ffp_config_data(enabled, cost_model=cost_model, auto_pps=auto_pps,
                                auto_min_timeout=auto_min_timeout)
     return _parser(datapath).OFPExperimenter(datapath, experimenter=ofp.SL_EXPERIMENTER_ID,
