@@ -401,10 +401,10 @@ sl_ffp_hist_quantile_ns(const struct sl_ffp_hist *h, double q)
 		seen += h->bucket[b];
 		if (seen < need)
 			continue;
-		if (b < 8)
+		if (b < 32)
 			return b;
-		unsigned e = b / 8 + 2, m = b % 8;
-		uint64_t lo = (uint64_t)(8 + m) << (e - 3), w = UINT64_C(1) << (e - 3);
+		unsigned e = b / 32 + 4, m = b % 32;
+		uint64_t lo = (uint64_t)(32 + m) << (e - 5), w = UINT64_C(1) << (e - 5);
 		uint64_t mid = lo + w / 2;
 		return mid > h->max_ns ? h->max_ns : mid;
 	}
@@ -575,15 +575,17 @@ measure(struct pl_table *pt, const struct pl_dtable *sb, struct ffp_tinfo *ti)
 	ti->probe_cyc = best_p * 16 / MEASURE_KEYS + 1;
 	ti->cmp_cyc = best_c * 16 / MEASURE_KEYS + 1;
 	/*
-	 * A LUT pays when a hit saves more than a miss costs (seed 4.2.2: W =
-	 * t_pipeline - t_fp on a hit, -t_fp on a miss): the search must cost
-	 * more than two probes plus a margin of 2 ns for what the timing loop
-	 * does not see (the lane bookkeeping around a probe).  Tables whose
+	 * A LUT pays when hits save more than misses cost (seed 4.2.2: W =
+	 * t_pipeline - t_fp on a hit, -t_fp on a miss): with a fraction p of
+	 * probes hitting, p * (search - probe) > (1 - p) * probe, i.e. p >
+	 * probe / search.  Keep a LUT when the search costs more than 1.5 probes
+	 * plus 1 ns (for the lane bookkeeping the timing loop does not see):
+	 * then it pays as soon as two thirds of the probes hit.  Tables whose
 	 * search is only a few ns (the IoV scenario's WSM table, small Ethernet
-	 * tables) get none, so their normal packets never pay a probe.
+	 * tables) get none, so their packets never pay a probe.
 	 */
-	uint64_t hz = sl_pipeline_tsc_hz(), margin = 16 * (hz ? hz / 500000000 : 4); /* 2 ns */
-	ti->pays = ti->search_cyc > 2 * ti->probe_cyc + margin;
+	uint64_t hz = sl_pipeline_tsc_hz(), margin = 16 * (hz ? hz / 1000000000 : 2); /* 1 ns */
+	ti->pays = ti->search_cyc > ti->probe_cyc + ti->probe_cyc / 2 + margin;
 	sl_table_stats_read(sb->tbl, &st);
 	ti->measured_entries = st.n_entries ? st.n_entries : 1;
 }

@@ -712,10 +712,10 @@ void sl_pipeline_ffp_lut_stats(const struct sl_pipeline_ctx *const ctxs[], unsig
 			       unsigned table_id, struct sl_ffp_lut_stats *st);
 
 /*
- * A latency histogram fine enough for percentiles: 8 buckets per power of
- * two (12.5 % wide), values below 8 ns exact.
+ * A latency histogram fine enough for percentiles: 32 buckets per power of
+ * two (3.1 % wide), values below 32 ns exact.
  */
-#define SL_FFP_HIST_BUCKETS 320
+#define SL_FFP_HIST_BUCKETS 1280
 struct sl_ffp_hist {
 	uint64_t count, sum_ns, max_ns;
 	uint64_t bucket[SL_FFP_HIST_BUCKETS];
@@ -725,11 +725,11 @@ sl_ffp_hist_add(struct sl_ffp_hist *h, uint64_t ns, uint64_t n)
 {
 	unsigned idx;
 
-	if (ns < 8) {
+	if (ns < 32) {
 		idx = (unsigned)ns;
 	} else {
 		unsigned e = 63u - (unsigned)__builtin_clzll(ns);
-		idx = (e - 2) * 8 + (unsigned)((ns >> (e - 3)) & 7);
+		idx = (e - 4) * 32 + (unsigned)((ns >> (e - 5)) & 31);
 		if (idx >= SL_FFP_HIST_BUCKETS)
 			idx = SL_FFP_HIST_BUCKETS - 1;
 	}

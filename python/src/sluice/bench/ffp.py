@@ -422,6 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "ll_p50": med(rr, "low_latency_p50_ns"),
                         "ll_p99": med(rr, "low_latency_p99_ns"),
                         "normal_p50": med(rr, "normal_p50_ns"),
+                        "normal_mean": med(rr, "normal_mean_ns"),
                         "normal_p99": med(rr, "normal_p99_ns"),
                     }
             data[sc_name] = d
@@ -450,6 +451,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if m["pipeline"]["normal_p50"]:
                     results[f"{sc_name}_normal_latency_ratio"] = round(
                         m["composite"]["normal_p50"] / m["pipeline"]["normal_p50"], 3)
+                if m["pipeline"]["normal_mean"]:
+                    results[f"{sc_name}_normal_latency_ratio_mean"] = round(
+                        m["composite"]["normal_mean"] / m["pipeline"]["normal_mean"], 3)
             if 0 in d["share"]:
                 m = d["share"][0]
                 if m["pipeline"]["mpps"]:
