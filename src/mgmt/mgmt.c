@@ -478,13 +478,14 @@ ffp_class(struct rte_tel_data *d, const char *name, uint64_t packets, const stru
 static int
 h_ffp(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
-	const struct sl_pipeline_ctx *ctxs[1] = {mgmt->p.worker->ctx};
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = sl_worker_ctxs(mgmt->p.worker, ctxs, SL_DISPATCH_WORKERS_MAX);
 	static struct sl_ffp_class_stats cs;
 	struct sl_ffp_auto a;
 	char key[24];
 
 	(void)params, (void)err, (void)err_size;
-	sl_pipeline_ffp_class_stats(ctxs, 1, &cs);
+	sl_pipeline_ffp_class_stats(ctxs, n_ctxs, &cs);
 	sl_pipeline_ffp_auto_get(mgmt->p.pl, &a);
 	rte_tel_data_start_dict(d);
 	dict_u64(d, "auto_promotion", a.enabled);
@@ -498,7 +499,7 @@ h_ffp(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 		struct rte_tel_data *c;
 
 		sl_pipeline_ffp_table_info(mgmt->p.pl, (unsigned)t, &ti);
-		sl_pipeline_ffp_lut_stats(ctxs, 1, (unsigned)t, &ls);
+		sl_pipeline_ffp_lut_stats(ctxs, n_ctxs, (unsigned)t, &ls);
 		if (!ti.eligible && ti.n_ll == 0 && ls.inserts == 0)
 			continue;
 		c = rte_tel_data_alloc();
