@@ -64,6 +64,9 @@ struct options {
 	bool check_only;
 	bool quiet;
 	bool no_cache;
+	bool no_ffp;                 /* --no-ffp (issue 6) */
+	bool ffp_no_model;           /* --ffp-no-cost-model */
+	struct sl_ffp_auto ffp_auto; /* --ffp-auto PPS[:MIN_TIMEOUT] */
 	const char *controllers[16]; /* --controller targets */
 	unsigned n_controllers;
 	uint64_t dpid;
@@ -151,6 +154,12 @@ usage(FILE *f)
 		"  -q, --quiet              no periodic stats\n"
 		"      --no-cache           no decision cache before mask tables (measures the\n"
 		"                           classifiers alone; results are the same)\n"
+		"      --no-ffp             no fast forwarding path for low-latency entries\n"
+		"                           (pipeline only; results are the same)\n"
+		"      --ffp-no-cost-model  a fast-path LUT before every mask/lpm table with\n"
+		"                           low-latency entries, even where it does not pay\n"
+		"      --ffp-auto PPS[:T]   auto-promote entries without timeouts (or with\n"
+		"                           timeouts >= T s) hit >= PPS times a second\n"
 		"  -V, --version            print the version\n"
 		"  -h, --help               this help\n\n"
 		"Default EAL options (when none follow '--'): -l 0,1 (or -l 0 on one CPU); with\n"
@@ -211,6 +220,9 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"check", no_argument, NULL, 'c'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"no-cache", no_argument, NULL, 'N'},
+		{"no-ffp", no_argument, NULL, 0x601},
+		{"ffp-no-cost-model", no_argument, NULL, 0x602},
+		{"ffp-auto", required_argument, NULL, 0x603},
 		{"controller", required_argument, NULL, 'C'},
 		{"dpid", required_argument, NULL, 'I'},
 		{"fail-mode", required_argument, NULL, 'M'},
@@ -414,6 +426,29 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		case 'N':
 			o->no_cache = true;
 			break;
+		case 0x601:
+			o->no_ffp = true;
+			break;
+		case 0x602:
+			o->ffp_no_model = true;
+			break;
+		case 0x603: {
+			char pps[32], *colon;
+			snprintf(pps, sizeof(pps), "%s", optarg);
+			colon = strchr(pps, ':');
+			if (colon != NULL)
+				*colon = '\0';
+			if (parse_number("--ffp-auto", pps, 1, 4294967295.0, &v) < 0)
+				return -1;
+			o->ffp_auto.min_pps = (uint32_t)v;
+			if (colon != NULL) {
+				if (parse_number("--ffp-auto timeout", colon + 1, 0, 65535, &v) < 0)
+					return -1;
+				o->ffp_auto.min_timeout = (uint16_t)v;
+			}
+			o->ffp_auto.enabled = true;
+			break;
+		}
 		case 'V':
 			printf("sluice %s (%s; OpenFlow 1.3)\n", SL_VERSION, rte_version());
 			*exit_now = 0;
@@ -1068,6 +1103,9 @@ main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	sl_pipeline_cache_enable(pl, !o.no_cache);
+	sl_pipeline_ffp_enable(pl, !o.no_ffp);
+	sl_pipeline_ffp_cost_model(pl, !o.ffp_no_model);
+	sl_pipeline_ffp_auto_set(pl, &o.ffp_auto);
 	if (o.check_only) {
 		/* No EAL: mask tables validate with their portable structure only. */
 		if (load_rules(pl, &o) < 0) {

@@ -126,7 +126,7 @@ usage(FILE *f)
 	        "  add-states FILE|-          set-state arguments, one set per line\n"
 	        "  del-states TABLE [KEY]     delete a flow's state (all without KEY)\n\n"
 	        "Telemetry commands:\n"
-	        "  stats [ports|tables|drops|datapath|latency|controller|info|all]\n"
+	        "  stats [ports|tables|drops|datapath|latency|controller|ffp|info|all]\n"
 	        "  monitor [--interval SEC] [--count N]   live rates (q or Ctrl-C to stop)\n"
 	        "  capture start PORT [--dir rx|tx|both] [--file PATH] [--count N]\n"
 	        "                [--bytes N] [--snaplen N]\n"
@@ -1081,6 +1081,29 @@ flow_mod_init(struct sl_ofp_flow_mod *fm, uint8_t command)
 	fm->out_group = SL_GROUP_ID_ANY;
 }
 
+/*
+ * The low_latency keyword is no flow_mod flag: the flow_mod goes without it and an
+ * SL_OFPX_LL_SET selecting the same flows (strict for add-flow) follows in the batch.
+ */
+static int
+ll_set_append(struct batch *b, const struct sl_flow_spec *fs, bool strict, const char *file,
+              unsigned line)
+{
+	static struct sl_ofp_ll_set ls;
+	int rc;
+
+	memset(&ls, 0, sizeof(ls));
+	ls.table_id = fs->table_id;
+	ls.command = SL_OFPX_LL_SET_ON;
+	ls.flags = strict ? SL_OFPX_LL_STRICT : 0;
+	ls.priority = fs->priority;
+	ls.cookie = fs->cookie;
+	ls.cookie_mask = fs->cookie_mask;
+	ls.match = fs->match;
+	rc = sl_ofp_ll_set_encode(&b->msgs, 0, &ls);
+	return rc == 0 ? batch_add_origin(b, file, line) : rc;
+}
+
 /* Loader callbacks: encode each item with xid 0 (assigned once connected). */
 static int
 on_table_decl(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
@@ -1108,6 +1131,8 @@ on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
 
 	flow_mod_init(&fm, SL_OFPFC_ADD);
 	fm.spec = *fs;
+	/* low_latency is no flow_mod flag: an SL_OFPX_LL_SET follows in the same batch. */
+	fm.spec.flags &= (uint16_t)~SL_FF_LOW_LATENCY;
 	rc = sl_ofp_flow_mod_encode(&b->msgs, 0, &fm);
 	if (rc == -EMSGSIZE) {
 		snprintf(err->msg, sizeof(err->msg), "flow too large for one OpenFlow message");
@@ -1115,6 +1140,8 @@ on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
 	}
 	if (rc == 0)
 		rc = batch_add_origin(b, err->file, err->line);
+	if (rc == 0 && (fs->flags & SL_FF_LOW_LATENCY))
+		rc = ll_set_append(b, fs, true, err->file, err->line);
 	return rc;
 }
 
@@ -1216,9 +1243,13 @@ cmd_add_flow(const char *cmd, const char *text, uint8_t command)
 		return usage_error("%s: %s", cmd, buf);
 	}
 	sl_ofp_buf_init(&b.msgs);
+	bool ll = fm.spec.flags & SL_FF_LOW_LATENCY;
+	fm.spec.flags &= (uint16_t)~SL_FF_LOW_LATENCY;
 	rc = sl_ofp_flow_mod_encode(&b.msgs, 0, &fm);
 	if (rc == 0)
 		rc = batch_add_origin(&b, NULL, 0);
+	if (rc == 0 && ll)
+		rc = ll_set_append(&b, &fm.spec, command != SL_OFPFC_MODIFY, NULL, 0);
 	if (rc < 0) {
 		batch_free(&b);
 		if (rc == -EMSGSIZE)
@@ -1841,6 +1872,50 @@ stats_tables(const struct sl_ctl_json *v)
 		printf("(list cut by the switch: use 'telemetry /sluice/table,N' for the rest)\n");
 }
 
+/* /sluice/ffp: the scalar members, then one row per table_N container. */
+static void
+stats_ffp(const struct sl_ctl_json *v)
+{
+	static const char *const heads[] = {"table", "active", "search ns", "probe ns",
+	                                    "LL entries", "LUT entries", "hits", "misses",
+	                                    "verified", "invalidated", "evicted"};
+	static const char *const keys[] = {"active", "search_ns", "probe_ns",
+	                                   "low_latency_entries", "entries", "hits", "misses",
+	                                   "verifications", "invalidations", "evictions"};
+	struct sl_ctl_table *kv, *t;
+	char buf[64];
+	static const char *const kvh[] = {"", ""};
+	unsigned rows = 0;
+
+	if (sl_ctl_table_create(kvh, 2, "ll", &kv) < 0)
+		return;
+	if (sl_ctl_table_create(heads, 11, "rrrrrrrrrrr", &t) < 0) {
+		sl_ctl_table_destroy(kv);
+		return;
+	}
+	for (const struct sl_ctl_json *m = v->child; m; m = m->next) {
+		if (strncmp(m->key, "table_", 6) == 0 && m->child != NULL) {
+			sl_ctl_table_add(t, m->key + 6);
+			for (unsigned k = 0; k < SL_ARRAY_SIZE(keys); k++) {
+				fmt_member(m, keys[k], buf, sizeof(buf));
+				sl_ctl_table_add(t, buf[0] ? buf : "-");
+			}
+			rows++;
+			continue;
+		}
+		fmt_value(m, buf, sizeof(buf));
+		sl_ctl_table_addf(kv, "%s:", m->key);
+		sl_ctl_table_add(kv, buf);
+	}
+	sl_ctl_table_print(kv, stdout, 0);
+	if (rows) {
+		printf("\n");
+		sl_ctl_table_print(t, stdout, 0);
+	}
+	sl_ctl_table_destroy(kv);
+	sl_ctl_table_destroy(t);
+}
+
 static void
 stats_drops(const struct sl_ctl_json *v)
 {
@@ -1931,6 +2006,7 @@ static const struct stats_section {
     {"datapath", "/sluice/datapath", stats_datapath},
     {"latency", "/sluice/latency", stats_latency},
     {"controller", "/sluice/controller", NULL}, /* key/value */
+    {"ffp", "/sluice/ffp", stats_ffp},          /* fast forwarding path (issue 6) */
 };
 
 static int
@@ -1944,7 +2020,7 @@ cmd_stats(const char *what)
 		found |= strcmp(sections[i].what, what) == 0;
 	if (!all && !found)
 		return usage_error("stats: unknown section '%s' (expected ports, tables, drops, "
-		                   "datapath, latency, controller, info or all)",
+		                   "datapath, latency, controller, ffp, info or all)",
 		                   what);
 	if ((ex = tel_connect(&t)) != 0)
 		return ex;
@@ -1957,6 +2033,8 @@ cmd_stats(const char *what)
 
 		if (!all && strcmp(s->what, what) != 0)
 			continue;
+		if (all && strcmp(s->what, "ffp") == 0)
+			continue; /* only on request: 'stats all' keeps its sections */
 		ex = tel_get(t, s->cmd, NULL, &doc, &v);
 		if (ex) {
 			worst = worst ? worst : ex;

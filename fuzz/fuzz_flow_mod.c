@@ -26,6 +26,7 @@ static unsigned long n_decoded, n_applied, n_refused;
 static struct sl_ofp_flow_mod fm;
 static struct sl_ofp_group_mod gm;
 static struct sl_table_spec ts;
+static struct sl_ofp_ll_set ls;
 
 static void
 count(int rc)
@@ -140,8 +141,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		apply_flow_mod();
 	else if (msg[1] == SL_OFPT_GROUP_MOD && sl_ofp_group_mod_decode(msg, size, &gm, &e) == 0)
 		apply_group_mod();
-	else if (msg[1] == SL_OFPT_EXPERIMENTER &&
-		 sl_ofp_table_declare_decode(msg, size, &ts, &e) == 0) {
+	else if (msg[1] == SL_OFPT_EXPERIMENTER && sl_ofp_ll_set_decode(msg, size, &ls, &e) == 0) {
+		/* Low-latency marks (issue 6): exercises the FFP's bookkeeping. */
+		struct sl_flow_filter flt;
+		sl_flow_filter_init(&flt);
+		flt.table_id = ls.table_id;
+		flt.strict = ls.flags & SL_OFPX_LL_STRICT;
+		flt.priority = ls.priority;
+		flt.cookie = ls.cookie;
+		flt.cookie_mask = ls.cookie_mask;
+		flt.match = &ls.match;
+		n_applied += sl_pipeline_flow_set_ll(pl, &flt, ls.command == SL_OFPX_LL_SET_ON) > 0;
+	} else if (msg[1] == SL_OFPT_EXPERIMENTER &&
+		   sl_ofp_table_declare_decode(msg, size, &ts, &e) == 0) {
 		/*
 		 * The pipeline bounds max_entries by SL_TABLE_ENTRIES_MAX (this target
 		 * found a multi-GB direct-table calloc before it did); a lower cap

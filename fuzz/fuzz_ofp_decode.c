@@ -22,6 +22,8 @@ static struct sl_ofp_group_mod gm, gm2;
 static struct sl_ofp_packet_out po, po2;
 static struct sl_ofp_mp_request req, req2;
 static struct sl_table_spec ts, ts2;
+static struct sl_ofp_ll_set ls, ls2;
+static struct sl_ofp_ffp_config fcf, fcf2;
 static struct sl_instructions insns;
 static struct sl_match match;
 static struct sl_action acts[SL_ACTIONS_MAX];
@@ -108,9 +110,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = sl_ofp_echo_decode(msg, size, &d, &dlen, &e);
 		break;
 	case SL_OFPT_EXPERIMENTER:
-		if ((rc = sl_ofp_experimenter_decode(msg, size, &x, &e)) == 0 &&
-		    (rc = sl_ofp_table_declare_decode(msg, size, &ts, &e)) == 0)
+		if ((rc = sl_ofp_experimenter_decode(msg, size, &x, &e)) != 0)
+			break;
+		if (x.exp_type == SL_OFPX_LL_SET) {
+			if ((rc = sl_ofp_ll_set_decode(msg, size, &ls, &e)) == 0)
+				ROUND_TRIP(sl_ofp_ll_set_encode, sl_ofp_ll_set_decode, ls, ls2);
+		} else if (x.exp_type == SL_OFPX_FFP_CONFIG) {
+			if ((rc = sl_ofp_ffp_config_decode(msg, size, &fcf, &e)) == 0)
+				ROUND_TRIP(sl_ofp_ffp_config_encode, sl_ofp_ffp_config_decode, fcf,
+					   fcf2);
+		} else if ((rc = sl_ofp_table_declare_decode(msg, size, &ts, &e)) == 0) {
 			ROUND_TRIP(sl_ofp_table_declare_encode, sl_ofp_table_declare_decode, ts, ts2);
+		}
 		break;
 	case SL_OFPT_SET_CONFIG:
 		rc = sl_ofp_set_config_decode(msg, size, &u.sc, &e);

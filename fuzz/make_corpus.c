@@ -217,6 +217,29 @@ main(int argc, char **argv)
 		sl_ofp_flow_mod_encode(&b, 706, &fm);
 		emit("state");
 	}
+	/* Fast forwarding path messages (issue 6). */
+	{
+		struct sl_ofp_ll_set ls;
+		struct sl_flow_spec fs;
+		struct sl_ofp_ffp_config fc = {.flags = SL_OFPX_FFP_ON | SL_OFPX_FFP_AUTO,
+					       .min_timeout = 60,
+					       .min_pps = 1000};
+		memset(&ls, 0, sizeof(ls));
+		if (sl_flow_parse("table=1,priority=100,tcp6,tp_dst=443,actions=drop", &fs, &pe) !=
+		    0) {
+			fprintf(stderr, "bad seed flow: %s\n", pe.msg);
+			return 1;
+		}
+		ls.table_id = 1;
+		ls.command = SL_OFPX_LL_SET_ON;
+		ls.flags = SL_OFPX_LL_STRICT;
+		ls.priority = 100;
+		ls.match = fs.match;
+		sl_ofp_ll_set_encode(&b, 700, &ls);
+		emit("ll_set");
+		sl_ofp_ffp_config_encode(&b, 701, &fc);
+		emit("ffp_config");
+	}
 	sl_ofp_buf_free(&b);
 	printf("%u seed files in %s\n", n_files, dir);
 	return 0;

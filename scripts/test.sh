@@ -16,8 +16,10 @@ if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
 	src/ofp/test_ofp_client src/ofconn/test_ofconn src/ctl/test_ctl_json \
 	src/ctl/test_ctl_client src/dispatch/test_dispatch src/pipeline/test_pipeline_workers \
 	src/state/test_state src/flowfile/test_stateful_concurrent src/ofp/test_ofp_state \
-	>/dev/null; then
+	src/pipeline/test_ffp src/pipeline/test_pipeline_diff >/dev/null; then
 	build-fuzz/src/pipeline/test_pipeline_concurrent 100000 || status=1
+	build-fuzz/src/pipeline/test_ffp >/dev/null || status=1
+	build-fuzz/src/pipeline/test_pipeline_diff 200000 >/dev/null || status=1
 	build-fuzz/src/ofp/test_ofp >/dev/null || status=1
 	build-fuzz/src/ofconn/test_ofconn >/dev/null || status=1
 	build-fuzz/src/ofp/test_ofp_client >/dev/null || status=1

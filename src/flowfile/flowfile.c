@@ -750,6 +750,7 @@ static const struct {
 	{"send_flow_rem", SL_FF_SEND_FLOW_REM},  {"check_overlap", SL_FF_CHECK_OVERLAP},
 	{"reset_counts", SL_FF_RESET_COUNTS},    {"no_packet_counts", SL_FF_NO_PKT_COUNTS},
 	{"no_byte_counts", SL_FF_NO_BYT_COUNTS},
+	{"low_latency", SL_FF_LOW_LATENCY}, /* Sluice: the fast forwarding path (issue 6) */
 };
 
 /*

@@ -28,6 +28,7 @@
  *   idle_timeout=N     seconds, 0..65535 (default 0: none)
  *   hard_timeout=N     seconds, 0..65535
  *   send_flow_rem check_overlap reset_counts no_packet_counts no_byte_counts
+ *   low_latency (Sluice: the entry serves low-latency flows; docs/ffp.md)
  *                      flow-mod flags (SL_FF_*), no value
  *
  * Shorthands (each adds its prerequisites to the match):

@@ -467,6 +467,81 @@ h_latency(const char *params, struct rte_tel_data *d, char *err, size_t err_size
 	return 0;
 }
 
+/*
+ * /sluice/ffp: the fast forwarding path (issue 6; docs/telemetry.md).  Top
+ * level: policy and per-class counts and percentiles; one container per
+ * table the FFP knows ("table_N").
+ */
+static void
+ffp_class(struct rte_tel_data *d, const char *name, uint64_t packets, const struct sl_ffp_hist *h)
+{
+	char key[48];
+
+	snprintf(key, sizeof(key), "%s_packets", name);
+	dict_u64(d, key, packets);
+	snprintf(key, sizeof(key), "%s_mean_ns", name);
+	dict_u64(d, key, h->count ? h->sum_ns / h->count : 0);
+	snprintf(key, sizeof(key), "%s_p50_ns", name);
+	dict_u64(d, key, sl_ffp_hist_quantile_ns(h, 0.50));
+	snprintf(key, sizeof(key), "%s_p99_ns", name);
+	dict_u64(d, key, sl_ffp_hist_quantile_ns(h, 0.99));
+	snprintf(key, sizeof(key), "%s_p999_ns", name);
+	dict_u64(d, key, sl_ffp_hist_quantile_ns(h, 0.999));
+	snprintf(key, sizeof(key), "%s_max_ns", name);
+	dict_u64(d, key, h->max_ns);
+}
+
+static int
+h_ffp(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = sl_worker_ctxs(mgmt->p.worker, ctxs, SL_DISPATCH_WORKERS_MAX);
+	static struct sl_ffp_class_stats cs;
+	struct sl_ffp_auto a;
+	char key[24];
+
+	(void)params, (void)err, (void)err_size;
+	sl_pipeline_ffp_class_stats(ctxs, n_ctxs, &cs);
+	sl_pipeline_ffp_auto_get(mgmt->p.pl, &a);
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "auto_promotion", a.enabled);
+	dict_u64(d, "auto_min_pps", a.min_pps);
+	dict_u64(d, "auto_min_timeout", a.min_timeout);
+	ffp_class(d, "low_latency", cs.packets[1], &cs.latency[1]);
+	ffp_class(d, "normal", cs.packets[0], &cs.latency[0]);
+	for (int t = 0; t <= sl_pipeline_last_table(mgmt->p.pl); t++) {
+		struct sl_ffp_table_info ti;
+		struct sl_ffp_lut_stats ls;
+		struct rte_tel_data *c;
+
+		sl_pipeline_ffp_table_info(mgmt->p.pl, (unsigned)t, &ti);
+		sl_pipeline_ffp_lut_stats(ctxs, n_ctxs, (unsigned)t, &ls);
+		if (!ti.eligible && ti.n_ll == 0 && ls.inserts == 0)
+			continue;
+		c = rte_tel_data_alloc();
+		if (c == NULL)
+			break;
+		rte_tel_data_start_dict(c);
+		dict_u64(c, "eligible", ti.eligible);
+		dict_u64(c, "pays", ti.pays);
+		dict_u64(c, "active", ti.active);
+		dict_u64(c, "low_latency_entries", ti.n_ll);
+		dict_u64(c, "search_ns", ti.search_ns);
+		dict_u64(c, "probe_ns", ti.probe_ns);
+		dict_u64(c, "entries", ls.entries);
+		dict_u64(c, "hits", ls.hits);
+		dict_u64(c, "misses", ls.misses);
+		dict_u64(c, "inserts", ls.inserts);
+		dict_u64(c, "verifications", ls.verifications);
+		dict_u64(c, "invalidations", ls.invalidations);
+		dict_u64(c, "replacements", ls.replacements);
+		dict_u64(c, "evictions", ls.evictions);
+		snprintf(key, sizeof(key), "table_%d", t);
+		rte_tel_data_add_dict_container(d, key, c, 0);
+	}
+	return 0;
+}
+
 static int
 h_latency_histogram(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
@@ -818,6 +893,7 @@ static const struct {
 	{"/sluice/latency", h_latency, "Latency percentiles per class. No parameters"},
 	{"/sluice/latency/histogram", h_latency_histogram,
 	 "Latency histogram (ns buckets). Parameter: pipeline | packet_in"},
+	{"/sluice/ffp", h_ffp, "Fast forwarding path: classes and LUTs. No parameters"},
 	{"/sluice/controller", h_controller, "OpenFlow agent and controller port. No parameters"},
 	{"/sluice/capture", h_capture, "Capture status. No parameters"},
 	{"/sluice/capture/start", h_capture_start,

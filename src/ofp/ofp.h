@@ -509,6 +509,11 @@ enum {
 enum sl_ofpx_action {
 	SL_OFPXAT_SET_STATE = 1, /* set_state: 32 bytes (struct sl_ofpx_action_set_state) */
 };
+/* Fast forwarding path (issue 6; docs/openflow.md 12.7, 12.8). */
+enum {
+	SL_OFPX_LL_SET = 2,     /* set or clear the low-latency mark of selected flows */
+	SL_OFPX_FFP_CONFIG = 3, /* FFP on/off, cost model, auto-promotion policy */
+};
 
 /** Experimenter OXM fields (class 0xffff, experimenter SL_OFP_EXPERIMENTER_ID). */
 enum {
@@ -1534,5 +1539,61 @@ int sl_ofp_group_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
  */
 int sl_ofp_table_features_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
                                        struct sl_ofp_table_features *tf, struct sl_ofp_error *err);
+
+/*
+ * Fast forwarding path experimenter messages (ofp_ffp.c; byte layouts in
+ * docs/openflow.md sections 12.6 and 12.7).
+ */
+
+/** SL_OFPX_LL_SET: set or clear the low-latency mark on the flows a filter selects. */
+struct sl_ofp_ll_set {
+	uint8_t table_id;     /* OFPTT_ALL (255) only when not strict */
+	uint8_t command;      /* SL_OFPX_LL_SET_OFF / _ON */
+	uint16_t flags;       /* SL_OFPX_LL_STRICT */
+	uint16_t priority;    /* strict only */
+	uint64_t cookie, cookie_mask;
+	struct sl_match match;
+};
+enum { SL_OFPX_LL_SET_OFF = 0, SL_OFPX_LL_SET_ON = 1 };
+#define SL_OFPX_LL_STRICT 0x1
+
+/**
+ * Decode SL_OFPX_LL_SET.
+ *
+ * @return 0, or -1 with: the sl_ofp_experimenter_decode errors;
+ *         BAD_REQUEST/BAD_EXP_TYPE (another exp_type); BAD_REQUEST/BAD_LEN
+ *         (shorter than 48 bytes, non-zero pad, match not ending the message);
+ *         FLOW_MOD_FAILED/BAD_COMMAND (command > 1), /BAD_FLAGS (unknown
+ *         flag), /BAD_TABLE_ID (table >= SL_TABLES_MAX, or OFPTT_ALL with
+ *         strict); every sl_ofp_match_decode error.  Any thread.
+ */
+int sl_ofp_ll_set_decode(const void *msg, size_t len, struct sl_ofp_ll_set *ls,
+			 struct sl_ofp_error *err);
+/** Append an SL_OFPX_LL_SET message.  @return 0, -ENOMEM, -EMSGSIZE. */
+int sl_ofp_ll_set_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_ll_set *ls);
+
+/** SL_OFPX_FFP_CONFIG: FFP switch, cost-model bypass, auto-promotion policy. */
+struct sl_ofp_ffp_config {
+	uint8_t flags;        /* SL_OFPX_FFP_* */
+	uint16_t min_timeout; /* auto-promotion: entries without timeouts or with both >= this (s) */
+	uint32_t min_pps;     /* auto-promotion: hits per second */
+};
+#define SL_OFPX_FFP_ON 0x1       /* the fast path runs */
+#define SL_OFPX_FFP_AUTO 0x2     /* auto-promotion on (min_pps must be > 0) */
+#define SL_OFPX_FFP_NO_MODEL 0x4 /* ignore the cost model: LUTs wherever eligible */
+
+/**
+ * Decode SL_OFPX_FFP_CONFIG (exactly 24 bytes).
+ *
+ * @return 0, or -1 with: the sl_ofp_experimenter_decode errors;
+ *         BAD_REQUEST/BAD_EXP_TYPE; BAD_REQUEST/BAD_LEN (length != 24,
+ *         non-zero pad); SWITCH_CONFIG_FAILED/BAD_FLAGS (unknown flag, or
+ *         AUTO with min_pps 0).  Any thread.
+ */
+int sl_ofp_ffp_config_decode(const void *msg, size_t len, struct sl_ofp_ffp_config *fc,
+			     struct sl_ofp_error *err);
+/** Append an SL_OFPX_FFP_CONFIG message.  @return 0, -ENOMEM. */
+int sl_ofp_ffp_config_encode(struct sl_ofp_buf *b, uint32_t xid,
+			     const struct sl_ofp_ffp_config *fc);
 
 #endif /* SL_OFP_H */

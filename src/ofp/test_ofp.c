@@ -1696,10 +1696,10 @@ test_errors_other_msgs(void)
 	mb_fix(&m);
 	rc = sl_ofp_experimenter_decode(m.d, m.n, &x, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXPERIMENTER, "nicira");
-	mb_start(&m, SL_OFPT_EXPERIMENTER, "534c5543 00000002");
+	mb_start(&m, SL_OFPT_EXPERIMENTER, "534c5543 7fffffff"); /* 2, 3: the FFP's (issue 6) */
 	mb_fix(&m);
 	rc = sl_ofp_experimenter_decode(m.d, m.n, &x, &e);
-	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXP_TYPE, "exp_type 2");
+	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXP_TYPE, "exp_type 0x7fffffff");
 	mb_start(&m, SL_OFPT_EXPERIMENTER, "534c55");
 	mb_fix(&m);
 	rc = sl_ofp_experimenter_decode(m.d, m.n, &x, &e);
@@ -2055,9 +2055,99 @@ test_fixed_lengths(void)
 	      "names");
 }
 
+/* Fast forwarding path experimenter messages: docs/openflow.md 12.7 and 12.8 byte for byte. */
+static void
+test_ffp_experimenter(void)
+{
+	struct sl_ofp_buf b = {0};
+	struct sl_ofp_ll_set ls = {0}, ls2;
+	struct sl_ofp_ffp_config fc = {.flags = SL_OFPX_FFP_ON | SL_OFPX_FFP_AUTO,
+				       .min_timeout = 60, .min_pps = 1000}, fc2;
+	struct sl_flow_spec fs;
+	struct sl_ofp_error e;
+	uint8_t m[128];
+	size_t n;
+
+	parse_flow("table=1,priority=100,ipv6,actions=drop", &fs);
+	ls.table_id = 1;
+	ls.command = SL_OFPX_LL_SET_ON;
+	ls.flags = SL_OFPX_LL_STRICT;
+	ls.priority = 100;
+	ls.match = fs.match;
+	CHECK(sl_ofp_ll_set_encode(&b, 7, &ls) == 0, "ll_set encode");
+	static const char ll_hex[] = "04 04 00 38 00 00 00 07 53 4c 55 43 00 00 00 02"
+				     "01 01 00 01 00 64 00 00 00 00 00 00 00 00 00 00"
+				     "00 00 00 00 00 00 00 00 00 01 00 0a 80 00 0a 02"
+				     "86 dd 00 00 00 00 00 00";
+	check_bytes("ll_set (docs example)", b.data, b.len, ll_hex);
+	CHECK(sl_ofp_ll_set_decode(b.data, b.len, &ls2, &e) == 0 && ls2.table_id == 1 &&
+		      ls2.command == 1 && ls2.flags == 1 && ls2.priority == 100 &&
+		      ls2.match.n_fields == 1,
+	      "ll_set decode: %s", sl_ofp_error_name(&e));
+	/* Errors, one field broken at a time. */
+	static const struct {
+		unsigned ofs;
+		uint8_t val;
+		uint16_t type, code;
+	} bad[] = {
+		{17, 2, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_COMMAND},
+		{19, 3, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_FLAGS},
+		{16, 255, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID}, /* ALL with strict */
+		{16, 254, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID},
+		{22, 1, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN},             /* pad */
+		{15, 9, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXP_TYPE},
+		{43, 0x40, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_LEN},           /* match past the end */
+	};
+	for (unsigned k = 0; k < SL_ARRAY_SIZE(bad); k++) {
+		n = hex(ll_hex, m, sizeof(m));
+		m[bad[k].ofs] = bad[k].val;
+		CHECK(sl_ofp_ll_set_decode(m, n, &ls2, &e) < 0 && e.type == bad[k].type &&
+			      e.code == bad[k].code,
+		      "ll_set error %u: got %s", k, sl_ofp_error_name(&e));
+	}
+	/* OFPTT_ALL without strict is fine; a message cut short is BAD_LEN. */
+	n = hex(ll_hex, m, sizeof(m));
+	m[16] = 255;
+	m[19] = 0;
+	CHECK(sl_ofp_ll_set_decode(m, n, &ls2, &e) == 0, "ll_set all tables non-strict");
+	n = hex(ll_hex, m, sizeof(m));
+	m[3] = 40;
+	CHECK(sl_ofp_ll_set_decode(m, 40, &ls2, &e) < 0 && e.code == SL_OFPBRC_BAD_LEN,
+	      "ll_set without match: %s", sl_ofp_error_name(&e));
+
+	sl_ofp_buf_reset(&b);
+	CHECK(sl_ofp_ffp_config_encode(&b, 8, &fc) == 0, "ffp_config encode");
+	static const char fc_hex[] = "04 04 00 18 00 00 00 08 53 4c 55 43 00 00 00 03"
+				     "03 00 00 3c 00 00 03 e8";
+	check_bytes("ffp_config (docs example)", b.data, b.len, fc_hex);
+	CHECK(sl_ofp_ffp_config_decode(b.data, b.len, &fc2, &e) == 0 && fc2.flags == 3 &&
+		      fc2.min_timeout == 60 && fc2.min_pps == 1000,
+	      "ffp_config decode");
+	n = hex(fc_hex, m, sizeof(m));
+	m[16] = 0x08;
+	CHECK(sl_ofp_ffp_config_decode(m, n, &fc2, &e) < 0 &&
+		      e.type == SL_OFPET_SWITCH_CONFIG_FAILED && e.code == SL_OFPSCFC_BAD_FLAGS,
+	      "ffp_config unknown flag");
+	n = hex(fc_hex, m, sizeof(m));
+	m[20] = m[21] = m[22] = m[23] = 0;
+	CHECK(sl_ofp_ffp_config_decode(m, n, &fc2, &e) < 0 && e.code == SL_OFPSCFC_BAD_FLAGS,
+	      "ffp_config auto without a rate");
+	n = hex(fc_hex, m, sizeof(m));
+	m[17] = 1;
+	CHECK(sl_ofp_ffp_config_decode(m, n, &fc2, &e) < 0 && e.code == SL_OFPBRC_BAD_LEN,
+	      "ffp_config pad");
+	/* A table declaration decoder refuses the other exp_types. */
+	struct sl_table_spec ts;
+	CHECK(sl_ofp_table_declare_decode(b.data, b.len, &ts, &e) < 0 &&
+		      e.code == SL_OFPBRC_BAD_EXP_TYPE,
+	      "declare decoder on ffp_config");
+	sl_ofp_buf_free(&b);
+}
+
 int
 main(void)
 {
+	test_ffp_experimenter();
 	test_golden_hello();
 	test_golden_switch_msgs();
 	test_golden_error();

@@ -734,6 +734,49 @@ handle_state(struct conn *c, const uint8_t *msg, size_t len, uint32_t exp_type)
 	}
 }
 
+/* Fast forwarding path messages (issue 6): SL_OFPX_LL_SET, SL_OFPX_FFP_CONFIG. */
+static void
+handle_ffp_experimenter(struct conn *c, uint32_t exp_type, const uint8_t *msg, size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_error e;
+
+	if (c->role == SL_OFPCR_ROLE_SLAVE) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_IS_SLAVE, msg, len);
+		return;
+	}
+	if (exp_type == SL_OFPX_LL_SET) {
+		struct sl_ofp_ll_set ls;
+		struct sl_flow_filter flt;
+		if (sl_ofp_ll_set_decode(msg, len, &ls, &e) < 0) {
+			send_error(c, &e, msg, len);
+			return;
+		}
+		sl_flow_filter_init(&flt);
+		flt.table_id = ls.table_id;
+		flt.strict = ls.flags & SL_OFPX_LL_STRICT;
+		flt.priority = ls.priority;
+		flt.cookie = ls.cookie;
+		flt.cookie_mask = ls.cookie_mask;
+		flt.match = &ls.match;
+		unsigned n = sl_pipeline_flow_set_ll(sw->p.pl, &flt, ls.command == SL_OFPX_LL_SET_ON);
+		swlog(sw, 7, "low-latency mark %s on %u flow(s)",
+		      ls.command == SL_OFPX_LL_SET_ON ? "set" : "cleared", n);
+		return;
+	}
+	struct sl_ofp_ffp_config fc;
+	if (sl_ofp_ffp_config_decode(msg, len, &fc, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	struct sl_ffp_auto a = {.enabled = fc.flags & SL_OFPX_FFP_AUTO,
+				.min_pps = fc.min_pps,
+				.min_timeout = fc.min_timeout};
+	sl_pipeline_ffp_auto_set(sw->p.pl, &a);
+	sl_pipeline_ffp_cost_model(sw->p.pl, !(fc.flags & SL_OFPX_FFP_NO_MODEL));
+	sl_pipeline_ffp_enable(sw->p.pl, fc.flags & SL_OFPX_FFP_ON);
+}
+
 static void
 handle_experimenter(struct conn *c, const uint8_t *msg, size_t len)
 {
@@ -753,6 +796,10 @@ handle_experimenter(struct conn *c, const uint8_t *msg, size_t len)
 	}
 	if (sl_ofp_state_exp_type(x.exp_type)) { /* issue #9 */
 		handle_state(c, msg, len, x.exp_type);
+		return;
+	}
+	if (x.exp_type == SL_OFPX_LL_SET || x.exp_type == SL_OFPX_FFP_CONFIG) {
+		handle_ffp_experimenter(c, x.exp_type, msg, len);
 		return;
 	}
 	if (x.exp_type != SL_OFPX_TABLE_DECLARE) {

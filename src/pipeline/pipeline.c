@@ -5,6 +5,7 @@
  */
 #include "pipeline.h"
 #include "pipeline_priv.h"
+#include "ffp.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -92,6 +93,7 @@ sl_pipeline_destroy(struct sl_pipeline *pl)
 		sl_table_destroy(pt->copy[0].tbl);
 		sl_table_destroy(pt->copy[1].tbl);
 		sl_state_destroy(pt->state);
+		pl_ffp_table_free(pt);
 	}
 	for (unsigned i = 0; i < pl->n_dead; i++)
 		flow_free(pl->dead[i].flow);
@@ -166,12 +168,28 @@ table_changed(struct sl_pipeline *pl, struct pl_table *pt)
 		sl_table_stats_read(sb->tbl, &st);
 	sb->use_dcache = pl->dcache && sb->tbl != NULL && pt->spec.kind == SL_TABLE_TERNARY &&
 			 sb->layout.key_size <= DC_KEY_MAX && st.n_groups >= DC_MIN_MASKS;
+	pl_ffp_changed(pl, pt, sb); /* fast path: LUT on or off for this copy */
 }
+
+void
+pl_table_touch(struct sl_pipeline *pl, struct pl_table *pt)
+{
+	table_changed(pl, pt);
+}
+
+static int flow_rule(const struct pl_table *pt, const struct pl_dtable *dt,
+		     const struct sl_flow *f, struct sl_rule *r);
 
 /* Log a change of the standby copy for replay on the other one. */
 static int
 op_log(struct pl_table *pt, struct sl_flow *f, bool add)
 {
+	if (pt->spec.kind == SL_TABLE_TERNARY || pt->spec.kind == SL_TABLE_LPM || f->ll) {
+		/* The fast path's journal (ffp.h): every change, rebuilds included. */
+		struct sl_rule r;
+		if (flow_rule(pt, pl_standby(pt), f, &r) == 0)
+			pl_ffp_journal(NULL, pt, &r, f, add);
+	}
 	if (pt->rebuild)
 		return 0; /* the other copy is rebuilt from the flow list anyway */
 	if (pt->n_ops == pt->ops_cap) {
@@ -285,6 +303,7 @@ standby_set_table(struct pl_table *pt, struct sl_table *nt)
 
 	sl_table_destroy(sb->tbl);
 	sb->tbl = nt;
+	pl_ffp_reset(pt);
 	pt->rebuild = true;
 	pt->n_ops = 0;
 }
@@ -712,7 +731,8 @@ flow_build(struct sl_pipeline *pl, const struct sl_flow_spec *fs)
 	f->priority = fs->priority;
 	f->idle_timeout = fs->idle_timeout;
 	f->hard_timeout = fs->hard_timeout;
-	f->flags = fs->flags;
+	f->flags = fs->flags & ~SL_FF_LOW_LATENCY;
+	f->ll = (fs->flags & SL_FF_LOW_LATENCY) ? SL_LL_MARKED : 0;
 	f->cookie = fs->cookie;
 	f->metadata = in->metadata & in->metadata_mask;
 	f->metadata_mask = in->metadata_mask;
@@ -730,7 +750,7 @@ sl_flow_to_spec(const struct sl_flow *f, struct sl_flow_spec *fs)
 	fs->priority = f->priority;
 	fs->idle_timeout = f->idle_timeout;
 	fs->hard_timeout = f->hard_timeout;
-	fs->flags = f->flags;
+	fs->flags = (uint16_t)(f->flags | ((f->ll & SL_LL_MARKED) ? SL_FF_LOW_LATENCY : 0));
 	fs->cookie = f->cookie;
 	fs->match.n_fields = f->n_match;
 	memcpy(fs->match.fields, f->match, f->n_match * sizeof(f->match[0]));
@@ -1163,6 +1183,7 @@ sl_pipeline_flow_expire(struct sl_pipeline *pl, uint64_t now)
 	uint64_t hz = sl_pipeline_tsc_hz();
 	unsigned n = 0;
 
+	pl_ffp_promote(pl, now); /* auto-promotion, when enabled, runs with the timeouts */
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
 		struct pl_table *pt = &pl->tables[t];
 		for (unsigned i = 0; i < pt->n_flows;) {
@@ -1263,6 +1284,7 @@ table_catch_up(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *dt
 	}
 	dt->version = lv->version;
 	dt->use_dcache = lv->use_dcache;
+	pl_ffp_catch_up(pt, dt, lv);
 	pt->n_ops = 0;
 	pt->rebuild = false;
 	pt->commit = false;

@@ -166,6 +166,13 @@ struct sl_group_spec {
 #define SL_FF_RESET_COUNTS 0x4
 #define SL_FF_NO_PKT_COUNTS 0x8
 #define SL_FF_NO_BYT_COUNTS 0x10
+/*
+ * Sluice's own flag (issue 6, the fast forwarding path): the entry serves
+ * low-latency flows.  Never accepted in an OpenFlow flow_mod's flags (set it
+ * with the SLUICE_LL_SET experimenter message, docs/openflow.md section 12);
+ * flow files and sluicectl spell it "low_latency"; flow stats carry it.
+ */
+#define SL_FF_LOW_LATENCY 0x4000
 
 /** A flow entry as decoded from a flow file or a flow_mod. */
 struct sl_flow_spec {
@@ -209,7 +216,8 @@ struct sl_flow {
 	uint16_t priority;
 	uint16_t idle_timeout;
 	uint16_t hard_timeout;
-	uint16_t flags;       /* SL_FF_* */
+	uint16_t flags;       /* SL_FF_* (without SL_FF_LOW_LATENCY: see ll) */
+	uint8_t ll;           /* SL_LL_*: low-latency entry (the fast path, ffp.h); atomic byte */
 	uint32_t slot;        /* index in the table's flow list (control path) */
 	uint64_t cookie;
 	uint64_t metadata;    /* write_metadata value */
@@ -221,10 +229,14 @@ struct sl_flow {
 	uint64_t carried_bytes;
 	uint64_t carried_hit_tsc;
 	uint64_t created_tsc;
+	uint64_t ffp_last_packets; /* packets at the last auto-promotion check (control thread) */
 	struct sl_action *actions; /* n_apply + n_write actions */
 	uint8_t n_match;
 	struct sl_match_field match[]; /* n_match fields, prerequisites included */
 };
+
+#define SL_LL_MARKED 0x1 /* marked by the controller, a flow file or sluicectl */
+#define SL_LL_AUTO 0x2   /* promoted from its hit statistics (sl_ffp_auto) */
 
 #define SL_INSN_APPLY 0x1    /* apply_actions present */
 #define SL_INSN_WRITE 0x2    /* write_actions present */
@@ -734,5 +746,106 @@ bool sl_action_equal(const struct sl_action *a, const struct sl_action *b);
  * ...).  @return 0 or -EINVAL with the missing prerequisite in @err.
  */
 int sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size);
+
+/*
+ * The fast forwarding path (FFP; seed 000 section 4, docs/ffp.md): per-worker
+ * hash lookup tables (LUTs) in front of mask and lpm tables, filled with the
+ * low-latency entries that packets still low-latency hit, verified against
+ * later table changes, never giving a decision the tables would not give.
+ */
+
+/** Turn the FFP on or off (default on).  Control thread; published at once. */
+void sl_pipeline_ffp_enable(struct sl_pipeline *pl, bool on);
+/**
+ * Follow the cost model (default) or, with @on false, give every eligible
+ * table with low-latency entries a LUT (tests).  Control thread; published.
+ */
+void sl_pipeline_ffp_cost_model(struct sl_pipeline *pl, bool on);
+
+/**
+ * Set (@on) or clear the controller's low-latency mark on every flow the
+ * filter selects (strict or not, as in a flow_mod).  Control thread.
+ *
+ * @return the number of flows changed or already so.
+ */
+unsigned sl_pipeline_flow_set_ll(struct sl_pipeline *pl, const struct sl_flow_filter *flt,
+				 bool on);
+
+/** Auto-promotion policy (seed 4.1: permanent or long-lived entries with steady hits). */
+struct sl_ffp_auto {
+	bool enabled;          /* default off */
+	uint32_t min_pps;      /* promote at >= this many hits per second (checked each second) */
+	uint16_t min_timeout;  /* only entries with no timeout or idle/hard timeouts >= this (s) */
+};
+/** Set the auto-promotion policy; disabling demotes every auto-promoted entry.  Control thread. */
+void sl_pipeline_ffp_auto_set(struct sl_pipeline *pl, const struct sl_ffp_auto *a);
+/** Current auto-promotion policy. */
+void sl_pipeline_ffp_auto_get(const struct sl_pipeline *pl, struct sl_ffp_auto *a);
+
+/** What the FFP knows of one table (control thread). */
+struct sl_ffp_table_info {
+	bool eligible;       /* kind mask or lpm, key <= 48 bytes */
+	bool pays;           /* the cost model keeps a LUT (search cost > LUT probe cost) */
+	bool active;         /* eligible, pays, FFP on and the table has low-latency entries */
+	unsigned n_ll;       /* low-latency entries */
+	uint32_t search_ns;  /* measured table search cost per key (0: not measured) */
+	uint32_t probe_ns;   /* measured LUT probe cost per key */
+};
+void sl_pipeline_ffp_table_info(const struct sl_pipeline *pl, unsigned table_id,
+				struct sl_ffp_table_info *info);
+
+/** Per-LUT counters summed over workers. */
+struct sl_ffp_lut_stats {
+	uint64_t entries, hits, misses, verifications, invalidations, replacements, evictions,
+		inserts;
+};
+void sl_pipeline_ffp_lut_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+			       unsigned table_id, struct sl_ffp_lut_stats *st);
+
+/*
+ * A latency histogram fine enough for percentiles: 32 buckets per power of
+ * two (3.1 % wide), values below 32 ns exact.
+ */
+#define SL_FFP_HIST_BUCKETS 1280
+struct sl_ffp_hist {
+	uint64_t count, sum_ns, max_ns;
+	uint64_t bucket[SL_FFP_HIST_BUCKETS];
+};
+static inline void
+sl_ffp_hist_add(struct sl_ffp_hist *h, uint64_t ns, uint64_t n)
+{
+	unsigned idx;
+
+	if (ns < 32) {
+		idx = (unsigned)ns;
+	} else {
+		unsigned e = 63u - (unsigned)__builtin_clzll(ns);
+		idx = (e - 4) * 32 + (unsigned)((ns >> (e - 5)) & 31);
+		if (idx >= SL_FFP_HIST_BUCKETS)
+			idx = SL_FFP_HIST_BUCKETS - 1;
+	}
+	h->bucket[idx] += n;
+	h->count += n;
+	h->sum_ns += ns * n;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+}
+/** Quantile @q (0..1) in ns: the middle of the bucket holding it; 0 when empty. */
+uint64_t sl_ffp_hist_quantile_ns(const struct sl_ffp_hist *h, double q);
+
+/** Per-class packet counts and processing-time histograms summed over workers. */
+struct sl_ffp_class_stats {
+	uint64_t packets[2];             /* [0] normal, [1] low-latency (flag still set at the end) */
+	struct sl_ffp_hist latency[2];   /* burst time inside the pipeline, once per packet */
+};
+void sl_pipeline_ffp_class_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+				 struct sl_ffp_class_stats *st);
+
+/**
+ * Per-packet low-latency flags of the last burst (bit i: packet i hit only
+ * low-latency entries).  The worker copies them into the mbuf dynfield.
+ * Worker.
+ */
+uint64_t sl_pipeline_ll_lanes(const struct sl_pipeline_ctx *ctx);
 
 #endif /* SL_PIPELINE_H */

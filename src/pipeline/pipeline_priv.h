@@ -31,6 +31,10 @@ struct pl_dtable {
 	struct sl_match_field guards[2];
 	uint32_t version;            /* changes with the contents; decision-cache entries carry it */
 	bool use_dcache;             /* lookups go through the decision cache (see table_changed) */
+	bool ffp_on;                 /* low-latency lanes probe this table's LUT first (ffp.h) */
+	struct ffp_journal *ffpj;    /* changes since recent versions, for LUT verification */
+	uint64_t ffp_search_cyc;     /* cost model, 1/16 cycles: one search, one extra-rule compare */
+	uint64_t ffp_cmp_cyc;
 };
 
 /** A change logged on the standby copy, replayed on the other after publishing. */
@@ -55,6 +59,7 @@ struct pl_table {
 	unsigned cap;
 	struct sl_flow **flows;      /* every flow, for iteration and deletion */
 	struct sl_state *state;      /* kind state: the state table (atomic store/load), else NULL */
+	struct ffp_tinfo *ffp;       /* fast-path bookkeeping (ffp.c), NULL until needed */
 };
 
 /* A flow leaving the pipeline, freed after the next grace period. */
@@ -84,6 +89,10 @@ struct sl_pipeline {
 	/* State tables (state_stage.c): ids of tables that are or were state tables (grows only). */
 	unsigned n_state_ids;           /* atomic store/load: workers scan the ids below it */
 	uint8_t state_ids[SL_TABLES_MAX];
+	bool ffp_off;                /* fast forwarding path disabled (default on) */
+	bool ffp_no_model;           /* LUT wherever eligible, whatever the cost model says */
+	struct sl_ffp_auto ffp_auto; /* auto-promotion policy */
+	uint64_t ffp_auto_last;      /* TSC of the last auto-promotion check, 0 = none yet */
 };
 
 /* Add to a flow or group counter several workers may write (one writer: plain add). */
@@ -151,6 +160,43 @@ struct dc_entry {
 	uint8_t key[DC_KEY_MAX];
 } __attribute__((aligned(64)));
 
+/* Key hash shared by the decision cache and the FFP's LUTs. */
+static inline uint32_t
+dc_hash(const uint8_t *key, unsigned size, uint8_t table_id)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ table_id;
+
+	for (unsigned i = 0; i < size; i += 8) {
+		uint64_t w;
+		__builtin_memcpy(&w, key + i, 8);
+#if defined(__SSE4_2__)
+		h = __builtin_ia32_crc32di(h, w);
+#else
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+#endif
+	}
+	return (uint32_t)h;
+}
+
+static inline bool
+dc_key_equal(const uint8_t *a, const uint8_t *b, unsigned size)
+{
+	uint64_t diff = 0;
+
+	for (unsigned i = 0; i < size; i += 8) {
+		uint64_t x, y;
+		__builtin_memcpy(&x, a + i, 8);
+		__builtin_memcpy(&y, b + i, 8);
+		diff |= x ^ y;
+	}
+	return diff == 0;
+}
+
+struct ffp_journal;
+struct ffp_tinfo;
+struct ffp_ctx;
+
 struct sl_pipeline_ctx {
 	uint8_t keys[SL_BURST_MAX][SL_KEY_MAX] SL_CACHE_ALIGNED;
 	const uint8_t *keyp[SL_BURST_MAX];
@@ -168,6 +214,8 @@ struct sl_pipeline_ctx {
 	uint64_t dc_misses;
 	uint64_t now;                         /* time of the burst (set_state timeouts) */
 	struct dc_entry *dc_ents[SL_BURST_MAX];
+	uint64_t ll_lanes;           /* lanes whose packet is still low-latency (ffp.h) */
+	struct ffp_ctx *ffp;         /* this worker's LUTs and class counters */
 	uint8_t scratch[PL_SCRATCH_SIZE];
 	struct dc_entry dc[DC_ENTRIES];
 };

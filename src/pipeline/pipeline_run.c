@@ -13,6 +13,7 @@
  */
 #include "pipeline.h"
 #include "pipeline_priv.h"
+#include "ffp.h"
 
 #include <errno.h>
 #include <string.h>
@@ -26,12 +27,18 @@ sl_pipeline_ctx_create(const struct sl_pipeline *pl)
 	ctx = aligned_alloc(64, (sizeof(*ctx) + 63) / 64 * 64);
 	if (ctx != NULL)
 		memset(ctx, 0, sizeof(*ctx));
+	if (ctx != NULL && (ctx->ffp = pl_ffp_ctx_create()) == NULL) {
+		free(ctx);
+		return NULL;
+	}
 	return ctx;
 }
 
 void
 sl_pipeline_ctx_destroy(struct sl_pipeline_ctx *ctx)
 {
+	if (ctx != NULL)
+		pl_ffp_ctx_destroy(ctx->ffp);
 	free(ctx);
 }
 
@@ -542,37 +549,7 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 	return -1;
 }
 
-static inline uint32_t
-dc_hash(const uint8_t *key, unsigned size, uint8_t table_id)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ table_id;
-
-	for (unsigned i = 0; i < size; i += 8) {
-		uint64_t w;
-		memcpy(&w, key + i, 8);
-#if defined(__SSE4_2__)
-		h = __builtin_ia32_crc32di(h, w);
-#else
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-#endif
-	}
-	return (uint32_t)h;
-}
-
-static inline bool
-dc_key_equal(const uint8_t *a, const uint8_t *b, unsigned size)
-{
-	uint64_t diff = 0;
-
-	for (unsigned i = 0; i < size; i += 8) {
-		uint64_t x, y;
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		diff |= x ^ y;
-	}
-	return diff == 0;
-}
+/* dc_hash, dc_key_equal: pipeline_priv.h (shared with the FFP's LUTs). */
 
 /*
  * Lookup through the decision cache (pipeline_priv.h): cached lanes are
@@ -704,6 +681,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	}
 	if (ctx->lanes_at[0] == 0)
 		ctx->table_bits[0] &= ~UINT64_C(1);
+	ctx->ll_lanes = ctx->lanes_at[0]; /* every packet starts low-latency (ffp.h) */
 
 	while ((t = next_table(ctx)) >= 0) {
 		/* One load per table per burst: the burst sees one copy throughout. */
@@ -726,11 +704,24 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
 				ctx->keyp[i] = ctx->keys[i];
 			}
+			/*
+			 * Fast path first (ffp.h): lanes still low-latency probe the
+			 * LUT; those it answers skip the search.
+			 */
+			uint64_t ll = look & ctx->ll_lanes, ffp_done = 0, ffp_found = 0;
+			if (pt->ffp_on && ll)
+				ffp_done = pl_ffp_lookup(pt, ctx, (unsigned)t, ll, &ffp_found);
+			look &= ~ffp_done;
 			/* Stage 2: one burst lookup for every lane waiting here. */
-			if (pt->use_dcache)
+			if (look == 0)
+				hit = 0;
+			else if (pt->use_dcache)
 				hit = cached_lookup(pt, ctx, look, (uint8_t)t);
 			else
 				hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
+			if (pt->ffp_on && (ll & hit))
+				pl_ffp_populate(pt, ctx, (unsigned)t, ll & hit);
+			hit |= ffp_found;
 		}
 		if (pt->miss != NULL) {
 			SL_FOR_EACH_LANE(i, lanes & ~hit)
@@ -752,6 +743,9 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			struct sl_flow *f = ctx->hits[i];
 			uint8_t reason = SL_DROP_NO_OUTPUT;
 
+			/* A normal entry: the packet is no longer low-latency (marks change live). */
+			if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED))
+				ctx->ll_lanes &= ~(UINT64_C(1) << i);
 			if (f != run_flow) {
 				credit(pl, run_flow, run_pkts, run_bytes, now);
 				run_flow = f;
@@ -775,6 +769,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		SL_FOR_EACH_LANE(i, lanes & ~hit)
 		n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, out_ports, drops);
 	}
+	pl_ffp_burst_end(ctx, n, now);
 	return n_out;
 }
 

@@ -9,6 +9,10 @@
  * at some publish, and no hit is lost: the flows' counters, those of flows
  * removed (reported after the grace period) and of replaced flows (passed
  * on) add up to exactly the table's matched-lookup count.
+ *
+ * Half the flows are low-latency and marks are set and cleared, so the fast
+ * forwarding path (ffp.h) fills and verifies its LUT while the tables change
+ * under it (its journal lives in the left-right copies).
  */
 #include "pipeline.h"
 
@@ -110,6 +114,8 @@ spec_for(struct sl_flow_spec *fs, unsigned dst, unsigned prio, uint32_t out, boo
 	sl_flow_spec_init(fs);
 	fs->priority = (uint16_t)prio;
 	fs->cookie = dst;
+	if (dst % 2 == 0)
+		fs->flags |= SL_FF_LOW_LATENCY;
 	sl_match_set(&fs->match, &ft, et, m2);
 	if (dst < N_DSTS)
 		sl_match_set(&fs->match, &fd, ip, m4);
@@ -163,6 +169,7 @@ main(int argc, char **argv)
 
 	SL_VERIFY(sl_pipeline_create(&pl) == 0);
 	sl_pipeline_ports_set(pl, 4, up);
+	sl_pipeline_ffp_cost_model(pl, false); /* a LUT however small the table (before sync) */
 	sl_pipeline_set_sync(pl, sync_fn, NULL);
 	sl_pipeline_set_removed(pl, removed_fn, NULL);
 	group_spec(SL_GROUP_SELECT);
@@ -205,6 +212,18 @@ main(int argc, char **argv)
 				CHECK(sl_pipeline_flow_modify(pl, &flt, &fs, &n, err, sizeof(err)) == 0, "%s", err);
 				break;
 			}
+			case 7: { /* low-latency mark set or cleared, by cookie */
+				sl_flow_filter_init(&flt);
+				flt.cookie = dst;
+				flt.cookie_mask = UINT64_MAX;
+				sl_pipeline_flow_set_ll(pl, &flt, rnd() % 2);
+				if (rnd() % 64 == 0) { /* group delete (removes its flows) and re-add */
+					sl_pipeline_group_del(pl, 7);
+					group_spec(SL_GROUP_INDIRECT);
+					CHECK(sl_pipeline_group_add(pl, &gs, err, sizeof(err)) == 0, "%s", err);
+				}
+				break;
+			}
 			case 6: /* group modify */
 				group_spec(rnd() % 2 ? SL_GROUP_ALL : SL_GROUP_FF);
 				CHECK(sl_pipeline_group_modify(pl, &gs, err, sizeof(err)) == 0, "%s", err);
@@ -241,6 +260,11 @@ main(int argc, char **argv)
 	CHECK(epoch > publishes / 100, "worker ran %lu bursts", (unsigned long)epoch);
 	CHECK(live_pkts + removed_pkts == ts.matched, "lost %ld hits",
 	      (long)(ts.matched - live_pkts - removed_pkts));
+	struct sl_ffp_lut_stats ls;
+	sl_pipeline_ffp_lut_stats(ctxs, 1, 0, &ls);
+	printf("ffp: %lu lut hits, %lu verifications, %lu invalidations\n", (unsigned long)ls.hits,
+	       (unsigned long)ls.verifications, (unsigned long)ls.invalidations);
+	CHECK(n_ops < 10000 || (ls.hits > 0 && ls.verifications > 0), "the fast path was used");
 	sl_pipeline_ctx_destroy(ctx);
 	sl_pipeline_destroy(pl);
 	return sl_test_summary();

@@ -9,10 +9,18 @@
  * which flow won at every table the packet visited.  A packet's outcome is
  * then compared whole: frame bytes, output port, drop reason.
  *
- * Three rounds: IPv4 lpm with the decision cache, a 45-bit raw lpm field
- * with the cache, IPv4 lpm without it.
+ * Rounds cycle through: IPv4 lpm with the decision cache, a 45-bit raw lpm
+ * field with the cache, IPv4 lpm without it.  Round 0 keeps the original
+ * five-stage pipeline (one table of each kind); later rounds draw 2..6
+ * stages of random kinds.  Flows are marked low-latency at random, so the
+ * fast forwarding path (ffp.h) fills its LUTs from repeated packets (a pool
+ * of recent frames is replayed) and must verify them against the updates:
+ * adds, strict deletes, strict modifies (new instructions) and low-latency
+ * marks set and cleared, at random priorities.  Every other round bypasses
+ * the FFP's cost model so every eligible table gets a LUT.
  *
- * Usage: test_pipeline_diff [N_PACKETS] [SEED]  (default 1,000,000 packets).
+ * Usage: test_pipeline_diff [N_PACKETS] [SEED] [ROUNDS]
+ *        (default 1,000,000 packets, 6 rounds).
  */
 #include "pipeline.h"
 
@@ -22,13 +30,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_TABLES 5
+#define N_TABLES_MAX 6
+#define POOL 512
 #define FRAME_LEN 160
 #define STAMP_OFS 128 /* stamps at 128 + 2 * table; random fields stay below 96 */
 #define N_PORTS 4
 #define MAX_FLOWS 200
 
-enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1 };
+enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1, T__KINDS };
+static unsigned N_TABLES = 5;
+static unsigned kind_of[N_TABLES_MAX];
+static double ll_share;
 
 static uint64_t rng_state;
 
@@ -69,11 +81,11 @@ struct model_flow {
 	bool live;
 };
 
-static struct model_flow flows[N_TABLES][MAX_FLOWS];
-static unsigned n_flows[N_TABLES];
-static struct sl_key_layout layouts[N_TABLES];
-static struct sl_ref_table *refs[N_TABLES];
-static struct model_flow *miss_flows[N_TABLES];
+static struct model_flow flows[N_TABLES_MAX][MAX_FLOWS];
+static unsigned n_flows[N_TABLES_MAX];
+static struct sl_key_layout layouts[N_TABLES_MAX];
+static struct sl_ref_table *refs[N_TABLES_MAX];
+static struct model_flow *miss_flows[N_TABLES_MAX];
 static bool lpm_raw;
 
 static void
@@ -173,11 +185,14 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 	sl_flow_spec_init(fs);
 	fs->table_id = (uint8_t)t;
 	fs->priority = (uint16_t)(1 + rndn(60000));
-	switch (t) {
+	if ((double)(rnd() % 1000) < ll_share * 1000)
+		fs->flags |= SL_FF_LOW_LATENCY;
+	switch (kind_of[t]) {
 	case T_MASK0:
 	case T_MASK1: {
-		const struct sl_field *fl = t == T_MASK0 ? fields_mask0 : fields_mask1;
-		unsigned nf = t == T_MASK0 ? SL_ARRAY_SIZE(fields_mask0) : SL_ARRAY_SIZE(fields_mask1);
+		const struct sl_field *fl = kind_of[t] == T_MASK0 ? fields_mask0 : fields_mask1;
+		unsigned nf = kind_of[t] == T_MASK0 ? SL_ARRAY_SIZE(fields_mask0)
+						    : SL_ARRAY_SIZE(fields_mask1);
 		for (unsigned i = 0; i < nf; i++) {
 			if (rndn(2))
 				continue;
@@ -271,12 +286,12 @@ add_flow(struct sl_pipeline *pl, unsigned t, uint16_t uid)
 	/* The same rule space twice would make the winner arbitrary: skip duplicates. */
 	to_rule(t, &mf->fs, &r, mf);
 	uint32_t prio;
-	if (t == T_EXACT || t == T_DIRECT || t == T_LPM) {
-		/* One entry per key: skip keys that are taken. */
-		if (sl_ref_del(refs[t], &r) == 0) {
-			sl_ref_add(refs[t], &r);
-			return false;
-		}
+	if (kind_of[t] == T_EXACT || kind_of[t] == T_DIRECT || kind_of[t] == T_LPM) {
+		/*
+		 * One entry per key: skip keys that are taken (value and mask, whatever
+		 * the priority).  (A delete-and-re-add probe of the reference here once
+		 * repointed an existing rule at this unused slot: seen after ~10^7 packets.)
+		 */
 		for (unsigned i = 0; i < n_flows[t]; i++) {
 			struct sl_rule o;
 			if (!flows[t][i].live)
@@ -299,7 +314,8 @@ add_flow(struct sl_pipeline *pl, unsigned t, uint16_t uid)
 	mf->live = true;
 	if (slot == n_flows[t])
 		n_flows[t]++;
-	if (t != T_MASK0 && t != T_MASK1 && match_empty(&mf->fs.match) && mf->fs.priority == 0)
+	if (kind_of[t] != T_MASK0 && kind_of[t] != T_MASK1 && match_empty(&mf->fs.match) &&
+	    mf->fs.priority == 0)
 		miss_flows[t] = mf;
 	else
 		SL_VERIFY(sl_ref_add(refs[t], &r) == 0);
@@ -338,7 +354,7 @@ random_frame(uint8_t *d)
 {
 	for (unsigned i = 0; i < FRAME_LEN; i++)
 		d[i] = (uint8_t)rnd();
-	memset(d + STAMP_OFS, 0, 2 * N_TABLES);
+	memset(d + STAMP_OFS, 0, 2 * N_TABLES_MAX);
 	d[12] = 0x08;
 	d[13] = 0x00;
 	if (rndn(8) == 0) {
@@ -438,46 +454,132 @@ ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
 	}
 }
 
+/* Strict modify of a random live flow: new instructions (and stamp), same match. */
+static bool
+modify_flow(struct sl_pipeline *pl, unsigned t, uint16_t uid)
+{
+	unsigned live[MAX_FLOWS], n = 0;
+	char err[256];
+
+	for (unsigned i = 0; i < n_flows[t]; i++)
+		if (flows[t][i].live)
+			live[n++] = i;
+	if (n == 0)
+		return false;
+	struct model_flow *mf = &flows[t][live[rndn(n)]];
+	struct sl_flow_spec ns;
+	random_flow(t, &ns, uid);
+	struct sl_flow_filter flt;
+	sl_flow_filter_init(&flt);
+	flt.table_id = (uint8_t)t;
+	flt.strict = true;
+	flt.priority = mf->fs.priority;
+	flt.match = &mf->fs.match;
+	unsigned n_mod = 0;
+	ns.flags = 0;
+	if (sl_pipeline_flow_modify(pl, &flt, &ns, &n_mod, err, sizeof(err)) < 0 || n_mod != 1) {
+		fprintf(stderr, "modify failed (table %u, %u modified): %s\n", t, n_mod, err);
+		exit(1);
+	}
+	mf->fs.insns = ns.insns;
+	return true;
+}
+
+/* Set or clear a random live flow's low-latency mark (never changes a decision). */
+static bool
+mark_flow(struct sl_pipeline *pl, unsigned t)
+{
+	unsigned live[MAX_FLOWS], n = 0;
+
+	for (unsigned i = 0; i < n_flows[t]; i++)
+		if (flows[t][i].live)
+			live[n++] = i;
+	if (n == 0)
+		return false;
+	struct model_flow *mf = &flows[t][live[rndn(n)]];
+	struct sl_flow_filter flt;
+	sl_flow_filter_init(&flt);
+	flt.table_id = (uint8_t)t;
+	flt.strict = true;
+	flt.priority = mf->fs.priority;
+	flt.match = &mf->fs.match;
+	SL_VERIFY(sl_pipeline_flow_set_ll(pl, &flt, rndn(2)) == 1);
+	return true;
+}
+
 int
 main(int argc, char **argv)
 {
 	unsigned long n_packets = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000;
 	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 12345;
+	unsigned rounds = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 0) : 6;
 	unsigned long done = 0, mismatches = 0, updates = 0, forwarded = 0;
+	struct sl_ffp_lut_stats tot = {0};
+	uint64_t ll_packets = 0;
 	struct sl_pipeline *pl;
 	struct sl_pipeline_ctx *ctx;
 	uint16_t uid = 1;
 	char err[256];
 
-	for (int round = 0; round < 3; round++) {
+	if (rounds == 0 || n_packets < rounds) {
+		fprintf(stderr, "usage: test_pipeline_diff [N_PACKETS >= ROUNDS] [SEED] [ROUNDS >= 1]\n");
+		return 2;
+	}
+	for (unsigned round = 0; round < rounds; round++) {
 		rng_state = seed * 2654435761u + (uint64_t)round + 1;
-		lpm_raw = round == 1;
+		lpm_raw = round % 3 == 1;
 		memset(flows, 0, sizeof(flows));
 		memset(n_flows, 0, sizeof(n_flows));
 		memset(miss_flows, 0, sizeof(miss_flows));
+		/* Round 0: one table of each kind in the original order; then random. */
+		if (round == 0) {
+			N_TABLES = 5;
+			for (unsigned t = 0; t < 5; t++)
+				kind_of[t] = t;
+		} else {
+			N_TABLES = 2 + rndn(5);
+			for (unsigned t = 0; t < N_TABLES; t++)
+				kind_of[t] = rndn(T__KINDS);
+		}
+		ll_share = round == 0 ? 0.5 : (double)(1 + rndn(9)) / 10.0;
 		SL_VERIFY(sl_pipeline_create(&pl) == 0);
-		/* Rounds 0 and 1 with the decision cache (the default), round 2 without. */
-		sl_pipeline_cache_enable(pl, round != 2);
+		/* With the decision cache (the default) except every third round. */
+		sl_pipeline_cache_enable(pl, round % 3 != 2);
+		sl_pipeline_ffp_cost_model(pl, round % 2 == 0);
+		if (getenv("SL_DIFF_NO_FFP") != NULL) /* to tell FFP mismatches from others */
+			sl_pipeline_ffp_enable(pl, false);
 
-		/* Declare the four kinds with their fields. */
-		struct sl_table_spec ts[N_TABLES] = {
-			{.table_id = T_MASK0, .kind = SL_TABLE_TERNARY},
-			{.table_id = T_EXACT, .kind = SL_TABLE_EXACT},
-			{.table_id = T_LPM, .kind = SL_TABLE_LPM, .n_fields = 1},
-			{.table_id = T_DIRECT, .kind = SL_TABLE_DIRECT, .n_fields = 1,
-			 .max_entries = 256},
-			{.table_id = T_MASK1, .kind = SL_TABLE_TERNARY},
-		};
-		ts[T_MASK0].n_fields = SL_ARRAY_SIZE(fields_mask0);
-		memcpy(ts[T_MASK0].fields, fields_mask0, sizeof(fields_mask0));
-		ts[T_EXACT].n_fields = SL_ARRAY_SIZE(fields_exact);
-		memcpy(ts[T_EXACT].fields, fields_exact, sizeof(fields_exact));
-		ts[T_LPM].fields[0] = lpm_raw ? field_lpm_raw : field_lpm_v4;
-		ts[T_DIRECT].fields[0] = field_direct;
-		ts[T_MASK1].n_fields = SL_ARRAY_SIZE(fields_mask1);
-		memcpy(ts[T_MASK1].fields, fields_mask1, sizeof(fields_mask1));
 		for (unsigned t = 0; t < N_TABLES; t++) {
-			if (sl_pipeline_table_declare(pl, &ts[t], err, sizeof(err)) < 0) {
+			struct sl_table_spec ts = {.table_id = (uint8_t)t};
+			switch (kind_of[t]) {
+			case T_MASK0:
+				ts.kind = SL_TABLE_TERNARY;
+				ts.n_fields = SL_ARRAY_SIZE(fields_mask0);
+				memcpy(ts.fields, fields_mask0, sizeof(fields_mask0));
+				break;
+			case T_MASK1:
+				ts.kind = SL_TABLE_TERNARY;
+				ts.n_fields = SL_ARRAY_SIZE(fields_mask1);
+				memcpy(ts.fields, fields_mask1, sizeof(fields_mask1));
+				break;
+			case T_EXACT:
+				ts.kind = SL_TABLE_EXACT;
+				ts.n_fields = SL_ARRAY_SIZE(fields_exact);
+				memcpy(ts.fields, fields_exact, sizeof(fields_exact));
+				break;
+			case T_LPM:
+				ts.kind = SL_TABLE_LPM;
+				ts.n_fields = 1;
+				ts.fields[0] = lpm_raw ? field_lpm_raw : field_lpm_v4;
+				break;
+			case T_DIRECT:
+				ts.kind = SL_TABLE_DIRECT;
+				ts.n_fields = 1;
+				ts.fields[0] = field_direct;
+				ts.max_entries = 256;
+				break;
+			}
+			if (sl_pipeline_table_declare(pl, &ts, err, sizeof(err)) < 0) {
 				fprintf(stderr, "declare %u: %s\n", t, err);
 				return 1;
 			}
@@ -487,27 +589,42 @@ main(int argc, char **argv)
 			 * every table is a priority scan, except lpm (longest prefix).
 			 */
 			struct sl_field rf[SL_KEY_FIELDS_MAX];
-			unsigned nrf = ts[t].n_fields;
-			memcpy(rf, ts[t].fields, nrf * sizeof(rf[0]));
+			unsigned nrf = ts.n_fields;
+			memcpy(rf, ts.fields, nrf * sizeof(rf[0]));
 			rf[nrf++] = (struct sl_field){.id = SL_FIELD_ETH_TYPE};
 			rf[nrf++] = (struct sl_field){.id = SL_FIELD_IP_PROTO};
 			SL_VERIFY(sl_key_layout_init(&layouts[t], rf, nrf) == 0);
-			struct sl_table_params p = {.kind = ts[t].kind == SL_TABLE_LPM
-								    ? SL_TABLE_LPM
-								    : SL_TABLE_TERNARY,
+			struct sl_table_params p = {.kind = ts.kind == SL_TABLE_LPM ? SL_TABLE_LPM
+										  : SL_TABLE_TERNARY,
 						    .key_size = layouts[t].key_size};
-			if (ts[t].kind == SL_TABLE_LPM)
-				p.lpm_bits = (uint16_t)sl_field_bits(&ts[t].fields[0]);
+			if (ts.kind == SL_TABLE_LPM)
+				p.lpm_bits = (uint16_t)sl_field_bits(&ts.fields[0]);
 			refs[t] = sl_ref_create(&p);
 		}
 		bool up[N_PORTS] = {true, true, true, true};
 		sl_pipeline_ports_set(pl, N_PORTS, up);
 		for (unsigned t = 0; t < N_TABLES; t++)
-			for (unsigned i = 0; i < (t == T_DIRECT ? 12 : 80); i++)
+			for (unsigned i = 0; i < (kind_of[t] == T_DIRECT ? 12 : 80); i++)
 				add_flow(pl, t, uid++);
+		sl_pipeline_commit(pl);
 		ctx = sl_pipeline_ctx_create(pl);
+		SL_VERIFY(ctx != NULL);
 
-		unsigned long target = n_packets / 3 + (round == 2 ? n_packets % 3 : 0);
+		/* A pool of frames replayed often, so flows repeat and LUTs fill. */
+		static uint8_t pool[POOL][FRAME_LEN + 8];
+		static uint64_t pool_md[POOL];
+		static uint32_t pool_port[POOL];
+		for (unsigned k = 0; k < POOL; k++) {
+			struct sl_pkt pp;
+			random_frame(pool[k]);
+			sl_pkt_init(&pp, pool[k], FRAME_LEN, 0, 1 + rndn(N_PORTS));
+			for (unsigned a = rndn(3); a > 0; a--)
+				aim_at_rule(pool[k], &pp);
+			pool_md[k] = rndn(16);
+			pool_port[k] = pp.in_port;
+		}
+
+		unsigned long target = n_packets / rounds + (round == rounds - 1 ? n_packets % rounds : 0);
 		unsigned long local = 0;
 		while (local < target) {
 			static uint8_t frames[SL_BURST_MAX][FRAME_LEN + 8], ref_frames[SL_BURST_MAX][FRAME_LEN + 8];
@@ -519,19 +636,35 @@ main(int argc, char **argv)
 			unsigned n = bursts[rndn(SL_ARRAY_SIZE(bursts))];
 
 			for (unsigned i = 0; i < n; i++) {
-				random_frame(frames[i]);
-				sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0, 1 + rndn(N_PORTS));
-				pkts[i].metadata = rndn(16);
-				for (unsigned k = rndn(3); k > 0; k--)
-					aim_at_rule(frames[i], &pkts[i]);
-				sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0, pkts[i].in_port);
-				pkts[i].metadata = rndn(16);
+				if (rndn(4) != 0) {
+					/* Replay a pooled frame (stamps cleared). */
+					unsigned k = rndn(POOL);
+					memcpy(frames[i], pool[k], FRAME_LEN);
+					memset(frames[i] + STAMP_OFS, 0, 2 * N_TABLES_MAX);
+					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0, pool_port[k]);
+					pkts[i].metadata = pool_md[k];
+				} else {
+					random_frame(frames[i]);
+					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0, 1 + rndn(N_PORTS));
+					for (unsigned k = rndn(3); k > 0; k--)
+						aim_at_rule(frames[i], &pkts[i]);
+					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0, pkts[i].in_port);
+					pkts[i].metadata = rndn(16);
+					if (rndn(8) == 0) {
+						unsigned k = rndn(POOL);
+						memcpy(pool[k], frames[i], FRAME_LEN);
+						pool_md[k] = pkts[i].metadata;
+						pool_port[k] = pkts[i].in_port;
+					}
+				}
 				md0[i] = pkts[i].metadata;
 				memcpy(ref_frames[i], frames[i], FRAME_LEN);
 			}
 			/* Changes become visible at publish: batches of 1..8 updates. */
 			sl_pipeline_publish(pl);
 			sl_pipeline_run_burst(pl, ctx, pkts, n, NULL, outs, drops);
+			ll_packets += (uint64_t)__builtin_popcountll(sl_pipeline_ll_lanes(ctx) &
+								     sl_lanes_first(n));
 			for (unsigned i = 0; i < n; i++) {
 				uint32_t rout;
 				uint8_t rdrop;
@@ -541,48 +674,98 @@ main(int argc, char **argv)
 				(void)rdrop;
 				bool ok = rout == outs[i] &&
 					  memcmp(ref_frames[i], frames[i], FRAME_LEN) == 0;
-				if (!ok && mismatches < 3) {
-					fprintf(stderr, "  ref stamps:");
+				if (!ok && mismatches < 10) {
+					fprintf(stderr, "MISMATCH packet %lu (round %u, %u tables): out %u vs ref %u; stamps real/ref:",
+						done + i, round, N_TABLES, outs[i], rout);
 					for (unsigned k = 0; k < N_TABLES; k++)
-						fprintf(stderr, " %02x%02x", ref_frames[i][STAMP_OFS + 2 * k],
+						fprintf(stderr, " %02x%02x/%02x%02x", frames[i][STAMP_OFS + 2 * k],
+							frames[i][STAMP_OFS + 2 * k + 1],
+							ref_frames[i][STAMP_OFS + 2 * k],
 							ref_frames[i][STAMP_OFS + 2 * k + 1]);
-					fprintf(stderr, " in_port %u md %lu\n", pkts[i].in_port,
-						(unsigned long)pkts[i].metadata);
+					fprintf(stderr, "\n");
+					if (getenv("SL_DIFF_DEBUG") != NULL && mismatches == 0) {
+						for (unsigned t = 0; t < N_TABLES; t++)
+							fprintf(stderr, "table %u kind %u\n", t, kind_of[t]);
+						fprintf(stderr, "md0 %lu in_port %u\n", (unsigned long)md0[i], pkts[i].in_port);
+						for (unsigned k = 0; k < n_flows[0]; k++) {
+							const struct model_flow *mf = &flows[0][k];
+							const struct sl_action *a = &mf->fs.insns.apply[0];
+							if (!mf->live)
+								continue;
+							fprintf(stderr, "  %02x%02x prio %u flags %x:", a->set_field.value[0], a->set_field.value[1], mf->fs.priority, mf->fs.flags);
+							for (unsigned q = 0; q < mf->fs.match.n_fields; q++) {
+								const struct sl_match_field *m = &mf->fs.match.fields[q];
+								fprintf(stderr, " f%u=", m->f.id);
+								for (unsigned b = 0; b < sl_field_size(&m->f); b++)
+									fprintf(stderr, "%02x", m->value[b]);
+								fprintf(stderr, "/");
+								for (unsigned b = 0; b < sl_field_size(&m->f); b++)
+									fprintf(stderr, "%02x", m->mask[b]);
+							}
+							fprintf(stderr, "\n");
+						}
+					}
 				}
-				if (!ok && mismatches++ < 10)
-					fprintf(stderr,
-						"MISMATCH packet %lu: out %u vs ref %u, stamps "
-						"%02x%02x/%02x%02x/%02x%02x/%02x%02x/%02x%02x\n",
-						done + i, outs[i], rout, frames[i][STAMP_OFS],
-						frames[i][STAMP_OFS + 1], frames[i][STAMP_OFS + 2],
-						frames[i][STAMP_OFS + 3], frames[i][STAMP_OFS + 4],
-						frames[i][STAMP_OFS + 5], frames[i][STAMP_OFS + 6],
-						frames[i][STAMP_OFS + 7], frames[i][STAMP_OFS + 8],
-						frames[i][STAMP_OFS + 9]);
+				mismatches += !ok;
 				forwarded += outs[i] != SL_PORT_DROP;
 			}
 			done += n;
 			local += n;
-			/* Updates between bursts: adds and deletes at random priorities. */
+			/* Updates between bursts: adds, deletes, modifies, marks at random priorities. */
 			for (unsigned k = rndn(4) == 0 ? 1 + rndn(8) : 0; k > 0; k--) {
 				unsigned t = rndn(N_TABLES);
-				if (rndn(2))
+				switch (rndn(6)) {
+				case 0:
+				case 1:
 					updates += add_flow(pl, t, uid++);
-				else {
+					break;
+				case 2:
+				case 3:
 					del_flow(pl, t);
 					updates++;
+					break;
+				case 4:
+					updates += modify_flow(pl, t, uid++);
+					break;
+				default:
+					updates += mark_flow(pl, t);
+					break;
 				}
 			}
 			if (rndn(64) == 0)
 				sl_pipeline_commit(pl);
+		}
+		for (unsigned t = 0; t < N_TABLES; t++) {
+			struct sl_ffp_lut_stats st;
+			const struct sl_pipeline_ctx *cs[1] = {ctx};
+			sl_pipeline_ffp_lut_stats(cs, 1, t, &st);
+			tot.hits += st.hits;
+			tot.misses += st.misses;
+			tot.verifications += st.verifications;
+			tot.invalidations += st.invalidations;
+			tot.replacements += st.replacements;
+			tot.inserts += st.inserts;
+			tot.evictions += st.evictions;
 		}
 		sl_pipeline_ctx_destroy(ctx);
 		sl_pipeline_destroy(pl);
 		for (unsigned t = 0; t < N_TABLES; t++)
 			sl_ref_destroy(refs[t]);
 	}
-	printf("differential: %lu packets (%lu forwarded), %lu updates, %lu mismatches\n", done,
-	       forwarded, updates, mismatches);
+	printf("differential: %lu packets (%lu forwarded, %lu still low-latency), %lu updates, "
+	       "%lu mismatches\n",
+	       done, forwarded, (unsigned long)ll_packets, updates, mismatches);
+	printf("ffp: %lu lut hits, %lu misses, %lu inserts, %lu verifications, %lu invalidations, "
+	       "%lu replacements, %lu evictions\n",
+	       (unsigned long)tot.hits, (unsigned long)tot.misses, (unsigned long)tot.inserts,
+	       (unsigned long)tot.verifications, (unsigned long)tot.invalidations,
+	       (unsigned long)tot.replacements, (unsigned long)tot.evictions);
+	/* The fast path must have been exercised, or the comparison proves nothing about it. */
+	if (n_packets >= 100000 && (tot.hits == 0 || tot.verifications == 0 ||
+				    tot.invalidations == 0)) {
+		fprintf(stderr, "FAIL: the fast path was not exercised\n");
+		return 1;
+	}
 	printf("%lu passed, %lu failed\n", done - mismatches, mismatches);
 	return mismatches ? 1 : 0;
 }

@@ -16,6 +16,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
@@ -50,6 +51,10 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 		if (ports[i].dpdk_id < sizeof(w->port_idx))
 			w->port_idx[ports[i].dpdk_id] = (uint8_t)i;
 	w->ctx = sl_pipeline_ctx_create(pl);
+	/* The per-packet low-latency flag (issue 6): a one-byte mbuf dynfield. */
+	static const struct rte_mbuf_dynfield ll_desc = {.name = SL_WORKER_LL_DYNFIELD,
+							 .size = 1, .align = 1};
+	w->ll_dynfield = rte_mbuf_dynfield_register(&ll_desc);
 	return w->ctx != NULL ? 0 : -ENOMEM;
 }
 
@@ -388,6 +393,8 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 			    rte_pktmbuf_headroom(m), in_port);
 		pkts[i].opaque = m;
 		rx_bytes += rte_pktmbuf_pkt_len(m);
+		if (w->ll_dynfield >= 0) /* low-latency until it hits a normal entry */
+			*RTE_MBUF_DYNFIELD(m, w->ll_dynfield, uint8_t *) = 1;
 	}
 	if (ps != NULL) {
 		ps->rx_packets += n;
@@ -396,6 +403,11 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 
 	/* Stage 2: the pipeline over the whole burst. */
 	sl_pipeline_run_burst(w->pl, w->ctx, pkts, n, &hooks, out_ports, drops);
+	if (w->ll_dynfield >= 0) {
+		uint64_t ll = sl_pipeline_ll_lanes(w->ctx);
+		for (unsigned i = 0; i < n; i++)
+			*RTE_MBUF_DYNFIELD(mbufs[i], w->ll_dynfield, uint8_t *) = (uint8_t)(ll >> i & 1);
+	}
 
 	/* Stage 3: group by output port (headers may have moved: push/pop VLAN). */
 	for (unsigned i = 0; i < n; i++) {

@@ -148,6 +148,7 @@ struct sl_worker {
 	int rx_tsc_off;                     /* I/O dispatch: mbuf dynfield with the rx TSC, or -1 */
 	uint64_t done SL_CACHE_ALIGNED;     /* I/O dispatch: packets taken from in_ring, finished */
 	uint8_t port_idx[256];              /* mbuf port (DPDK id) -> index in ports[] */
+	int ll_dynfield; /* offset of the per-packet low-latency flag (issue 6), -1 if none */
 };
 
 /** The I/O core of the I/O-core dispatch design (io.c). */
@@ -170,6 +171,9 @@ struct sl_worker_io {
 	uint64_t ring_full;                 /* packets dropped: the worker's ring was full */
 	uint64_t last_flush_tsc;
 };
+
+/** Name of the one-byte mbuf dynfield holding the low-latency flag (1: low-latency). */
+#define SL_WORKER_LL_DYNFIELD "sluice_dynfield_low_latency"
 
 /**
  * Prepare a worker: allocates its pipeline context.

@@ -486,6 +486,11 @@ def flow_stats_request(table_id: int = OFPTT_ALL, match_oxms: Sequence[bytes] = 
 SL_EXPERIMENTER_ID = 0x534C5543
 #: Experimenter message types under SL_EXPERIMENTER_ID.
 SL_OFPX_TABLE_DECLARE = 1
+#: Fast forwarding path (docs/openflow.md 12.7, 12.8): low-latency marks, FFP configuration.
+SL_OFPX_LL_SET = 2
+SL_OFPX_FFP_CONFIG = 3
+SL_OFPX_LL_STRICT = 0x1
+SL_OFPX_FFP_ON, SL_OFPX_FFP_AUTO, SL_OFPX_FFP_NO_MODEL = 0x1, 0x2, 0x4
 #: Experimenter OXM fields (class OFPXMC_EXPERIMENTER) under SL_EXPERIMENTER_ID.
 SL_OXM_SL_RAW = 0
 SL_OXM_SL_IP_TTL = 1
@@ -1169,3 +1174,52 @@ class Client:
                 return out
             if m.type == OFPT_ERROR:
                 out.append(parse_error(m))
+
+
+_LL_SET = struct.Struct("!BBHHxxQQ")  # body after exp_type up to the ofp_match: 24 bytes
+_FFP_CONFIG = struct.Struct("!BxHI")   # body after exp_type: 8 bytes
+
+
+def ll_set_data(table_id: int, match_: Sequence[bytes] | bytes = (), *, on: bool = True,
+                priority: int = 0x8000, strict: bool = True, cookie: int = 0,
+                cookie_mask: int = 0) -> bytes:
+    """The SL_OFPX_LL_SET body after ``exp_type``: set (@on) or clear the low-latency mark
+    of the flows selected like a flow_mod modify (strict: table, match and priority).
+    @match_ is a list of OXM TLVs or an encoded ofp_match.  ValueError for values the
+    switch would refuse (table id > 253 unless 255 non-strict, priority > 0xffff)."""
+    if not (0 <= table_id <= TABLE_ID_MAX or (table_id == 0xFF and not strict)):
+        raise ValueError(f"table id {table_id} out of range (255 = all, non-strict only)")
+    if not 0 <= priority <= 0xFFFF:
+        raise ValueError(f"priority {priority} out of range")
+    m = match_ if isinstance(match_, bytes) else match(match_)
+    return _LL_SET.pack(table_id, 1 if on else 0, SL_OFPX_LL_STRICT if strict else 0,
+                        priority, cookie, cookie_mask) + m
+
+
+def ll_set(table_id: int, match_: Sequence[bytes] | bytes = (), *, on: bool = True,
+           priority: int = 0x8000, strict: bool = True, cookie: int = 0, cookie_mask: int = 0,
+           xid: int = 0) -> bytes:
+    """A whole SL_OFPX_LL_SET message (see :func:`ll_set_data`)."""
+    return experimenter(SL_EXPERIMENTER_ID, SL_OFPX_LL_SET,
+                        ll_set_data(table_id, match_, on=on, priority=priority, strict=strict,
+                                    cookie=cookie, cookie_mask=cookie_mask), xid)
+
+
+def ffp_config_data(enabled: bool = True, *, cost_model: bool = True, auto_pps: int = 0,
+                    auto_min_timeout: int = 0) -> bytes:
+    """The SL_OFPX_FFP_CONFIG body after ``exp_type``: the fast path on or off, the cost
+    model followed or bypassed, auto-promotion at @auto_pps hits per second (0 = off) of
+    entries without timeouts or with timeouts of at least @auto_min_timeout seconds."""
+    if not 0 <= auto_pps <= 0xFFFFFFFF or not 0 <= auto_min_timeout <= 0xFFFF:
+        raise ValueError("auto-promotion threshold out of range")
+    flags = (SL_OFPX_FFP_ON if enabled else 0) | (SL_OFPX_FFP_AUTO if auto_pps else 0) | \
+        (0 if cost_model else SL_OFPX_FFP_NO_MODEL)
+    return _FFP_CONFIG.pack(flags, auto_min_timeout, auto_pps)
+
+
+def ffp_config(enabled: bool = True, *, cost_model: bool = True, auto_pps: int = 0,
+               auto_min_timeout: int = 0, xid: int = 0) -> bytes:
+    """A whole SL_OFPX_FFP_CONFIG message (see :func:`ffp_config_data`)."""
+    return experimenter(SL_EXPERIMENTER_ID, SL_OFPX_FFP_CONFIG,
+                        ffp_config_data(enabled, cost_model=cost_model, auto_pps=auto_pps,
+                                        auto_min_timeout=auto_min_timeout), xid)

@@ -43,6 +43,8 @@ __all__ = [
     "decode_table_declare", "encode", "is_table_declare", "offline_datapath", "parse_error",
     "send_raw", "set_ev_cls", "table_declare_msg",
     "set_state_action", "state_table_msg", "state_set_msg", "state_del_msg",
+    "send_raw", "set_ev_cls", "table_declare_msg", "ll_set_msg", "set_low_latency",
+    "ffp_config_msg",
 ]
 
 #: An os-ken datapath (``os_ken.controller.controller.Datapath``, or anything with
@@ -220,3 +222,42 @@ def set_state_action(datapath: Datapath, state: int, table_id: int = openstate.S
     return _parser(datapath).OFPActionExperimenterUnknown(experimenter=ofp.SL_EXPERIMENTER_ID,
                                                           data=raw[8:])
 
+def _match_bytes(match: Any) -> bytes:
+    """An ofp_match as bytes from an os-ken ``OFPMatch``, encoded bytes or a list of OXMs."""
+    if isinstance(match, (bytes, bytearray)):
+        return bytes(match)
+    if isinstance(match, (list, tuple)):
+        return ofp.match(list(match))
+    buf = bytearray()
+    match.serialize(buf, 0)
+    return bytes(buf)
+
+
+def ll_set_msg(datapath: Datapath, table_id: int, match: Any = (), *, on: bool = True,
+               priority: int = 0x8000, strict: bool = True, cookie: int = 0,
+               cookie_mask: int = 0) -> Msg:
+    """An ``OFPExperimenter`` SL_OFPX_LL_SET (not sent): mark (@on) or unmark the flows
+    selected like a flow_mod modify as low-latency (docs/openflow.md 12.7).  @match: an
+    os-ken ``OFPMatch``, encoded ofp_match bytes, or a list of :mod:`sluice.ofp` OXMs."""
+    data = ofp.ll_set_data(table_id, _match_bytes(match), on=on, priority=priority,
+                           strict=strict, cookie=cookie, cookie_mask=cookie_mask)
+    return _parser(datapath).OFPExperimenter(datapath, experimenter=ofp.SL_EXPERIMENTER_ID,
+                                             exp_type=ofp.SL_OFPX_LL_SET, data=data)
+
+
+def set_low_latency(datapath: Datapath, table_id: int, match: Any = (), *, on: bool = True,
+                    priority: int = 0x8000, strict: bool = True) -> Msg:
+    """Send an SL_OFPX_LL_SET right after the flow_mod that added the flow (the same batch:
+    packets see both at once).  No reply on success; send a barrier to confirm."""
+    msg = ll_set_msg(datapath, table_id, match, on=on, priority=priority, strict=strict)
+    datapath.send_msg(msg)
+    return msg
+
+
+def ffp_config_msg(datapath: Datapath, enabled: bool = True, *, cost_model: bool = True,
+                   auto_pps: int = 0, auto_min_timeout: int = 0) -> Msg:
+    """An ``OFPExperimenter`` SL_OFPX_FFP_CONFIG (not sent; docs/openflow.md 12.8)."""
+    data = ofp.ffp_config_data(enabled, cost_model=cost_model, auto_pps=auto_pps,
+                               auto_min_timeout=auto_min_timeout)
+    return _parser(datapath).OFPExperimenter(datapath, experimenter=ofp.SL_EXPERIMENTER_ID,
+                                             exp_type=ofp.SL_OFPX_FFP_CONFIG, data=data)

@@ -1,0 +1,792 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The fast forwarding path: LUTs, journal, cost model, marks (see ffp.h). */
+#include "ffp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- worker side ---- */
+
+struct ffp_ctx *
+pl_ffp_ctx_create(void)
+{
+	struct ffp_ctx *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return NULL;
+	memset(f->lut_of, -1, sizeof(f->lut_of));
+	/* LUTs are allocated up front: the datapath never allocates. */
+	for (unsigned i = 0; i < FFP_LUTS_MAX; i++) {
+		f->luts[i] = aligned_alloc(64, (sizeof(struct ffp_lut) + 63) / 64 * 64);
+		if (f->luts[i] == NULL) {
+			pl_ffp_ctx_destroy(f);
+			return NULL;
+		}
+		memset(f->luts[i], 0, sizeof(struct ffp_lut));
+	}
+	f->lat_mult = sl_lat_ns_mult(sl_pipeline_tsc_hz());
+	return f;
+}
+
+void
+pl_ffp_ctx_destroy(struct ffp_ctx *f)
+{
+	if (f == NULL)
+		return;
+	for (unsigned i = 0; i < FFP_LUTS_MAX; i++)
+		free(f->luts[i]);
+	free(f);
+}
+
+/* A flow's marks, as the control thread may change them at any time. */
+static inline bool
+flow_ll(const struct sl_flow *f)
+{
+	return __atomic_load_n(&f->ll, __ATOMIC_RELAXED) != 0;
+}
+
+static inline bool
+rule_matches(const struct ffp_jent *e, const uint8_t *key, unsigned size)
+{
+	uint64_t diff = 0;
+
+	for (unsigned i = 0; i < size; i += 8) {
+		uint64_t k, m, v;
+		memcpy(&k, key + i, 8);
+		memcpy(&m, e->mask + i, 8);
+		memcpy(&v, e->value + i, 8);
+		diff |= (k & m) ^ v;
+	}
+	return diff == 0;
+}
+
+static inline uint16_t
+tag_of(uint32_t h)
+{
+	return (uint16_t)((h >> 16) | 1);
+}
+
+static inline void
+rec_drop(struct ffp_lut *lut, struct ffp_rec *r)
+{
+	lut->tag[r - lut->rec] = 0;
+	r->used = 0;
+	lut->st.entries--;
+	lut->st.invalidations++;
+}
+
+/* Precedence of a low-latency entry in table copy @pt: priority, or prefix length (lpm). */
+static uint16_t
+flow_eff(const struct pl_dtable *pt, const struct sl_flow *f)
+{
+	if (pt->tbl->params.kind != SL_TABLE_LPM)
+		return f->priority;
+	for (unsigned i = 0; i < f->n_match; i++) {
+		if (!sl_field_equal(&f->match[i].f, &pt->layout.fields[0]))
+			continue;
+		unsigned bits = 0;
+		for (unsigned b = 0; b < SL_FIELD_SIZE_MAX; b++)
+			bits += (unsigned)__builtin_popcount(f->match[i].mask[b]);
+		return (uint16_t)bits;
+	}
+	return 0;
+}
+
+/*
+ * Verify a record older than the live version (ffp.h).  Returns the entry
+ * to use, or NULL when the lane must be searched in the table (the record
+ * was dropped, or the search was done here: *searched, hit in ctx->hits).
+ */
+static const struct sl_flow *
+verify(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct ffp_lut *lut,
+       struct ffp_rec *r, unsigned lane, bool *searched, bool *found)
+{
+	const struct ffp_journal *j = pt->ffpj;
+	unsigned size = pt->layout.key_size;
+	bool lpm = pt->tbl->params.kind == SL_TABLE_LPM;
+	const struct sl_flow *f = r->flow;
+	bool need_search = false;
+	uint32_t k, start;
+
+	lut->st.verifications++;
+	*searched = *found = false;
+	if (j == NULL || r->seq < j->floor) {
+		rec_drop(lut, r);
+		return NULL;
+	}
+	start = j->n > FFP_JOURNAL ? j->n - FFP_JOURNAL : 0;
+	/* First change after the record (seq is non-decreasing along the journal). */
+	uint32_t lo = start, hi = j->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (j->e[mid % FFP_JOURNAL].seq <= r->seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/*
+	 * Cost model (seed 4.2.3): walking the list costs a comparison per
+	 * change; when that exceeds one table search, search instead.
+	 */
+	uint64_t list_cyc = (uint64_t)(j->n - lo) * pt->ffp_cmp_cyc;
+	if (list_cyc > pt->ffp_search_cyc)
+		need_search = true;
+	for (k = lo; k < j->n && !need_search; k++) {
+		const struct ffp_jent *e = &j->e[k % FFP_JOURNAL];
+
+		if (!e->add) {
+			if (e->flow != f)
+				continue; /* removing another rule cannot make this one lose */
+			const struct ffp_jent *nx = &j->e[(k + 1) % FFP_JOURNAL];
+			if (k + 1 < j->n && nx->add && nx->seq == e->seq &&
+			    !memcmp(nx->value, e->value, size) && !memcmp(nx->mask, e->mask, size)) {
+				f = nx->flow; /* modified: the same rule with new instructions */
+				k++;
+				continue;
+			}
+			rec_drop(lut, r); /* deleted (or timed out) */
+			return NULL;
+		}
+		if (e->flow == f)
+			continue;
+		/* An extra rule: can it beat the cached entry for this key? */
+		if ((lpm ? e->eff > r->eff : e->eff >= r->eff) && rule_matches(e, r->key, size))
+			need_search = true;
+	}
+	if (need_search) {
+		void *hit = NULL;
+		uint64_t one = UINT64_C(1) << lane;
+		*searched = true;
+		*found = sl_table_lookup_burst(pt->tbl, ctx->keyp, one, ctx->hits) & one;
+		if (*found)
+			hit = ctx->hits[lane];
+		if (*found && flow_ll(hit)) {
+			if (hit != r->flow)
+				lut->st.replacements++;
+			r->flow = hit;
+			r->eff = flow_eff(pt, hit);
+			r->seq = pt->version;
+		} else {
+			rec_drop(lut, r);
+		}
+		return NULL;
+	}
+	/* No extra rule wins: the list is cleared (the record is current again). */
+	if (!flow_ll(f)) {
+		rec_drop(lut, r);
+		return NULL;
+	}
+	r->flow = f;
+	r->seq = pt->version;
+	return f;
+}
+
+uint64_t
+pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
+	      uint64_t lanes, uint64_t *found_out)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	unsigned size = pt->layout.key_size, i;
+	uint64_t done = 0, found = 0;
+	int li = fc->lut_of[t];
+
+	*found_out = 0;
+	if (li < 0)
+		return 0; /* nothing filled yet: every lane continues in the pipeline */
+	struct ffp_lut *lut = fc->luts[li];
+	uint64_t cand = 0;
+	/* Stage A: hash, prefetch the set's tags. */
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		uint32_t h = dc_hash(ctx->keys[i], size, (uint8_t)t);
+		fc->rset[i] = h & (FFP_SETS - 1);
+		fc->rtag[i] = tag_of(h);
+		sl_prefetch0(&lut->tag[fc->rset[i] * FFP_WAYS]);
+	}
+	/* Stage B: tags; prefetch the records whose tag matches. */
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		const uint16_t *tg = &lut->tag[fc->rset[i] * FFP_WAYS];
+		uint8_t ways = 0;
+		for (unsigned w = 0; w < FFP_WAYS; w++)
+			if (tg[w] == fc->rtag[i]) {
+				ways |= (uint8_t)(1u << w);
+				sl_prefetch0(&lut->rec[fc->rset[i] * FFP_WAYS + w]);
+			}
+		fc->rways[i] = ways;
+		cand |= (uint64_t)(ways != 0) << i;
+	}
+	lut->st.misses += (uint64_t)__builtin_popcountll(lanes & ~cand);
+	/* Stage C: whole keys of the candidates. */
+	SL_FOR_EACH_LANE(i, cand)
+	{
+		struct ffp_rec *s = &lut->rec[fc->rset[i] * FFP_WAYS], *r = NULL;
+		unsigned w;
+
+		for (w = 0; w < FFP_WAYS; w++)
+			if ((fc->rways[i] >> w & 1) && s[w].used &&
+			    dc_key_equal(s[w].key, ctx->keys[i], size)) {
+				r = &s[w];
+				break;
+			}
+		if (r == NULL) {
+			lut->st.misses++;
+			continue;
+		}
+		lut->lru[(s - lut->rec) / FFP_WAYS] = (uint8_t)(w ^ 1);
+		const struct sl_flow *f;
+		if (sl_likely(r->seq == pt->version)) {
+			f = r->flow; /* the table has not changed since: still its winner */
+			if (sl_unlikely(!flow_ll(f))) {
+				rec_drop(lut, r); /* mark cleared */
+				lut->st.misses++;
+				continue;
+			}
+		} else {
+			bool searched, hit;
+			f = verify(pt, ctx, lut, r, i, &searched, &hit);
+			if (f == NULL) {
+				lut->st.misses++;
+				if (searched) {
+					done |= UINT64_C(1) << i;
+					found |= (uint64_t)hit << i;
+				}
+				continue;
+			}
+		}
+		lut->st.hits++;
+		ctx->hits[i] = (void *)f;
+		done |= UINT64_C(1) << i;
+		found |= UINT64_C(1) << i;
+	}
+	*found_out = found;
+	return done;
+}
+
+void
+pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
+		uint64_t lanes)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	unsigned size = pt->layout.key_size, i;
+	int li = fc->lut_of[t];
+
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		const struct sl_flow *f = ctx->hits[i];
+		if (!flow_ll(f))
+			continue;
+		if (li < 0) {
+			if (fc->n_luts == FFP_LUTS_MAX) {
+				fc->lut_refused++;
+				return;
+			}
+			li = (int)fc->n_luts++;
+			fc->lut_of[t] = (int8_t)li;
+		}
+		struct ffp_lut *lut = fc->luts[li];
+		uint32_t h = dc_hash(ctx->keys[i], size, (uint8_t)t), set = h & (FFP_SETS - 1);
+		struct ffp_rec *s = &lut->rec[set * FFP_WAYS], *r = NULL;
+		unsigned w;
+
+		for (w = 0; w < FFP_WAYS; w++)
+			if (s[w].used && lut->tag[set * FFP_WAYS + w] == tag_of(h) &&
+			    dc_key_equal(s[w].key, ctx->keys[i], size)) {
+				r = &s[w]; /* refresh (a verification dropped nothing, or a race in the burst) */
+				break;
+			}
+		if (r == NULL) {
+			for (w = 0; w < FFP_WAYS; w++)
+				if (!s[w].used)
+					break;
+			if (w == FFP_WAYS) {
+				w = lut->lru[set];
+				lut->st.evictions++;
+			} else {
+				lut->st.entries++;
+			}
+			r = &s[w];
+			lut->st.inserts++;
+		}
+		lut->lru[set] = (uint8_t)(w ^ 1);
+		memcpy(r->key, ctx->keys[i], size);
+		r->flow = f;
+		r->eff = flow_eff(pt, f);
+		r->seq = pt->version;
+		r->used = 1;
+		lut->tag[set * FFP_WAYS + w] = tag_of(h);
+	}
+}
+
+void
+pl_ffp_burst_end(struct sl_pipeline_ctx *ctx, unsigned n, uint64_t t0)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	uint64_t ns = sl_cycles_to_ns(sl_pipeline_tsc() - t0, fc->lat_mult);
+	unsigned n_ll = (unsigned)__builtin_popcountll(ctx->ll_lanes & sl_lanes_first(n));
+
+	fc->cls.packets[1] += n_ll;
+	fc->cls.packets[0] += n - n_ll;
+	if (n_ll)
+		sl_ffp_hist_add(&fc->cls.latency[1], ns, n_ll);
+	if (n > n_ll)
+		sl_ffp_hist_add(&fc->cls.latency[0], ns, n - n_ll);
+}
+
+uint64_t
+sl_pipeline_ll_lanes(const struct sl_pipeline_ctx *ctx)
+{
+	return ctx->ll_lanes;
+}
+
+void
+sl_pipeline_ffp_lut_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+			  unsigned table_id, struct sl_ffp_lut_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (table_id >= SL_TABLES_MAX)
+		return;
+	for (unsigned c = 0; c < n_ctxs; c++) {
+		const struct ffp_ctx *fc = ctxs[c]->ffp;
+		if (fc == NULL || fc->lut_of[table_id] < 0)
+			continue;
+		const struct sl_ffp_lut_stats *s = &fc->luts[fc->lut_of[table_id]]->st;
+		st->entries += s->entries;
+		st->hits += s->hits;
+		st->misses += s->misses;
+		st->verifications += s->verifications;
+		st->invalidations += s->invalidations;
+		st->replacements += s->replacements;
+		st->evictions += s->evictions;
+		st->inserts += s->inserts;
+	}
+}
+
+void
+sl_pipeline_ffp_class_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+			    struct sl_ffp_class_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (unsigned c = 0; c < n_ctxs; c++) {
+		const struct ffp_ctx *fc = ctxs[c]->ffp;
+		if (fc == NULL)
+			continue;
+		for (unsigned k = 0; k < 2; k++) {
+			const struct sl_ffp_hist *h = &fc->cls.latency[k];
+			st->packets[k] += fc->cls.packets[k];
+			st->latency[k].count += h->count;
+			st->latency[k].sum_ns += h->sum_ns;
+			if (h->max_ns > st->latency[k].max_ns)
+				st->latency[k].max_ns = h->max_ns;
+			for (unsigned b = 0; b < SL_FFP_HIST_BUCKETS; b++)
+				st->latency[k].bucket[b] += h->bucket[b];
+		}
+	}
+}
+
+uint64_t
+sl_ffp_hist_quantile_ns(const struct sl_ffp_hist *h, double q)
+{
+	uint64_t total = 0, need, seen = 0;
+
+	for (unsigned b = 0; b < SL_FFP_HIST_BUCKETS; b++)
+		total += h->bucket[b];
+	if (total == 0)
+		return 0;
+	need = (uint64_t)(q * (double)total);
+	if (need == 0)
+		need = 1;
+	for (unsigned b = 0; b < SL_FFP_HIST_BUCKETS; b++) {
+		seen += h->bucket[b];
+		if (seen < need)
+			continue;
+		if (b < 32)
+			return b;
+		unsigned e = b / 32 + 4, m = b % 32;
+		uint64_t lo = (uint64_t)(32 + m) << (e - 5), w = UINT64_C(1) << (e - 5);
+		uint64_t mid = lo + w / 2;
+		return mid > h->max_ns ? h->max_ns : mid;
+	}
+	return h->max_ns;
+}
+
+/* ---- control side ---- */
+
+static struct ffp_tinfo *
+tinfo(struct pl_table *pt)
+{
+	if (pt->ffp == NULL) {
+		pt->ffp = calloc(1, sizeof(*pt->ffp));
+		/* Without bookkeeping there is no journal, so the table never gets a LUT. */
+	}
+	return pt->ffp;
+}
+
+static bool
+kind_eligible(const struct pl_table *pt, const struct pl_dtable *dt)
+{
+	return (pt->spec.kind == SL_TABLE_TERNARY || pt->spec.kind == SL_TABLE_LPM) &&
+	       dt->layout.key_size > 0 && dt->layout.key_size <= FFP_KEY_MAX;
+}
+
+void
+pl_ffp_journal(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_rule *r,
+	       const struct sl_flow *f, bool add)
+{
+	struct pl_dtable *sb = pl_standby(pt);
+	struct ffp_tinfo *ti = tinfo(pt);
+
+	(void)pl;
+	if (ti == NULL)
+		return;
+	if (f->ll) {
+		if (add)
+			ti->n_ll++;
+		else if (ti->n_ll > 0)
+			ti->n_ll--;
+	}
+	if (ti->broken || !kind_eligible(pt, sb))
+		return;
+	if (sb->ffpj == NULL) {
+		sb->ffpj = calloc(1, sizeof(*sb->ffpj));
+		if (sb->ffpj == NULL) {
+			ti->broken = true;
+			return;
+		}
+	}
+	struct ffp_journal *j = sb->ffpj;
+	struct ffp_jent *e = &j->e[j->n % FFP_JOURNAL];
+	uint32_t seq = pt->version_seq + 1 ? pt->version_seq + 1 : 1; /* table_changed follows */
+
+	if (j->n >= FFP_JOURNAL && e->seq > j->floor)
+		j->floor = e->seq; /* records that needed the overwritten change are dropped */
+	e->seq = seq;
+	e->add = add;
+	e->flow = f;
+	memcpy(e->value, r->value, FFP_KEY_MAX);
+	memcpy(e->mask, r->mask, FFP_KEY_MAX);
+	if (pt->spec.kind == SL_TABLE_LPM) {
+		unsigned bits = 0;
+		for (unsigned b = 0; b < sb->layout.key_size; b++)
+			bits += (unsigned)__builtin_popcount(r->mask[b]);
+		e->eff = (uint16_t)bits;
+	} else {
+		e->eff = (uint16_t)r->priority;
+	}
+	j->n++;
+}
+
+void
+pl_ffp_reset(struct pl_table *pt)
+{
+	struct pl_dtable *sb = pl_standby(pt);
+
+	/* A new table object (new layout): no record from before can be verified. */
+	if (sb->ffpj != NULL)
+		sb->ffpj->floor = pt->version_seq + 1;
+}
+
+/* Sample keys for the cost model: rule values with random don't-care bits. */
+struct sample_arg {
+	uint8_t (*keys)[SL_KEY_MAX];
+	unsigned n, cap, size;
+	uint64_t rng;
+};
+
+static int
+sample_rule(const struct sl_rule *r, void *arg)
+{
+	struct sample_arg *a = arg;
+
+	for (unsigned b = 0; b < a->size; b++) {
+		a->rng = a->rng * 6364136223846793005ull + 1442695040888963407ull;
+		a->keys[a->n][b] = (uint8_t)((r->value[b] & r->mask[b]) |
+					     ((uint8_t)(a->rng >> 33) & ~r->mask[b]));
+	}
+	return ++a->n == a->cap;
+}
+
+#define MEASURE_KEYS 32
+#define MEASURE_REPS 32
+
+/* Cost model (seed 4.2.2): per-key table search cost vs LUT probe cost, in TSC. */
+static void
+measure(struct pl_table *pt, const struct pl_dtable *sb, struct ffp_tinfo *ti)
+{
+	static uint8_t keys[MEASURE_KEYS][SL_KEY_MAX] __attribute__((aligned(64)));
+	static struct ffp_rec recs[256 * FFP_WAYS];
+	static uint16_t tags[256 * FFP_WAYS];
+	const uint8_t *keyp[MEASURE_KEYS];
+	void *hits[MEASURE_KEYS];
+	struct sample_arg a = {.keys = keys, .cap = MEASURE_KEYS, .size = sb->layout.key_size,
+			       .rng = 0x5eed ^ pt->spec.table_id};
+	struct sl_table_stats st;
+	unsigned size = sb->layout.key_size;
+	uint64_t best_s = UINT64_MAX, best_p = UINT64_MAX, best_c = UINT64_MAX;
+	volatile uint64_t sink = 0;
+
+	memset(keys, 0, sizeof(keys));
+	sl_table_iterate(sb->tbl, sample_rule, &a);
+	for (unsigned i = a.n; i < MEASURE_KEYS; i++)
+		memcpy(keys[i], keys[a.n ? i % a.n : 0], SL_KEY_MAX);
+	for (unsigned i = 0; i < MEASURE_KEYS; i++)
+		keyp[i] = keys[i];
+	memset(recs, 0, sizeof(recs));
+	memset(tags, 0, sizeof(tags));
+	for (unsigned i = 0; i < MEASURE_KEYS; i++) { /* every key present: the hit path */
+		uint32_t h = dc_hash(keys[i], size, 0);
+		unsigned slot = (h & 255) * FFP_WAYS + (i & 1);
+		recs[slot].used = 1;
+		tags[slot] = tag_of(h);
+		memcpy(recs[slot].key, keys[i], size);
+	}
+	/* Best of several rounds: the least disturbed by other work on the core. */
+	for (unsigned rep = 0; rep < MEASURE_REPS; rep++) {
+		uint64_t t0 = sl_pipeline_tsc();
+		sink += sl_table_lookup_burst(sb->tbl, keyp, UINT64_MAX >> (64 - MEASURE_KEYS),
+					      hits);
+		uint64_t t1 = sl_pipeline_tsc();
+		for (unsigned i = 0; i < MEASURE_KEYS; i++) {
+			uint32_t h = dc_hash(keys[i], size, 0);
+			unsigned set = (h & 255) * FFP_WAYS;
+			for (unsigned w = 0; w < FFP_WAYS; w++)
+				sink += tags[set + w] == tag_of(h) &&
+					dc_key_equal(recs[set + w].key, keys[i], size);
+		}
+		uint64_t t2 = sl_pipeline_tsc();
+		for (unsigned i = 0; i < MEASURE_KEYS; i++) {
+			struct ffp_jent e;
+			memcpy(e.value, keys[(i + 1) % MEASURE_KEYS], FFP_KEY_MAX);
+			memcpy(e.mask, keys[(i + 7) % MEASURE_KEYS], FFP_KEY_MAX);
+			sink += rule_matches(&e, keys[i], size);
+		}
+		uint64_t t3 = sl_pipeline_tsc();
+		if (t1 - t0 < best_s)
+			best_s = t1 - t0;
+		if (t2 - t1 < best_p)
+			best_p = t2 - t1;
+		if (t3 - t2 < best_c)
+			best_c = t3 - t2;
+	}
+	(void)sink;
+	/* Per key, in 1/16 cycles (a few-cycle probe needs the resolution). */
+	ti->search_cyc = best_s * 16 / MEASURE_KEYS + 1;
+	ti->probe_cyc = best_p * 16 / MEASURE_KEYS + 1;
+	ti->cmp_cyc = best_c * 16 / MEASURE_KEYS + 1;
+	/*
+	 * A LUT pays when hits save more than misses cost (seed 4.2.2: W =
+	 * t_pipeline - t_fp on a hit, -t_fp on a miss): with a fraction p of
+	 * probes hitting, p * (search - probe) > (1 - p) * probe, i.e. p >
+	 * probe / search.  Keep a LUT when the search costs more than 1.5 probes
+	 * plus 1 ns (for the lane bookkeeping the timing loop does not see):
+	 * then it pays as soon as two thirds of the probes hit.  Tables whose
+	 * search is only a few ns (the IoV scenario's WSM table, small Ethernet
+	 * tables) get none, so their packets never pay a probe.
+	 */
+	uint64_t hz = sl_pipeline_tsc_hz(), margin = 16 * (hz ? hz / 1000000000 : 2); /* 1 ns */
+	ti->pays = ti->search_cyc > ti->probe_cyc + ti->probe_cyc / 2 + margin;
+	sl_table_stats_read(sb->tbl, &st);
+	ti->measured_entries = st.n_entries ? st.n_entries : 1;
+}
+
+void
+pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb)
+{
+	struct ffp_tinfo *ti = pt->ffp;
+	struct sl_table_stats st;
+
+	sb->ffp_on = false;
+	if (ti == NULL || ti->broken || sb->tbl == NULL || sb->ffpj == NULL)
+		return;
+	ti->eligible = kind_eligible(pt, sb);
+	if (!ti->eligible || ti->n_ll == 0)
+		return;
+	sl_table_stats_read(sb->tbl, &st);
+	/* Measured at creation, after a commit (new snapshot), and when the size doubles or halves. */
+	if (ti->measured_entries == 0 || pt->commit || st.n_entries >= 2 * ti->measured_entries ||
+	    2 * st.n_entries < ti->measured_entries)
+		measure(pt, sb, ti);
+	sb->ffp_search_cyc = ti->search_cyc;
+	sb->ffp_cmp_cyc = ti->cmp_cyc;
+	sb->ffp_on = !pl->ffp_off && (ti->pays || pl->ffp_no_model);
+}
+
+void
+pl_ffp_catch_up(struct pl_table *pt, struct pl_dtable *dt, const struct pl_dtable *lv)
+{
+	struct ffp_tinfo *ti = pt->ffp;
+
+	dt->ffp_on = false;
+	dt->ffp_search_cyc = lv->ffp_search_cyc;
+	dt->ffp_cmp_cyc = lv->ffp_cmp_cyc;
+	if (lv->ffpj == NULL) {
+		if (dt->ffpj != NULL)
+			dt->ffpj->floor = UINT32_MAX; /* cannot happen: journals start on the standby */
+		return;
+	}
+	if (dt->ffpj == NULL) {
+		dt->ffpj = malloc(sizeof(*dt->ffpj));
+		if (dt->ffpj == NULL) {
+			if (ti != NULL)
+				ti->broken = true;
+			return;
+		}
+	}
+	memcpy(dt->ffpj, lv->ffpj, sizeof(*dt->ffpj));
+	dt->ffp_on = lv->ffp_on;
+}
+
+void
+pl_ffp_table_free(struct pl_table *pt)
+{
+	free(pt->copy[0].ffpj);
+	free(pt->copy[1].ffpj);
+	pt->copy[0].ffpj = pt->copy[1].ffpj = NULL;
+	free(pt->ffp);
+	pt->ffp = NULL;
+}
+
+/* Change @f's low-latency bits to @ll (the table's bookkeeping follows). */
+static bool
+flow_ll_set(struct sl_pipeline *pl, struct pl_table *pt, struct sl_flow *f, uint8_t ll)
+{
+	struct ffp_tinfo *ti = tinfo(pt);
+	bool was = f->ll != 0, now = ll != 0;
+
+	if (f->ll == ll)
+		return false;
+	__atomic_store_n(&f->ll, ll, __ATOMIC_RELAXED);
+	if (ti != NULL && was != now) {
+		const struct pl_dtable *sb = pl_standby(pt);
+		bool in_table = sb->miss != f; /* beside-the-table miss entries are not counted */
+		if (in_table && now)
+			ti->n_ll++;
+		else if (in_table && ti->n_ll > 0)
+			ti->n_ll--;
+	}
+	pl_table_touch(pl, pt);
+	return true;
+}
+
+unsigned
+sl_pipeline_flow_set_ll(struct sl_pipeline *pl, const struct sl_flow_filter *flt, bool on)
+{
+	unsigned first = flt->table_id == 255 ? 0 : flt->table_id;
+	unsigned last = flt->table_id == 255 ? SL_TABLES_MAX - 1 : flt->table_id;
+	unsigned n = 0;
+
+	if (first >= SL_TABLES_MAX)
+		return 0;
+	for (unsigned t = first; t <= last; t++) {
+		struct pl_table *pt = &pl->tables[t];
+		for (unsigned i = 0; i < pt->n_flows; i++) {
+			struct sl_flow *f = pt->flows[i];
+			if (!sl_flow_filter_match(f, flt))
+				continue;
+			flow_ll_set(pl, pt, f,
+				    on ? (uint8_t)(f->ll | SL_LL_MARKED)
+				       : (uint8_t)(f->ll & ~SL_LL_MARKED));
+			n++;
+		}
+	}
+	return n;
+}
+
+void
+sl_pipeline_ffp_enable(struct sl_pipeline *pl, bool on)
+{
+	pl->ffp_off = !on;
+	for (unsigned t = 0; t < SL_TABLES_MAX; t++)
+		pl_table_touch(pl, &pl->tables[t]);
+	sl_pipeline_publish(pl);
+}
+
+void
+sl_pipeline_ffp_cost_model(struct sl_pipeline *pl, bool on)
+{
+	pl->ffp_no_model = !on;
+	for (unsigned t = 0; t < SL_TABLES_MAX; t++)
+		pl_table_touch(pl, &pl->tables[t]);
+	sl_pipeline_publish(pl);
+}
+
+void
+sl_pipeline_ffp_auto_set(struct sl_pipeline *pl, const struct sl_ffp_auto *a)
+{
+	pl->ffp_auto = *a;
+	pl->ffp_auto_last = 0; /* rates count from the next check */
+	if (a->enabled)
+		return;
+	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
+		struct pl_table *pt = &pl->tables[t];
+		for (unsigned i = 0; i < pt->n_flows; i++)
+			if (pt->flows[i]->ll & SL_LL_AUTO)
+				flow_ll_set(pl, pt, pt->flows[i],
+					    (uint8_t)(pt->flows[i]->ll & ~SL_LL_AUTO));
+	}
+}
+
+void
+sl_pipeline_ffp_auto_get(const struct sl_pipeline *pl, struct sl_ffp_auto *a)
+{
+	*a = pl->ffp_auto;
+}
+
+/*
+ * Auto-promotion (seed 4.1): permanent or long-timeout entries hit at least
+ * min_pps times a second since the last check become low-latency; an
+ * auto-promoted entry hit less than half that is demoted.  Called about once
+ * a second with the flow timeouts (sl_pipeline_flow_expire).
+ */
+void
+pl_ffp_promote(struct sl_pipeline *pl, uint64_t now)
+{
+	const struct sl_ffp_auto *a = &pl->ffp_auto;
+	uint64_t hz = sl_pipeline_tsc_hz();
+
+	if (!a->enabled || hz == 0)
+		return;
+	double secs = pl->ffp_auto_last ? (double)(now - pl->ffp_auto_last) / (double)hz : 0;
+	pl->ffp_auto_last = now;
+	if (secs <= 0)
+		return;
+	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
+		struct pl_table *pt = &pl->tables[t];
+		for (unsigned i = 0; i < pt->n_flows; i++) {
+			struct sl_flow *f = pt->flows[i];
+			uint64_t pk = sl_flow_packets(f);
+			double pps = (double)(pk - f->ffp_last_packets) / secs;
+			bool long_lived = (f->idle_timeout == 0 || f->idle_timeout >= a->min_timeout) &&
+					  (f->hard_timeout == 0 || f->hard_timeout >= a->min_timeout);
+			f->ffp_last_packets = pk;
+			if (!(f->ll & SL_LL_AUTO) && long_lived && pps >= a->min_pps)
+				flow_ll_set(pl, pt, f, (uint8_t)(f->ll | SL_LL_AUTO));
+			else if ((f->ll & SL_LL_AUTO) && pps < a->min_pps / 2.0)
+				flow_ll_set(pl, pt, f, (uint8_t)(f->ll & ~SL_LL_AUTO));
+		}
+	}
+}
+
+void
+sl_pipeline_ffp_table_info(const struct sl_pipeline *pl, unsigned table_id,
+			   struct sl_ffp_table_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (table_id >= SL_TABLES_MAX)
+		return;
+	const struct pl_table *pt = &pl->tables[table_id];
+	const struct ffp_tinfo *ti = pt->ffp;
+	uint64_t hz = sl_pipeline_tsc_hz();
+
+	info->active = pl_live(pt)->ffp_on;
+	if (ti == NULL)
+		return;
+	info->eligible = kind_eligible(pt, pl_live(pt));
+	info->pays = ti->pays;
+	info->n_ll = ti->n_ll;
+	if (hz) {
+		info->search_ns = (uint32_t)(ti->search_cyc * 1000000000ull / 16 / hz);
+		info->probe_ns = (uint32_t)(ti->probe_cyc * 1000000000ull / 16 / hz);
+	}
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fast forwarding path (FFP), private to the pipeline (seed 000,
+ * section 4; docs/ffp.md).  Public API: pipeline.h ("fast forwarding path").
+ *
+ * Per worker, one LUT per mask or lpm table that has low-latency entries and
+ * whose search costs more than a LUT probe (the cost model, measured on the
+ * control thread).  Exact and direct tables get none: the FFP shares them
+ * with the pipeline.  A LUT maps the table's extracted key (exactly the
+ * bytes its match fields cover: the "restricted-field hash") to the
+ * low-latency entry that won for that key.
+ *
+ * Packets enter with the low-latency flag set (ctx->ll_lanes).  At each
+ * table, lanes still low-latency probe the LUT first; a hit skips the table
+ * search, a miss continues at that same table in the pipeline.  A lane whose
+ * table search hits a low-latency entry fills the LUT (packet-driven, seed
+ * Fig. 5); hitting a normal entry clears the lane's flag.
+ *
+ * Correctness under change.  A record holds the table version it was filled
+ * (or last verified) at.  Records at the live version are used directly.
+ * Older ones are verified against the table's journal: every add and delete
+ * since, kept in each left-right copy (struct ffp_journal), immutable while
+ * the copy is live.  Added rules of higher (mask) or longer (lpm) precedence
+ * that match the key are the record's extra rules; a delete of its entry
+ * invalidates it, a modify (delete + add of the same rule) repairs it.  When
+ * the list is cheaper than a table search (cost model), it is walked; when
+ * an extra rule matches, or the walk would cost more, the table is searched
+ * and the record is replaced (winner low-latency), invalidated (winner
+ * normal) or refreshed.  Records older than the journal's floor are dropped.
+ */
+#ifndef SL_PIPELINE_FFP_H
+#define SL_PIPELINE_FFP_H
+
+#include "pipeline_priv.h"
+
+#define FFP_KEY_MAX DC_KEY_MAX /* larger keys get no LUT */
+#define FFP_JOURNAL 128        /* changes kept per table copy */
+#define FFP_LUTS_MAX 16        /* LUTs per worker (tables beyond: no LUT, counted) */
+#define FFP_WAYS 2             /* set-associative, LRU between the two ways */
+#define FFP_SETS 4096          /* 8,192 records (512 KB) per LUT */
+
+struct ffp_jent {
+	uint32_t seq;      /* table version the change belongs to */
+	uint8_t add;       /* else delete */
+	uint8_t pad;
+	uint16_t eff;      /* precedence: priority (mask) or prefix length (lpm) */
+	const void *flow;  /* identity only: never dereferenced */
+	uint8_t value[FFP_KEY_MAX];
+	uint8_t mask[FFP_KEY_MAX];
+};
+
+struct ffp_journal {
+	uint32_t n;     /* entries ever appended; entry k is at e[k % FFP_JOURNAL] */
+	uint32_t floor; /* records older than this version cannot be verified */
+	struct ffp_jent e[FFP_JOURNAL];
+};
+
+/* Control-thread bookkeeping per table. */
+struct ffp_tinfo {
+	bool eligible;          /* mask or lpm, key <= FFP_KEY_MAX */
+	bool pays;              /* cost model */
+	bool broken;            /* out of memory once: never on again */
+	unsigned n_ll;          /* low-latency entries in the table */
+	uint32_t measured_entries;
+	uint64_t search_cyc;    /* per key, TSC cycles x 16 */
+	uint64_t probe_cyc;
+	uint64_t cmp_cyc;       /* one extra-rule comparison */
+};
+
+struct ffp_rec {
+	uint32_t seq;             /* table version filled or last verified at */
+	uint16_t eff;             /* the entry's precedence */
+	uint8_t used;
+	uint8_t pad;
+	const struct sl_flow *flow;
+	uint8_t key[FFP_KEY_MAX];
+} __attribute__((aligned(64)));
+
+struct ffp_lut {
+	/*
+	 * 16-bit tags beside the records (0 = empty): a probe reads 4 bytes of
+	 * a 16 KB array that stays in cache and touches a record only when a
+	 * tag matches, so a miss (a normal packet still flagged) costs a hash
+	 * and no memory access to the 512 KB of records.
+	 */
+	uint16_t tag[FFP_SETS * FFP_WAYS];
+	struct ffp_rec rec[FFP_SETS * FFP_WAYS];
+	uint8_t lru[FFP_SETS];    /* way to evict next */
+	struct sl_ffp_lut_stats st;
+};
+
+struct ffp_ctx {
+	int8_t lut_of[SL_TABLES_MAX]; /* LUT index per table, -1 none */
+	unsigned n_luts;
+	uint64_t lut_refused;         /* tables that wanted a LUT when all were taken */
+	uint64_t lat_mult;
+	uint64_t ll_cycles;           /* cost-model samples: not used by the datapath */
+	struct sl_ffp_class_stats cls;
+	uint32_t rset[SL_BURST_MAX];   /* per lane: set index */
+	uint8_t rways[SL_BURST_MAX];   /* per lane: ways whose tag matched */
+	uint16_t rtag[SL_BURST_MAX];
+	struct ffp_lut *luts[FFP_LUTS_MAX];
+};
+
+/* Worker side (ffp.c). */
+struct ffp_ctx *pl_ffp_ctx_create(void);
+void pl_ffp_ctx_destroy(struct ffp_ctx *f);
+/*
+ * Probe table @t's LUT for @lanes (low-latency lanes with extracted keys).
+ * Returns the lanes answered (ctx->hits[i] set for those in *found), the
+ * others continue with the table search.
+ */
+uint64_t pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
+		       uint64_t lanes, uint64_t *found);
+/* Fill table @t's LUT from @lanes, whose table search hit ctx->hits[i]. */
+void pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
+		     uint64_t lanes);
+/* Per-class counters at the end of a burst of @n packets that started at @t0. */
+void pl_ffp_burst_end(struct sl_pipeline_ctx *ctx, unsigned n, uint64_t t0);
+
+/* Control side (ffp.c), hooks called from pipeline.c. */
+void pl_ffp_journal(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_rule *r,
+		    const struct sl_flow *f, bool add);
+void pl_ffp_reset(struct pl_table *pt);
+void pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb);
+void pl_ffp_catch_up(struct pl_table *pt, struct pl_dtable *dt, const struct pl_dtable *lv);
+void pl_ffp_table_free(struct pl_table *pt);
+void pl_ffp_promote(struct sl_pipeline *pl, uint64_t now);
+
+/* pipeline.c: a change to @pt's standby copy (new version, republished). */
+void pl_table_touch(struct sl_pipeline *pl, struct pl_table *pt);
+
+#endif /* SL_PIPELINE_FFP_H */

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fast forwarding path's behaviour, case by case (the differential test,
+ * test_pipeline_diff, checks decisions at random; this one checks what the FFP
+ * itself does): LUT fill and hits, low-latency flags per packet, repair on
+ * modify, invalidation on delete, verification against a higher-priority
+ * overlapping rule and a longer prefix, marks set and cleared, the cost
+ * model's bypass, auto-promotion, per-class counters.
+ */
+#include "pipeline.h"
+#include "../core/sl_test.h"
+
+#include <string.h>
+
+#define LEN 80
+
+static struct sl_pipeline *pl;
+static struct sl_pipeline_ctx *ctx;
+
+static void
+declare(unsigned t, enum sl_table_kind kind, const struct sl_field *f, unsigned n)
+{
+	struct sl_table_spec ts = {.table_id = (uint8_t)t, .kind = kind, .n_fields = (uint8_t)n};
+	char err[256];
+
+	memcpy(ts.fields, f, n * sizeof(*f));
+	SL_VERIFY(sl_pipeline_table_declare(pl, &ts, err, sizeof(err)) == 0);
+}
+
+/* table 0 (mask on ipv4_src/dst), priority, match nw_src/len, nw_dst exact or 0, then goto 1 or output. */
+static void
+add(unsigned t, uint16_t prio, uint32_t src, unsigned slen, uint32_t dst, unsigned dlen, bool ll,
+    int goto_table, uint32_t port, uint16_t cookie)
+{
+	struct sl_flow_spec fs;
+	struct sl_field fsrc = {.id = SL_FIELD_IPV4_SRC}, fdst = {.id = SL_FIELD_IPV4_DST},
+			eth = {.id = SL_FIELD_ETH_TYPE};
+	uint8_t v[4], m[4], et[2] = {0x08, 0x00}, full[2] = {0xff, 0xff};
+	char err[256];
+
+	sl_flow_spec_init(&fs);
+	fs.table_id = (uint8_t)t;
+	fs.priority = prio;
+	fs.cookie = cookie;
+	fs.flags = ll ? SL_FF_LOW_LATENCY : 0;
+	sl_match_set(&fs.match, &eth, et, full);
+	if (slen) {
+		uint32_t mk = slen >= 32 ? UINT32_MAX : ~(UINT32_MAX >> slen);
+		for (int i = 0; i < 4; i++) {
+			v[i] = (uint8_t)((src & mk) >> (24 - 8 * i));
+			m[i] = (uint8_t)(mk >> (24 - 8 * i));
+		}
+		sl_match_set(&fs.match, &fsrc, v, m);
+	}
+	if (dlen) {
+		uint32_t mk = dlen >= 32 ? UINT32_MAX : ~(UINT32_MAX >> dlen);
+		for (int i = 0; i < 4; i++) {
+			v[i] = (uint8_t)((dst & mk) >> (24 - 8 * i));
+			m[i] = (uint8_t)(mk >> (24 - 8 * i));
+		}
+		sl_match_set(&fs.match, &fdst, v, m);
+	}
+	if (goto_table >= 0) {
+		fs.insns.goto_table = (int16_t)goto_table;
+	} else {
+		fs.insns.apply[0].type = SL_ACT_OUTPUT;
+		fs.insns.apply[0].output.port = port;
+		fs.insns.n_apply = 1;
+		fs.insns.has_apply = true;
+	}
+	SL_VERIFY(sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) == 0);
+}
+
+static uint8_t frame[LEN];
+
+static void
+mkframe(uint32_t src, uint32_t dst)
+{
+	memset(frame, 0, sizeof(frame));
+	frame[12] = 0x08;
+	frame[14] = 0x45;
+	frame[16] = 0;
+	frame[17] = 60;
+	frame[22] = 64;
+	frame[23] = 17;
+	for (int i = 0; i < 4; i++) {
+		frame[26 + i] = (uint8_t)(src >> (24 - 8 * i));
+		frame[30 + i] = (uint8_t)(dst >> (24 - 8 * i));
+	}
+}
+
+/* Run @n copies of the frame; returns the output of the first, *ll its flag. */
+static uint32_t
+run(unsigned n, bool *ll)
+{
+	static uint8_t frames[SL_BURST_MAX][LEN];
+	struct sl_pkt pkts[SL_BURST_MAX];
+	uint32_t outs[SL_BURST_MAX];
+	uint8_t drops[SL_BURST_MAX];
+
+	sl_pipeline_publish(pl);
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(frames[i], frame, LEN);
+		sl_pkt_init(&pkts[i], frames[i], LEN, 0, 1);
+	}
+	sl_pipeline_run_burst(pl, ctx, pkts, n, NULL, outs, drops);
+	if (ll)
+		*ll = sl_pipeline_ll_lanes(ctx) & 1;
+	return outs[0];
+}
+
+static struct sl_ffp_lut_stats
+lut(unsigned t)
+{
+	const struct sl_pipeline_ctx *cs[1] = {ctx};
+	struct sl_ffp_lut_stats st;
+
+	sl_pipeline_ffp_lut_stats(cs, 1, t, &st);
+	return st;
+}
+
+static void
+filter(struct sl_flow_filter *flt, struct sl_match *m, unsigned t, uint16_t cookie)
+{
+	(void)m;
+	sl_flow_filter_init(flt);
+	flt->table_id = (uint8_t)t;
+	flt->cookie = cookie;
+	flt->cookie_mask = UINT64_MAX;
+}
+
+/* Iterator: 1 when the flow with cookie 3 has SL_FF_LOW_LATENCY in its spec. */
+static int
+spec_check(const struct sl_flow *f, void *arg)
+{
+	struct sl_flow_spec fs;
+
+	(void)arg;
+	if (f->cookie != 3)
+		return 0;
+	sl_flow_to_spec(f, &fs);
+	return (fs.flags & SL_FF_LOW_LATENCY) ? 1 : -1;
+}
+
+int
+main(void)
+{
+	struct sl_field mask_fields[2] = {{.id = SL_FIELD_IPV4_SRC}, {.id = SL_FIELD_IPV4_DST}};
+	struct sl_field lpm_field = {.id = SL_FIELD_IPV4_DST};
+	struct sl_flow_filter flt;
+	bool up[4] = {true, true, true, true};
+	bool ll;
+
+	SL_VERIFY(sl_pipeline_create(&pl) == 0);
+	sl_pipeline_ports_set(pl, 4, up);
+	sl_pipeline_ffp_cost_model(pl, false); /* small tables: LUTs wherever eligible */
+	declare(0, SL_TABLE_TERNARY, mask_fields, 2);
+	declare(1, SL_TABLE_LPM, &lpm_field, 1);
+	/* Table 0: an LL rule for 10.1/16 -> table 1, a normal one for 10.2/16. */
+	add(0, 100, 0x0a010000, 16, 0, 0, true, 1, 0, 1);
+	add(0, 100, 0x0a020000, 16, 0, 0, false, 1, 0, 2);
+	/* Table 1 (lpm): 192.168/16 LL -> port 2. */
+	add(1, 10, 0, 0, 0xc0a80000, 16, true, -1, 2, 3);
+	sl_pipeline_commit(pl);
+	ctx = sl_pipeline_ctx_create(pl);
+	SL_VERIFY(ctx != NULL);
+
+	struct sl_ffp_table_info ti;
+	sl_pipeline_ffp_table_info(pl, 0, &ti);
+	CHECK(ti.eligible && ti.active && ti.n_ll == 1, "table 0 info %d %d %u", ti.eligible,
+	      ti.active, ti.n_ll);
+
+	/* A low-latency packet: first burst fills both LUTs, the second hits them. */
+	mkframe(0x0a010101, 0xc0a80101);
+	CHECK(run(4, &ll) == 2 && ll, "ll packet forwarded to 2, flag kept");
+	CHECK(lut(0).inserts == 1 && lut(1).inserts == 1 && lut(0).hits == 0, "filled once");
+	CHECK(run(4, &ll) == 2 && ll, "again");
+	CHECK(lut(0).hits == 4 && lut(1).hits == 4, "hits %lu %lu", (unsigned long)lut(0).hits,
+	      (unsigned long)lut(1).hits);
+
+	/* A packet hitting the normal rule loses its flag and never fills a LUT. */
+	mkframe(0x0a020101, 0xc0a80101);
+	CHECK(run(4, &ll) == 2 && !ll, "normal packet: flag cleared");
+	CHECK(lut(1).inserts == 1, "normal packets do not fill table 1's LUT");
+
+	/* A higher-priority overlapping normal rule: the record is verified, then dropped. */
+	mkframe(0x0a010101, 0xc0a80101);
+	add(0, 200, 0x0a010100, 24, 0, 0, false, -1, 3, 4);
+	CHECK(run(1, &ll) == 3 && !ll, "new higher-priority rule wins");
+	CHECK(lut(0).verifications == 1 && lut(0).invalidations == 1, "verified and invalidated");
+	/* A packet of 10.1/16 outside the new /24 still takes the LL rule (re-filled). */
+	mkframe(0x0a01ff01, 0xc0a80101);
+	CHECK(run(2, &ll) == 2 && ll, "outside the new rule");
+	CHECK(run(2, &ll) == 2 && ll && lut(0).hits >= 6, "and hits the LUT");
+	/* A higher-priority rule that does not match the key: verification clears the list. */
+	add(0, 300, 0x0a010200, 24, 0, 0, false, -1, 3, 5);
+	uint64_t inv = lut(0).invalidations;
+	CHECK(run(1, &ll) == 2 && ll, "non-matching extra rule");
+	CHECK(lut(0).invalidations == inv && lut(0).verifications >= 2, "record kept");
+
+	/* Longer prefix in the lpm table: only it matters. */
+	add(1, 10, 0, 0, 0xc0a8ff00, 24, false, -1, 4, 6);
+	CHECK(run(1, &ll) == 2 && ll, "longer prefix elsewhere: record kept");
+	add(1, 10, 0, 0, 0xc0a80100, 24, false, -1, 3, 7);
+	CHECK(run(1, &ll) == 3 && !ll, "longer prefix covering the packet wins, flag cleared");
+
+	/* Modify the LL rule of table 0 (new actions): the record is repaired, not dropped. */
+	mkframe(0x0a01ff01, 0xc0a8ff01);
+	CHECK(run(1, &ll) == 4 && !ll, "to the /24 normal route");
+	{
+		struct sl_flow_spec ns;
+		unsigned n_mod = 0;
+		char err[256];
+		sl_flow_spec_init(&ns);
+		ns.insns.goto_table = 1;
+		filter(&flt, NULL, 0, 1);
+		CHECK(sl_pipeline_flow_modify(pl, &flt, &ns, &n_mod, err, sizeof(err)) == 0 &&
+			      n_mod == 1,
+		      "modify: %s", err);
+		uint64_t ins = lut(0).inserts, hits = lut(0).hits;
+		run(1, NULL);
+		CHECK(lut(0).inserts == ins && lut(0).hits == hits + 1, "repaired record hit");
+	}
+	/* Clear the mark: the table has no LL entry left, its LUT is not used. */
+	filter(&flt, NULL, 0, 1);
+	CHECK(sl_pipeline_flow_set_ll(pl, &flt, false) == 1, "mark cleared");
+	sl_pipeline_publish(pl);
+	sl_pipeline_ffp_table_info(pl, 0, &ti);
+	CHECK(!ti.active && ti.n_ll == 0, "table 0 inactive");
+	uint64_t h0 = lut(0).hits;
+	CHECK(run(1, &ll) == 4 && !ll && lut(0).hits == h0, "no LUT hit, flag cleared");
+	/* Mark it again: hits resume after one verification. */
+	CHECK(sl_pipeline_flow_set_ll(pl, &flt, true) == 1, "mark set");
+	run(1, NULL);
+	run(1, NULL);
+	CHECK(lut(0).hits > h0, "hits again");
+	/* Delete the LL rule: the record is invalidated; the packet misses table 0. */
+	add(0, 100, 0x0a030000, 16, 0, 0, true, 1, 0, 8); /* table 0 keeps an LL entry */
+	uint64_t inv0 = lut(0).invalidations;
+	CHECK(sl_pipeline_flow_del(pl, &flt, SL_FLOW_REMOVED_DELETE) == 1, "deleted");
+	CHECK(run(1, &ll) == SL_PORT_DROP, "deleted rule no longer used");
+	CHECK(lut(0).invalidations == inv0 + 1, "invalidated");
+
+	/* The flow spec carries the mark back (dump-flows shows low_latency). */
+	CHECK(sl_pipeline_flow_iterate(pl, 1, spec_check, NULL) == 1, "cookie 3 marked in its spec");
+
+	/* Per-class counters add up to the packets run. */
+	const struct sl_pipeline_ctx *cs[1] = {ctx};
+	struct sl_ffp_class_stats cl;
+	sl_pipeline_ffp_class_stats(cs, 1, &cl);
+	CHECK(cl.packets[0] > 0 && cl.packets[1] > 0 &&
+		      cl.latency[0].count == cl.packets[0] && cl.latency[1].count == cl.packets[1],
+	      "class counters %lu %lu", (unsigned long)cl.packets[0], (unsigned long)cl.packets[1]);
+	CHECK(sl_ffp_hist_quantile_ns(&cl.latency[1], 0.5) > 0, "latency recorded");
+
+	/* Auto-promotion: a permanent entry hit steadily becomes low-latency. */
+	struct sl_ffp_auto a = {.enabled = true, .min_pps = 1, .min_timeout = 0};
+	sl_pipeline_ffp_auto_set(pl, &a);
+	mkframe(0x0a020101, 0xc0a80101); /* the normal rule of table 0 (cookie 2) */
+	uint64_t now = sl_pipeline_tsc(), hz = sl_pipeline_tsc_hz();
+	sl_pipeline_flow_expire(pl, now);
+	run(8, &ll);
+	CHECK(!ll, "not promoted yet");
+	sl_pipeline_flow_expire(pl, now + hz);
+	sl_pipeline_ffp_table_info(pl, 0, &ti);
+	CHECK(ti.n_ll >= 1, "promoted: %u low-latency entries", ti.n_ll);
+	run(4, &ll);
+	CHECK(ll, "packet keeps its flag through the promoted entries");
+	a.enabled = false;
+	sl_pipeline_ffp_auto_set(pl, &a);
+	run(1, &ll);
+	CHECK(!ll, "demoted when auto-promotion is turned off");
+
+	sl_pipeline_ctx_destroy(ctx);
+	sl_pipeline_destroy(pl);
+	return sl_test_summary();
+}
