@@ -82,6 +82,9 @@ struct options {
 	double sched_threshold;
 	unsigned worker_ring;  /* slots of each worker ring (I/O dispatch) */
 	const char *io_opt;    /* an I/O-dispatch-only option given (for the error message) */
+	const char *fwd_mode;  /* --fwd-mode text (src/fwd) */
+	struct sl_fwd_params fwd_params;
+	unsigned idle_sleep_max; /* --idle-sleep-max, us (0: pure polling) */
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -151,6 +154,10 @@ usage(FILE *f)
 		"  -q, --quiet              no periodic stats\n"
 		"      --no-cache           no decision cache before mask tables (measures the\n"
 		"                           classifiers alone; results are the same)\n"
+		"      --fwd-mode MODES     forwarding modes (docs/flexforward.md): openflow (default)\n"
+		"                           or e.g. 'hypercube:addr=5,nbr=4@1,nbr=7@2;keyflow:key=13'\n"
+		"      --idle-sleep-max US  sleep when idle, backing off up to US microseconds\n"
+		"                           (default 0: poll all the time; at most 100000)\n"
 		"  -V, --version            print the version\n"
 		"  -h, --help               this help\n\n"
 		"Default EAL options (when none follow '--'): -l 0,1 (or -l 0 on one CPU); with\n"
@@ -226,6 +233,8 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"scheduler", required_argument, NULL, 'S'},
 		{"sched-threshold", required_argument, NULL, 'T'},
 		{"worker-ring", required_argument, NULL, 'W'},
+		{"fwd-mode", required_argument, NULL, 0x100},
+		{"idle-sleep-max", required_argument, NULL, 0x101},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -362,6 +371,20 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 			break;
 		case 'U':
 			o->dumpcap = true;
+			break;
+		case 0x100: {
+			char ferr[256];
+			if (sl_fwd_params_parse(optarg, &o->fwd_params, ferr, sizeof(ferr)) < 0) {
+				fprintf(stderr, "sluice: --fwd-mode: %s\n", ferr);
+				return -1;
+			}
+			o->fwd_mode = optarg;
+			break;
+		}
+		case 0x101:
+			if (parse_number("--idle-sleep-max", optarg, 0, SL_IDLE_MAX_US, &v) < 0)
+				return -1;
+			o->idle_sleep_max = (unsigned)v;
 			break;
 		case 'p':
 			if (o->n_ports == SL_PORTS_MAX) {
@@ -1047,6 +1070,7 @@ main(int argc, char **argv)
 	struct options o;
 	struct sl_pipeline *pl = NULL;
 	struct rte_mempool *mp = NULL;
+	struct sl_fwd *fwd = NULL;
 	struct sl_port *ports = NULL;
 	struct sl_worker *workers = NULL;
 	static struct sl_worker_io io;
@@ -1174,6 +1198,24 @@ main(int argc, char **argv)
 	}
 	sl_pipeline_set_shared_counters(pl, o.workers > 1);
 	sl_worker_set_pin_rate(&workers[0], (uint64_t)o.pin_rate);
+	if (sl_fwd_create(o.n_ports, &fwd) < 0) {
+		fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
+		goto out_workers;
+	}
+	for (unsigned i = 0; i < o.workers; i++) {
+		sl_idle_init(&workers[i].idle, o.idle_sleep_max);
+		if ((workers[i].fwd = sl_fwd_ctx_create(fwd)) == NULL) {
+			fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
+			goto out_workers;
+		}
+	}
+	/* The lead owns the group's RCU variable: its sync waits for every worker. */
+	sl_fwd_set_sync(fwd, sl_worker_sync, &workers[0]);
+	if (sl_fwd_set(fwd, &o.fwd_params, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sluice: --fwd-mode: %s\n", err);
+		status = EXIT_USAGE;
+		goto out_workers;
+	}
 	for (unsigned i = 0; i < o.n_controllers; i++)
 		targets[n_targets++] = o.controllers[i];
 	if (mgmt[0] != '\0')
@@ -1273,11 +1315,14 @@ main(int argc, char **argv)
 		status = EXIT_RUNTIME;
 out_workers:
 	sl_worker_io_fini(&io);
-	for (unsigned i = 0; workers != NULL && i < o.workers; i++)
+	for (unsigned i = 0; workers != NULL && i < o.workers; i++) {
+		sl_fwd_ctx_destroy(workers[i].fwd);
 		sl_worker_fini(&workers[i]);
+	}
 	free(workers);
 
 out:
+	sl_fwd_destroy(fwd);
 	for (unsigned i = 0; i < n_open; i++)
 		sl_port_close(&ports[i]);
 	free(ports);

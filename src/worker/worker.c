@@ -395,7 +395,7 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 	}
 
 	/* Stage 2: the pipeline over the whole burst. */
-	sl_pipeline_run_burst(w->pl, w->ctx, pkts, n, &hooks, out_ports, drops);
+	sl_fwd_run_burst(w->fwd, w->pl, w->ctx, pkts, n, &hooks, out_ports, drops);
 
 	/* Stage 3: group by output port (headers may have moved: push/pop VLAN). */
 	for (unsigned i = 0; i < n; i++) {
@@ -595,6 +595,7 @@ sl_worker_run(void *arg)
 			w->loop.busy_rounds++;
 			w->loop.busy_cycles += rte_rdtsc() - t0;
 		}
+		sl_idle_round(&w->idle, busy);
 	}
 	for (unsigned p = 0; p < w->n_ports; p++)
 		tx_flush(w, p);
@@ -711,6 +712,8 @@ sl_worker_drops(const struct sl_worker *w, uint64_t drops[SL_DROP__MAX])
 	sl_pipeline_drop_stats(ctxs, n, drops);
 	if (w->lead->io != NULL)
 		drops[SL_DROP_DISPATCH_FULL] += w->lead->io->ring_full;
+	for (unsigned i = 0; i < w->lead->n_group; i++)
+		sl_fwd_drop_stats(w->lead->group[i].fwd, drops);
 }
 
 void
