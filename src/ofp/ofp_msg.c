@@ -407,7 +407,8 @@ sl_ofp_experimenter_decode(const void *msg, size_t len, struct sl_ofp_experiment
 	x->data_len = len - sizeof(*eh);
 	if (x->experimenter != SL_OFP_EXPERIMENTER_ID)
 		return FAIL_BRC(err, BAD_EXPERIMENTER);
-	if (x->exp_type != SL_OFPX_TABLE_DECLARE)
+	if (x->exp_type != SL_OFPX_TABLE_DECLARE && x->exp_type != SL_OFPX_SET_FWD_MODE &&
+	    x->exp_type != SL_OFPX_FWD_MODE)
 		return FAIL_BRC(err, BAD_EXP_TYPE);
 	return 0;
 }
@@ -423,6 +424,8 @@ sl_ofp_table_declare_decode(const void *msg, size_t len, struct sl_table_spec *t
 
 	if (sl_ofp_experimenter_decode(msg, len, &x, err) < 0)
 		return -1;
+	if (x.exp_type != SL_OFPX_TABLE_DECLARE)
+		return FAIL_BRC(err, BAD_EXP_TYPE);
 	if (x.data_len < sizeof(*td))
 		return FAIL_BRC(err, BAD_LEN);
 	td = (const void *)x.data;
