@@ -282,6 +282,18 @@ class Hypercube:
                             "-i", str(interval), "-W", "1", ip], timeout=timeout)
         return parse_ping(r.stdout)
 
+    def telemetry(self, switch: int, cmd: str) -> dict[str, Any]:
+        """One telemetry command on switch @switch (0..7)."""
+        from sluice.telemetry import Telemetry
+
+        with Telemetry(file_prefix=self.state.names[f"s{switch}"], connect_timeout=5) as t:
+            reply: dict[str, Any] = t.call(cmd)
+            return reply
+
+    def fwd_stats(self) -> dict[int, dict[str, Any]]:
+        """/sluice/fwd of every switch."""
+        return {i: self.telemetry(i, "/sluice/fwd") for i in range(N_SWITCHES)}
+
     def switch_pids(self) -> list[int]:
         return [p for t, p in self.state.pids.items() if t.startswith("s")]
 
