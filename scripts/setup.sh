@@ -50,6 +50,11 @@ if ! .venv/bin/python -c "import sluice.osken, mypy" 2>/dev/null; then
 	log "pip install -e python/[apps,dev] (the sluice package, mypy)"
 	.venv/bin/pip install -q --disable-pip-version-check -e "python/[apps,dev]"
 fi
+# matplotlib: PNG plots of the benchmarks (bench/run flexforward).
+if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
+	log "pip install matplotlib"
+	.venv/bin/pip install -q --disable-pip-version-check matplotlib
+fi
 
 # matplotlib: the PNG plots of the benchmarks (bench/run dispatch).
 if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then

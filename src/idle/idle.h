@@ -8,8 +8,8 @@
  * round, up to max_us.  The first busy round resets it, so a loaded switch
  * never sleeps and an idle one wakes about 1/max_us times a second
  * (DPDK l3fwd-power does the same with rte_delay_us_sleep).  The cost is
- * latency for the first packet after an idle period: up to max_us (plus the
- * kernel's timer slack).  max_us 0 turns it off (pure polling).
+ * latency for the first packet after an idle period: up to max_us (the
+ * sleeping thread's timer slack is lowered to 1 us at its first sleep).  max_us 0 turns it off (pure polling).
  *
  * The sleep is a syscall: it only happens when the loop has nothing to do.
  * Counters (sleeps, slept_ns) are written by the loop's thread only and
@@ -33,6 +33,7 @@ struct sl_idle {
 	uint32_t next_us;     /* the next sleep */
 	uint64_t sleeps;      /* sleeps taken */
 	uint64_t slept_ns;    /* time spent in them (measured) */
+	bool slack_set;       /* the thread's timer slack was lowered to 1 us */
 };
 
 /**

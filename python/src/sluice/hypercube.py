@@ -278,8 +278,8 @@ class Hypercube:
              timeout: float = 60.0) -> tuple[int, int, list[float]]:
         """(sent, received, RTTs in ms) of ``ping`` from host @src to @dst."""
         ip = next(h[2] for h in HOSTS if h[0] == dst)
-        r = self.exec(src, ["ping", "-n", "-q" if count > 50 else "-n", "-c", str(count),
-                            "-i", str(interval), "-W", "1", ip], timeout=timeout)
+        r = self.exec(src, ["ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1", ip],
+                      timeout=timeout)
         return parse_ping(r.stdout)
 
     def telemetry(self, switch: int, cmd: str) -> dict[str, Any]:
