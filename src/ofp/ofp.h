@@ -493,7 +493,7 @@ enum {
 /** Experimenter message types (ofp_experimenter_header.exp_type) under SL_OFP_EXPERIMENTER_ID. */
 enum {
 	SL_OFPX_TABLE_DECLARE = 1, /* declare a table: body in docs/openflow-experimenter.md */
-	SL_OFPX_SET_FWD_MODE = 4,  /* set the forwarding modes: docs/openflow.md 12.5 */
+	SL_OFPX_SET_FWD_MODE = 4,  /* set the forwarding modes: docs/openflow.md 12.6 */
 	SL_OFPX_FWD_MODE = 5,      /* get the forwarding modes: empty request, reply with TLVs */
 };
 
@@ -677,7 +677,7 @@ int sl_ofp_table_declare_decode(const void *msg, size_t len, struct sl_table_spe
 
 /*
  * Forwarding modes (src/fwd): SL_OFPX_SET_FWD_MODE and SL_OFPX_FWD_MODE
- * (docs/openflow.md section 12.5).  Errors for refused parameters are
+ * (docs/openflow.md section 12.6).  Errors for refused parameters are
  * experimenter errors (type SL_OFPET_EXPERIMENTER, experimenter
  * SL_OFP_EXPERIMENTER_ID) with these codes (the exp_type field):
  */

@@ -2,7 +2,7 @@
 /*
  * Forwarding-mode experimenter messages (control path): SL_OFPX_SET_FWD_MODE
  * and SL_OFPX_FWD_MODE (get request / reply).  Byte layout:
- * docs/openflow.md section 12.5.  Decoders check every length and field;
+ * docs/openflow.md section 12.6.  Decoders check every length and field;
  * the parameter semantics (neighbours one bit away, key > port count, ...)
  * are checked by sl_fwd_params_check on the switch.
  */

@@ -2,7 +2,7 @@
 /*
  * Golden tests for the forwarding-mode experimenter messages
  * (SL_OFPX_SET_FWD_MODE, SL_OFPX_FWD_MODE): hex -> decode -> text, text ->
- * encode -> hex (the docs/openflow.md 12.5 examples), and every refusal.
+ * encode -> hex (the docs/openflow.md 12.6 examples), and every refusal.
  */
 #include "ofp.h"
 

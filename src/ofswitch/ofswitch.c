@@ -613,7 +613,7 @@ handle_role(struct conn *c, const uint8_t *msg, size_t len, const struct sl_ofp_
 	send_out(c);
 }
 
-/* SL_OFPX_SET_FWD_MODE / SL_OFPX_FWD_MODE: forwarding modes (src/fwd, docs/openflow.md 12.5). */
+/* SL_OFPX_SET_FWD_MODE / SL_OFPX_FWD_MODE: forwarding modes (src/fwd, docs/openflow.md 12.6). */
 static void
 handle_fwd_mode(struct conn *c, const uint8_t *msg, size_t len)
 {

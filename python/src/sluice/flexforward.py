@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-#: Sluice's experimenter id and the forwarding-mode exp_types (docs/openflow.md 12.5).
+#: Sluice's experimenter id and the forwarding-mode exp_types (docs/openflow.md 12.6).
 SL_EXPERIMENTER_ID = 0x534C5543
 SL_OFPX_SET_FWD_MODE = 4
 SL_OFPX_FWD_MODE = 5
