@@ -159,9 +159,19 @@ sl_worker_sync(void *arg)
 {
 	struct sl_worker *w = arg;
 
-	/* Returns at once while the loop is offline (not started or stopped). */
-	if (w->qs != NULL)
-		rte_rcu_qsbr_synchronize(w->qs, RTE_QSBR_THRID_INVALID);
+	/*
+	 * Returns at once while the loop is offline (not started or stopped).  Polls
+	 * with a short sleep instead of rte_rcu_qsbr_synchronize's spin: with several
+	 * switches sharing a core, a spinning control thread starves the datapath
+	 * it waits for (seen as packet loss during mode changes on the emulated
+	 * hypercube).
+	 */
+	if (w->qs != NULL) {
+		uint64_t token = rte_rcu_qsbr_start(w->qs);
+
+		while (rte_rcu_qsbr_check(w->qs, token, false) == 0)
+			rte_delay_us_sleep(10);
+	}
 }
 
 unsigned

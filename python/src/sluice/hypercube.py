@@ -199,7 +199,7 @@ class Hypercube:
                     "--idle-sleep-max", str(self.idle_sleep_max), "--mbufs", "2048",
                     "-q", "-s", "0", *self.extra]
             for n, (ifname, _peer) in enumerate(ports[i]):
-                args += ["-p", f"net_af_packet{n},iface={ifname},framecnt=256"]
+                args += ["-p", f"net_af_packet{n},iface={ifname},framecnt=2048"]
             lcores = "0@0,1@1" if i % 2 == 0 else "0@1,1@0"
             args += ["--", "--no-huge", "-m", "64", "--no-pci", f"--lcores={lcores}",
                      "--log-level=lib.eal:error"]

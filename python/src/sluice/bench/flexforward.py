@@ -10,7 +10,8 @@ Parts (each figure is measured in this run; ratios are to the OpenFlow mode of t
      ``--ping-interval``; the paper: 10,000 at 1 ms), share of RTTs below 0.25 ms; UDP
      jitter (iperf3, 10 Mbit/s) and TCP throughput (iperf3).
   4. Switchover timeline: iperf3 UDP at each of ``--rates``, hypercube -> keyflow (two-phase)
-     in the middle of the run; lost packets from the receiver's 0.1 s intervals.  The same
+     in the middle of the run; lost packets from the receiver's 0.1 s intervals; before each,
+     a control run at the same rate without a change (``no_switchover_lost_packets``).  The same
      once with the naive all-at-once change (the seed paper's behaviour) for comparison.
 Writes bench/results/flexforward.json (flat), flexforward.md and PNGs beside them.
 The machine has 2 cores shared with other work: absolute latencies are noisy.
@@ -77,8 +78,9 @@ def iperf(hc: Hypercube, args: Sequence[str], seconds: float, port: int) -> tupl
 
 
 def switchover_run(hc: Hypercube, rate: str, seconds: float, naive: bool,
-                   port: int) -> dict[str, Any]:
-    """UDP at @rate for @seconds, hypercube -> keyflow at half time; loss timeline."""
+                   port: int, change: bool = True) -> dict[str, Any]:
+    """UDP at @rate for @seconds, hypercube -> keyflow at half time (no change when not
+    @change: the control run); loss timeline."""
     hc.set_mode("hypercube")
     d0 = switch_drops(hc)
     srv = hc.popen("B", ["iperf3", "-s", "-1", "-J", "-p", str(port), "-i", "0.1"])
@@ -88,7 +90,7 @@ def switchover_run(hc: Hypercube, rate: str, seconds: float, naive: bool,
     t_start = time.monotonic()
     time.sleep(seconds / 2)
     t_switch = time.monotonic() - t_start
-    rep = hc.set_mode("keyflow", naive=naive)
+    rep = hc.set_mode("keyflow", naive=naive) if change else {"ms": 0.0}
     cli.communicate(timeout=seconds + 60)
     sout, _ = srv.communicate(timeout=60)
     s = json.loads(sout or "{}")
@@ -217,7 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{m}: rtt<0.25ms {res[f'rtt_below_250us_share_{m}']:.3f} median "
                   f"{res[f'rtt_median_ms_{m}']:.3f} ms, jitter {res[f'udp_jitter_ms_{m}']:.3f} ms,"
                   f" tcp {res[f'tcp_mbps_{m}']:.0f} Mbit/s", flush=True)
+        baseline = 0
         for rate in a.rates.split(","):
+            ctl = switchover_run(hc, rate, a.seconds, False, port, change=False)
+            baseline += ctl["lost"]
+            print(f"no switchover at {rate}: lost {ctl['lost']} of {ctl['packets']}", flush=True)
             timelines.append(switchover_run(hc, rate, a.seconds, False, port))
             print(f"switchover at {rate}: lost {timelines[-1]['lost']} of "
                   f"{timelines[-1]['packets']}", flush=True)
@@ -229,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     res["switchover_lost_packets"] = sum(t["lost"] for t in two_phase)
     res["switchover_packets"] = sum(t["packets"] for t in two_phase)
     res["switchover_rates"] = len(two_phase)
+    res["no_switchover_lost_packets"] = baseline
     res["switchover_lost_in_window"] = sum(t["lost_in_window"] for t in two_phase)
     res["switchover_switch_drops"] = sum(t["switch_drops"] for t in two_phase)
     res["switchover_lost_packets_naive"] = naive["lost"]
