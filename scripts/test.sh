@@ -14,7 +14,8 @@ echo "== sanitizers: pipeline concurrency, codec, channel and sluicectl client t
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
 	src/ofp/test_ofp_client src/ofconn/test_ofconn src/ctl/test_ctl_json \
-	src/ctl/test_ctl_client src/dispatch/test_dispatch src/pipeline/test_pipeline_workers >/dev/null; then
+	src/ctl/test_ctl_client src/dispatch/test_dispatch src/pipeline/test_pipeline_workers \
+	src/fwd/test_fwd src/fwd/test_fwd_concurrent src/ofp/test_ofp_fwd >/dev/null; then
 	build-fuzz/src/pipeline/test_pipeline_concurrent 100000 || status=1
 	build-fuzz/src/ofp/test_ofp >/dev/null || status=1
 	build-fuzz/src/ofconn/test_ofconn >/dev/null || status=1
@@ -23,6 +24,9 @@ if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
 	build-fuzz/src/ctl/test_ctl_client >/dev/null || status=1
 	build-fuzz/src/dispatch/test_dispatch >/dev/null || status=1
 	build-fuzz/src/pipeline/test_pipeline_workers 5000 >/dev/null || status=1
+	build-fuzz/src/fwd/test_fwd >/dev/null || status=1
+	build-fuzz/src/fwd/test_fwd_concurrent 20000 >/dev/null || status=1
+	build-fuzz/src/ofp/test_ofp_fwd >/dev/null || status=1
 else
 	status=1
 fi
