@@ -155,7 +155,8 @@ usage(FILE *f)
 		"      --no-cache           no decision cache before mask tables (measures the\n"
 		"                           classifiers alone; results are the same)\n"
 		"      --fwd-mode MODES     forwarding modes (docs/flexforward.md): openflow (default)\n"
-		"                           or e.g. 'hypercube:addr=5,nbr=4@1,nbr=7@2;keyflow:key=13'\n"
+		"                           or e.g. 'hypercube:addr=5,nbr=4@1,nbr=7@2;keyflow:key=13';\n"
+		"                           overrides a 'fwd-mode=MODES' line of the flow file\n"
 		"      --idle-sleep-max US  sleep when idle, backing off up to US microseconds\n"
 		"                           (default 0: poll all the time; at most 100000)\n"
 		"  -V, --version            print the version\n"
@@ -569,6 +570,22 @@ on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
 	return sl_pipeline_flow_add(arg, fs, err->msg, sizeof(err->msg));
 }
 
+/* The flow file's fwd-mode= line (--fwd-mode overrides it). */
+static struct sl_fwd_params file_fwd_params;
+static bool file_fwd_set;
+
+static int
+on_directive(void *arg, const char *name, const char *value, struct sl_parse_error *err)
+{
+	(void)arg;
+	if (strcmp(name, "fwd-mode") != 0)
+		return -EINVAL;
+	if (sl_fwd_params_parse(value, &file_fwd_params, err->msg, sizeof(err->msg)) < 0)
+		return -EINVAL;
+	file_fwd_set = true;
+	return 0;
+}
+
 static int
 load_rules(struct sl_pipeline *pl, const struct options *o)
 {
@@ -577,7 +594,8 @@ load_rules(struct sl_pipeline *pl, const struct options *o)
 	int rc;
 
 	if (o->flows_file != NULL) {
-		rc = sl_flowfile_load(o->flows_file, on_table, on_flow, pl, &pe);
+		const struct sl_flowfile_callbacks cb = {on_table, on_flow, on_directive};
+		rc = sl_flowfile_load_cb(o->flows_file, &cb, pl, &pe);
 		if (rc < 0) {
 			sl_parse_error_format(&pe, msg, sizeof(msg));
 			fprintf(stderr, "sluice: %s\n", msg);
@@ -1211,8 +1229,10 @@ main(int argc, char **argv)
 	}
 	/* The lead owns the group's RCU variable: its sync waits for every worker. */
 	sl_fwd_set_sync(fwd, sl_worker_sync, &workers[0]);
-	if (sl_fwd_set(fwd, &o.fwd_params, NULL, err, sizeof(err)) < 0) {
-		fprintf(stderr, "sluice: --fwd-mode: %s\n", err);
+	if (sl_fwd_set(fwd, o.fwd_mode == NULL && file_fwd_set ? &file_fwd_params : &o.fwd_params,
+		       NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sluice: %s: %s\n", o.fwd_mode == NULL ? "fwd-mode" : "--fwd-mode",
+			err);
 		status = EXIT_USAGE;
 		goto out_workers;
 	}

@@ -116,7 +116,8 @@ usage(FILE *f)
 	        "  dump-ports [PORT]          port counters\n"
 	        "  dump-groups                groups, buckets and their counters\n"
 	        "  add-flow FLOW              add one flow (\"priority=10,ip actions=output:2\")\n"
-	        "  add-flows FILE|-           add a flow file (table declarations too)\n"
+	        "  add-flows FILE|-           add a flow file (table declarations and\n"
+	        "                             fwd-mode= lines too)\n"
 	        "  set-fwd-mode MODES         set the forwarding modes (openflow, or e.g.\n"
 	        "                             \"hypercube:addr=5,nbr=4@1;keyflow:key=13\")\n"
 	        "  fwd-mode                   print the forwarding modes\n"
@@ -1095,6 +1096,23 @@ on_table_decl(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *
 	return rc;
 }
 
+/* A "fwd-mode=MODES" line: an SL_OFPX_SET_FWD_MODE message in the batch. */
+static int
+on_directive(void *arg, const char *name, const char *value, struct sl_parse_error *err)
+{
+	struct batch *b = arg;
+	struct sl_fwd_params fp;
+	int rc;
+
+	if (strcmp(name, "fwd-mode") != 0 ||
+	    sl_fwd_params_parse(value, &fp, err->msg, sizeof(err->msg)) < 0)
+		return -EINVAL;
+	rc = sl_ofp_fwd_mode_encode(&b->msgs, 0, SL_OFPX_SET_FWD_MODE, &fp);
+	if (rc == 0)
+		rc = batch_add_origin(b, err->file, err->line);
+	return rc;
+}
+
 static int
 on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
 {
@@ -1311,7 +1329,8 @@ cmd_add_flows(const char *path)
 	}
 	sl_ofp_buf_init(&b.msgs);
 	/* The whole file is checked and encoded before anything is sent. */
-	rc = sl_flowfile_load(file, on_table_decl, on_flow, &b, &pe);
+	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow, on_directive};
+	rc = sl_flowfile_load_cb(file, &cb, &b, &pe);
 	if (rc < 0) {
 		if (b.display_file)
 			snprintf(pe.file, sizeof(pe.file), "%s", b.display_file);

@@ -141,3 +141,39 @@ def test_fwd_mode_control_one_switch() -> None:
                             *testing.eal_args(testing.unique("ffb"), "0,1", 256)],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and word in r.stderr, (bad, r.stderr)
+
+
+def test_fwd_mode_in_flow_file_and_add_flows(tmp_path: Any) -> None:
+    """Steps: start a switch whose flow file has a fwd-mode= line; start one with the same
+    file plus --fwd-mode; send a file with another fwd-mode= line with sluicectl add-flows;
+    start one with an invalid fwd-mode= line.
+    Verify: the file's modes are in force; --fwd-mode overrides the file; add-flows sets the
+    new modes; the invalid line exits 2 naming the file and line."""
+    flows = tmp_path / "ff.flows"
+    flows.write_text("priority=1,actions=drop\nfwd-mode=keyflow:key=7,tag=0xc2\n")
+    ports = ["net_null0,no-rx=1", "net_null1,no-rx=1"]
+    for extra, want in [([], "keyflow:tag=0xc2,key=7"),
+                        (["--fwd-mode", "openflow"], "openflow")]:
+        cfg = testing.SluiceConfig(ports=ports, name=testing.unique("ff"), mem_mb=256,
+                                   flows_file=str(flows), extra=extra)
+        with testing.sluice(cfg) as sw:
+            sw.wait_ready()
+            r = sw.sluicectl("fwd-mode")
+            assert r.returncode == 0 and r.stdout.strip() == want, (extra, r.stdout, r.stderr)
+            if not extra:
+                more = tmp_path / "more.flows"
+                more.write_text("fwd-mode=hypercube:addr=1,nbr=0@2\n")
+                r = sw.sluicectl("add-flows", str(more))
+                assert r.returncode == 0, r.stderr
+                assert sw.sluicectl("fwd-mode").stdout.strip() == \
+                    "hypercube:tag=0xf1,addr=0x1,nbr=0x0@2"
+                more.write_text("priority=2,actions=drop\nfwd-mode=hypercube:addr=1,nbr=0@9\n")
+                r = sw.sluicectl("add-flows", str(more))
+                assert r.returncode == 1 and "SLFWD_BAD_PORT" in r.stderr and ":2" in r.stderr, \
+                    r.stderr
+    flows.write_text("priority=1,actions=drop\nfwd-mode=keyflow:key=zz\n")
+    r = subprocess.run([str(testing.sluice_binary()), "-p", ports[0], "--mgmt", "none", "-d", "1",
+                        "-f", str(flows), "--",
+                        *testing.eal_args(testing.unique("ffc"), "0,1", 256)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and f"{flows}:2" in r.stderr and "zz" in r.stderr, r.stderr
