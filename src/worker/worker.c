@@ -16,6 +16,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
@@ -160,17 +161,22 @@ sl_worker_sync(void *arg)
 	struct sl_worker *w = arg;
 
 	/*
-	 * Returns at once while the loop is offline (not started or stopped).  Polls
-	 * with a short sleep instead of rte_rcu_qsbr_synchronize's spin: with several
-	 * switches sharing a core, a spinning control thread starves the datapath
-	 * it waits for (seen as packet loss during mode changes on the emulated
-	 * hypercube).
+	 * Returns at once while the loop is offline (not started or stopped).  Spins
+	 * briefly (a worker on another core reports within a round), then polls with
+	 * a short sleep instead of rte_rcu_qsbr_synchronize's endless spin: with
+	 * several switches sharing a core, a spinning control thread starves the
+	 * datapath it waits for (seen as packet loss during mode changes on the
+	 * emulated hypercube).
 	 */
 	if (w->qs != NULL) {
 		uint64_t token = rte_rcu_qsbr_start(w->qs);
 
-		while (rte_rcu_qsbr_check(w->qs, token, false) == 0)
-			rte_delay_us_sleep(10);
+		for (unsigned spins = 0; rte_rcu_qsbr_check(w->qs, token, false) == 0; spins++) {
+			if (spins < 1000)
+				rte_pause();
+			else
+				rte_delay_us_sleep(10);
+		}
 	}
 }
 
