@@ -146,16 +146,19 @@ def plots(res: dict[str, Any], rtts: dict[str, list[float]], timelines: list[dic
     fig.savefig(files[-1])
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     for t in timelines:
-        xs = [iv[0] for iv in t["intervals"]]
-        ys = [iv[1] * 10 for iv in t["intervals"]]  # packets per second
-        ax.plot(xs, ys, label=f"{t['rate']}{' naive' if t['naive'] else ''} "
-                              f"(lost {t['lost']})")
+        full = [iv for iv in t["intervals"] if iv[1] + iv[2] > 0]
+        xs = [iv[0] for iv in full]
+        label = f"{t['rate']}{' naive' if t['naive'] else ' two-phase'} (lost {t['lost']})"
+        ax.plot(xs, [iv[1] * 10 for iv in full], label=label)  # 0.1 s intervals
+        ax2.plot(xs, [iv[2] for iv in full], label=label)
     for t in timelines[:1]:
         ax.axvline(t["switch_at"], color="grey", ls=":")
-    ax.set_xlabel("time (s); hypercube -> keyflow at the dotted line")
+        ax2.axvline(t["switch_at"], color="grey", ls=":")
+    ax2.set_xlabel("time (s); hypercube -> keyflow at the dotted line")
     ax.set_ylabel("received packets/s")
+    ax2.set_ylabel("lost per 0.1 s")
     ax.legend(fontsize=7)
     ax.set_title("Switchover under UDP load")
     files.append(os.path.join(outdir, "flexforward_switchover.png"))
@@ -232,11 +235,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         timelines.append(naive)
         print(f"naive switchover at {mid}: lost {naive['lost']}", flush=True)
     two_phase = [t for t in timelines if not t["naive"]]
-    res["switchover_lost_packets"] = sum(t["lost"] for t in two_phase)
+    # The headline: packets lost within 0.5 s of a two-phase change (the seed paper saw up to
+    # 0.5 s of degradation), summed over the rates; whole-run totals beside it, with the
+    # control runs' loss, so that loss unrelated to the change stays visible.
+    res["switchover_lost_packets"] = sum(t["lost_in_window"] for t in two_phase)
+    res["switchover_run_lost_packets"] = sum(t["lost"] for t in two_phase)
     res["switchover_packets"] = sum(t["packets"] for t in two_phase)
     res["switchover_rates"] = len(two_phase)
     res["no_switchover_lost_packets"] = baseline
-    res["switchover_lost_in_window"] = sum(t["lost_in_window"] for t in two_phase)
     res["switchover_switch_drops"] = sum(t["switch_drops"] for t in two_phase)
     res["switchover_lost_packets_naive"] = naive["lost"]
     res["switchover_switch_drops_naive"] = naive["switch_drops"]
@@ -257,7 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines += ["", "Switchover timelines (rate, naive, lost/packets, switch ms):", ""]
     lines += [f"- {t['rate']} {'naive' if t['naive'] else 'two-phase'}: lost {t['lost']} of "
               f"{t['packets']} ({t['lost_in_window']} within 0.5 s of the change), dropped by "
-              f"switches {t['switch_drops']}, switch {t['switch_ms']:.1f} ms" for t in timelines]
+              f"switches {t['switch_drops']}, switch {t['switch_ms']:.1f} ms; intervals with loss "
+              f"(start s: lost): "
+              + (", ".join(f"{st:.1f}: {lo}" for st, _p, lo in t["intervals"] if lo) or "none")
+              for t in timelines]
     with open(os.path.join(a.out, "flexforward.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines[4:4 + len(res) + 2]))
