@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -83,6 +84,8 @@ class Hypercube:
         self.drain_ms = drain_ms
         self.bin = Path(sluice_bin or testing.sluice_binary())
         self.extra = list(extra)
+        #: A directory of our own (no @workdir) is removed by down(), logs included.
+        self.own_dir = workdir is None
         d = workdir or tempfile.mkdtemp(prefix=f"sluice-hc{os.getpid()}-")
         os.makedirs(d, exist_ok=True)
         self.state = State(dir=d, tag=f"hc{os.getpid() % 100000}")
@@ -299,6 +302,8 @@ class Hypercube:
 
     def down(self) -> None:
         down(self.state)
+        if self.own_dir:
+            shutil.rmtree(self.state.dir, ignore_errors=True)
 
     def __enter__(self) -> Hypercube:
         self.up()

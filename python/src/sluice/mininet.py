@@ -133,4 +133,9 @@ class SluiceSwitch(Switch):  # type: ignore[misc]
 
     def stop(self, deleteIntfs: bool = True) -> None:
         self._kill()
+        for path in (self.logfile, f"/tmp/{self.instance}.flows"):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
         super().stop(deleteIntfs)
