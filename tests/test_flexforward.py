@@ -177,3 +177,61 @@ def test_fwd_mode_in_flow_file_and_add_flows(tmp_path: Any) -> None:
                         *testing.eal_args(testing.unique("ffc"), "0,1", 256)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and f"{flows}:2" in r.stderr and "zz" in r.stderr, r.stderr
+
+
+def test_fwd_mode_messages_over_openflow() -> None:
+    """Steps: on a 2-port switch, over its management socket, send SET_FWD_MODE messages that
+    are malformed (TLV length 12, unknown mode) or refused (key 2, a neighbour on port 3), a
+    valid one, a FWD_MODE request with and without a TLV; become SLAVE and set again.
+    Verify: each bad message gets its OFPT_ERROR (BAD_LEN, experimenter 0x400 / 0x405 /
+    0x404 with experimenter id SLUC) with the request's xid; the valid one is read back by
+    FWD_MODE byte for byte; a SLAVE may read but gets IS_SLAVE when setting; the connection
+    and the switch survive (echo)."""
+    import struct
+
+    from sluice import flexforward as ff
+    from sluice import ofp
+
+    cfg = testing.SluiceConfig(ports=["net_null0,no-rx=1", "net_null1,no-rx=1"],
+                               name=testing.unique("ff"), mem_mb=256)
+    with testing.sluice(cfg) as sw:
+        sw.wait_ready()
+        target = sw.openflow_target
+        assert target is not None
+        with ofp.Client.connect(target) as c:
+            def error_of(data: bytes) -> ofp.Error:
+                m = c.request(data)
+                assert m.type == ofp.OFPT_ERROR, m.type
+                return ofp.parse_error(m)
+
+            hdr = struct.pack("!II", ff.SL_EXPERIMENTER_ID, ff.SL_OFPX_SET_FWD_MODE)
+            # An openflow TLV claiming 12 bytes (not a multiple of 8).
+            e = error_of(ofp.message(ofp.OFPT_EXPERIMENTER,
+                                     hdr + bytes.fromhex("0000000c0000000000000000"), xid=11))
+            assert (e.type, e.code) == (ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_LEN)
+            e = error_of(ofp.message(ofp.OFPT_EXPERIMENTER,
+                                     hdr + bytes.fromhex("0007000800000000"), xid=12))
+            assert (e.type, e.code, e.experimenter) == (0xFFFF, 0x400, ff.SL_EXPERIMENTER_ID)
+            e = error_of(ff.fwd_mode_msg([ff.ModeParams("keyflow", 0xF2, key=2)], xid=13))
+            assert (e.type, e.code) == (0xFFFF, 0x405)
+            e = error_of(ff.fwd_mode_msg([ff.ModeParams("hypercube", 0xF1, addr=0,
+                                                        neighbors=((1, 3),))], xid=14))
+            assert (e.type, e.code) == (0xFFFF, 0x404)
+            good = [ff.ModeParams("hypercube", 0xF1, addr=2, neighbors=((3, 1), (0, 2))),
+                    ff.ModeParams("keyflow", 0xC2, key=5)]
+            c.send(ff.fwd_mode_msg(good, xid=15))
+            c.barrier()
+            rep = c.request(ff.fwd_mode_msg([], xid=16, exp_type=ff.SL_OFPX_FWD_MODE))
+            assert rep.type == ofp.OFPT_EXPERIMENTER
+            assert rep.raw[16:] == ff.fwd_mode_body(good)
+            assert ff.parse_fwd_mode_body(rep.raw[16:]) == good
+            e = error_of(ff.fwd_mode_msg(good, xid=17, exp_type=ff.SL_OFPX_FWD_MODE))
+            assert (e.type, e.code) == (ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_LEN)
+            role = c.request(ofp.message(24, struct.pack("!I4xQ", 3, 0), xid=18))  # SLAVE
+            assert role.type == 25
+            e = error_of(ff.fwd_mode_msg([], xid=19))
+            assert (e.type, e.code) == (ofp.OFPET_BAD_REQUEST, 10)  # IS_SLAVE
+            rep = c.request(ff.fwd_mode_msg([], xid=20, exp_type=ff.SL_OFPX_FWD_MODE))
+            assert ff.parse_fwd_mode_body(rep.raw[16:]) == good
+            c.echo()
+        assert sw.alive()
