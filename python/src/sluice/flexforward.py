@@ -17,10 +17,13 @@ engine's tag, so each is forwarded by the engine it was encoded for.
 
 from __future__ import annotations
 
+import json
+import socket
 import struct
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 #: Sluice's experimenter id and the forwarding-mode exp_types (docs/openflow.md 12.6).
 SL_EXPERIMENTER_ID = 0x534C5543
@@ -392,3 +395,20 @@ def switchover_plan(old: str, new: str) -> list[tuple[str, frozenset[str]]]:
     ("drain", {}), ("engines", final modes)."""
     return [("engines", frozenset({old, new})), ("ingress", frozenset({new})),
             ("drain", frozenset()), ("engines", frozenset({new}))]
+
+
+def control_request(path: str, req: Mapping[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+    """One request to the FlexForward controller's control socket (a unix stream socket,
+    one JSON line each way): ``{"cmd": "status"}`` or ``{"cmd": "mode", "mode": M}``."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall((json.dumps(dict(req)) + "\n").encode())
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    rep: dict[str, Any] = json.loads(buf)
+    return rep

@@ -26,17 +26,17 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sluice import testing
+from sluice.flexforward import control_request
 
 N_SWITCHES = 8
 DIM = 3
@@ -95,7 +95,6 @@ class Hypercube:
     # -- building --------------------------------------------------------------
 
     def up(self, timeout: float = 60.0) -> None:
-        st = self.state
         try:
             self._build()
             self.wait_ready(timeout)
@@ -221,18 +220,7 @@ class Hypercube:
 
     def control(self, req: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
         """One request to the controller's control socket."""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(self.state.control)
-            s.sendall((json.dumps(req) + "\n").encode())
-            buf = b""
-            while not buf.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                buf += chunk
-        rep: dict[str, Any] = json.loads(buf)
-        return rep
+        return control_request(self.state.control, req, timeout)
 
     def status(self) -> dict[str, Any]:
         return self.control({"cmd": "status"})
@@ -345,6 +333,10 @@ def down(st: State) -> None:
             os.killpg(st.pids[tag], signal.SIGTERM)
     deadline = time.monotonic() + 10
     for tag in order:
+        # sluice.apps.run does not always exit on SIGTERM (os-ken's server threads): the
+        # controller gets 2 s, the switches (which must clean up DPDK state) the rest.
+        if tag == "ctl":
+            deadline = min(deadline, time.monotonic() + 2)
         while _alive(st.pids[tag]) and time.monotonic() < deadline:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(st.pids[tag], os.WNOHANG)

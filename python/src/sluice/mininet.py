@@ -6,6 +6,11 @@
 
     net = Mininet(topo=SingleSwitchTopo(2), switch=SluiceSwitch, controller=None)
 
+The paper's hypercube with the FlexForward controller: ``HypercubeTopo`` (8 switches, h1 and h2
+three links apart) and ``flexforward_config(net, mode, control_socket)`` for
+``SLUICE_FF_CONFIG``; start ``python -m sluice.apps.run flexforward`` and give Mininet a
+``RemoteController`` on its port (tests/test_mininet.py does).
+
 Each switch is one Sluice process whose OpenFlow ports are the switch's Mininet interfaces in
 port order (``net_af_packet`` vdevs, offloads off), with ``--dpid`` from Mininet, a ``-C
 tcp:IP:PORT`` per controller, ``--name mn<pid>-<switch>`` (so ``sluicectl -n NAME`` and
@@ -31,6 +36,7 @@ import time
 from typing import Any
 
 from mininet.node import Switch  # type: ignore[import-not-found]
+from mininet.topo import Topo  # type: ignore[import-not-found]
 
 from sluice.testing import sluice_binary
 
@@ -139,3 +145,36 @@ class SluiceSwitch(Switch):  # type: ignore[misc]
             except FileNotFoundError:
                 pass
         super().stop(deleteIntfs)
+
+
+class HypercubeTopo(Topo):  # type: ignore[misc]
+    """The FlexForward paper's topology: 2**dim switches s1.. in a hypercube (switch i+1 and
+    switch (i ^ 2**b)+1 linked for every bit b), host h1 on s1 and h2 on the opposite corner
+    (dim links apart)."""
+
+    def build(self, dim: int = 3) -> None:
+        n = 1 << dim
+        sw = [self.addSwitch(f"s{i + 1}") for i in range(n)]
+        for i in range(n):
+            for b in range(dim):
+                j = i ^ (1 << b)
+                if i < j:
+                    self.addLink(sw[i], sw[j])
+        self.addLink(self.addHost("h1"), sw[0])
+        self.addLink(self.addHost("h2"), sw[n - 1])
+
+
+def flexforward_config(net: Any, mode: str, control: str, drain_ms: int = 50) -> dict[str, Any]:
+    """The FlexForward controller's config (sluice.apps.flexforward) for a built Mininet
+    network: expected switches and links, and where each host is attached."""
+    hosts = []
+    for h in net.hosts:
+        intf = h.defaultIntf()
+        link = intf.link
+        peer = link.intf2 if link.intf1 is intf else link.intf1
+        hosts.append({"name": h.name, "mac": h.MAC(), "ip": h.IP(),
+                      "dpid": int(peer.node.dpid, 16), "port": peer.node.ports[peer]})
+    n_links = sum(1 for lk in net.links
+                  if isinstance(lk.intf1.node, Switch) and isinstance(lk.intf2.node, Switch))
+    return {"switches": len(net.switches), "links": n_links, "mode": mode,
+            "drain_ms": drain_ms, "control": control, "hosts": hosts}
