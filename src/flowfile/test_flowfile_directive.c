@@ -64,22 +64,22 @@ main(void)
 	char buf[512];
 
 	CHECK(load("table=1,kind=exact,fields=dl_dst\n"
-		   "# forwarding modes\n"
-		   "  fwd-mode=hypercube:addr=5,nbr=4@1;keyflow:key=13   # comment\n"
-		   "priority=1,actions=output:2\n",
-		   true, &pe) == 0,
+	           "# forwarding modes\n"
+	           "  fwd-mode=hypercube:addr=5,nbr=4@1;keyflow:key=13   # comment\n"
+	           "priority=1,actions=output:2\n",
+	           true, &pe) == 0,
 	      "load: %s", pe.msg);
 	CHECK(n_tables == 1 && n_flows == 1 && n_dirs == 1, "one of each");
 	CHECK(strcmp(dir_value, "hypercube:addr=5,nbr=4@1;keyflow:key=13") == 0, "value '%s'",
 	      dir_value);
 	CHECK(dir_line == 3, "line %u", dir_line);
 	CHECK(load("fwd-mode=hypercube\\\n:addr=1\n", true, &pe) == 0 &&
-		      strcmp(dir_value, "hypercube :addr=1") == 0,
+	          strcmp(dir_value, "hypercube :addr=1") == 0,
 	      "continued line joined: '%s'", dir_value);
 	CHECK(load("priority=1,actions=drop\nfwd-mode=refuse\n", true, &pe) == -EINVAL, "refused");
 	sl_parse_error_format(&pe, buf, sizeof(buf));
-	CHECK(strstr(buf, ":2:") != NULL && strstr(buf, "refused") != NULL, "error names line 2: %s",
-	      buf);
+	CHECK(strstr(buf, ":2:") != NULL && strstr(buf, "refused") != NULL,
+	      "error names line 2: %s", buf);
 	CHECK(load("fwd-mode=keyflow:key=5\n", false, &pe) == 0 && n_dirs == 0,
 	      "NULL callback accepts directives");
 	CHECK(sl_flowfile_load("/dev/null", on_table, on_flow, NULL, &pe) == 0, "plain loader");

@@ -75,7 +75,7 @@ main(int argc, char **argv)
 	unsigned n_l2 = argc > 3 ? (unsigned)atoi(argv[3]) : 1000;
 	static const char *const names[3] = {"openflow", "hypercube", "keyflow"};
 	static const char *const modes[3] = {
-		"openflow", "hypercube:addr=0,nbr=1@1,nbr=2@2,nbr=4@3,nbr=8@4", "keyflow:key=13"};
+	    "openflow", "hypercube:addr=0,nbr=1@1,nbr=2@2,nbr=4@3,nbr=8@4", "keyflow:key=13"};
 	struct sl_pipeline *pl;
 	struct sl_pipeline_ctx *pctx;
 	struct sl_fwd *f;
@@ -98,8 +98,8 @@ main(int argc, char **argv)
 
 		mac_of(i, m);
 		snprintf(text, sizeof(text),
-			 "priority=100,dl_dst=%02x:%02x:%02x:%02x:%02x:%02x,actions=output:%u", m[0],
-			 m[1], m[2], m[3], m[4], m[5], 2 + i % 3);
+		         "priority=100,dl_dst=%02x:%02x:%02x:%02x:%02x:%02x,actions=output:%u",
+		         m[0], m[1], m[2], m[3], m[4], m[5], 2 + i % 3);
 		SL_VERIFY(sl_flow_parse(text, &fs, &pe) == 0);
 		if (sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s: %s\n", text, err);
@@ -125,8 +125,8 @@ main(int argc, char **argv)
 				mac_of((unsigned)(seed >> 33) % n_l2, fr);
 			} else {
 				v = m == 1 ? 1 + (uint32_t)(seed >> 33) % 15
-					   : 13 * (uint32_t)((seed >> 33) % 100000) + 1 +
-						     (uint32_t)(seed >> 20) % 4;
+				           : 13 * (uint32_t)((seed >> 33) % 100000) + 1 +
+				                 (uint32_t)(seed >> 20) % 4;
 				fr[0] = (uint8_t)(v >> 24);
 				fr[1] = (uint8_t)(v >> 16);
 				fr[2] = (uint8_t)(v >> 8);
@@ -157,7 +157,8 @@ main(int argc, char **argv)
 					sl_pkt_init(&pkts[i], frames[m][base + i], 64, 0, 5);
 				}
 				t0 = __rdtsc();
-				forwarded[m] += sl_fwd_run_burst(c, pl, pctx, pkts, BURST, &hooks, out, dr);
+				forwarded[m] +=
+				    sl_fwd_run_burst(c, pl, pctx, pkts, BURST, &hooks, out, dr);
 				cycles += __rdtsc() - t0;
 			}
 			res[m][r] = (double)cycles / ((double)bursts * BURST) / hz * 1e9;

@@ -16,14 +16,14 @@
 #include "fwd_priv.h"
 
 static const struct sl_fwd_engine openflow_engine = {
-	.name = "openflow",
-	.mode = SL_FWD_OPENFLOW,
+    .name = "openflow",
+    .mode = SL_FWD_OPENFLOW,
 };
 
 static const struct sl_fwd_engine *const engines[SL_FWD__MAX] = {
-	[SL_FWD_OPENFLOW] = &openflow_engine,
-	[SL_FWD_HYPERCUBE] = &sl_fwd_hypercube_engine,
-	[SL_FWD_KEYFLOW] = &sl_fwd_keyflow_engine,
+    [SL_FWD_OPENFLOW] = &openflow_engine,
+    [SL_FWD_HYPERCUBE] = &sl_fwd_hypercube_engine,
+    [SL_FWD_KEYFLOW] = &sl_fwd_keyflow_engine,
 };
 
 const struct sl_fwd_engine *
@@ -45,13 +45,13 @@ const char *
 sl_fwd_fail_name(enum sl_fwd_fail f)
 {
 	static const char *const names[] = {
-		[SL_FWD_FAIL_NONE] = "none",
-		[SL_FWD_FAIL_UNKNOWN_MODE] = "unknown-mode",
-		[SL_FWD_FAIL_DUP_MODE] = "duplicate-mode",
-		[SL_FWD_FAIL_DUP_TAG] = "duplicate-tag",
-		[SL_FWD_FAIL_DUP_NEIGHBOR] = "duplicate-neighbor",
-		[SL_FWD_FAIL_BAD_PORT] = "bad-port",
-		[SL_FWD_FAIL_BAD_PARAM] = "bad-parameter",
+	    [SL_FWD_FAIL_NONE] = "none",
+	    [SL_FWD_FAIL_UNKNOWN_MODE] = "unknown-mode",
+	    [SL_FWD_FAIL_DUP_MODE] = "duplicate-mode",
+	    [SL_FWD_FAIL_DUP_TAG] = "duplicate-tag",
+	    [SL_FWD_FAIL_DUP_NEIGHBOR] = "duplicate-neighbor",
+	    [SL_FWD_FAIL_BAD_PORT] = "bad-port",
+	    [SL_FWD_FAIL_BAD_PARAM] = "bad-parameter",
 	};
 	return (unsigned)f < SL_ARRAY_SIZE(names) ? names[f] : "unknown";
 }
@@ -78,14 +78,14 @@ fwd_fail(enum sl_fwd_fail f, char *err, size_t err_size, const char *fmt, ...)
 /* Build (and check) a configuration; NULL-free: *c is caller storage. */
 static enum sl_fwd_fail
 conf_build(struct fwd_conf *c, const struct sl_fwd_params *p, unsigned n_ports, char *err,
-	   size_t err_size)
+           size_t err_size)
 {
 	bool seen[SL_FWD__MAX] = {false};
 
 	memset(c, 0, sizeof(*c));
 	if (p->n_modes > SL_ARRAY_SIZE(p->modes))
 		return fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size, "%u modes: at most %zu",
-				p->n_modes, SL_ARRAY_SIZE(p->modes));
+		                p->n_modes, SL_ARRAY_SIZE(p->modes));
 	c->params = *p;
 	c->params.n_modes = 0;
 	for (unsigned i = 0; i < p->n_modes; i++) {
@@ -95,17 +95,17 @@ conf_build(struct fwd_conf *c, const struct sl_fwd_params *p, unsigned n_ports, 
 
 		if (e == NULL)
 			return fwd_fail(SL_FWD_FAIL_UNKNOWN_MODE, err, err_size,
-					"unknown forwarding mode %u", (unsigned)mp->mode);
+			                "unknown forwarding mode %u", (unsigned)mp->mode);
 		if (seen[mp->mode])
-			return fwd_fail(SL_FWD_FAIL_DUP_MODE, err, err_size,
-					"mode %s given twice", e->name);
+			return fwd_fail(SL_FWD_FAIL_DUP_MODE, err, err_size, "mode %s given twice",
+			                e->name);
 		seen[mp->mode] = true;
 		if (e->process_burst == NULL)
 			continue; /* openflow: the pipeline is always there */
 		if (c->engine_of_tag[mp->tag] != 0)
 			return fwd_fail(SL_FWD_FAIL_DUP_TAG, err, err_size,
-					"tag 0x%02x used by %s and %s", mp->tag,
-					c->eng[c->engine_of_tag[mp->tag] - 1].e->name, e->name);
+			                "tag 0x%02x used by %s and %s", mp->tag,
+			                c->eng[c->engine_of_tag[mp->tag] - 1].e->name, e->name);
 		f = e->init(c->eng[c->n_engines].state, mp, n_ports, err, err_size);
 		if (f != SL_FWD_FAIL_NONE)
 			return f;
@@ -156,7 +156,7 @@ sl_fwd_set_sync(struct sl_fwd *f, sl_pipeline_sync_fn fn, void *arg)
 
 enum sl_fwd_fail
 sl_fwd_params_check(const struct sl_fwd *f, const struct sl_fwd_params *p, char *err,
-		    size_t err_size)
+                    size_t err_size)
 {
 	struct fwd_conf *c = malloc(sizeof(*c));
 	enum sl_fwd_fail r;
@@ -170,7 +170,7 @@ sl_fwd_params_check(const struct sl_fwd *f, const struct sl_fwd_params *p, char 
 
 int
 sl_fwd_set(struct sl_fwd *f, const struct sl_fwd_params *p, enum sl_fwd_fail *fail, char *err,
-	   size_t err_size)
+           size_t err_size)
 {
 	struct fwd_conf *c = malloc(sizeof(*c)), *old;
 	enum sl_fwd_fail r;
@@ -247,19 +247,21 @@ sl_fwd_params_parse(const char *text, struct sl_fwd_params *p, char *err, size_t
 		e = sl_fwd_engine_find(item);
 		if (e == NULL) {
 			fwd_fail(SL_FWD_FAIL_UNKNOWN_MODE, err, err_size,
-				 "unknown forwarding mode '%s' (openflow, hypercube, keyflow)", item);
+			         "unknown forwarding mode '%s' (openflow, hypercube, keyflow)",
+			         item);
 			return -EINVAL;
 		}
 		if (e->mode == SL_FWD_OPENFLOW) {
 			if (colon != NULL && colon[1] != '\0') {
 				fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-					 "mode openflow takes no parameters: '%s'", colon + 1);
+				         "mode openflow takes no parameters: '%s'", colon + 1);
 				return -EINVAL;
 			}
 			continue;
 		}
 		if (p->n_modes == SL_ARRAY_SIZE(p->modes)) {
-			fwd_fail(SL_FWD_FAIL_DUP_MODE, err, err_size, "mode %s given twice", e->name);
+			fwd_fail(SL_FWD_FAIL_DUP_MODE, err, err_size, "mode %s given twice",
+			         e->name);
 			return -EINVAL;
 		}
 		mp = &p->modes[p->n_modes++];
@@ -274,20 +276,20 @@ sl_fwd_params_parse(const char *text, struct sl_fwd_params *p, char *err, size_t
 
 			if (eq == NULL) {
 				fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-					 "%s: '%s' is not KEY=VALUE", e->name, kv);
+				         "%s: '%s' is not KEY=VALUE", e->name, kv);
 				return -EINVAL;
 			}
 			*eq = '\0';
 			if (strcmp(kv, "tag") == 0) {
 				if (fwd_parse_u32(eq + 1, &v) < 0 || v > 255) {
 					fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-						 "%s: tag '%s' is not 0..255", e->name, eq + 1);
+					         "%s: tag '%s' is not 0..255", e->name, eq + 1);
 					return -EINVAL;
 				}
 				mp->tag = (uint8_t)v;
 			} else if (e->parse_kv(mp, kv, eq + 1) < 0) {
 				fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-					 "%s: bad parameter %s=%s", e->name, kv, eq + 1);
+				         "%s: bad parameter %s=%s", e->name, kv, eq + 1);
 				return -EINVAL;
 			}
 		}
@@ -314,7 +316,7 @@ sl_fwd_params_format(const struct sl_fwd_params *p, char *buf, size_t size)
 		if (e == NULL || e->format == NULL)
 			return -EINVAL;
 		n = snprintf(buf + len, size - len, "%s%s:tag=0x%02x", i ? ";" : "", e->name,
-			     p->modes[i].tag);
+		             p->modes[i].tag);
 		if (n < 0 || (size_t)n >= size - len)
 			return -ENOSPC;
 		len += (size_t)n;
@@ -411,8 +413,8 @@ count_drop(struct sl_fwd_ctx *c, unsigned mode, uint8_t reason)
 
 unsigned
 sl_fwd_run_burst(struct sl_fwd_ctx *c, const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-		 struct sl_pkt *pkts, unsigned n, const struct sl_pipeline_hooks *hooks,
-		 uint32_t out_ports[], uint8_t drops[])
+                 struct sl_pkt *pkts, unsigned n, const struct sl_pipeline_hooks *hooks,
+                 uint32_t out_ports[], uint8_t drops[])
 {
 	uint8_t lanes[SL_FWD__MAX][SL_BURST_MAX];
 	unsigned n_lanes[SL_FWD__MAX] = {0};
@@ -431,8 +433,8 @@ sl_fwd_run_burst(struct sl_fwd_ctx *c, const struct sl_pipeline *pl, struct sl_p
 
 	/* Stage 1: classify by the tag byte of the destination MAC. */
 	for (unsigned i = 0; i < n; i++) {
-		unsigned e = pkts[i].len >= 14 ? conf->engine_of_tag[pkts[i].data[SL_FWD_TAG_OFS]]
-					       : 0;
+		unsigned e =
+		    pkts[i].len >= 14 ? conf->engine_of_tag[pkts[i].data[SL_FWD_TAG_OFS]] : 0;
 		if (e == 0)
 			pl_mask |= UINT64_C(1) << i;
 		else
@@ -446,7 +448,7 @@ sl_fwd_run_burst(struct sl_fwd_ctx *c, const struct sl_pipeline *pl, struct sl_p
 		if (n_lanes[e] == 0)
 			continue;
 		conf->eng[e].e->process_burst(conf->eng[e].state, pkts, lanes[e], n_lanes[e],
-					      out_ports, drops);
+		                              out_ports, drops);
 		c->packets[mode] += n_lanes[e];
 		for (unsigned k = 0; k < n_lanes[e]; k++) {
 			unsigned i = lanes[e][k];
@@ -478,8 +480,7 @@ sl_fwd_run_burst(struct sl_fwd_ctx *c, const struct sl_pipeline *pl, struct sl_p
 		unsigned k = 0, i;
 
 		/* Ascending lane order, so pl_lanes[k] >= k (used below). */
-		SL_FOR_EACH_LANE(i, pl_mask)
-		{
+		SL_FOR_EACH_LANE (i, pl_mask) {
 			pl_lanes[k] = (uint8_t)i;
 			sub[k++] = pkts[i];
 		}
@@ -496,7 +497,8 @@ sl_fwd_run_burst(struct sl_fwd_ctx *c, const struct sl_pipeline *pl, struct sl_p
 			out_ports[i] = sub_out[k];
 			drops[i] = sub_drops[k];
 			if (sub_out[k] == SL_PORT_CONTROLLER && i != k)
-				*(struct sl_pin *)sl_pipeline_pin(ctx, i) = *sl_pipeline_pin(ctx, k);
+				*(struct sl_pin *)sl_pipeline_pin(ctx, i) =
+				    *sl_pipeline_pin(ctx, k);
 		}
 	}
 	return n_out;

@@ -7,17 +7,17 @@
 
 /* A published configuration: immutable once live. */
 struct fwd_conf {
-	unsigned n_engines;           /* tableless engines enabled (0: openflow only) */
-	uint8_t engine_of_tag[256];   /* tag -> index + 1 into eng[], 0 = none */
+	unsigned n_engines;         /* tableless engines enabled (0: openflow only) */
+	uint8_t engine_of_tag[256]; /* tag -> index + 1 into eng[], 0 = none */
 	struct {
 		const struct sl_fwd_engine *e;
 		unsigned char state[SL_FWD_STATE_MAX] SL_CACHE_ALIGNED;
 	} eng[SL_FWD__MAX - 1];
-	struct sl_fwd_params params;  /* as given, for sl_fwd_get */
+	struct sl_fwd_params params; /* as given, for sl_fwd_get */
 };
 
 struct sl_fwd {
-	struct fwd_conf *live;  /* workers load it once per burst (acquire) */
+	struct fwd_conf *live; /* workers load it once per burst (acquire) */
 	unsigned n_ports;
 	sl_pipeline_sync_fn sync;
 	void *sync_arg;
@@ -40,7 +40,7 @@ extern const struct sl_fwd_engine sl_fwd_keyflow_engine;
 
 /* Write a message to err (if any) and return f. */
 enum sl_fwd_fail fwd_fail(enum sl_fwd_fail f, char *err, size_t err_size, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 /* Parse a decimal or 0x-hex uint32: 0 or -EINVAL. */
 int fwd_parse_u32(const char *s, uint32_t *v);
 

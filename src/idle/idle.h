@@ -9,7 +9,8 @@
  * never sleeps and an idle one wakes about 1/max_us times a second
  * (DPDK l3fwd-power does the same with rte_delay_us_sleep).  The cost is
  * latency for the first packet after an idle period: up to max_us (the
- * sleeping thread's timer slack is lowered to 1 us at its first sleep).  max_us 0 turns it off (pure polling).
+ * sleeping thread's timer slack is lowered to 1 us at its first sleep).  max_us 0 turns it off
+ * (pure polling).
  *
  * The sleep is a syscall: it only happens when the loop has nothing to do.
  * Counters (sleeps, slept_ns) are written by the loop's thread only and

@@ -89,6 +89,8 @@ class Hypercube:
         d = workdir or tempfile.mkdtemp(prefix=f"sluice-hc{os.getpid()}-")
         os.makedirs(d, exist_ok=True)
         self.state = State(dir=d, tag=f"hc{os.getpid() % 100000}")
+        #: Control links: /30s in 10.X.Y.0/24, X.Y from the PID (parallel runs differ).
+        self.net = f"10.{200 + os.getpid() % 50}.{os.getpid() // 50 % 256}"
         #: switch index -> {OpenFlow port: peer switch index or host name}
         self.wiring: dict[int, dict[int, int | str]] = {}
 
@@ -130,8 +132,8 @@ class Hypercube:
             a, z = f"{st.tag}m{i}a", f"{st.tag}m{i}b"
             self._veth(a, z)
             _run(["ip", "link", "set", z, "netns", ns])
-            _run(["ip", "addr", "add", f"10.253.{i}.1/30", "dev", a])
-            _run(["ip", "addr", "add", f"10.253.{i}.2/30", "dev", z], ns)
+            _run(["ip", "addr", "add", f"{self.net}.{i * 4 + 1}/30", "dev", a])
+            _run(["ip", "addr", "add", f"{self.net}.{i * 4 + 2}/30", "dev", z], ns)
             _run(["ip", "link", "set", a, "up"])
             _run(["ip", "link", "set", z, "up"], ns)
         ports: dict[int, list[tuple[str, int | str]]] = {i: [] for i in range(N_SWITCHES)}
@@ -197,7 +199,7 @@ class Hypercube:
             name = f"{st.tag}s{i}"
             st.names[f"s{i}"] = name
             args = ["ip", "netns", "exec", st.netns[f"s{i}"], str(self.bin), "--name", name, "--dpid", f"{i + 1:x}",
-                    "--fail-mode", "secure", "-C", f"tcp:10.253.{i}.1:{st.ofp_port}",
+                    "--fail-mode", "secure", "-C", f"tcp:{self.net}.{i * 4 + 1}:{st.ofp_port}",
                     "--idle-sleep-max", str(self.idle_sleep_max), "--mbufs", "2048",
                     "-q", "-s", "0", *self.extra]
             for n, (ifname, _peer) in enumerate(ports[i]):
