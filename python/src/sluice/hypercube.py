@@ -198,7 +198,8 @@ class Hypercube:
         for i in range(N_SWITCHES):
             name = f"{st.tag}s{i}"
             st.names[f"s{i}"] = name
-            args = ["ip", "netns", "exec", st.netns[f"s{i}"], str(self.bin), "--name", name, "--dpid", f"{i + 1:x}",
+            args = ["ip", "netns", "exec", st.netns[f"s{i}"], str(self.bin), "--name", name,
+                    "--dpid", f"{i + 1:x}",
                     "--fail-mode", "secure", "-C", f"tcp:{self.net}.{i * 4 + 1}:{st.ofp_port}",
                     "--idle-sleep-max", str(self.idle_sleep_max), "--mbufs", "2048",
                     "-q", "-s", "0", *self.extra]
@@ -241,7 +242,8 @@ class Hypercube:
                 if last.get("errors"):
                     raise RuntimeError(f"controller errors: {last['errors']}")
             time.sleep(0.2)
-        raise TimeoutError(f"fabric not ready after {timeout} s: {last}\n" + self.log("ctl")[-3000:])
+        raise TimeoutError(f"fabric not ready after {timeout} s: {last}\n"
+                           + self.log("ctl")[-3000:])
 
     def set_mode(self, mode: str, naive: bool = False) -> dict[str, Any]:
         rep = self.control({"cmd": "mode", "mode": mode, "naive": naive})
