@@ -8,6 +8,8 @@
  *              shortest paths), frames to random ones of those MACs
  *   hypercube  own address 0, 4 neighbours; frames to random addresses 1..15
  *   keyflow    key 13 on a 4-port switch; random route IDs with residue 1..4
+ *   openflow_exact  the same L2 entries in a table declared kind=exact on dl_dst
+ *              (the best case for a table lookup; reported beside the default)
  *
  * Usage: bench_fwd [ROUNDS [BURSTS_PER_ROUND [N_L2]]].  Rounds interleave the
  * modes (O H K O H K ...); the result per mode is the median over rounds.
@@ -29,7 +31,9 @@
 #define N_FRAMES 4096
 #define N_PORTS 4
 
-static uint8_t frames[3][N_FRAMES][64];
+#define N_CONT 4
+
+static uint8_t frames[N_CONT][N_FRAMES][64];
 
 static double
 now_s(void)
@@ -73,55 +77,68 @@ main(int argc, char **argv)
 	unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 9;
 	unsigned bursts = argc > 2 ? (unsigned)atoi(argv[2]) : 20000;
 	unsigned n_l2 = argc > 3 ? (unsigned)atoi(argv[3]) : 1000;
-	static const char *const names[3] = {"openflow", "hypercube", "keyflow"};
-	static const char *const modes[3] = {
-	    "openflow", "hypercube:addr=0,nbr=1@1,nbr=2@2,nbr=4@3,nbr=8@4", "keyflow:key=13"};
-	struct sl_pipeline *pl;
-	struct sl_pipeline_ctx *pctx;
+	static const char *const names[N_CONT] = {"openflow", "hypercube", "keyflow",
+	                                          "openflow_exact"};
+	static const char *const modes[N_CONT] = {
+	    "openflow", "hypercube:addr=0,nbr=1@1,nbr=2@2,nbr=4@3,nbr=8@4", "keyflow:key=13",
+	    "openflow"};
+	struct sl_pipeline *pls[2];
+	struct sl_pipeline_ctx *pctxs[2];
 	struct sl_fwd *f;
 	struct sl_fwd_ctx *c;
-	struct sl_fwd_params fp[3];
+	struct sl_fwd_params fp[N_CONT];
 	struct sl_pipeline_hooks hooks = {0};
 	bool up[N_PORTS] = {true, true, true, true};
-	double *res[3];
+	double *res[N_CONT];
 	char err[256];
 	uint64_t seed = 42;
-	unsigned long forwarded[3] = {0};
+	unsigned long forwarded[N_CONT] = {0};
+	struct sl_table_spec ts = {.table_id = 0, .kind = SL_TABLE_EXACT, .n_fields = 1};
+	struct sl_parse_error tpe;
 
-	SL_VERIFY(sl_pipeline_create(&pl) == 0);
-	sl_pipeline_ports_set(pl, N_PORTS, up);
-	for (unsigned i = 0; i < n_l2; i++) {
+	for (unsigned k = 0; k < 2; k++) {
+		SL_VERIFY(sl_pipeline_create(&pls[k]) == 0);
+		sl_pipeline_ports_set(pls[k], N_PORTS, up);
+	}
+	SL_VERIFY(sl_table_spec_parse("table=0,kind=exact,fields=dl_dst", &ts, &tpe) == 0);
+	if (sl_pipeline_table_declare(pls[1], &ts, err, sizeof(err)) < 0) {
+		fprintf(stderr, "declare: %s\n", err);
+		return 1;
+	}
+	for (unsigned i = 0; i < 2 * n_l2; i++) {
 		struct sl_flow_spec fs;
 		struct sl_parse_error pe;
 		char text[128];
 		uint8_t m[6];
 
-		mac_of(i, m);
+		mac_of(i % n_l2, m);
 		snprintf(text, sizeof(text),
 		         "priority=100,dl_dst=%02x:%02x:%02x:%02x:%02x:%02x,actions=output:%u",
-		         m[0], m[1], m[2], m[3], m[4], m[5], 2 + i % 3);
+		         m[0], m[1], m[2], m[3], m[4], m[5], 2 + i % n_l2 % 3);
 		SL_VERIFY(sl_flow_parse(text, &fs, &pe) == 0);
-		if (sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) < 0) {
+		if (sl_pipeline_flow_add(pls[i / n_l2], &fs, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s: %s\n", text, err);
 			return 1;
 		}
 	}
-	sl_pipeline_commit(pl);
-	sl_pipeline_publish(pl);
-	pctx = sl_pipeline_ctx_create(pl);
+	for (unsigned k = 0; k < 2; k++) {
+		sl_pipeline_commit(pls[k]);
+		sl_pipeline_publish(pls[k]);
+		pctxs[k] = sl_pipeline_ctx_create(pls[k]);
+	}
 	SL_VERIFY(sl_fwd_create(N_PORTS, &f) == 0 && (c = sl_fwd_ctx_create(f)) != NULL);
-	for (unsigned m = 0; m < 3; m++) {
+	for (unsigned m = 0; m < N_CONT; m++) {
 		SL_VERIFY(sl_fwd_params_parse(modes[m], &fp[m], err, sizeof(err)) == 0);
 		res[m] = calloc(rounds, sizeof(double));
 	}
 	for (unsigned i = 0; i < N_FRAMES; i++) {
-		for (unsigned m = 0; m < 3; m++) {
+		for (unsigned m = 0; m < N_CONT; m++) {
 			uint8_t *fr = frames[m][i];
 			uint32_t v;
 
 			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 			memset(fr, 0, 64);
-			if (m == 0) {
+			if (m == 0 || m == 3) {
 				mac_of((unsigned)(seed >> 33) % n_l2, fr);
 			} else {
 				v = m == 1 ? 1 + (uint32_t)(seed >> 33) % 15
@@ -140,7 +157,7 @@ main(int argc, char **argv)
 	}
 	double hz = tsc_hz();
 	for (unsigned r = 0; r < rounds; r++) {
-		for (unsigned m = 0; m < 3; m++) {
+		for (unsigned m = 0; m < N_CONT; m++) {
 			struct sl_pkt pkts[BURST];
 			uint32_t out[BURST];
 			uint8_t dr[BURST];
@@ -157,14 +174,14 @@ main(int argc, char **argv)
 					sl_pkt_init(&pkts[i], frames[m][base + i], 64, 0, 5);
 				}
 				t0 = __rdtsc();
-				forwarded[m] +=
-				    sl_fwd_run_burst(c, pl, pctx, pkts, BURST, &hooks, out, dr);
+				forwarded[m] += sl_fwd_run_burst(c, pls[m == 3], pctxs[m == 3],
+				                                 pkts, BURST, &hooks, out, dr);
 				cycles += __rdtsc() - t0;
 			}
 			res[m][r] = (double)cycles / ((double)bursts * BURST) / hz * 1e9;
 		}
 	}
-	for (unsigned m = 0; m < 3; m++) {
+	for (unsigned m = 0; m < N_CONT; m++) {
 		qsort(res[m], rounds, sizeof(double), cmp_double);
 		printf("ns_per_pkt_%s=%.2f min=%.2f max=%.2f forwarded=%lu of %lu\n", names[m],
 		       res[m][rounds / 2], res[m][0], res[m][rounds - 1], forwarded[m],
@@ -173,7 +190,9 @@ main(int argc, char **argv)
 	printf("tsc_hz=%.0f\nl2_entries=%u\n", hz, n_l2);
 	sl_fwd_ctx_destroy(c);
 	sl_fwd_destroy(f);
-	sl_pipeline_ctx_destroy(pctx);
-	sl_pipeline_destroy(pl);
+	for (unsigned k = 0; k < 2; k++) {
+		sl_pipeline_ctx_destroy(pctxs[k]);
+		sl_pipeline_destroy(pls[k]);
+	}
 	return 0;
 }

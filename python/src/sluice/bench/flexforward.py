@@ -2,8 +2,9 @@
 
 Parts (each figure is measured in this run; ratios are to the OpenFlow mode of the same run):
   1. In-memory cost per packet of each forwarding mode on one switch, no I/O
-     (``build/src/fwd/bench_fwd``: rounds interleave O H K; medians).  OpenFlow mode holds
-     1,000 L2 entries ``dl_dst=MAC,actions=output:P``.
+     (``build/src/fwd/bench_fwd``: rounds interleave O H K E; medians).  OpenFlow mode holds
+     1,000 L2 entries ``dl_dst=MAC,actions=output:P`` (default mask table; E: the same in a
+     table declared ``kind=exact``).
   2. Idle CPU share of the whole emulation (8 switches + controller, ``--idle-sleep-max``
      ``--idle-us``): CPU seconds of all its processes over wall seconds, fabric idle.
   3. On the emulated hypercube (``--latency-idle-us``), per mode: ping A -> B (``--pings`` at
@@ -43,7 +44,7 @@ def ns_per_packet(rounds: int, bursts: int) -> dict[str, float]:
                          capture_output=True, text=True).stdout
     res = {m.group(1): float(m.group(2))
            for m in re.finditer(r"^ns_per_pkt_(\w+)=([\d.]+)", out, re.M)}
-    if set(res) != set(MODES):
+    if set(res) != {*MODES, "openflow_exact"}:
         raise RuntimeError(f"bench_fwd output: {out}")
     return res
 
@@ -194,6 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         res[f"ns_per_pkt_{m}"] = ns[m]
     res["hypercube_cost_ratio"] = ns["hypercube"] / ns["openflow"]
     res["keyflow_cost_ratio"] = ns["keyflow"] / ns["openflow"]
+    res["ns_per_pkt_openflow_exact"] = ns["openflow_exact"]
+    res["hypercube_cost_ratio_vs_exact"] = ns["hypercube"] / ns["openflow_exact"]
+    res["keyflow_cost_ratio_vs_exact"] = ns["keyflow"] / ns["openflow_exact"]
     print(f"ns/packet: {ns}", flush=True)
 
     with Hypercube(mode="openflow", idle_sleep_max=a.idle_us) as hc:
