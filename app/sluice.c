@@ -85,6 +85,9 @@ struct options {
 	double sched_threshold;
 	unsigned worker_ring;  /* slots of each worker ring (I/O dispatch) */
 	const char *io_opt;    /* an I/O-dispatch-only option given (for the error message) */
+	const char *fwd_mode;  /* --fwd-mode text (src/fwd) */
+	struct sl_fwd_params fwd_params;
+	unsigned idle_sleep_max; /* --idle-sleep-max, us (0: pure polling) */
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -160,6 +163,11 @@ usage(FILE *f)
 		"                           low-latency entries, even where it does not pay\n"
 		"      --ffp-auto PPS[:T]   auto-promote entries without timeouts (or with\n"
 		"                           timeouts >= T s) hit >= PPS times a second\n"
+		"      --fwd-mode MODES     forwarding modes (docs/flexforward.md): openflow (default)\n"
+		"                           or e.g. 'hypercube:addr=5,nbr=4@1,nbr=7@2;keyflow:key=13';\n"
+		"                           overrides a 'fwd-mode=MODES' line of the flow file\n"
+		"      --idle-sleep-max US  sleep when idle, backing off up to US microseconds\n"
+		"                           (default 0: poll all the time; at most 100000)\n"
 		"  -V, --version            print the version\n"
 		"  -h, --help               this help\n\n"
 		"Default EAL options (when none follow '--'): -l 0,1 (or -l 0 on one CPU); with\n"
@@ -238,6 +246,8 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"scheduler", required_argument, NULL, 'S'},
 		{"sched-threshold", required_argument, NULL, 'T'},
 		{"worker-ring", required_argument, NULL, 'W'},
+		{"fwd-mode", required_argument, NULL, 0x100},
+		{"idle-sleep-max", required_argument, NULL, 0x101},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -374,6 +384,20 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 			break;
 		case 'U':
 			o->dumpcap = true;
+			break;
+		case 0x100: {
+			char ferr[256];
+			if (sl_fwd_params_parse(optarg, &o->fwd_params, ferr, sizeof(ferr)) < 0) {
+				fprintf(stderr, "sluice: --fwd-mode: %s\n", ferr);
+				return -1;
+			}
+			o->fwd_mode = optarg;
+			break;
+		}
+		case 0x101:
+			if (parse_number("--idle-sleep-max", optarg, 0, SL_IDLE_MAX_US, &v) < 0)
+				return -1;
+			o->idle_sleep_max = (unsigned)v;
 			break;
 		case 'p':
 			if (o->n_ports == SL_PORTS_MAX) {
@@ -581,6 +605,22 @@ on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
 	return sl_pipeline_flow_add(arg, fs, err->msg, sizeof(err->msg));
 }
 
+/* The flow file's fwd-mode= line (--fwd-mode overrides it). */
+static struct sl_fwd_params file_fwd_params;
+static bool file_fwd_set;
+
+static int
+on_directive(void *arg, const char *name, const char *value, struct sl_parse_error *err)
+{
+	(void)arg;
+	if (strcmp(name, "fwd-mode") != 0)
+		return -EINVAL;
+	if (sl_fwd_params_parse(value, &file_fwd_params, err->msg, sizeof(err->msg)) < 0)
+		return -EINVAL;
+	file_fwd_set = true;
+	return 0;
+}
+
 static int
 load_rules(struct sl_pipeline *pl, const struct options *o)
 {
@@ -589,7 +629,8 @@ load_rules(struct sl_pipeline *pl, const struct options *o)
 	int rc;
 
 	if (o->flows_file != NULL) {
-		rc = sl_flowfile_load(o->flows_file, on_table, on_flow, pl, &pe);
+		const struct sl_flowfile_callbacks cb = {on_table, on_flow, on_directive};
+		rc = sl_flowfile_load_cb(o->flows_file, &cb, pl, &pe);
 		if (rc < 0) {
 			sl_parse_error_format(&pe, msg, sizeof(msg));
 			fprintf(stderr, "sluice: %s\n", msg);
@@ -716,12 +757,16 @@ control_loop(struct run *r)
 		}
 		/*
 		 * Packet-ins arrive through a ring that cannot wake poll(): a 1 ms
-		 * round bounds their wait (a thousand cheap wakeups a second).
+		 * round bounds their wait (a thousand cheap wakeups a second).  With
+		 * --idle-sleep-max, while the datapath sleeps at its longest, rounds
+		 * are 4 ms: an idle switch wakes less (a packet-in after an idle
+		 * period may wait up to 4 ms; controller messages wake poll() at once).
 		 */
+		int round_ms = r->w->idle.max_us != 0 && r->w->idle.next_us >= r->w->idle.max_us ? 4 : 1;
 		if (r->sw != NULL)
-			sl_ofswitch_run(r->sw, 1);
+			sl_ofswitch_run(r->sw, round_ms);
 		else
-			usleep(1000);
+			usleep((useconds_t)round_ms * 1000);
 		sl_mgmt_run();
 	}
 	r->elapsed = now_s() - start;
@@ -1082,6 +1127,7 @@ main(int argc, char **argv)
 	struct options o;
 	struct sl_pipeline *pl = NULL;
 	struct rte_mempool *mp = NULL;
+	struct sl_fwd *fwd = NULL;
 	struct sl_port *ports = NULL;
 	struct sl_worker *workers = NULL;
 	static struct sl_worker_io io;
@@ -1212,6 +1258,26 @@ main(int argc, char **argv)
 	}
 	sl_pipeline_set_shared_counters(pl, o.workers > 1);
 	sl_worker_set_pin_rate(&workers[0], (uint64_t)o.pin_rate);
+	if (sl_fwd_create(o.n_ports, &fwd) < 0) {
+		fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
+		goto out_workers;
+	}
+	for (unsigned i = 0; i < o.workers; i++) {
+		sl_idle_init(&workers[i].idle, o.idle_sleep_max);
+		if ((workers[i].fwd = sl_fwd_ctx_create(fwd)) == NULL) {
+			fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
+			goto out_workers;
+		}
+	}
+	/* The lead owns the group's RCU variable: its sync waits for every worker. */
+	sl_fwd_set_sync(fwd, sl_worker_sync, &workers[0]);
+	if (sl_fwd_set(fwd, o.fwd_mode == NULL && file_fwd_set ? &file_fwd_params : &o.fwd_params,
+		       NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sluice: %s: %s\n", o.fwd_mode == NULL ? "fwd-mode" : "--fwd-mode",
+			err);
+		status = EXIT_USAGE;
+		goto out_workers;
+	}
 	for (unsigned i = 0; i < o.n_controllers; i++)
 		targets[n_targets++] = o.controllers[i];
 	if (mgmt[0] != '\0')
@@ -1311,11 +1377,14 @@ main(int argc, char **argv)
 		status = EXIT_RUNTIME;
 out_workers:
 	sl_worker_io_fini(&io);
-	for (unsigned i = 0; workers != NULL && i < o.workers; i++)
+	for (unsigned i = 0; workers != NULL && i < o.workers; i++) {
+		sl_fwd_ctx_destroy(workers[i].fwd);
 		sl_worker_fini(&workers[i]);
+	}
 	free(workers);
 
 out:
+	sl_fwd_destroy(fwd);
 	for (unsigned i = 0; i < n_open; i++)
 		sl_port_close(&ports[i]);
 	free(ports);

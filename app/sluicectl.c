@@ -116,7 +116,11 @@ usage(FILE *f)
 	        "  dump-ports [PORT]          port counters\n"
 	        "  dump-groups                groups, buckets and their counters\n"
 	        "  add-flow FLOW              add one flow (\"priority=10,ip actions=output:2\")\n"
-	        "  add-flows FILE|-           add a flow file (table declarations too)\n"
+	        "  add-flows FILE|-           add a flow file (table declarations and\n"
+	        "                             fwd-mode= lines too)\n"
+	        "  set-fwd-mode MODES         set the forwarding modes (openflow, or e.g.\n"
+	        "                             \"hypercube:addr=5,nbr=4@1;keyflow:key=13\")\n"
+	        "  fwd-mode                   print the forwarding modes\n"
 	        "  mod-flows [--strict] FLOW  change the actions of matching flows\n"
 	        "  del-flows [--strict] [FILTER]  delete flows (all without FILTER)\n"
 	        "  dump-states TABLE          entries and counters of a state table\n"
@@ -1122,6 +1126,23 @@ on_table_decl(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *
 	return rc;
 }
 
+/* A "fwd-mode=MODES" line: an SL_OFPX_SET_FWD_MODE message in the batch. */
+static int
+on_directive(void *arg, const char *name, const char *value, struct sl_parse_error *err)
+{
+	struct batch *b = arg;
+	struct sl_fwd_params fp;
+	int rc;
+
+	if (strcmp(name, "fwd-mode") != 0 ||
+	    sl_fwd_params_parse(value, &fp, err->msg, sizeof(err->msg)) < 0)
+		return -EINVAL;
+	rc = sl_ofp_fwd_mode_encode(&b->msgs, 0, SL_OFPX_SET_FWD_MODE, &fp);
+	if (rc == 0)
+		rc = batch_add_origin(b, err->file, err->line);
+	return rc;
+}
+
 static int
 on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
 {
@@ -1262,6 +1283,75 @@ cmd_add_flow(const char *cmd, const char *text, uint8_t command)
 	return rc;
 }
 
+/* set-fwd-mode MODES: the forwarding modes (src/fwd text form) in one experimenter message. */
+static int
+cmd_set_fwd_mode(const char *text)
+{
+	struct sl_fwd_params fp;
+	struct batch b = {.label = "set-fwd-mode"};
+	char buf[ERR_MAX];
+	int rc;
+
+	if (sl_fwd_params_parse(text, &fp, buf, sizeof(buf)) < 0)
+		return usage_error("set-fwd-mode: %s", buf);
+	sl_ofp_buf_init(&b.msgs);
+	rc = sl_ofp_fwd_mode_encode(&b.msgs, 0, SL_OFPX_SET_FWD_MODE, &fp);
+	if (rc == 0)
+		rc = batch_add_origin(&b, NULL, 0);
+	if (rc < 0) {
+		batch_free(&b);
+		errmsg("set-fwd-mode: cannot encode the message");
+		return EXIT_REFUSED;
+	}
+	rc = run_batch(&b);
+	batch_free(&b);
+	return rc;
+}
+
+static int
+fwd_mode_reply(void *arg, const uint8_t *msg, size_t len)
+{
+	struct sl_fwd_params *fp = arg;
+	struct sl_ofp_error e;
+	uint32_t t;
+
+	return sl_ofp_fwd_mode_decode(msg, len, &t, fp, &e) == 0 && t == SL_OFPX_FWD_MODE
+		       ? 0
+		       : -EBADMSG;
+}
+
+/* fwd-mode: print the forwarding modes (SL_OFPX_FWD_MODE request). */
+static int
+cmd_fwd_mode(struct sl_ctl_of *c)
+{
+	struct sl_fwd_params req = {0}, fp = {0};
+	struct sl_ofp_buf b;
+	struct sl_ofp_error e;
+	char err[ERR_MAX], text[2048];
+	int rc;
+
+	sl_ofp_buf_init(&b);
+	if (sl_ofp_fwd_mode_encode(&b, sl_ctl_of_next_xid(c), SL_OFPX_FWD_MODE, &req) < 0) {
+		sl_ofp_buf_free(&b);
+		errmsg("out of memory");
+		return EXIT_REFUSED;
+	}
+	rc = sl_ctl_of_request(c, b.data, b.len, fwd_mode_reply, &fp, &e, err, sizeof(err));
+	sl_ofp_buf_free(&b);
+	if (rc < 0)
+		return of_failed("fwd-mode", rc, err);
+	if (sl_fwd_params_format(&fp, text, sizeof(text)) < 0)
+		snprintf(text, sizeof(text), "(too long)");
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_string(&jw, "modes", text);
+		sl_ctl_jw_object_end(&jw);
+	} else {
+		printf("%s\n", text);
+	}
+	return 0;
+}
+
 static int
 cmd_add_flows(const char *path)
 {
@@ -1277,7 +1367,8 @@ cmd_add_flows(const char *path)
 	}
 	sl_ofp_buf_init(&b.msgs);
 	/* The whole file is checked and encoded before anything is sent. */
-	rc = sl_flowfile_load(file, on_table_decl, on_flow, &b, &pe);
+	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow, on_directive};
+	rc = sl_flowfile_load_cb(file, &cb, &b, &pe);
 	if (rc < 0) {
 		if (b.display_file)
 			snprintf(pe.file, sizeof(pe.file), "%s", b.display_file);
@@ -2701,6 +2792,8 @@ static const struct {
     {"dump-groups", true, 0, 0, 0},
     {"add-flow", true, 0, 1, -1},
     {"add-flows", true, 0, 1, 1},
+    {"set-fwd-mode", true, 0, 1, -1},
+    {"fwd-mode", true, 0, 0, 0},
     {"mod-flows", true, 1u << (OPT_STRICT - OPT_STRICT), 1, -1},
     {"del-flows", true, 1u << (OPT_STRICT - OPT_STRICT), 0, -1},
     {"dump-states", true, 0, 1, 1},
@@ -2865,6 +2958,8 @@ main(int argc, char **argv)
 		                  o.strict ? SL_OFPFC_MODIFY_STRICT : SL_OFPFC_MODIFY);
 	} else if (strcmp(cmd, "add-flows") == 0) {
 		ex = cmd_add_flows(argv[optind + 1]);
+	} else if (strcmp(cmd, "set-fwd-mode") == 0) {
+		ex = cmd_set_fwd_mode(text);
 	} else if (strcmp(cmd, "del-flows") == 0) {
 		ex = cmd_del_flows(text ? text : "");
 	} else if (strcmp(cmd, "add-states") == 0) {
@@ -2907,6 +3002,8 @@ main(int argc, char **argv)
 			ex = cmd_dump_ports(c, nargs ? argv[optind + 1] : NULL);
 		else if (strcmp(cmd, "dump-states") == 0)
 			ex = cmd_dump_states(c, argv[optind + 1]);
+		else if (strcmp(cmd, "fwd-mode") == 0)
+			ex = cmd_fwd_mode(c);
 		else
 			ex = cmd_dump_groups(c);
 		sl_ctl_of_close(c);

@@ -239,6 +239,23 @@ main(int argc, char **argv)
 		emit("ll_set");
 		sl_ofp_ffp_config_encode(&b, 701, &fc);
 		emit("ffp_config");
+	/* Forwarding modes (set and get). */
+	for (unsigned k = 0; k < 3; k++) {
+		static const char *const modes[] = {
+			"openflow",
+			"hypercube:addr=5,nbr=4@1,nbr=7@2,nbr=1@3",
+			"hypercube:addr=0,nbr=1@1;keyflow:key=13,tag=0xc2",
+		};
+		struct sl_fwd_params fp;
+		char ferr[128];
+
+		if (sl_fwd_params_parse(modes[k], &fp, ferr, sizeof(ferr)) != 0) {
+			fprintf(stderr, "bad seed mode %u: %s\n", k, ferr);
+			return 1;
+		}
+		sl_ofp_fwd_mode_encode(&b, 700 + k, k == 0 ? SL_OFPX_FWD_MODE : SL_OFPX_SET_FWD_MODE,
+				       &fp);
+		emit("fwd_mode");
 	}
 	sl_ofp_buf_free(&b);
 	printf("%u seed files in %s\n", n_files, dir);

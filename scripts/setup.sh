@@ -9,7 +9,8 @@ cd "$root"
 
 apt_pkgs=(build-essential meson ninja-build pkg-config python3 python3-venv python3-pip
 	  dpdk dpdk-dev libdpdk-dev libpcap-dev iproute2 tcpdump clang libclang-rt-14-dev
-	  openvswitch-common openvswitch-testcontroller iperf3 iputils-ping ethtool tmux)
+	  openvswitch-common openvswitch-testcontroller iperf3 iputils-ping ethtool tmux
+	  mininet net-tools)
 
 log() { printf '[setup] %s\n' "$*"; }
 
@@ -50,7 +51,7 @@ if ! .venv/bin/python -c "import sluice.osken, mypy" 2>/dev/null; then
 	log "pip install -e python/[apps,dev] (the sluice package, mypy)"
 	.venv/bin/pip install -q --disable-pip-version-check -e "python/[apps,dev]"
 fi
-# Plots of bench/run ffp (issue 6).
+# matplotlib: PNG plots of the benchmarks (bench/run ffp, flexforward, ...).
 if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
 	log "pip install matplotlib"
 	.venv/bin/pip install -q --disable-pip-version-check matplotlib

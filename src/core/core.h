@@ -97,7 +97,10 @@ sl_lanes_first(unsigned n)
 	_(PORT_DOWN, "port-down")           /* output port administratively down */                \
 	_(TOO_SHORT, "too-short")           /* frame shorter than an Ethernet header */            \
 	_(BAD_ACTION, "bad-action")         /* reserved: an action impossible on this packet */    \
-	_(DISPATCH_FULL, "dispatch-full")   /* I/O core: the chosen worker's ring was full */
+	_(DISPATCH_FULL, "dispatch-full")   /* I/O core: the chosen worker's ring was full */      \
+	_(FWD_NO_ROUTE, "fwd-no-route")     /* tableless engine: no port for this address/route */ \
+	_(FWD_HOP_LIMIT, "fwd-hop-limit")   /* tableless engine: hops byte of the dst MAC was 0 */  \
+	_(FWD_LOOP, "fwd-loop")             /* tableless engine: output would be the ingress port */
 
 enum sl_drop_reason {
 #define SL_DROP_ENUM_(n, s) SL_DROP_##n,

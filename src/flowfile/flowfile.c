@@ -2189,12 +2189,32 @@ is_table_decl(const char *text)
 
 /* Parse one logical line and hand it to its callback. */
 static int
-load_line(const char *text, const char *path, unsigned lineno, sl_flowfile_table_fn on_table,
-          sl_flowfile_flow_fn on_flow, void *arg, struct sl_parse_error *err)
+load_line(const char *text, const char *path, unsigned lineno, const struct sl_flowfile_callbacks *cb,
+          void *arg, struct sl_parse_error *err)
 {
+	sl_flowfile_table_fn on_table = cb->on_table;
+	sl_flowfile_flow_fn on_flow = cb->on_flow;
 	struct sl_flow_spec fs;
 	struct sl_table_spec ts;
+	struct span t = span_trim(span_of(text));
 	int rc;
+
+	/* Directives: "fwd-mode=MODES" (the text goes to the callback as it is). */
+	if (t.n > 9 && strncmp(t.p, "fwd-mode=", 9) == 0) {
+		char value[1024];
+
+		memset(err, 0, sizeof(*err));
+		if (t.n - 9 >= sizeof(value))
+			return fail(err, t, -EINVAL, "fwd-mode value too long");
+		memcpy(value, t.p + 9, t.n - 9);
+		value[t.n - 9] = '\0';
+		if (cb->on_directive == NULL)
+			return 0;
+		snprintf(err->file, sizeof(err->file), "%s", path);
+		err->line = lineno;
+		rc = cb->on_directive(arg, "fwd-mode", value, err);
+		goto done;
+	}
 
 	/*
 	 * The parsers clear @err, so the location is set after parsing: a
@@ -2216,6 +2236,7 @@ load_line(const char *text, const char *path, unsigned lineno, sl_flowfile_table
 		err->line = lineno;
 		rc = on_flow(arg, &fs, err);
 	}
+done:
 	if (rc == 0)
 		return 0;
 	/* A callback failed: make sure the report has a message and a token. */
@@ -2250,6 +2271,15 @@ append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 int
 sl_flowfile_load(const char *path, sl_flowfile_table_fn on_table, sl_flowfile_flow_fn on_flow,
 		 void *arg, struct sl_parse_error *err)
+{
+	const struct sl_flowfile_callbacks cb = {on_table, on_flow, NULL};
+
+	return sl_flowfile_load_cb(path, &cb, arg, err);
+}
+
+int
+sl_flowfile_load_cb(const char *path, const struct sl_flowfile_callbacks *cb, void *arg,
+		    struct sl_parse_error *err)
 {
 	struct sl_parse_error dummy;
 	char *line = NULL, *logical = NULL;
@@ -2312,7 +2342,7 @@ sl_flowfile_load(const char *path, sl_flowfile_table_fn on_table, sl_flowfile_fl
 		if (more)
 			continue;
 		if (log_len && span_trim((struct span){logical, log_len}).n &&
-		    (rc = load_line(logical, path, start, on_table, on_flow, arg, err))) {
+		    (rc = load_line(logical, path, start, cb, arg, err))) {
 			err->line = start;
 			break;
 		}

@@ -154,6 +154,8 @@
  * line to it with a space.  A line with a "kind=" key is a table
  * declaration, any other line a flow.  Errors report the number of the
  * first physical line of the logical line.  Loading stops at the first error.
+ * A line "fwd-mode=MODES" is a directive (sl_flowfile_load_cb): the switch's
+ * forwarding modes (docs/flexforward.md), handed over as text.
  *
  * ----------------------------------------------------------------------------
  * Errors
@@ -330,5 +332,28 @@ typedef int (*sl_flowfile_flow_fn)(void *arg, const struct sl_flow_spec *fs,
  */
 int sl_flowfile_load(const char *path, sl_flowfile_table_fn on_table, sl_flowfile_flow_fn on_flow,
 		     void *arg, struct sl_parse_error *err);
+
+/**
+ * Loader callback for a directive line "NAME=VALUE" (today only
+ * "fwd-mode=MODES"): @value is the text after '=', trimmed.  Return 0 or
+ * -errno with err->msg set.
+ */
+typedef int (*sl_flowfile_directive_fn)(void *arg, const char *name, const char *value,
+					struct sl_parse_error *err);
+
+/** The callbacks of sl_flowfile_load_cb; any may be NULL (accepts lines of its kind). */
+struct sl_flowfile_callbacks {
+	sl_flowfile_table_fn on_table;
+	sl_flowfile_flow_fn on_flow;
+	sl_flowfile_directive_fn on_directive;
+};
+
+/**
+ * sl_flowfile_load with directives: the same, plus @cb->on_directive for
+ * each "fwd-mode=" line.  sl_flowfile_load(path, t, f, arg, err) is this
+ * with on_directive NULL.  Control thread.
+ */
+int sl_flowfile_load_cb(const char *path, const struct sl_flowfile_callbacks *cb, void *arg,
+			struct sl_parse_error *err);
 
 #endif /* SL_FLOWFILE_H */

@@ -444,6 +444,66 @@ h_datapath(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 	dict_u64(d, "tsc_hz", rte_get_tsc_hz());
 	dict_u64(d, "cache_hits", hits);
 	dict_u64(d, "cache_misses", misses);
+	{
+		uint64_t sleeps = 0, slept = 0;
+		for (unsigned i = 0; i < w->lead->n_group; i++) {
+			sleeps += w->lead->group[i].idle.sleeps;
+			slept += w->lead->group[i].idle.slept_ns;
+		}
+		dict_u64(d, "idle_sleep_max_us", w->idle.max_us);
+		dict_u64(d, "idle_sleeps", sleeps);
+		dict_u64(d, "idle_slept_ns", slept);
+	}
+	return 0;
+}
+
+static int
+h_fwd(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	const struct sl_worker *w = mgmt->p.worker;
+	const struct sl_fwd_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = SL_MIN(w->lead->n_group, SL_DISPATCH_WORKERS_MAX);
+	struct sl_fwd_params fp;
+	struct sl_fwd_stats st;
+	char modes[64] = "openflow", key[48];
+
+	(void)params;
+	if (w->fwd == NULL) {
+		snprintf(err, err_size, "forwarding modes are not set up");
+		return -1;
+	}
+	for (unsigned i = 0; i < n_ctxs; i++)
+		ctxs[i] = w->lead->group[i].fwd;
+	sl_fwd_get(sl_fwd_ctx_fwd(w->fwd), &fp);
+	sl_fwd_stats_read(ctxs, n_ctxs, &st);
+	rte_tel_data_start_dict(d);
+	for (unsigned i = 0; i < fp.n_modes; i++) {
+		const char *name = sl_fwd_engine_get(fp.modes[i].mode)->name;
+		size_t len = strlen(modes);
+		snprintf(modes + len, sizeof(modes) - len, "+%s", name);
+		snprintf(key, sizeof(key), "%s_tag", name);
+		dict_u64(d, key, fp.modes[i].tag);
+		if (fp.modes[i].mode == SL_FWD_HYPERCUBE) {
+			dict_u64(d, "hypercube_addr", fp.modes[i].hc.addr);
+			dict_u64(d, "hypercube_neighbors", fp.modes[i].hc.n_neigh);
+		} else if (fp.modes[i].mode == SL_FWD_KEYFLOW) {
+			dict_u64(d, "keyflow_key", fp.modes[i].kf.key);
+		}
+	}
+	rte_tel_data_add_dict_string(d, "modes", modes);
+	dict_u64(d, "changes", st.changes);
+	for (unsigned m = 0; m < SL_FWD__MAX; m++) {
+		const char *name = sl_fwd_engine_get(m)->name;
+		snprintf(key, sizeof(key), "%s_packets", name);
+		dict_u64(d, key, st.packets[m]);
+		if (m == SL_FWD_OPENFLOW)
+			continue;
+		snprintf(key, sizeof(key), "%s_local", name);
+		dict_u64(d, key, st.local[m]);
+		snprintf(key, sizeof(key), "%s_drops", name);
+		dict_u64(d, key, st.drops[m]);
+	}
+	dict_u64(d, "bursts_mixed", st.bursts_mixed);
 	return 0;
 }
 
@@ -905,6 +965,7 @@ static const struct {
 	{"/sluice/workers", h_workers, "Dispatch and per-worker counters. No parameters"},
 	{"/sluice/dispatch", h_dispatch,
 	 "Show or change the I/O core's scheduler. Parameters: [scheduler=NAME][,threshold=T]"},
+	{"/sluice/fwd", h_fwd, "Forwarding modes and their counters. No parameters"},
 };
 
 static void

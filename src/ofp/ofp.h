@@ -91,6 +91,7 @@
 #define SL_OFP_H
 
 #include "../core/core.h"
+#include "../fwd/fwd.h"
 #include "../pipeline/pipeline.h"
 
 #include <errno.h>
@@ -500,6 +501,9 @@ enum {
 	SL_OFPX_STATE_DUMP_REPLY = 14,  /* reply parts (flag MORE on all but the last) */
 	SL_OFPX_STATE_STATS = 15,       /* request: a state table's counters */
 	SL_OFPX_STATE_STATS_REPLY = 16, /* reply */
+	/* Forwarding modes (issue #8; docs/openflow.md 12.9). */
+	SL_OFPX_SET_FWD_MODE = 4,  /* set the forwarding modes */
+	SL_OFPX_FWD_MODE = 5,      /* get the forwarding modes: empty request, reply with TLVs */
 };
 
 /**
@@ -814,6 +818,44 @@ int sl_ofp_experimenter_decode(const void *msg, size_t len, struct sl_ofp_experi
  */
 int sl_ofp_table_declare_decode(const void *msg, size_t len, struct sl_table_spec *ts,
 				struct sl_ofp_error *err);
+
+/*
+ * Forwarding modes (src/fwd): SL_OFPX_SET_FWD_MODE and SL_OFPX_FWD_MODE
+ * (docs/openflow.md section 12.9).  Errors for refused parameters are
+ * experimenter errors (type SL_OFPET_EXPERIMENTER, experimenter
+ * SL_OFP_EXPERIMENTER_ID) with these codes (the exp_type field):
+ */
+enum sl_ofpx_fwd_error {
+	SL_OFPXFE_UNKNOWN_MODE = 0x0400, /* mode number not known */
+	SL_OFPXFE_DUP_MODE = 0x0401,     /* a mode given twice */
+	SL_OFPXFE_DUP_TAG = 0x0402,      /* two modes with one tag */
+	SL_OFPXFE_DUP_NEIGHBOR = 0x0403, /* a hypercube neighbour listed twice */
+	SL_OFPXFE_BAD_PORT = 0x0404,     /* a port the switch does not have, or used twice */
+	SL_OFPXFE_BAD_PARAM = 0x0405,    /* key <= port count, neighbour not one bit away, pad */
+};
+
+/**
+ * Decode SL_OFPX_SET_FWD_MODE or SL_OFPX_FWD_MODE (request: no TLV; reply:
+ * the current modes).
+ *
+ * @param exp_type  Out: which of the two.
+ * @return 0, or -1 with: the sl_ofp_experimenter_decode errors;
+ *         OFPBRC_BAD_EXP_TYPE (another exp_type); OFPBRC_BAD_LEN (a TLV
+ *         shorter than 8 bytes, not a multiple of 8, past the end, or of
+ *         the wrong size for its mode); SL_OFPXFE_UNKNOWN_MODE;
+ *         SL_OFPXFE_DUP_MODE; SL_OFPXFE_BAD_PARAM (non-zero pad, more than
+ *         SL_FWD_NEIGH_MAX neighbours).  Any thread.
+ */
+int sl_ofp_fwd_mode_decode(const void *msg, size_t len, uint32_t *exp_type, struct sl_fwd_params *fp,
+			   struct sl_ofp_error *err);
+/**
+ * Append an SL_OFPX_SET_FWD_MODE or SL_OFPX_FWD_MODE message carrying @fp.
+ * @return 0, -ENOMEM, -EINVAL (unknown mode, too many neighbours).  Any thread.
+ */
+int sl_ofp_fwd_mode_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t exp_type,
+			   const struct sl_fwd_params *fp);
+/** The SL_OFPXFE_* code for a refusal by sl_fwd_set.  Any thread. */
+uint16_t sl_ofp_fwd_fail_code(enum sl_fwd_fail f);
 
 /** Append a hello with a version-bitmap element.  @return 0, -ENOMEM.  Any thread. */
 int sl_ofp_hello_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t version_bitmap);
@@ -1542,7 +1584,7 @@ int sl_ofp_table_features_entry_decode(const uint8_t *body, size_t len, size_t *
 
 /*
  * Fast forwarding path experimenter messages (ofp_ffp.c; byte layouts in
- * docs/openflow.md sections 12.6 and 12.7).
+ * docs/openflow.md sections 12.7 and 12.8).
  */
 
 /** SL_OFPX_LL_SET: set or clear the low-latency mark on the flows a filter selects. */

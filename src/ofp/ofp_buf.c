@@ -291,6 +291,13 @@ sl_ofp_error_name(const struct sl_ofp_error *e)
 	if (e->type == SL_OFPET_EXPERIMENTER) {
 		if (e->experimenter == SL_ONF_EXPERIMENTER_ID && e->code == SL_ONFBIC_DUP_INSTRUCTION)
 			return "ONFBIC_DUP_INSTRUCTION";
+		if (e->experimenter == SL_OFP_EXPERIMENTER_ID && e->code >= SL_OFPXFE_UNKNOWN_MODE &&
+		    e->code <= SL_OFPXFE_BAD_PARAM) {
+			static const char *const fwd_names[] = {
+				"SLFWD_UNKNOWN_MODE", "SLFWD_DUP_MODE", "SLFWD_DUP_TAG",
+				"SLFWD_DUP_NEIGHBOR", "SLFWD_BAD_PORT", "SLFWD_BAD_PARAM"};
+			return fwd_names[e->code - SL_OFPXFE_UNKNOWN_MODE];
+		}
 		return "UNKNOWN_ERROR";
 	}
 	if (e->type < SL_ARRAY_SIZE(error_codes) && e->code < error_codes[e->type].n)

@@ -734,6 +734,56 @@ handle_state(struct conn *c, const uint8_t *msg, size_t len, uint32_t exp_type)
 	}
 }
 
+/* SL_OFPX_SET_FWD_MODE / SL_OFPX_FWD_MODE: forwarding modes (src/fwd, docs/openflow.md 12.9). */
+static void
+handle_fwd_mode(struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_fwd *fwd = sw->p.worker != NULL && sw->p.worker->fwd != NULL
+				     ? sl_fwd_ctx_fwd(sw->p.worker->fwd)
+				     : NULL;
+	struct sl_fwd_params fp;
+	struct sl_ofp_error e;
+	enum sl_fwd_fail fail;
+	uint32_t exp_type;
+	char err[256];
+
+	if (sl_ofp_fwd_mode_decode(msg, len, &exp_type, &fp, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	if (fwd == NULL) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_EPERM, msg, len);
+		return;
+	}
+	if (exp_type == SL_OFPX_FWD_MODE) {
+		if (fp.n_modes != 0) {
+			send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, msg, len);
+			return;
+		}
+		struct sl_ofp_header h = {0};
+		sl_ofp_header_decode(msg, len, &h, &e);
+		sl_fwd_get(fwd, &fp);
+		sl_ofp_buf_reset(&sw->out);
+		sl_ofp_fwd_mode_encode(&sw->out, h.xid, SL_OFPX_FWD_MODE, &fp);
+		send_out(c);
+		return;
+	}
+	if (c->role == SL_OFPCR_ROLE_SLAVE) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_IS_SLAVE, msg, len);
+		return;
+	}
+	if (sl_fwd_set(fwd, &fp, &fail, err, sizeof(err)) < 0) {
+		swlog(sw, 6, "forwarding mode refused: %s", err);
+		e = (struct sl_ofp_error){SL_OFPET_EXPERIMENTER, sl_ofp_fwd_fail_code(fail),
+					  SL_OFP_EXPERIMENTER_ID};
+		send_error(c, &e, msg, len);
+		return;
+	}
+	sl_fwd_params_format(&fp, err, sizeof(err));
+	swlog(sw, 6, "forwarding mode: %s", err);
+}
+
 /* Fast forwarding path messages (issue 6): SL_OFPX_LL_SET, SL_OFPX_FFP_CONFIG. */
 static void
 handle_ffp_experimenter(struct conn *c, uint32_t exp_type, const uint8_t *msg, size_t len)
@@ -800,6 +850,10 @@ handle_experimenter(struct conn *c, const uint8_t *msg, size_t len)
 	}
 	if (x.exp_type == SL_OFPX_LL_SET || x.exp_type == SL_OFPX_FFP_CONFIG) {
 		handle_ffp_experimenter(c, x.exp_type, msg, len);
+		return;
+	}
+	if (x.exp_type == SL_OFPX_SET_FWD_MODE || x.exp_type == SL_OFPX_FWD_MODE) {
+		handle_fwd_mode(c, msg, len);
 		return;
 	}
 	if (x.exp_type != SL_OFPX_TABLE_DECLARE) {

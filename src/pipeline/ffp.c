@@ -341,6 +341,12 @@ sl_pipeline_ll_lanes(const struct sl_pipeline_ctx *ctx)
 }
 
 void
+sl_pipeline_ll_lanes_set(struct sl_pipeline_ctx *ctx, uint64_t lanes)
+{
+	ctx->ll_lanes = lanes;
+}
+
+void
 sl_pipeline_ffp_lut_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
 			  unsigned table_id, struct sl_ffp_lut_stats *st)
 {

@@ -848,4 +848,10 @@ void sl_pipeline_ffp_class_stats(const struct sl_pipeline_ctx *const ctxs[], uns
  */
 uint64_t sl_pipeline_ll_lanes(const struct sl_pipeline_ctx *ctx);
 
+/**
+ * Replace the last burst's low-latency flags: for a caller that ran the
+ * pipeline on a sub-burst and maps its lanes back (src/fwd).  Worker.
+ */
+void sl_pipeline_ll_lanes_set(struct sl_pipeline_ctx *ctx, uint64_t lanes);
+
 #endif /* SL_PIPELINE_H */

@@ -17,6 +17,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
+#include <rte_pause.h>
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
@@ -164,9 +165,24 @@ sl_worker_sync(void *arg)
 {
 	struct sl_worker *w = arg;
 
-	/* Returns at once while the loop is offline (not started or stopped). */
-	if (w->qs != NULL)
-		rte_rcu_qsbr_synchronize(w->qs, RTE_QSBR_THRID_INVALID);
+	/*
+	 * Returns at once while the loop is offline (not started or stopped).  Spins
+	 * briefly (a worker on another core reports within a round), then polls with
+	 * a short sleep instead of rte_rcu_qsbr_synchronize's endless spin: with
+	 * several switches sharing a core, a spinning control thread starves the
+	 * datapath it waits for (seen as packet loss during mode changes on the
+	 * emulated hypercube).
+	 */
+	if (w->qs != NULL) {
+		uint64_t token = rte_rcu_qsbr_start(w->qs);
+
+		for (unsigned spins = 0; rte_rcu_qsbr_check(w->qs, token, false) == 0; spins++) {
+			if (spins < 1000)
+				rte_pause();
+			else
+				rte_delay_us_sleep(10);
+		}
+	}
 }
 
 unsigned
@@ -402,7 +418,7 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 	}
 
 	/* Stage 2: the pipeline over the whole burst. */
-	sl_pipeline_run_burst(w->pl, w->ctx, pkts, n, &hooks, out_ports, drops);
+	sl_fwd_run_burst(w->fwd, w->pl, w->ctx, pkts, n, &hooks, out_ports, drops);
 	if (w->ll_dynfield >= 0) {
 		uint64_t ll = sl_pipeline_ll_lanes(w->ctx);
 		for (unsigned i = 0; i < n; i++)
@@ -608,6 +624,7 @@ sl_worker_run(void *arg)
 			w->loop.busy_rounds++;
 			w->loop.busy_cycles += rte_rdtsc() - t0;
 		}
+		sl_idle_round(&w->idle, busy);
 	}
 	for (unsigned p = 0; p < w->n_ports; p++)
 		tx_flush(w, p);
@@ -724,6 +741,8 @@ sl_worker_drops(const struct sl_worker *w, uint64_t drops[SL_DROP__MAX])
 	sl_pipeline_drop_stats(ctxs, n, drops);
 	if (w->lead->io != NULL)
 		drops[SL_DROP_DISPATCH_FULL] += w->lead->io->ring_full;
+	for (unsigned i = 0; i < w->lead->n_group; i++)
+		sl_fwd_drop_stats(w->lead->group[i].fwd, drops);
 }
 
 void

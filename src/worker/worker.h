@@ -48,6 +48,8 @@
 
 #include "../core/core.h"
 #include "../dispatch/dispatch.h"
+#include "../fwd/fwd.h"
+#include "../idle/idle.h"
 #include "../pipeline/pipeline.h"
 #include "../port/port.h"
 
@@ -131,6 +133,8 @@ struct sl_worker {
 	unsigned n_reinject;
 	uint32_t reinject_port;
 	struct rte_rcu_qsbr *qs;            /* quiescent-state reports; NULL without control channel */
+	struct sl_fwd_ctx *fwd;             /* forwarding modes (src/fwd); NULL = pipeline only */
+	struct sl_idle idle;                /* adaptive idle sleep (src/idle); zeroed = off */
 
 	/* Observation (control thread reads; see sl_worker_capture_set). */
 	struct sl_capture *capture;         /* port mirroring; NULL when off */

@@ -3,4 +3,5 @@
 #: App names accepted by ``sluice.apps.run`` -> importable os-ken app module.
 APPS: dict[str, str] = {
     "learning_switch": "sluice.apps.learning_switch",
+    "flexforward": "sluice.apps.flexforward",
 }
