@@ -162,6 +162,8 @@ struct sl_pipeline_ctx {
 	uint64_t copies;
 	uint64_t dc_hits;
 	uint64_t dc_misses;
+	uint32_t chain_max;                  /* longest goto chain a packet took (tables) */
+	uint8_t chain_at[SL_TABLES_MAX + 2]; /* this burst: longest chain reaching each table */
 	struct dc_entry *dc_ents[SL_BURST_MAX];
 	uint8_t scratch[PL_SCRATCH_SIZE];
 	struct dc_entry dc[DC_ENTRIES];

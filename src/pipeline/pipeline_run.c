@@ -709,6 +709,11 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 
 		ctx->lanes_at[t] = 0;
 		ctx->tstats[t].lookups += (uint64_t)__builtin_popcountll(lanes);
+		/* Chain length (issue #5): per table per burst; goto only moves forward. */
+		uint8_t depth = (uint8_t)(ctx->chain_at[t] + 1);
+		ctx->chain_at[t] = 0;
+		if (depth > ctx->chain_max)
+			ctx->chain_max = depth;
 		if (pt->tbl != NULL) {
 			uint64_t look = pt->n_guards ? guard_lanes(pt, pkts, lanes) : lanes;
 
@@ -755,6 +760,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 
 			if (next >= 0) {
 				lanes_push(ctx, (unsigned)next, i);
+				ctx->chain_at[next] = SL_MAX(ctx->chain_at[next], depth);
 			} else if (next == -1) {
 				n_out += finish(ctx, st, i, st->skip_reason, out_ports, drops);
 			} else {
