@@ -35,7 +35,7 @@
 struct options {
 	const char *tx, *rx;
 	const char *json_path;
-	double duration, drain, link_timeout;
+	double duration, drain, link_timeout, batch_us;
 	unsigned burst, mbufs;
 	bool quiet;
 	unsigned n_streams;
@@ -71,6 +71,9 @@ usage(FILE *f)
 		"  -d, --duration SEC       transmit time (default 5)\n"
 		"      --drain SEC          keep receiving after the last frame (default 0.2)\n"
 		"  -b, --burst N            tx/rx burst 1..64 (default 32)\n"
+		"      --batch-us US        send the frames due at most every US microseconds\n"
+		"                           (default 0: each frame as soon as it is due; a few us\n"
+		"                           give the device fuller bursts, as a NIC's coalescing)\n"
 		"  -m, --mbufs N            mbufs in the pool (default 16384)\n"
 		"      --link-timeout SEC   wait this long for the ports' links (default 10)\n"
 		"  -j, --json FILE          write the results as JSON\n"
@@ -174,6 +177,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{"burst", required_argument, NULL, 'b'},
 		{"mbufs", required_argument, NULL, 'm'},
 		{"link-timeout", required_argument, NULL, 2},
+		{"batch-us", required_argument, NULL, 3},
 		{"json", required_argument, NULL, 'j'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"version", no_argument, NULL, 'V'},
@@ -210,6 +214,10 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 2:
 			if (parse_double("--link-timeout", optarg, 0, 600, &o->link_timeout) < 0)
+				return -1;
+			break;
+		case 3:
+			if (parse_double("--batch-us", optarg, 0, 1e6, &o->batch_us) < 0)
 				return -1;
 			break;
 		case 'b':
@@ -516,6 +524,7 @@ main(int argc, char **argv)
 		.duration_s = o.duration,
 		.drain_s = o.drain,
 		.burst = o.burst,
+		.batch_s = o.batch_us / 1e6,
 		.n_streams = o.n_streams,
 		.specs = o.specs,
 		.frames = frames,

@@ -51,7 +51,7 @@ if ! .venv/bin/python -c "import sluice.osken, mypy" 2>/dev/null; then
 	.venv/bin/pip install -q --disable-pip-version-check -e "python/[apps,dev]"
 fi
 
-# matplotlib: the PNG plots of the benchmarks (bench/run dispatch).
+# matplotlib: the PNG plots of the benchmarks (bench/run dispatch, decomposition).
 if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
 	log "pip install matplotlib"
 	.venv/bin/pip install -q --disable-pip-version-check matplotlib

@@ -225,6 +225,7 @@ struct sl_gen_run_params {
 	double duration_s;           /* transmit time */
 	double drain_s;              /* keep receiving this long after the last frame */
 	unsigned burst;              /* tx/rx burst, 1..64 */
+	double batch_s;              /* send due frames at most this often (0: as soon as due) */
 	unsigned n_streams;
 	const struct sl_gen_stream_spec *specs;
 	const struct sl_gen_frames *frames;

@@ -42,6 +42,7 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 	unsigned burst = p->burst, rr = 0;
 	uint64_t t0, t_end, t_first = 0, t_last = 0, drain_end = 0;
 	bool tx_done = false;
+	uint64_t next_batch = 0, batch_cycles = (uint64_t)(p->batch_s * (double)hz);
 
 	memset(tot, 0, sizeof(*tot));
 	tot->tsc_hz = hz;
@@ -69,7 +70,7 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 
 		if (p->stop != NULL && *p->stop && !tx_done)
 			t_end = now;
-		if (!tx_done && now < t_end) {
+		if (!tx_done && now < t_end && now >= next_batch) {
 			unsigned n = 0;
 
 			/* Stage 1: pick the due frames, streams in rotating order. */
@@ -83,6 +84,8 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 				}
 			}
 			rr = rr + 1 < p->n_streams ? rr + 1 : 0;
+			if (n < burst)
+				next_batch = now + batch_cycles; /* caught up: wait for the next batch */
 			if (n == burst) {
 				/* A full burst: frames may still be due; how far behind are we? */
 				for (unsigned s = 0; s < p->n_streams; s++) {
@@ -120,6 +123,8 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 					t_first = now;
 				t_last = now;
 			}
+		} else if (!tx_done && now < t_end) {
+			/* Between batches: only receive. */
 		} else if (!tx_done) {
 			tx_done = true;
 			drain_end = now + (uint64_t)(p->drain_s * (double)hz);

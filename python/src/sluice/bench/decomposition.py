@@ -1,0 +1,598 @@
+"""Decomposition benchmark (issue #5): seed 001's study (TC1-TC6) on Sluice with sluice-gen.
+
+Topology: sluice-gen (one lcore, core 0) --net_memif--> switch port 1; switch port 2
+--net_memif--> sluice-gen; the switch's datapath on core 1.  Every frame carries sluice-gen's
+signature (stream, sequence, TSC), so loss and latency are measured end to end.
+
+Steps (one command: bench/run decomposition):
+  1. generator ceiling: sluice-gen looped back to itself (memif pair in one process, no switch):
+     its highest rate, and its latency floor (timestamp overhead) at a low rate;
+  2. the I/O limit over the same memif ports: dpdk-testpmd io forwarding (when installed);
+  3. zero-loss throughput of every test case (binary search on the offered layer-1 rate,
+     128-byte frames; a rate passes when a trial's loss is <= the tolerance, retried once
+     because this machine is shared), rounds interleaved, medians reported;
+  4. the seed's sweep: offered rates 0.25 ... 9 Gb/s (those under the generator's ceiling),
+     128-byte frames, plus 64 and 1518 bytes: average latency, p99 and loss per rate per case;
+  5. the seed's analysis procedure: grow a goto chain at a given rate until loss appears (N),
+     and the same for average latency crossing a threshold; decomposition cost and longest
+     chain L of Pipelines 1-3 and whether L < N;
+  6. Open vSwitch (DPDK datapath) on the same harness when ovs-vswitchd with DPDK is available.
+Writes bench/results/decomposition.json (one flat object: the headline figures and ratios),
+bench/results/decomposition/{report.md,sweep.json,*.png}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sluice import decomp
+from sluice.telemetry import runtime_dir
+from sluice.testing import REPO, Proc, unique
+
+ROOT = Path(REPO)
+BUILD = ROOT / "build" / "app"
+SLUICE = BUILD / "sluice"
+SLUICECTL = BUILD / "sluicectl"
+GEN = BUILD / "sluice-gen"
+
+SEED_RATES = [0.25, 0.5, 1.0, 2.5, 5.0, 9.0, 24.0, 39.0]
+ALL_CASES = ["tc1", "tc2_1k", "tc2_32k", "tc3_2", "tc3_4", "tc3_8", "tc4", "tc5", "tc6"]
+CHAIN_STEPS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 254]
+
+Json = dict[str, Any]
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def gen_eal(prefix: str) -> list[str]:
+    return ["--", "-l", "0", "--no-huge", "-m", "512", "--no-pci", "--no-telemetry",
+            f"--file-prefix={prefix}", "--log-level=lib.eal:error"]
+
+
+@dataclass
+class Trial:
+    """One sluice-gen run's totals (the JSON's "total" plus what the report needs)."""
+    case: str
+    size: int
+    gbps: float
+    offered_pps: float
+    tx: int
+    rx: int
+    rejected: int
+    lost: int
+    loss_pct: float
+    avg_us: float
+    p99_us: float
+    max_us: float
+    streams: list[Json] = field(default_factory=list)
+
+    @property
+    def rx_mpps(self) -> float:
+        return self.offered_pps * (1 - self.loss_pct / 100) / 1e6
+
+
+def run_gen(streams: Sequence[str], tx: str, rx: str, duration: float, batch_us: float,
+            tmp: str, case: str, size: int, gbps: float) -> Trial:
+    """Run sluice-gen once; raise with its output when it fails."""
+    prefix = unique("gen")
+    sfile = os.path.join(tmp, f"{prefix}.streams")
+    jfile = os.path.join(tmp, f"{prefix}.json")
+    with open(sfile, "w") as f:
+        f.write("\n".join(streams) + "\n")
+    cmd = [str(GEN), "-q", "-S", sfile, "-t", tx, "-r", rx, "-d", str(duration),
+           "--batch-us", str(batch_us), "-j", jfile, "--link-timeout", "10", *gen_eal(prefix)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60)
+    finally:
+        shutil.rmtree(runtime_dir(prefix), ignore_errors=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"sluice-gen failed ({r.returncode}): {' '.join(cmd)}\n"
+                           f"{r.stdout}{r.stderr}")
+    with open(jfile) as f:
+        d = json.load(f)
+    t = d["total"]
+    lat = t["latency_ns"]
+    return Trial(case, size, gbps, t["offered_pps"], t["tx"], t["rx"], t["tx_rejected"],
+                 t["lost"], t["loss_pct"], lat["avg"] / 1e3, lat["p99"] / 1e3, lat["max"] / 1e3,
+                 [{k: s[k] for k in ("name", "expect_drop", "tx", "tx_rejected", "rx", "lost",
+                                     "loss_pct")} for s in d["streams"]])
+
+
+# ---------------------------------------------------------------------------
+# Devices under test: Sluice, dpdk-testpmd (I/O limit), Open vSwitch
+# ---------------------------------------------------------------------------
+
+
+class Device:
+    """A switch with two memif server ports: port 1 from the generator, port 2 to it."""
+
+    name = "device"
+
+    def __init__(self, case: str, tmp: str) -> None:
+        self.case = case
+        self.tmp = tmp
+        self.tag = unique("dut")
+        self.socks = [os.path.join(tmp, f"{self.tag}-p{i}.sock") for i in (1, 2)]
+        self.final: Json = {}
+
+    def server_ports(self) -> list[str]:
+        return [f"net_memif{i},role=server,socket={s},id=0" for i, s in enumerate(self.socks)]
+
+    def gen_ports(self) -> tuple[str, str]:
+        return (f"net_memif0,role=client,socket={self.socks[0]},id=0",
+                f"net_memif1,role=client,socket={self.socks[1]},id=0")
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Device:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class SluiceDevice(Device):
+    name = "sluice"
+
+    def start(self) -> None:
+        lines = decomp.flows(self.case)
+        decls = os.path.join(self.tmp, f"{self.tag}.decl")
+        rules = os.path.join(self.tmp, f"{self.tag}.flows")
+        with open(decls, "w") as f:
+            f.write("\n".join(ln for ln in lines if "kind=" in ln) + "\n")
+        with open(rules, "w") as f:
+            f.write("\n".join(ln for ln in lines if "kind=" not in ln) + "\n")
+        self.mgmt = os.path.join(self.tmp, f"{self.tag}.mgmt")
+        self.json = os.path.join(self.tmp, f"{self.tag}.json")
+        cmd = [str(SLUICE), "--name", self.tag, "--mgmt", self.mgmt, "-q", "-j", self.json,
+               "-f", decls]
+        for p in self.server_ports():
+            cmd += ["-p", p]
+        cmd += ["--", "--no-huge", "-m", "1024", "--no-pci", "-l", "0,1",
+                f"--file-prefix={self.tag}", "--log-level=lib.eal:error"]
+        self.proc = Proc(cmd, name="sluice")
+        deadline = time.monotonic() + 30
+        while not os.path.exists(self.mgmt):
+            if not self.proc.alive() or time.monotonic() > deadline:
+                self.proc.stop()
+                raise RuntimeError(f"sluice did not start:\n{self.proc.output}")
+            time.sleep(0.05)
+        target = f"unix:{self.mgmt}"
+        for g in decomp.groups(self.case):
+            subprocess.run(["ovs-ofctl", "-O", "OpenFlow13", "add-group", target, g],
+                           check=True, capture_output=True, text=True, timeout=30)
+        subprocess.run([str(SLUICECTL), "-t", target, "--timeout", "60", "add-flows", rules],
+                       check=True, capture_output=True, text=True, timeout=120)
+
+    def dump_flows(self) -> str:
+        return subprocess.run([str(SLUICECTL), "-t", f"unix:{self.mgmt}", "dump-flows"],
+                              check=True, capture_output=True, text=True, timeout=60).stdout
+
+    def stop(self) -> None:
+        self.proc.stop(stop_signal=2, timeout=30)
+        shutil.rmtree(runtime_dir(self.tag), ignore_errors=True)
+        try:
+            with open(self.json) as f:
+                self.final = json.load(f)
+        except (OSError, ValueError) as e:
+            raise RuntimeError(f"sluice wrote no final counters ({e}):\n{self.proc.output}")
+
+
+class TestpmdDevice(Device):
+    """dpdk-testpmd io forwarding between the two memif ports: the I/O limit (no rules)."""
+
+    name = "testpmd"
+
+    def start(self) -> None:
+        cmd = ["dpdk-testpmd", "--no-huge", "-m", "1024", "--no-pci", "-l", "0,1",
+               "--main-lcore", "0", f"--file-prefix={self.tag}", "--log-level=lib.eal:error"]
+        for p in self.server_ports():
+            cmd += ["--vdev", p]
+        cmd += ["--", "--forward-mode=io", "--nb-cores=1", "--total-num-mbufs=32768",
+                "--stats-period", "3600"]
+        self.proc = Proc(cmd, name="testpmd")
+        self.proc.wait_output(r"io packet forwarding", 30)
+
+    def stop(self) -> None:
+        self.proc.stop(stop_signal=2, timeout=15)
+        shutil.rmtree(runtime_dir(self.tag), ignore_errors=True)
+
+
+DEVICES: dict[str, type[Device]] = {"sluice": SluiceDevice, "testpmd": TestpmdDevice}
+
+
+# ---------------------------------------------------------------------------
+# Measurements
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Settings:
+    trial_s: float
+    search_trial_s: float
+    tolerance_pct: float
+    batch_us: float
+    tmp: str
+    retries: int = 2
+
+
+def trial(dev: Device, case: str, size: int, gbps: float, s: Settings,
+          duration: float | None = None) -> Trial:
+    tx, rx = dev.gen_ports()
+    return run_gen(decomp.streams(case, gbps, size), tx, rx, duration or s.trial_s, s.batch_us,
+                   s.tmp, case, size, gbps)
+
+
+def passes(dev: Device, case: str, size: int, gbps: float, s: Settings) -> tuple[bool, Trial]:
+    """A rate passes when one of up to s.retries trials loses <= the tolerance."""
+    t = trial(dev, case, size, gbps, s, s.search_trial_s)
+    for _ in range(s.retries - 1):
+        if t.loss_pct <= s.tolerance_pct:
+            break
+        t = trial(dev, case, size, gbps, s, s.search_trial_s)
+    return t.loss_pct <= s.tolerance_pct, t
+
+
+def zero_loss(dev: Device, case: str, size: int, hi_gbps: float, s: Settings,
+              steps: int = 7) -> tuple[float, float]:
+    """Binary search for the highest loss-free layer-1 rate: (Gb/s, Mpps)."""
+    lo, hi = 0.0, hi_gbps
+    ok, _ = passes(dev, case, size, hi, s)
+    if ok:
+        lo = hi
+    else:
+        for _ in range(steps):
+            mid = (lo + hi) / 2
+            ok, _ = passes(dev, case, size, mid, s)
+            lo, hi = (mid, hi) if ok else (lo, mid)
+    eff = size if not case.startswith(("tc4", "tc5", "tc6")) else max(size, decomp.MIN_FRAME_TC456)
+    # Forwarded frames per second: the drop stream of TC4-TC6 (1/25 of the rate) excluded.
+    share = 24 / 25 if case in ("tc4", "tc5", "tc6") else 1.0
+    return lo, lo * 1e9 / ((eff + 20) * 8) * share / 1e6
+
+
+def gen_ceiling(s: Settings, size: int = 128) -> Json:
+    """sluice-gen looped back to itself through a memif pair in one process (no switch)."""
+    sock = os.path.join(s.tmp, unique("lo") + ".sock")
+    tx = f"net_memif0,role=server,socket={sock},id=0"
+    rx = f"net_memif1,role=client,socket={sock},id=0"
+    sat = run_gen([f"name=main,size={size},gbps=60"], tx, rx, s.trial_s, 0, s.tmp, "loopback",
+                  size, 60)
+    sock2 = os.path.join(s.tmp, unique("lo") + ".sock")
+    tx2 = f"net_memif0,role=server,socket={sock2},id=0"
+    rx2 = f"net_memif1,role=client,socket={sock2},id=0"
+    low = run_gen([f"name=main,size={size},gbps=0.1"], tx2, rx2, s.trial_s, 0, s.tmp,
+                  "loopback", size, 0.1)
+    return {"gen_ceiling_mpps": round(sat.rx / s.trial_s / 1e6, 3),
+            "gen_ceiling_loss_pct": round(sat.loss_pct, 3),
+            "gen_latency_floor_avg_ns": round(low.avg_us * 1e3, 1),
+            "gen_latency_floor_p99_ns": round(low.p99_us * 1e3, 1)}
+
+
+def chain_procedure(dev_cls: type[Device], size: int, gbps: float, s: Settings,
+                    max_n: int, latency_us: float | None) -> tuple[int | None, int | None, Json]:
+    """Grow a goto chain at @gbps until a trial loses packets (N) and until the average latency
+    exceeds @latency_us (N_lat).  Returns (N, N_lat, per-N results)."""
+    n_loss: int | None = None
+    n_lat: int | None = None
+    rows: Json = {}
+    for n in [x for x in CHAIN_STEPS if x <= max_n]:
+        case = f"tc3_{n}"
+        with dev_cls(case, s.tmp) as dev:
+            ok, t = passes(dev, case, size, gbps, s)
+        rows[str(n)] = {"loss_pct": t.loss_pct, "avg_us": t.avg_us, "p99_us": t.p99_us}
+        log(f"    chain {n:3d}: loss {t.loss_pct:7.3f} %, avg {t.avg_us:9.1f} us")
+        if latency_us is not None and n_lat is None and t.avg_us > latency_us:
+            n_lat = n
+        if not ok and n_loss is None:
+            n_loss = n
+        if n_loss is not None and (latency_us is None or n_lat is not None):
+            break
+    return n_loss, n_lat, rows
+
+
+# ---------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------
+
+
+def md_sweep_tables(sweep: list[Trial], cases: Sequence[str], size: int) -> list[str]:
+    rates = sorted({t.gbps for t in sweep if t.size == size})
+    out = []
+    for metric, title, fmt in (("avg_us", "Avg latency (us)", "{:.2f}"),
+                               ("p99_us", "p99 latency (us)", "{:.2f}"),
+                               ("loss_pct", "Loss %", "{:.2f}")):
+        out += [f"#### {title}, {size}-byte frames", "",
+                "| Gb/s | " + " | ".join(cases) + " |", "|---" * (len(cases) + 1) + "|"]
+        for r in rates:
+            cells = []
+            for c in cases:
+                t = next((x for x in sweep if x.case == c and x.gbps == r and x.size == size),
+                         None)
+                if t is None:
+                    cells.append("")
+                else:
+                    v = fmt.format(getattr(t, metric))
+                    cells.append(f"*{v}*" if t.loss_pct > 0 else v)
+            out.append(f"| {r:.2f} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
+
+
+def plots(sweep: list[Trial], cases: Sequence[str], outdir: str) -> list[str]:
+    """PNG plots of latency and loss vs rate per test case (one figure per frame size)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("  (matplotlib missing: no PNG plots; scripts/setup.sh installs it)")
+        return []
+    files = []
+    for size in sorted({t.size for t in sweep}):
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+        for c in cases:
+            pts = sorted((t.gbps, t.avg_us, t.loss_pct) for t in sweep
+                         if t.case == c and t.size == size)
+            if not pts:
+                continue
+            ax1.plot([p[0] for p in pts], [max(p[1], 1e-3) for p in pts], marker="o", label=c)
+            ax2.plot([p[0] for p in pts], [p[2] for p in pts], marker="o", label=c)
+        ax1.set_xscale("log")
+        ax1.set_yscale("log")
+        ax1.set_xlabel("offered rate (Gb/s, layer 1)")
+        ax1.set_ylabel("average latency (us)")
+        ax2.set_xscale("log")
+        ax2.set_xlabel("offered rate (Gb/s, layer 1)")
+        ax2.set_ylabel("loss (%)")
+        ax1.legend(fontsize=7)
+        fig.suptitle(f"Sluice, seed 001 test cases, {size}-byte frames")
+        fig.tight_layout()
+        path = os.path.join(outdir, f"sweep-{size}.png")
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        files.append(path)
+    return files
+
+
+# ---------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--cases", default=",".join(ALL_CASES), help="test cases (default all)")
+    ap.add_argument("--rates", default=None,
+                    help="sweep rates in Gb/s (default: the seed's, up to the gen ceiling)")
+    ap.add_argument("--sizes", default="128,64,1518", help="sweep frame sizes (FCS included)")
+    ap.add_argument("--trial", type=float, default=1.0, help="seconds per sweep trial")
+    ap.add_argument("--search-trial", type=float, default=1.0,
+                    help="seconds per zero-loss search trial")
+    ap.add_argument("--tolerance", type=float, default=0.01,
+                    help="loss tolerance of 'zero loss' in percent (default 0.01)")
+    ap.add_argument("--rounds", type=int, default=3, help="zero-loss rounds (medians)")
+    ap.add_argument("--search-max", type=float, default=5.0,
+                    help="upper bound of the zero-loss search, Gb/s (default 5)")
+    ap.add_argument("--batch-us", type=float, default=10.0,
+                    help="sluice-gen --batch-us (default 10)")
+    ap.add_argument("--chain-max", type=int, default=64, help="longest chain the procedure tries")
+    ap.add_argument("--chain-rate", type=float, default=None,
+                    help="rate (Gb/s) of the chain procedure (default: 90 %% of TC1's zero-loss)")
+    ap.add_argument("--latency-threshold", type=float, default=None,
+                    help="latency threshold (us) of the procedure (default 2x chain 1's)")
+    ap.add_argument("--no-search", action="store_true", help="skip zero-loss searches")
+    ap.add_argument("--no-chain", action="store_true", help="skip the chain procedure")
+    ap.add_argument("--no-testpmd", action="store_true", help="skip the testpmd I/O limit")
+    ap.add_argument("--smoke", action="store_true",
+                    help="CI: tc1,tc2_1k,tc3_2,tc4,tc5,tc6 at 0.05 and 0.1 Gb/s, 128 B, 0.3 s, "
+                    "no searches")
+    ap.add_argument("--outdir", default=str(ROOT / "bench" / "results" / "decomposition"))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "decomposition.json"))
+    a = ap.parse_args(argv)
+    if a.smoke:
+        a.cases, a.rates, a.sizes = "tc1,tc2_1k,tc3_2,tc4,tc5,tc6", "0.05,0.1", "128"
+        a.trial = 0.3
+        a.no_search = a.no_chain = a.no_testpmd = True
+    return a
+
+
+@contextlib.contextmanager
+def device(kind: str, case: str, tmp: str) -> Iterator[Device]:
+    d = DEVICES[kind](case, tmp)
+    d.start()
+    try:
+        yield d
+    finally:
+        d.stop()
+
+
+def check_counts(dev: SluiceDevice, trials: Sequence[Trial]) -> Json:
+    """The switch's and the generator's counters must agree (nothing in flight after drain)."""
+    f = dev.final
+    sent = sum(t.tx - t.rejected for t in trials)
+    received = sum(t.rx for t in trials)
+    ok = (f["rx"] + f["copies"] == f["tx"] + f["tx_drops"] + f["pipeline_drops"])
+    return {"switch_rx": f["rx"], "switch_tx": f["tx"], "switch_pipeline_drops":
+            f["pipeline_drops"], "switch_tx_drops": f["tx_drops"], "gen_sent": sent,
+            "gen_received": received, "switch_balanced": ok,
+            "chain_installed": f.get("chain_installed"), "chain_traversed":
+            f.get("chain_traversed")}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    a = parse_args(argv)
+    for b in (SLUICE, SLUICECTL, GEN):
+        if not b.exists():
+            subprocess.run(["ninja", "-C", str(ROOT / "build")], check=True)
+            break
+    if shutil.which("ovs-ofctl") is None:
+        log("decomposition: ovs-ofctl is needed to add groups (apt install openvswitch-common)")
+        return 1
+    cases = [c for c in a.cases.split(",") if c]
+    for c in cases:
+        decomp.flows(c)  # validates the name
+    sizes = [int(x) for x in a.sizes.split(",")]
+    os.makedirs(a.outdir, exist_ok=True)
+    results: Json = {}
+    with tempfile.TemporaryDirectory(prefix="sldecomp-") as tmp:
+        s = Settings(a.trial, a.search_trial, a.tolerance, a.batch_us, tmp)
+        log("1. generator ceiling (memif loopback, no switch)")
+        ceiling = gen_ceiling(s)
+        results.update(ceiling)
+        log(f"   {ceiling}")
+        ceil_gbps = ceiling["gen_ceiling_mpps"] * 1e6 * (128 + 20) * 8 / 1e9
+        rates = ([float(x) for x in a.rates.split(",")] if a.rates
+                 else [r for r in SEED_RATES if r <= ceil_gbps])
+        zl: dict[str, list[float]] = {}
+        if not a.no_search:
+            contenders = (["testpmd"] if not a.no_testpmd and shutil.which("dpdk-testpmd")
+                          else []) + cases
+            log(f"2-3. zero-loss throughput, 128-byte frames, {a.rounds} rounds, tolerance "
+                f"{a.tolerance} %, {a.search_trial} s trials: {', '.join(contenders)}")
+            for rnd in range(a.rounds):
+                for c in contenders:
+                    kind = "testpmd" if c == "testpmd" else "sluice"
+                    case = "tc1" if c == "testpmd" else c
+                    with device(kind, case, tmp) as dev:
+                        g, mpps = zero_loss(dev, case, 128, a.search_max, s)
+                    zl.setdefault(c, []).append(mpps)
+                    log(f"   round {rnd + 1}: {c:8s} {g:6.3f} Gb/s = {mpps:6.3f} Mpps")
+            med = {c: statistics.median(v) for c, v in zl.items()}
+            for c, v in med.items():
+                key = "io" if c == "testpmd" else c
+                results[f"{key}_zero_loss_mpps"] = round(v, 3)
+                results[f"{key}_zero_loss_spread"] = round(
+                    (max(zl[c]) - min(zl[c])) / v, 3) if v else 0
+            base = med.get("tc1")
+            if base:
+                for c in cases:
+                    if c != "tc1":
+                        results[f"{c}_ratio"] = round(med[c] / base, 3)
+                if "tc3_8" in med:
+                    results["tc3_n8_ratio"] = results["tc3_8_ratio"]
+                if "testpmd" in med:
+                    results["tc1_io_ratio"] = round(base / med["testpmd"], 3)
+            p = [med[c] for c in ("tc4", "tc5", "tc6") if c in med]
+            if len(p) == 3:
+                results["tc456_spread"] = round((max(p) - min(p)) / max(p), 3)
+        log(f"4. sweep: {', '.join(cases)} at {rates} Gb/s, sizes {sizes}, {a.trial} s trials")
+        sweep: list[Trial] = []
+        checks: Json = {}
+        flows_hit: Json = {}
+        for c in cases:
+            for size in sizes:
+                with device("sluice", c, tmp) as dev:
+                    trials = []
+                    for r in rates:
+                        t = trial(dev, c, size, r, s)
+                        trials.append(t)
+                        log(f"   {c:8s} {size:5d} B {r:6.2f} Gb/s: loss {t.loss_pct:7.3f} %, "
+                            f"avg {t.avg_us:9.2f} us, p99 {t.p99_us:9.2f} us")
+                    if c in ("tc4", "tc5", "tc6"):
+                        dumped = dev.dump_flows()
+                        flows_hit[c] = {"flows": dumped.count("n_packets="),
+                                        "unused": dumped.count("n_packets=0,")}
+                assert isinstance(dev, SluiceDevice)
+                checks[f"{c}_{size}"] = check_counts(dev, trials)
+                sweep += trials
+        n_loss = n_lat = None
+        chain_rows: Json = {}
+        if not a.no_chain:
+            rate = a.chain_rate
+            if rate is None:
+                tc1_mpps = results.get("tc1_zero_loss_mpps")
+                rate = round(0.9 * tc1_mpps * 1e6 * 148 * 8 / 1e9, 3) if tc1_mpps else 1.0
+            with device("sluice", "tc3_1", tmp) as dev:
+                base_lat = trial(dev, "tc3_1", 128, rate, s).avg_us
+            thr = a.latency_threshold or 2 * base_lat
+            log(f"5. analysis procedure: goto chains at {rate} Gb/s, 128 B; latency threshold "
+                f"{thr:.1f} us")
+            n_loss, n_lat, chain_rows = chain_procedure(SluiceDevice, 128, rate, s, a.chain_max,
+                                                        thr)
+            tested = [x for x in CHAIN_STEPS if x <= a.chain_max]
+            results["chain_test_rate_gbps"] = rate
+            results["max_lossfree_chain"] = (max(x for x in tested if x < n_loss)
+                                             if n_loss else max(tested))
+            results["chain_loss_n"] = n_loss if n_loss else 0
+            results["chain_latency_n"] = n_lat if n_lat else 0
+            results["chain_latency_threshold_us"] = round(thr, 2)
+        analysis = {c: decomp.analyse(decomp.flows(c)) for c in ("tc4", "tc5", "tc6")}
+        for c, an in analysis.items():
+            results[f"{c}_cost"] = an.total
+            results[f"{c}_longest_chain"] = an.longest_chain
+    results.update({"loss_tolerance_pct": a.tolerance, "search_trial_s": a.search_trial,
+                    "sweep_trial_s": a.trial, "rounds": a.rounds, "batch_us": a.batch_us})
+    # Report.
+    md = ["# Seed 001 decomposition study on Sluice", "",
+          f"sluice-gen over net_memif, generator on core 0, datapath on core 1, no hugepages; "
+          f"frames uni-directional port 1 -> port 2; {a.trial} s trials; "
+          f"generator ceiling {results['gen_ceiling_mpps']} Mpps (memif loopback).", ""]
+    if zl:
+        md += ["## Zero-loss throughput (128 B, Mpps; median of rounds)", "",
+               "| case | Mpps | ratio to TC1 | rounds |", "|---|---|---|---|"]
+        for c, v in zl.items():
+            key = "io" if c == "testpmd" else c
+            m = results[f"{key}_zero_loss_mpps"]
+            md.append(f"| {c} | {m} | {results.get(f'{c}_ratio', '')} | "
+                      f"{', '.join(f'{x:.3f}' for x in v)} |")
+        md.append("")
+    md += ["## Sweep", ""]
+    for size in sizes:
+        md += md_sweep_tables(sweep, cases, size)
+    md += ["## Analysis procedure", ""]
+    for c, an in analysis.items():
+        md += decomp.format_analysis(f"{c} (Pipeline {int(c[2]) - 3})", an) + [""]
+        md.append((an.verdict(n_loss) if chain_rows else
+                   f"L = {an.longest_chain}; N not measured (--no-chain)") + "  ")
+        md.append("")
+    if chain_rows:
+        md += [f"Chain growth at {results['chain_test_rate_gbps']} Gb/s, 128 B: N (loss) = "
+               f"{n_loss or 'none'}, N (latency > {results['chain_latency_threshold_us']} us) = "
+               f"{n_lat or 'none'}", "", "| tables | loss % | avg us | p99 us |",
+               "|---|---|---|---|"]
+        for n, r in chain_rows.items():
+            md.append(f"| {n} | {r['loss_pct']:.3f} | {r['avg_us']:.2f} | {r['p99_us']:.2f} |")
+        md.append("")
+    md += ["## Counter checks (switch vs generator)", "", "```",
+           json.dumps(checks, indent=1), json.dumps(flows_hit), "```", ""]
+    pngs = plots(sweep, cases, a.outdir)
+    md += [f"![{os.path.basename(p)}]({os.path.basename(p)})" for p in pngs]
+    with open(os.path.join(a.outdir, "report.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(os.path.join(a.outdir, "sweep.json"), "w") as f:
+        json.dump({"trials": [t.__dict__ for t in sweep], "checks": checks,
+                   "flows_hit": flows_hit, "chain": chain_rows, "zero_loss": zl}, f, indent=1)
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+    print()
+    print("\n".join(md[: 6 + len(zl) + 3]))
+    for k in sorted(results):
+        print(f"  {k:32s} {results[k]}")
+    print(f"\nwrote {a.out}, {a.outdir}/report.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
