@@ -38,6 +38,7 @@ struct options {
 	double duration, drain, link_timeout, batch_us;
 	unsigned burst, mbufs;
 	bool quiet;
+	bool commands; /* run trials on request from stdin */
 	unsigned n_streams;
 	struct sl_gen_stream_spec *specs;
 };
@@ -78,6 +79,10 @@ usage(FILE *f)
 		"      --link-timeout SEC   wait this long for the ports' links (default 10)\n"
 		"  -j, --json FILE          write the results as JSON\n"
 		"  -q, --quiet              no table on stdout\n"
+		"      --commands           keep the ports up and run trials on request, one\n"
+		"                           line each on stdin: 'run STREAMS_FILE SECONDS\n"
+		"                           JSON_FILE' (answers 'ok JSON_FILE' or 'error ...'),\n"
+		"                           'quit'; 'ready' once the links are up\n"
 		"  -V, --version            print the version\n"
 		"  -h, --help               this help\n\n"
 		"Default EAL options: -l 0 --no-huge -m 512 --no-pci --no-telemetry\n"
@@ -180,6 +185,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{"batch-us", required_argument, NULL, 3},
 		{"json", required_argument, NULL, 'j'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"commands", no_argument, NULL, 4},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -231,6 +237,7 @@ parse_options(int argc, char **argv, struct options *o)
 			o->mbufs = (unsigned)v;
 			break;
 		case 'j': o->json_path = optarg; break;
+		case 4: o->commands = true; break;
 		case 'q': o->quiet = true; break;
 		case 'V': printf("sluice-gen %s\n", SL_VERSION); exit(0);
 		case 'h': usage(stdout); exit(0);
@@ -241,7 +248,7 @@ parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, "sluice-gen: --tx DEVARGS is required\n");
 		return -1;
 	}
-	if (o->n_streams == 0) {
+	if (o->n_streams == 0 && !o->commands) {
 		fprintf(stderr, "sluice-gen: give at least one --stream or --streams FILE\n");
 		return -1;
 	}
@@ -407,6 +414,175 @@ print_line(const char *name, const struct sl_gen_stream_stats *st, bool drop)
 	       drop ? "  (expected dropped)" : "");
 }
 
+/* Build every stream's frames; the largest frame in *max_len.  Exit status on failure. */
+static int
+frames_build_all(const struct options *o, struct sl_gen_frames **out, uint32_t *max_len)
+{
+	struct sl_gen_frames *frames = calloc(o->n_streams, sizeof(*frames));
+	char err[512];
+	int rc;
+
+	*out = NULL;
+	if (frames == NULL) {
+		fprintf(stderr, "sluice-gen: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	for (unsigned s = 0; s < o->n_streams; s++) {
+		rc = sl_gen_frames_build(&o->specs[s], &frames[s], err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "sluice-gen: %s\n", err);
+			for (unsigned k = 0; k < s; k++)
+				sl_gen_frames_free(&frames[k]);
+			free(frames);
+			return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+		}
+		for (uint32_t k = 0; k < frames[s].n; k++)
+			if (frames[s].lens[k] > *max_len)
+				*max_len = frames[s].lens[k];
+	}
+	*out = frames;
+	return 0;
+}
+
+static void
+frames_free_all(const struct options *o, struct sl_gen_frames *frames)
+{
+	for (unsigned s = 0; frames != NULL && s < o->n_streams; s++)
+		sl_gen_frames_free(&frames[s]);
+	free(frames);
+}
+
+/* One run of o's streams: send, receive, print, write JSON.  Exit status. */
+static int
+trial(const struct options *o, const struct sl_port *ports, unsigned n_open,
+      struct rte_mempool *mp, const struct sl_gen_frames *frames, const char *json_path)
+{
+	struct sl_gen_stream_stats *stats = calloc(o->n_streams, sizeof(*stats));
+	struct sl_gen_stream_stats *total = calloc(1, sizeof(*total));
+	struct sl_gen_run_totals tot;
+	int status = EXIT_RUNTIME, rc;
+
+	if (stats == NULL || total == NULL) {
+		fprintf(stderr, "sluice-gen: out of memory\n");
+		goto out;
+	}
+	/* Drain anything still queued at the receiver (e.g. from an earlier run). */
+	{
+		struct rte_mbuf *junk[32];
+		uint16_t n, rxp = ports[n_open - 1].dpdk_id;
+		while ((n = rte_eth_rx_burst(rxp, 0, junk, 32)) > 0)
+			rte_pktmbuf_free_bulk(junk, n);
+	}
+	struct sl_gen_run_params rp = {
+		.tx_port = ports[0].dpdk_id,
+		.rx_port = ports[n_open - 1].dpdk_id,
+		.mp = mp,
+		.duration_s = o->duration,
+		.drain_s = o->drain,
+		.burst = o->burst,
+		.batch_s = o->batch_us / 1e6,
+		.n_streams = o->n_streams,
+		.specs = o->specs,
+		.frames = frames,
+		.stop = &stop_flag,
+	};
+	rc = sl_gen_run(&rp, stats, &tot);
+	if (rc < 0) {
+		fprintf(stderr, "sluice-gen: run failed: %s\n", strerror(-rc));
+		goto out;
+	}
+	sl_gen_hist_init(&total->lat);
+	for (unsigned s = 0; s < o->n_streams; s++) {
+		if (o->specs[s].expect_drop)
+			continue;
+		total->tx += stats[s].tx;
+		total->tx_rejected += stats[s].tx_rejected;
+		total->rx += stats[s].rx;
+		total->reordered += stats[s].reordered;
+		sl_gen_hist_merge(&total->lat, &stats[s].lat);
+	}
+	struct sl_port_hw_stats txs, rxs;
+	sl_port_hw_stats(&ports[0], &txs);
+	sl_port_hw_stats(&ports[n_open - 1], &rxs);
+	if (!o->quiet) {
+		printf("%-12s %12s %10s %12s %9s %8s %8s %8s %8s %8s %8s %9s\n", "stream", "tx",
+		       "rejected", "rx", "loss%", "reorder", "min_us", "avg_us", "p50_us",
+		       "p99_us", "p99.9_us", "max_us");
+		for (unsigned s = 0; s < o->n_streams; s++)
+			print_line(o->specs[s].name, &stats[s], o->specs[s].expect_drop);
+		if (o->n_streams > 1)
+			print_line("total", total, false);
+		printf("sent for %.3f s: %.3f Mpps; foreign frames received: %" PRIu64
+		       "; sender fell behind by at most %.1f us\n",
+		       tot.tx_seconds, tot.tx_seconds > 0 ? total->tx / tot.tx_seconds / 1e6 : 0,
+		       tot.rx_foreign, (double)tot.late_max_cycles * 1e6 / (double)tot.tsc_hz);
+		fflush(stdout);
+	}
+	status = 0;
+	if (json_path != NULL && write_json(json_path, o, stats, total, &tot, &txs, &rxs) < 0)
+		status = EXIT_RUNTIME;
+out:
+	free(stats);
+	free(total);
+	return status;
+}
+
+/*
+ * --commands: keep the ports up and run trials on request, one line each on stdin:
+ *   run STREAMS_FILE DURATION_S JSON_FILE   ->  "ok JSON_FILE" or "error MESSAGE"
+ *   quit (or end of input)
+ * so a benchmark driver never reconnects its ports between trials.
+ */
+static int
+command_loop(struct options *o, const struct sl_port *ports, unsigned n_open,
+	     struct rte_mempool *mp, uint32_t room)
+{
+	char line[2048];
+
+	while (!stop_flag && fgets(line, sizeof(line), stdin) != NULL) {
+		char file[1024], json[1024];
+		double duration;
+		struct sl_gen_frames *frames;
+		uint32_t max_len = 0;
+		int rc;
+
+		if (strncmp(line, "quit", 4) == 0)
+			break;
+		if (sscanf(line, "run %1023s %lf %1023s", file, &duration, json) != 3 ||
+		    !(duration > 0)) {
+			printf("error expected 'run STREAMS_FILE DURATION_S JSON_FILE' or 'quit'\n");
+			fflush(stdout);
+			continue;
+		}
+		free(o->specs);
+		o->specs = NULL;
+		o->n_streams = 0;
+		if (add_stream_file(o, file) < 0 || o->n_streams == 0) {
+			printf("error bad or empty streams file %s (see stderr)\n", file);
+			fflush(stdout);
+			continue;
+		}
+		rc = frames_build_all(o, &frames, &max_len);
+		if (rc == 0 && max_len > room) {
+			fprintf(stderr, "sluice-gen: frames of %u bytes exceed the mbufs' %u\n",
+				max_len, room);
+			frames_free_all(o, frames);
+			rc = EXIT_USAGE;
+		}
+		if (rc != 0) {
+			printf("error cannot build the frames of %s (see stderr)\n", file);
+			fflush(stdout);
+			continue;
+		}
+		o->duration = duration;
+		rc = trial(o, ports, n_open, mp, frames, json);
+		frames_free_all(o, frames);
+		printf(rc == 0 ? "ok %s\n" : "error trial failed (%s)\n", json);
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -415,10 +591,8 @@ main(int argc, char **argv)
 	unsigned n_open = 0;
 	struct rte_mempool *mp = NULL;
 	struct sl_gen_frames *frames = NULL;
-	struct sl_gen_stream_stats *stats = NULL, total;
-	struct sl_gen_run_totals tot;
 	char *eal_argv[64], prefix[64], rundir[512], err[512];
-	int first_eal = argc, n_eal = 0, status = EXIT_RUNTIME, rc;
+	int first_eal = argc, n_eal = 0, status = EXIT_RUNTIME;
 	uint32_t max_len = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -436,27 +610,11 @@ main(int argc, char **argv)
 		free(o.specs);
 		return EXIT_USAGE;
 	}
-	frames = calloc(o.n_streams, sizeof(*frames));
-	stats = calloc(o.n_streams, sizeof(*stats));
-	if (frames == NULL || stats == NULL) {
-		fprintf(stderr, "sluice-gen: out of memory\n");
-		goto out_free;
-	}
-	for (unsigned s = 0; s < o.n_streams; s++) {
-		rc = sl_gen_frames_build(&o.specs[s], &frames[s], err, sizeof(err));
-		if (rc < 0) {
-			fprintf(stderr, "sluice-gen: %s\n", err);
-			status = rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+	if (o.n_streams > 0) {
+		status = frames_build_all(&o, &frames, &max_len);
+		if (status != 0)
 			goto out_free;
-		}
-		for (uint32_t k = 0; k < frames[s].n; k++)
-			if (frames[s].lens[k] > max_len)
-				max_len = frames[s].lens[k];
-		if (o.specs[s].size == 0 && o.specs[s].pps <= 0) {
-			fprintf(stderr, "sluice-gen: stream '%s': no rate\n", o.specs[s].name);
-			status = EXIT_USAGE;
-			goto out_free;
-		}
+		status = EXIT_RUNTIME;
 	}
 
 	/* EAL: the user's options after '--', else ours (one lcore, no hugepages). */
@@ -482,6 +640,7 @@ main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* With --commands, later streams' frames must fit these mbufs (2048 bytes of data). */
 	uint32_t room = max_len > 2048 ? max_len : 2048;
 	mp = rte_pktmbuf_pool_create("sluice_gen", o.mbufs, 256, 0,
 				     (uint16_t)(RTE_PKTMBUF_HEADROOM + room), rte_socket_id());
@@ -509,63 +668,13 @@ main(int argc, char **argv)
 			goto out_ports;
 		}
 	}
-	/* Drain anything already queued at the receiver (e.g. from an earlier run). */
-	{
-		struct rte_mbuf *junk[32];
-		uint16_t n;
-		uint16_t rxp = ports[n_open - 1].dpdk_id;
-		while ((n = rte_eth_rx_burst(rxp, 0, junk, 32)) > 0)
-			rte_pktmbuf_free_bulk(junk, n);
+	if (o.commands) {
+		printf("ready\n");
+		fflush(stdout);
+		status = command_loop(&o, ports, n_open, mp, room);
+	} else {
+		status = trial(&o, ports, n_open, mp, frames, o.json_path);
 	}
-	struct sl_gen_run_params rp = {
-		.tx_port = ports[0].dpdk_id,
-		.rx_port = ports[n_open - 1].dpdk_id,
-		.mp = mp,
-		.duration_s = o.duration,
-		.drain_s = o.drain,
-		.burst = o.burst,
-		.batch_s = o.batch_us / 1e6,
-		.n_streams = o.n_streams,
-		.specs = o.specs,
-		.frames = frames,
-		.stop = &stop_flag,
-	};
-	rc = sl_gen_run(&rp, stats, &tot);
-	if (rc < 0) {
-		fprintf(stderr, "sluice-gen: run failed: %s\n", strerror(-rc));
-		goto out_ports;
-	}
-	memset(&total, 0, sizeof(total));
-	sl_gen_hist_init(&total.lat);
-	for (unsigned s = 0; s < o.n_streams; s++) {
-		if (o.specs[s].expect_drop)
-			continue;
-		total.tx += stats[s].tx;
-		total.tx_rejected += stats[s].tx_rejected;
-		total.rx += stats[s].rx;
-		total.reordered += stats[s].reordered;
-		sl_gen_hist_merge(&total.lat, &stats[s].lat);
-	}
-	struct sl_port_hw_stats txs, rxs;
-	sl_port_hw_stats(&ports[0], &txs);
-	sl_port_hw_stats(&ports[n_open - 1], &rxs);
-	if (!o.quiet) {
-		printf("%-12s %12s %10s %12s %9s %8s %8s %8s %8s %8s %8s %9s\n", "stream", "tx",
-		       "rejected", "rx", "loss%", "reorder", "min_us", "avg_us", "p50_us",
-		       "p99_us", "p99.9_us", "max_us");
-		for (unsigned s = 0; s < o.n_streams; s++)
-			print_line(o.specs[s].name, &stats[s], o.specs[s].expect_drop);
-		if (o.n_streams > 1)
-			print_line("total", &total, false);
-		printf("sent for %.3f s: %.3f Mpps; foreign frames received: %" PRIu64
-		       "; sender fell behind by at most %.1f us\n",
-		       tot.tx_seconds, tot.tx_seconds > 0 ? total.tx / tot.tx_seconds / 1e6 : 0,
-		       tot.rx_foreign, (double)tot.late_max_cycles * 1e6 / (double)tot.tsc_hz);
-	}
-	status = 0;
-	if (o.json_path != NULL &&
-	    write_json(o.json_path, &o, stats, &total, &tot, &txs, &rxs) < 0)
-		status = EXIT_RUNTIME;
 out_ports:
 	for (unsigned i = 0; i < n_open; i++)
 		sl_port_close(&ports[i]);
@@ -575,10 +684,7 @@ out_eal:
 	rte_eal_cleanup();
 	sl_dir_remove(rundir);
 out_free:
-	for (unsigned s = 0; frames != NULL && s < o.n_streams; s++)
-		sl_gen_frames_free(&frames[s]);
-	free(frames);
-	free(stats);
+	frames_free_all(&o, frames);
 	free(o.specs);
 	return status;
 }

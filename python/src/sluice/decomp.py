@@ -16,7 +16,7 @@ Port 1 faces the generator's transmit side, port 2 its receive side (uni-directi
              M2/M4/M6/M8 = 02:00:00:00:00:02/04/06/08; VLANs 1/2 -> 11/12 (mod_vlan_vid);
              groups 1 and 2 of type all with one bucket output:2 (the "flood" groups of
              the two VLANs on a two-port switch).  24 streams, one per forwarding row, and
-             one stream for the DROP row (expected dropped, not counted as loss).
+             three for the DROP rows (expected dropped, not counted as loss).
 
 Analysis procedure (the seed's section 5):
   * decomposition cost: per table rows x match fields (the declared fields of the table,
@@ -162,6 +162,10 @@ def groups(case: str) -> list[str]:
     return GROUPS if case in ("tc4", "tc5", "tc6") else []
 
 
+#: Streams of TC4-TC6: 24 forwarding rows and 3 expected-dropped streams.
+N_STREAMS_TC456 = 27
+N_FORWARD_TC456 = 24
+
 #: Smallest frame for the VLAN + TCP streams of TC4-TC6 (headers + 16-byte signature + FCS).
 MIN_FRAME_TC456 = 78
 
@@ -179,7 +183,7 @@ def streams(case: str, gbps: float, size: int) -> list[str]:
         size = max(size, MIN_FRAME_TC456)
         base = f"size={size},eth_src={SRC_MAC}"
         out = []
-        share = gbps / 25  # 24 forwarding rows + the DROP row
+        share = gbps / N_STREAMS_TC456
         for vlan in (1, 2):
             for known in (True, False):
                 for src, dst, proto, port in SERVICES:
@@ -187,8 +191,14 @@ def streams(case: str, gbps: float, size: int) -> list[str]:
                     out.append(f"name=v{vlan}{'k' if known else 'u'}{port},{base},"
                                f"gbps={share:.6g},vlan={vlan},eth_dst={mac},ip_src={HOST[src]},"
                                f"ip_dst={HOST[dst]},proto={proto},dport={port},sport=40000")
-        out.append(f"name=drop,{base},gbps={share:.6g},vlan=1,eth_dst={MAC['M2']},"
-                   f"ip_src=10.9.9.9,ip_dst={HOST['K']},proto=tcp,dport=80,drop=1")
+        # The DROP rows: foreign source (every pipeline's first table), and a client and a
+        # server service the ACL does not allow (Pipeline 3's tables 1 and 2).
+        for name, ip_src, ip_dst, proto, port in (("drop_net", "10.9.9.9", HOST["K"], "tcp", 80),
+                                                  ("drop_client", HOST["J"], HOST["K"], "tcp", 22),
+                                                  ("drop_server", HOST["K"], HOST["L"], "udp",
+                                                   161)):
+            out.append(f"name={name},{base},gbps={share:.6g},vlan=1,eth_dst={MAC['M2']},"
+                       f"ip_src={ip_src},ip_dst={ip_dst},proto={proto},dport={port},drop=1")
         return out
     raise ValueError(f"unknown test case '{case}'")
 
@@ -246,7 +256,8 @@ def _split_flow(line: str) -> tuple[str, str]:
 
 def _fields_of(match: str) -> tuple[int, set[str], str | None]:
     """Table id, match fields and (for tp_src/tp_dst) the transport of one flow's match."""
-    table, fields, proto = 0, set(), None
+    table, proto = 0, None
+    fields: set[str] = set()
     for tok in filter(None, (t.strip() for t in match.split(","))):
         key, _, val = tok.partition("=")
         key = _ALIASES.get(key, key)

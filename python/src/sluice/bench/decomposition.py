@@ -86,9 +86,18 @@ class Trial:
         return self.offered_pps * (1 - self.loss_pct / 100) / 1e6
 
 
+def _trial_from_json(d: Json, case: str, size: int, gbps: float) -> Trial:
+    t = d["total"]
+    lat = t["latency_ns"]
+    return Trial(case, size, gbps, t["offered_pps"], t["tx"], t["rx"], t["tx_rejected"],
+                 t["lost"], t["loss_pct"], lat["avg"] / 1e3, lat["p99"] / 1e3, lat["max"] / 1e3,
+                 [{k: s[k] for k in ("name", "expect_drop", "tx", "tx_rejected", "rx", "lost",
+                                     "loss_pct")} for s in d["streams"]])
+
+
 def run_gen(streams: Sequence[str], tx: str, rx: str, duration: float, batch_us: float,
             tmp: str, case: str, size: int, gbps: float) -> Trial:
-    """Run sluice-gen once; raise with its output when it fails."""
+    """Run sluice-gen once (its own process); raise with its output when it fails."""
     prefix = unique("gen")
     sfile = os.path.join(tmp, f"{prefix}.streams")
     jfile = os.path.join(tmp, f"{prefix}.json")
@@ -104,13 +113,72 @@ def run_gen(streams: Sequence[str], tx: str, rx: str, duration: float, batch_us:
         raise RuntimeError(f"sluice-gen failed ({r.returncode}): {' '.join(cmd)}\n"
                            f"{r.stdout}{r.stderr}")
     with open(jfile) as f:
-        d = json.load(f)
-    t = d["total"]
-    lat = t["latency_ns"]
-    return Trial(case, size, gbps, t["offered_pps"], t["tx"], t["rx"], t["tx_rejected"],
-                 t["lost"], t["loss_pct"], lat["avg"] / 1e3, lat["p99"] / 1e3, lat["max"] / 1e3,
-                 [{k: s[k] for k in ("name", "expect_drop", "tx", "tx_rejected", "rx", "lost",
-                                     "loss_pct")} for s in d["streams"]])
+        return _trial_from_json(json.load(f), case, size, gbps)
+
+
+class GenSession:
+    """sluice-gen --commands: one generator process per device, its memif ports connected for
+    the device's whole life (DPDK's memif server may touch a region its control thread is
+    unmapping when a client leaves mid-poll, so the benchmark never disconnects mid-run)."""
+
+    def __init__(self, tx: str, rx: str, batch_us: float, tmp: str) -> None:
+        self.prefix = unique("gen")
+        self.tmp = tmp
+        self.n = 0
+        cmd = [str(GEN), "-q", "--commands", "-t", tx, "-r", rx, "--batch-us", str(batch_us),
+               "--link-timeout", "20", *gen_eal(self.prefix)]
+        self.cmd = cmd
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+        line = self._line(60)
+        if line != "ready":
+            raise RuntimeError(f"sluice-gen --commands did not start: {line}\n{self._err()}")
+
+    def _err(self) -> str:
+        if self.proc.poll() is None:
+            return ""
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read()
+
+    def _line(self, timeout: float) -> str:
+        assert self.proc.stdout is not None
+        import select
+        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not r:
+            raise TimeoutError(f"sluice-gen: no answer within {timeout} s")
+        return self.proc.stdout.readline().strip()
+
+    def run(self, streams: Sequence[str], duration: float, case: str, size: int,
+            gbps: float) -> Trial:
+        self.n += 1
+        sfile = os.path.join(self.tmp, f"{self.prefix}-{self.n}.streams")
+        jfile = os.path.join(self.tmp, f"{self.prefix}-{self.n}.json")
+        with open(sfile, "w") as f:
+            f.write("\n".join(streams) + "\n")
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"run {sfile} {duration} {jfile}\n")
+        self.proc.stdin.flush()
+        line = self._line(duration + 60)
+        if line != f"ok {jfile}":
+            raise RuntimeError(f"sluice-gen: {line}\n{self._err()}")
+        with open(jfile) as f:
+            d = json.load(f)
+        os.unlink(jfile)
+        os.unlink(sfile)
+        return _trial_from_json(d, case, size, gbps)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            with contextlib.suppress(BrokenPipeError):
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait(timeout=10)
+        shutil.rmtree(runtime_dir(self.prefix), ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------
@@ -143,12 +211,14 @@ class Device:
     def stop(self) -> None:
         raise NotImplementedError
 
-    def __enter__(self) -> Device:
-        self.start()
-        return self
+    def open_gen(self, batch_us: float) -> GenSession:
+        tx, rx = self.gen_ports()
+        self.gen = GenSession(tx, rx, batch_us, self.tmp)
+        return self.gen
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def close_gen(self) -> None:
+        if getattr(self, "gen", None) is not None:
+            self.gen.close()
 
 
 class SluiceDevice(Device):
@@ -238,9 +308,7 @@ class Settings:
 
 def trial(dev: Device, case: str, size: int, gbps: float, s: Settings,
           duration: float | None = None) -> Trial:
-    tx, rx = dev.gen_ports()
-    return run_gen(decomp.streams(case, gbps, size), tx, rx, duration or s.trial_s, s.batch_us,
-                   s.tmp, case, size, gbps)
+    return dev.gen.run(decomp.streams(case, gbps, size), duration or s.trial_s, case, size, gbps)
 
 
 def passes(dev: Device, case: str, size: int, gbps: float, s: Settings) -> tuple[bool, Trial]:
@@ -266,8 +334,9 @@ def zero_loss(dev: Device, case: str, size: int, hi_gbps: float, s: Settings,
             ok, _ = passes(dev, case, size, mid, s)
             lo, hi = (mid, hi) if ok else (lo, mid)
     eff = size if not case.startswith(("tc4", "tc5", "tc6")) else max(size, decomp.MIN_FRAME_TC456)
-    # Forwarded frames per second: the drop stream of TC4-TC6 (1/25 of the rate) excluded.
-    share = 24 / 25 if case in ("tc4", "tc5", "tc6") else 1.0
+    # Forwarded frames per second: TC4-TC6's expected-dropped streams excluded.
+    share = (decomp.N_FORWARD_TC456 / decomp.N_STREAMS_TC456 if case in ("tc4", "tc5", "tc6")
+             else 1.0)
     return lo, lo * 1e9 / ((eff + 20) * 8) * share / 1e6
 
 
@@ -298,7 +367,7 @@ def chain_procedure(dev_cls: type[Device], size: int, gbps: float, s: Settings,
     rows: Json = {}
     for n in [x for x in CHAIN_STEPS if x <= max_n]:
         case = f"tc3_{n}"
-        with dev_cls(case, s.tmp) as dev:
+        with device(dev_cls.name, case, s.tmp, s.batch_us) as dev:
             ok, t = passes(dev, case, size, gbps, s)
         rows[str(n)] = {"loss_pct": t.loss_pct, "avg_us": t.avg_us, "p99_us": t.p99_us}
         log(f"    chain {n:3d}: loss {t.loss_pct:7.3f} %, avg {t.avg_us:9.1f} us")
@@ -418,24 +487,33 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 @contextlib.contextmanager
-def device(kind: str, case: str, tmp: str) -> Iterator[Device]:
+def device(kind: str, case: str, tmp: str, batch_us: float) -> Iterator[Device]:
+    """A started device with its generator session connected."""
     d = DEVICES[kind](case, tmp)
     d.start()
     try:
+        d.open_gen(batch_us)
         yield d
     finally:
-        d.stop()
+        # The switch first: its worker stops before its ports close, while the generator
+        # sits idle between trials (a memif peer leaving under a polling worker can crash it).
+        try:
+            d.stop()
+        finally:
+            d.close_gen()
 
 
 def check_counts(dev: SluiceDevice, trials: Sequence[Trial]) -> Json:
     """The switch's and the generator's counters must agree (nothing in flight after drain)."""
     f = dev.final
-    sent = sum(t.tx - t.rejected for t in trials)
-    received = sum(t.rx for t in trials)
+    sent = sum(x["tx"] - x["tx_rejected"] for t in trials for x in t.streams)
+    drop_sent = sum(x["tx"] - x["tx_rejected"] for t in trials for x in t.streams
+                    if x["expect_drop"])
+    received = sum(x["rx"] for t in trials for x in t.streams)
     ok = (f["rx"] + f["copies"] == f["tx"] + f["tx_drops"] + f["pipeline_drops"])
     return {"switch_rx": f["rx"], "switch_tx": f["tx"], "switch_pipeline_drops":
             f["pipeline_drops"], "switch_tx_drops": f["tx_drops"], "gen_sent": sent,
-            "gen_received": received, "switch_balanced": ok,
+            "gen_received": received, "gen_sent_to_drop": drop_sent, "switch_balanced": ok,
             "chain_installed": f.get("chain_installed"), "chain_traversed":
             f.get("chain_traversed")}
 
@@ -474,7 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for c in contenders:
                     kind = "testpmd" if c == "testpmd" else "sluice"
                     case = "tc1" if c == "testpmd" else c
-                    with device(kind, case, tmp) as dev:
+                    with device(kind, case, tmp, a.batch_us) as dev:
                         g, mpps = zero_loss(dev, case, 128, a.search_max, s)
                     zl.setdefault(c, []).append(mpps)
                     log(f"   round {rnd + 1}: {c:8s} {g:6.3f} Gb/s = {mpps:6.3f} Mpps")
@@ -502,14 +580,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         flows_hit: Json = {}
         for c in cases:
             for size in sizes:
-                with device("sluice", c, tmp) as dev:
+                with device("sluice", c, tmp, a.batch_us) as dev:
                     trials = []
                     for r in rates:
                         t = trial(dev, c, size, r, s)
                         trials.append(t)
                         log(f"   {c:8s} {size:5d} B {r:6.2f} Gb/s: loss {t.loss_pct:7.3f} %, "
                             f"avg {t.avg_us:9.2f} us, p99 {t.p99_us:9.2f} us")
-                    if c in ("tc4", "tc5", "tc6"):
+                    if c in ("tc4", "tc5", "tc6") and isinstance(dev, SluiceDevice):
                         dumped = dev.dump_flows()
                         flows_hit[c] = {"flows": dumped.count("n_packets="),
                                         "unused": dumped.count("n_packets=0,")}
@@ -523,7 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if rate is None:
                 tc1_mpps = results.get("tc1_zero_loss_mpps")
                 rate = round(0.9 * tc1_mpps * 1e6 * 148 * 8 / 1e9, 3) if tc1_mpps else 1.0
-            with device("sluice", "tc3_1", tmp) as dev:
+            with device("sluice", "tc3_1", tmp, a.batch_us) as dev:
                 base_lat = trial(dev, "tc3_1", 128, rate, s).avg_us
             thr = a.latency_threshold or 2 * base_lat
             log(f"5. analysis procedure: goto chains at {rate} Gb/s, 128 B; latency threshold "
@@ -551,11 +629,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if zl:
         md += ["## Zero-loss throughput (128 B, Mpps; median of rounds)", "",
                "| case | Mpps | ratio to TC1 | rounds |", "|---|---|---|---|"]
-        for c, v in zl.items():
+        for c, vals in zl.items():
             key = "io" if c == "testpmd" else c
             m = results[f"{key}_zero_loss_mpps"]
             md.append(f"| {c} | {m} | {results.get(f'{c}_ratio', '')} | "
-                      f"{', '.join(f'{x:.3f}' for x in v)} |")
+                      f"{', '.join(f'{x:.3f}' for x in vals)} |")
         md.append("")
     md += ["## Sweep", ""]
     for size in sizes:
