@@ -53,6 +53,8 @@ ALL_CASES = ["tc1", "tc2_1k", "tc2_32k", "tc3_2", "tc3_4", "tc3_8", "tc4", "tc5"
 CHAIN_STEPS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 254]
 
 Json = dict[str, Any]
+#: log2 of the memif ring size of every device (--ring-log2).
+RSIZE = [14]
 
 
 def log(msg: str) -> None:
@@ -198,12 +200,16 @@ class Device:
         self.socks = [os.path.join(tmp, f"{self.tag}-p{i}.sock") for i in (1, 2)]
         self.final: Json = {}
 
+    #: log2 of the memif ring size (both ends); see Settings.rsize.
+    rsize = 10
+
     def server_ports(self) -> list[str]:
-        return [f"net_memif{i},role=server,socket={s},id=0" for i, s in enumerate(self.socks)]
+        return [f"net_memif{i},role=server,socket={s},id=0,rsize={self.rsize}"
+                for i, s in enumerate(self.socks)]
 
     def gen_ports(self) -> tuple[str, str]:
-        return (f"net_memif0,role=client,socket={self.socks[0]},id=0",
-                f"net_memif1,role=client,socket={self.socks[1]},id=0")
+        return (f"net_memif0,role=client,socket={self.socks[0]},id=0,rsize={self.rsize}",
+                f"net_memif1,role=client,socket={self.socks[1]},id=0,rsize={self.rsize}")
 
     def start(self) -> None:
         raise NotImplementedError
@@ -465,6 +471,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="upper bound of the zero-loss search, Gb/s (default 5)")
     ap.add_argument("--batch-us", type=float, default=10.0,
                     help="sluice-gen --batch-us (default 10)")
+    ap.add_argument("--ring-log2", type=int, default=14,
+                    help="log2 of the memif ring size, both ends (default 14: 16,384 slots, "
+                         "absorbs ms-long stalls of a shared machine)")
     ap.add_argument("--chain-max", type=int, default=64, help="longest chain the procedure tries")
     ap.add_argument("--chain-rate", type=float, default=None,
                     help="rate (Gb/s) of the chain procedure (default: 90 %% of TC1's zero-loss)")
@@ -490,6 +499,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def device(kind: str, case: str, tmp: str, batch_us: float) -> Iterator[Device]:
     """A started device with its generator session connected."""
     d = DEVICES[kind](case, tmp)
+    d.rsize = RSIZE[0]
     d.start()
     try:
         d.open_gen(batch_us)
@@ -527,6 +537,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if shutil.which("ovs-ofctl") is None:
         log("decomposition: ovs-ofctl is needed to add groups (apt install openvswitch-common)")
         return 1
+    if not 8 <= a.ring_log2 <= 14:
+        log(f"decomposition: --ring-log2 {a.ring_log2}: must be 8..14")
+        return 2
+    RSIZE[0] = a.ring_log2
     cases = [c for c in a.cases.split(",") if c]
     for c in cases:
         decomp.flows(c)  # validates the name
@@ -620,7 +634,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[f"{c}_cost"] = an.total
             results[f"{c}_longest_chain"] = an.longest_chain
     results.update({"loss_tolerance_pct": a.tolerance, "search_trial_s": a.search_trial,
-                    "sweep_trial_s": a.trial, "rounds": a.rounds, "batch_us": a.batch_us})
+                    "sweep_trial_s": a.trial, "rounds": a.rounds, "batch_us": a.batch_us,
+                    "memif_ring_log2": a.ring_log2})
     # Report.
     md = ["# Seed 001 decomposition study on Sluice", "",
           f"sluice-gen over net_memif, generator on core 0, datapath on core 1, no hugepages; "
