@@ -39,6 +39,7 @@ struct options {
 	unsigned burst, mbufs;
 	bool quiet;
 	bool commands; /* run trials on request from stdin */
+	unsigned rx_queues;
 	unsigned n_streams;
 	struct sl_gen_stream_spec *specs;
 };
@@ -61,6 +62,8 @@ usage(FILE *f)
 		"  -t, --tx DEVARGS         transmit port (any DPDK devargs, e.g.\n"
 		"                           net_memif0,role=client,socket=/tmp/sw.sock,id=0)\n"
 		"  -r, --rx DEVARGS         receive port (default: the transmit port)\n"
+		"      --rx-queues N        poll N rx queues of the receive port (default 1; a\n"
+		"                           switch such as OVS may send on queue 1)\n"
 		"  -s, --stream SPEC        a stream (repeatable), key=value,...:\n"
 		"                           name=S size=64..9018 (FCS included, default 128)\n"
 		"                           gbps=X|mbps=X (layer 1: +20 B/frame) | pps=X\n"
@@ -186,6 +189,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{"json", required_argument, NULL, 'j'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"commands", no_argument, NULL, 4},
+		{"rx-queues", required_argument, NULL, 5},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -198,6 +202,7 @@ parse_options(int argc, char **argv, struct options *o)
 	o->link_timeout = 10;
 	o->burst = 32;
 	o->mbufs = 16384;
+	o->rx_queues = 1;
 	while ((c = getopt_long(argc, argv, "t:r:s:S:d:b:m:j:qVh", longs, NULL)) != -1) {
 		switch (c) {
 		case 't': o->tx = optarg; break;
@@ -238,6 +243,11 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'j': o->json_path = optarg; break;
 		case 4: o->commands = true; break;
+		case 5:
+			if (parse_double("--rx-queues", optarg, 1, 16, &v) < 0)
+				return -1;
+			o->rx_queues = (unsigned)v;
+			break;
 		case 'q': o->quiet = true; break;
 		case 'V': printf("sluice-gen %s\n", SL_VERSION); exit(0);
 		case 'h': usage(stdout); exit(0);
@@ -470,12 +480,14 @@ trial(const struct options *o, const struct sl_port *ports, unsigned n_open,
 	{
 		struct rte_mbuf *junk[32];
 		uint16_t n, rxp = ports[n_open - 1].dpdk_id;
-		while ((n = rte_eth_rx_burst(rxp, 0, junk, 32)) > 0)
-			rte_pktmbuf_free_bulk(junk, n);
+		for (uint16_t q = 0; q < o->rx_queues; q++)
+			while ((n = rte_eth_rx_burst(rxp, q, junk, 32)) > 0)
+				rte_pktmbuf_free_bulk(junk, n);
 	}
 	struct sl_gen_run_params rp = {
 		.tx_port = ports[0].dpdk_id,
 		.rx_port = ports[n_open - 1].dpdk_id,
+		.rx_queues = (uint16_t)o->rx_queues,
 		.mp = mp,
 		.duration_s = o->duration,
 		.drain_s = o->drain,
@@ -649,13 +661,16 @@ main(int argc, char **argv)
 				"options or lower --mbufs)\n", o.mbufs, rte_strerror(rte_errno));
 		goto out_eal;
 	}
-	if (sl_port_open(o.tx, 1, mp, 1, 1, &ports[0], err, sizeof(err)) < 0) {
+	bool same = strcmp(o.rx, o.tx) == 0;
+	if (sl_port_open(o.tx, 1, mp, same ? (uint16_t)o.rx_queues : 1, 1, &ports[0], err,
+			 sizeof(err)) < 0) {
 		fprintf(stderr, "sluice-gen: --tx: %s\n", err);
 		goto out_eal;
 	}
 	n_open = 1;
-	if (strcmp(o.rx, o.tx) != 0) {
-		if (sl_port_open(o.rx, 2, mp, 1, 1, &ports[1], err, sizeof(err)) < 0) {
+	if (!same) {
+		if (sl_port_open(o.rx, 2, mp, (uint16_t)o.rx_queues, 1, &ports[1], err,
+				 sizeof(err)) < 0) {
 			fprintf(stderr, "sluice-gen: --rx: %s\n", err);
 			goto out_ports;
 		}

@@ -221,6 +221,7 @@ uint64_t sl_gen_hist_quantile(const struct sl_gen_hist *h, double q);
 /** What sl_gen_run does. */
 struct sl_gen_run_params {
 	uint16_t tx_port, rx_port;   /* DPDK port ids (may be equal) */
+	uint16_t rx_queues;          /* rx queues polled on rx_port (a peer may send on several) */
 	struct rte_mempool *mp;
 	double duration_s;           /* transmit time */
 	double drain_s;              /* keep receiving this long after the last frame */

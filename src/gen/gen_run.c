@@ -42,6 +42,7 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 	unsigned burst = p->burst, rr = 0;
 	uint64_t t0, t_end, t_first = 0, t_last = 0, drain_end = 0;
 	bool tx_done = false;
+	uint16_t rxq = 0, n_rxq = p->rx_queues ? p->rx_queues : 1;
 	uint64_t next_batch = 0, batch_cycles = (uint64_t)(p->batch_s * (double)hz);
 
 	memset(tot, 0, sizeof(*tot));
@@ -133,7 +134,8 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 		}
 
 		/* Stage 3: receive and account one burst. */
-		uint16_t nb = rte_eth_rx_burst(p->rx_port, 0, rx, (uint16_t)burst);
+		uint16_t nb = rte_eth_rx_burst(p->rx_port, rxq, rx, (uint16_t)burst);
+		rxq = rxq + 1 < n_rxq ? rxq + 1 : 0;
 		if (nb == 0)
 			continue;
 		uint64_t rnow = rte_rdtsc();

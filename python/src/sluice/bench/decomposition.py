@@ -123,12 +123,12 @@ class GenSession:
     the device's whole life (DPDK's memif server may touch a region its control thread is
     unmapping when a client leaves mid-poll, so the benchmark never disconnects mid-run)."""
 
-    def __init__(self, tx: str, rx: str, batch_us: float, tmp: str) -> None:
+    def __init__(self, tx: str, rx: str, batch_us: float, tmp: str, rx_queues: int = 1) -> None:
         self.prefix = unique("gen")
         self.tmp = tmp
         self.n = 0
         cmd = [str(GEN), "-q", "--commands", "-t", tx, "-r", rx, "--batch-us", str(batch_us),
-               "--link-timeout", "20", *gen_eal(self.prefix)]
+               "--rx-queues", str(rx_queues), "--link-timeout", "30", *gen_eal(self.prefix)]
         self.cmd = cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -203,13 +203,20 @@ class Device:
     #: log2 of the memif ring size (both ends); see Settings.rsize.
     rsize = 10
 
+    #: memif devargs both ends add (OVS runs in its own network namespace: path sockets).
+    memif_extra = ""
+    #: rx queues sluice-gen polls (OVS transmits from its PMD thread on tx queue 1).
+    gen_rx_queues = 1
+
     def server_ports(self) -> list[str]:
-        return [f"net_memif{i},role=server,socket={s},id=0,rsize={self.rsize}"
+        return [f"net_memif{i},role=server,socket={s},id=0,rsize={self.rsize}{self.memif_extra}"
                 for i, s in enumerate(self.socks)]
 
     def gen_ports(self) -> tuple[str, str]:
-        return (f"net_memif0,role=client,socket={self.socks[0]},id=0,rsize={self.rsize}",
-                f"net_memif1,role=client,socket={self.socks[1]},id=0,rsize={self.rsize}")
+        return (f"net_memif0,role=client,socket={self.socks[0]},id=0,rsize={self.rsize}"
+                f"{self.memif_extra}",
+                f"net_memif1,role=client,socket={self.socks[1]},id=0,rsize={self.rsize}"
+                f"{self.memif_extra}")
 
     def start(self) -> None:
         raise NotImplementedError
@@ -219,7 +226,7 @@ class Device:
 
     def open_gen(self, batch_us: float) -> GenSession:
         tx, rx = self.gen_ports()
-        self.gen = GenSession(tx, rx, batch_us, self.tmp)
+        self.gen = GenSession(tx, rx, batch_us, self.tmp, self.gen_rx_queues)
         return self.gen
 
     def close_gen(self) -> None:
@@ -294,7 +301,87 @@ class TestpmdDevice(Device):
         shutil.rmtree(runtime_dir(self.tag), ignore_errors=True)
 
 
-DEVICES: dict[str, type[Device]] = {"sluice": SluiceDevice, "testpmd": TestpmdDevice}
+OVS_VSWITCHD_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+
+
+def ovs_available(install: bool) -> bool:
+    """Open vSwitch with its DPDK datapath; apt-get installs it when asked (root only)."""
+    if not os.path.exists(OVS_VSWITCHD_DPDK) and install and os.geteuid() == 0:
+        log("   installing openvswitch-switch-dpdk (apt-get)")
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends",
+                        "openvswitch-switch-dpdk"], capture_output=True, timeout=900,
+                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    return (os.path.exists(OVS_VSWITCHD_DPDK) and os.path.exists(OVS_SCHEMA)
+            and shutil.which("ovsdb-server") is not None)
+
+
+class OvsDevice(Device):
+    """Open vSwitch's userspace (DPDK) datapath: a private ovsdb-server and ovs-vswitchd-dpdk in
+    a network namespace of their own (the netdev datapath owns a tap named after its type),
+    PMD on core 1, no hugepages (BENCH-NOTES' recipe), the same rules through
+    ovs-ofctl -O OpenFlow13."""
+
+    name = "ovs"
+    memif_extra = ",socket-abstract=no"
+    gen_rx_queues = 2
+
+    def start(self) -> None:
+        self.run = os.path.join(self.tmp, self.tag + "-ovs")
+        os.makedirs(self.run)
+        self.env = {**os.environ, "OVS_RUNDIR": self.run, "OVS_DBDIR": self.run,
+                    "OVS_LOGDIR": self.run}
+        self.netns = self.tag
+        self.procs: list[Proc] = []
+        subprocess.run(["ip", "netns", "add", self.netns], check=True, capture_output=True)
+        db, sock = os.path.join(self.run, "conf.db"), os.path.join(self.run, "db.sock")
+        self.db = f"unix:{sock}"
+        subprocess.run(["ovsdb-tool", "create", db, OVS_SCHEMA], check=True, capture_output=True)
+        self.procs.append(Proc(["ovsdb-server", db, f"--remote=punix:{sock}",
+                                f"--unixctl={self.run}/ovsdb.ctl", "--no-chdir"],
+                               netns=self.netns, env=self.env, name="ovsdb-server"))
+        deadline = time.monotonic() + 20
+        while not os.path.exists(sock):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"ovsdb-server did not start:\n{self.procs[0].output}")
+            time.sleep(0.05)
+        vsctl = ["ovs-vsctl", f"--db={self.db}", "--timeout=60"]
+        extra = (f"--no-huge -m 1024 --legacy-mem --no-pci --file-prefix={self.tag} "
+                 "--log-level=lib.eal:error")
+        subprocess.run([*vsctl, "--no-wait", "init", "--", "set", "Open_vSwitch", ".",
+                        "other_config:dpdk-init=true", f"other_config:dpdk-extra={extra}",
+                        "other_config:dpdk-lcore-mask=0x1", "other_config:pmd-cpu-mask=0x2"],
+                       check=True, capture_output=True, env=self.env)
+        self.procs.append(Proc([OVS_VSWITCHD_DPDK, self.db, f"--unixctl={self.run}/vswitchd.ctl",
+                                "--no-chdir", f"--log-file={self.run}/vswitchd.log"],
+                               netns=self.netns, env=self.env, name="ovs-vswitchd"))
+        br = [*vsctl, "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev",
+              "protocols=OpenFlow13", "fail_mode=secure"]
+        for i, dev in enumerate(self.server_ports()):
+            br += ["--", "add-port", "br0", f"p{i + 1}", "--", "set", "Interface", f"p{i + 1}",
+                   "type=dpdk", f"options:dpdk-devargs={dev}", f"ofport_request={i + 1}"]
+        r = subprocess.run(br, capture_output=True, text=True, env=self.env, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f"ovs-vsctl add-br failed: {r.stderr}\n{self.procs[-1].output}")
+        target = f"unix:{self.run}/br0.mgmt"
+        for g in decomp.groups(self.case):
+            subprocess.run(["ovs-ofctl", "-O", "OpenFlow13", "add-group", target, g],
+                           check=True, capture_output=True, text=True, timeout=60)
+        rules = os.path.join(self.tmp, f"{self.tag}.ovs.flows")
+        with open(rules, "w") as f:
+            f.write("\n".join(decomp.strip_declarations(decomp.flows(self.case))) + "\n")
+        subprocess.run(["ovs-ofctl", "-O", "OpenFlow13", "add-flows", target, rules],
+                       check=True, capture_output=True, text=True, timeout=300)
+
+    def stop(self) -> None:
+        for p in reversed(getattr(self, "procs", [])):
+            p.stop(timeout=20)
+        subprocess.run(["ip", "netns", "del", self.netns], capture_output=True)
+        shutil.rmtree(runtime_dir(self.tag), ignore_errors=True)
+
+
+DEVICES: dict[str, type[Device]] = {"sluice": SluiceDevice, "testpmd": TestpmdDevice,
+                                    "ovs": OvsDevice}
 
 
 # ---------------------------------------------------------------------------
@@ -474,6 +561,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--ring-log2", type=int, default=14,
                     help="log2 of the memif ring size, both ends (default 14: 16,384 slots, "
                          "absorbs ms-long stalls of a shared machine)")
+    ap.add_argument("--ovs", choices=("auto", "no"), default="auto",
+                    help="run the cases against OVS-DPDK too (auto: when openvswitch-switch-dpdk "
+                         "is installed or apt-get can install it)")
+    ap.add_argument("--ovs-cases", default=None, help="cases for OVS (default: --cases)")
     ap.add_argument("--chain-max", type=int, default=64, help="longest chain the procedure tries")
     ap.add_argument("--chain-rate", type=float, default=None,
                     help="rate (Gb/s) of the chain procedure (default: 90 %% of TC1's zero-loss)")
@@ -492,6 +583,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         a.cases, a.rates, a.sizes = "tc1,tc2_1k,tc3_2,tc4,tc5,tc6", "0.05,0.1", "128"
         a.trial = 0.3
         a.no_search = a.no_chain = a.no_testpmd = True
+        a.ovs = "no"
     return a
 
 
@@ -537,6 +629,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if shutil.which("ovs-ofctl") is None:
         log("decomposition: ovs-ofctl is needed to add groups (apt install openvswitch-common)")
         return 1
+    ovs_cases: list[str] = []
+    if a.ovs != "no":
+        if ovs_available(install=True):
+            ovs_cases = [c for c in (a.ovs_cases or a.cases).split(",") if c]
+        else:
+            log("decomposition: Open vSwitch with DPDK (openvswitch-switch-dpdk) is not "
+                "installed and could not be: no OVS contenders")
     if not 8 <= a.ring_log2 <= 14:
         log(f"decomposition: --ring-log2 {a.ring_log2}: must be 8..14")
         return 2
@@ -558,21 +657,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                  else [r for r in SEED_RATES if r <= ceil_gbps])
         zl: dict[str, list[float]] = {}
         if not a.no_search:
-            contenders = (["testpmd"] if not a.no_testpmd and shutil.which("dpdk-testpmd")
-                          else []) + cases
+            contenders = ((["testpmd"] if not a.no_testpmd and shutil.which("dpdk-testpmd")
+                           else []) + cases + [f"ovs:{c}" for c in ovs_cases])
             log(f"2-3. zero-loss throughput, 128-byte frames, {a.rounds} rounds, tolerance "
                 f"{a.tolerance} %, {a.search_trial} s trials: {', '.join(contenders)}")
             for rnd in range(a.rounds):
                 for c in contenders:
-                    kind = "testpmd" if c == "testpmd" else "sluice"
-                    case = "tc1" if c == "testpmd" else c
+                    kind = ("testpmd" if c == "testpmd" else
+                            "ovs" if c.startswith("ovs:") else "sluice")
+                    case = "tc1" if c == "testpmd" else c.removeprefix("ovs:")
                     with device(kind, case, tmp, a.batch_us) as dev:
                         g, mpps = zero_loss(dev, case, 128, a.search_max, s)
                     zl.setdefault(c, []).append(mpps)
-                    log(f"   round {rnd + 1}: {c:8s} {g:6.3f} Gb/s = {mpps:6.3f} Mpps")
+                    log(f"   round {rnd + 1}: {c:12s} {g:6.3f} Gb/s = {mpps:6.3f} Mpps")
             med = {c: statistics.median(v) for c, v in zl.items()}
             for c, v in med.items():
-                key = "io" if c == "testpmd" else c
+                key = "io" if c == "testpmd" else c.replace("ovs:", "ovs_")
                 results[f"{key}_zero_loss_mpps"] = round(v, 3)
                 results[f"{key}_zero_loss_spread"] = round(
                     (max(zl[c]) - min(zl[c])) / v, 3) if v else 0
@@ -585,6 +685,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     results["tc3_n8_ratio"] = results["tc3_8_ratio"]
                 if "testpmd" in med:
                     results["tc1_io_ratio"] = round(base / med["testpmd"], 3)
+            for c in ovs_cases:
+                # Sluice's zero-loss throughput over OVS-DPDK's, same case, same run.
+                if med.get(f"ovs:{c}"):
+                    results[f"ovs_{c}_ratio"] = round(med[c] / med[f"ovs:{c}"], 3)
             p = [med[c] for c in ("tc4", "tc5", "tc6") if c in med]
             if len(p) == 3:
                 results["tc456_spread"] = round((max(p) - min(p)) / max(p), 3)
@@ -608,6 +712,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 assert isinstance(dev, SluiceDevice)
                 checks[f"{c}_{size}"] = check_counts(dev, trials)
                 sweep += trials
+        for c in ovs_cases:
+            with device("ovs", c, tmp, a.batch_us) as dev:
+                for r in rates:
+                    t = trial(dev, c, 128, r, s)
+                    t.case = f"ovs:{c}"
+                    sweep.append(t)
+                    log(f"   ovs:{c:8s} 128 B {r:6.2f} Gb/s: loss {t.loss_pct:7.3f} %, "
+                        f"avg {t.avg_us:9.2f} us, p99 {t.p99_us:9.2f} us")
         n_loss = n_lat = None
         chain_rows: Json = {}
         if not a.no_chain:
@@ -624,7 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                         thr)
             tested = [x for x in CHAIN_STEPS if x <= a.chain_max]
             results["chain_test_rate_gbps"] = rate
-            results["max_lossfree_chain"] = (max(x for x in tested if x < n_loss)
+            results["max_lossfree_chain"] = (max([x for x in tested if x < n_loss] or [0])
                                              if n_loss else max(tested))
             results["chain_loss_n"] = n_loss if n_loss else 0
             results["chain_latency_n"] = n_lat if n_lat else 0
@@ -643,16 +755,19 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"generator ceiling {results['gen_ceiling_mpps']} Mpps (memif loopback).", ""]
     if zl:
         md += ["## Zero-loss throughput (128 B, Mpps; median of rounds)", "",
-               "| case | Mpps | ratio to TC1 | rounds |", "|---|---|---|---|"]
+               "| case | Mpps | ratio to TC1 (to OVS) | rounds |", "|---|---|---|---|"]
         for c, vals in zl.items():
-            key = "io" if c == "testpmd" else c
+            key = "io" if c == "testpmd" else c.replace("ovs:", "ovs_")
             m = results[f"{key}_zero_loss_mpps"]
-            md.append(f"| {c} | {m} | {results.get(f'{c}_ratio', '')} | "
-                      f"{', '.join(f'{x:.3f}' for x in vals)} |")
+            ratio = results.get(f"{c}_ratio", "")
+            if ovs_cases and not c.startswith("ovs:") and f"ovs_{c}_ratio" in results:
+                ratio = f"{ratio} (Sluice/OVS {results[f'ovs_{c}_ratio']})"
+            md.append(f"| {c} | {m} | {ratio} | {', '.join(f'{x:.3f}' for x in vals)} |")
         md.append("")
     md += ["## Sweep", ""]
     for size in sizes:
-        md += md_sweep_tables(sweep, cases, size)
+        md += md_sweep_tables(sweep, cases + ([f"ovs:{c}" for c in ovs_cases] if size == 128
+                                              else []), size)
     md += ["## Analysis procedure", ""]
     for c, an in analysis.items():
         md += decomp.format_analysis(f"{c} (Pipeline {int(c[2]) - 3})", an) + [""]
@@ -669,7 +784,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         md.append("")
     md += ["## Counter checks (switch vs generator)", "", "```",
            json.dumps(checks, indent=1), json.dumps(flows_hit), "```", ""]
-    pngs = plots(sweep, cases, a.outdir)
+    pngs = plots(sweep, cases + [f"ovs:{c}" for c in ovs_cases], a.outdir)
     md += [f"![{os.path.basename(p)}]({os.path.basename(p)})" for p in pngs]
     with open(os.path.join(a.outdir, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")
