@@ -433,22 +433,25 @@ def zero_loss(dev: Device, case: str, size: int, hi_gbps: float, s: Settings,
     return lo, lo * 1e9 / ((eff + 20) * 8) * share / 1e6
 
 
-def gen_ceiling(s: Settings, size: int = 128) -> Json:
-    """sluice-gen looped back to itself through a memif pair in one process (no switch)."""
-    sock = os.path.join(s.tmp, unique("lo") + ".sock")
-    tx = f"net_memif0,role=server,socket={sock},id=0"
-    rx = f"net_memif1,role=client,socket={sock},id=0"
-    sat = run_gen([f"name=main,size={size},gbps=60"], tx, rx, s.trial_s, 0, s.tmp, "loopback",
-                  size, 60)
-    sock2 = os.path.join(s.tmp, unique("lo") + ".sock")
-    tx2 = f"net_memif0,role=server,socket={sock2},id=0"
-    rx2 = f"net_memif1,role=client,socket={sock2},id=0"
-    low = run_gen([f"name=main,size={size},gbps=0.1"], tx2, rx2, s.trial_s, 0, s.tmp,
-                  "loopback", size, 0.1)
-    return {"gen_ceiling_mpps": round(sat.rx / s.trial_s / 1e6, 3),
-            "gen_ceiling_loss_pct": round(sat.loss_pct, 3),
-            "gen_latency_floor_avg_ns": round(low.avg_us * 1e3, 1),
-            "gen_latency_floor_p99_ns": round(low.p99_us * 1e3, 1)}
+def gen_ceiling(s: Settings, size: int = 128, trials: int = 3) -> Json:
+    """sluice-gen looped back to itself through a memif pair in one process (no switch): the
+    best of @trials saturating runs (the machine is shared: interference only lowers it) and
+    the median latency floor of @trials runs at 0.1 Gb/s."""
+    def loop(gbps: float) -> Trial:
+        sock = os.path.join(s.tmp, unique("lo") + ".sock")
+        tx = f"net_memif0,role=server,socket={sock},id=0"
+        rx = f"net_memif1,role=client,socket={sock},id=0"
+        return run_gen([f"name=main,size={size},gbps={gbps}"], tx, rx, s.trial_s, 0, s.tmp,
+                       "loopback", size, gbps)
+
+    sat = [loop(60) for _ in range(trials)]
+    low = [loop(0.1) for _ in range(trials)]
+    best = max(sat, key=lambda t: t.rx)
+    return {"gen_ceiling_mpps": round(best.rx / s.trial_s / 1e6, 3),
+            "gen_ceiling_loss_pct": round(best.loss_pct, 3),
+            "gen_ceiling_trials_mpps": ", ".join(f"{t.rx / s.trial_s / 1e6:.2f}" for t in sat),
+            "gen_latency_floor_avg_ns": round(statistics.median(t.avg_us for t in low) * 1e3, 1),
+            "gen_latency_floor_p99_ns": round(statistics.median(t.p99_us for t in low) * 1e3, 1)}
 
 
 def chain_procedure(dev_cls: type[Device], size: int, gbps: float, s: Settings,
