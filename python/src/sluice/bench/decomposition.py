@@ -82,6 +82,7 @@ class Trial:
     p99_us: float
     max_us: float
     streams: list[Json] = field(default_factory=list)
+    p50_us: float = 0.0
 
     @property
     def rx_mpps(self) -> float:
@@ -94,7 +95,7 @@ def _trial_from_json(d: Json, case: str, size: int, gbps: float) -> Trial:
     return Trial(case, size, gbps, t["offered_pps"], t["tx"], t["rx"], t["tx_rejected"],
                  t["lost"], t["loss_pct"], lat["avg"] / 1e3, lat["p99"] / 1e3, lat["max"] / 1e3,
                  [{k: s[k] for k in ("name", "expect_drop", "tx", "tx_rejected", "rx", "lost",
-                                     "loss_pct")} for s in d["streams"]])
+                                     "loss_pct")} for s in d["streams"]], lat["p50"] / 1e3)
 
 
 def run_gen(streams: Sequence[str], tx: str, rx: str, duration: float, batch_us: float,
@@ -485,6 +486,7 @@ def md_sweep_tables(sweep: list[Trial], cases: Sequence[str], size: int) -> list
     rates = sorted({t.gbps for t in sweep if t.size == size})
     out = []
     for metric, title, fmt in (("avg_us", "Avg latency (us)", "{:.2f}"),
+                               ("p50_us", "Median latency (us)", "{:.2f}"),
                                ("p99_us", "p99 latency (us)", "{:.2f}"),
                                ("loss_pct", "Loss %", "{:.2f}")):
         out += [f"#### {title}, {size}-byte frames", "",
