@@ -702,8 +702,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             p = [med[c] for c in ("tc4", "tc5", "tc6") if c in med]
             if len(p) == 3:
                 results["tc456_spread"] = round((max(p) - min(p)) / max(p), 3)
-                b = [max(zl[c]) for c in ("tc4", "tc5", "tc6")]
-                results["tc456_spread_best"] = round((max(b) - min(b)) / max(b), 3)
+                bp = [max(zl[c]) for c in ("tc4", "tc5", "tc6")]
+                results["tc456_spread_best"] = round((max(bp) - min(bp)) / max(bp), 3)
         log(f"4. sweep: {', '.join(cases)} at {rates} Gb/s, sizes {sizes}, {a.trial} s trials")
         sweep: list[Trial] = []
         checks: Json = {}
