@@ -83,3 +83,20 @@ def test_tc456_streams_cover_every_row() -> None:
 def test_ovs_lines_have_no_declarations() -> None:
     lines = decomp.strip_declarations(decomp.flows("tc6"))
     assert not any("kind=" in ln for ln in lines) and len(lines) == 17
+
+
+def test_cli(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """Steps: python -m sluice.decomp on Pipeline 3's flow file, with and without N; on a
+    missing file.  Verify: the cost table and the verdict; exit 2 naming the file."""
+    import pathlib
+
+    assert isinstance(tmp_path, pathlib.Path)
+    f = tmp_path / "p3.flows"
+    f.write_text("\n".join(decomp.flows("tc6")) + "\n")
+    assert decomp.main([str(f), "--n", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "total cost 53" in out and "| 2 | 5 | 4 (" in out and "L = 3 >= N = 3" in out
+    assert decomp.main([str(f)]) == 0
+    assert "give --n N" in capsys.readouterr().out
+    assert decomp.main([str(tmp_path / "none.flows")]) == 2
+    assert "none.flows" in capsys.readouterr().out

@@ -338,3 +338,31 @@ def format_analysis(name: str, a: Analysis) -> list[str]:
 def strip_declarations(lines: Sequence[str]) -> list[str]:
     """The flow lines without Sluice's table declarations (for ovs-ofctl)."""
     return [ln for ln in lines if not ("kind=" in ln and "actions" not in ln)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """python -m sluice.decomp FLOWFILE [--n N]: decomposition cost, L, and L < N."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m sluice.decomp", description=main.__doc__)
+    ap.add_argument("flowfile", help="flow file (ovs-ofctl syntax + Sluice table declarations)")
+    ap.add_argument("--n", type=int, default=None,
+                    help="N: the shortest goto chain that lost packets at your rate and frame "
+                         "size (bench/run decomposition --only-chain --chain-rate R)")
+    a = ap.parse_args(argv)
+    try:
+        with open(a.flowfile) as f:
+            an = analyse(f)
+    except (OSError, ValueError) as e:
+        print(f"sluice.decomp: {a.flowfile}: {e}")
+        return 2
+    print("\n".join(format_analysis(a.flowfile, an)))
+    print()
+    print(an.verdict(a.n) if a.n else f"L = {an.longest_chain} (give --n N for the check)")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

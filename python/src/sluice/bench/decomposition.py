@@ -575,6 +575,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="rate (Gb/s) of the chain procedure (default: 90 %% of TC1's zero-loss)")
     ap.add_argument("--latency-threshold", type=float, default=None,
                     help="latency threshold (us) of the procedure (default 2x chain 1's)")
+    ap.add_argument("--only-chain", action="store_true",
+                    help="only the analysis procedure (goto chain growth) at --chain-rate and "
+                         "--chain-size")
+    ap.add_argument("--chain-size", type=int, default=128,
+                    help="frame size of the chain procedure (default 128)")
     ap.add_argument("--no-search", action="store_true", help="skip zero-loss searches")
     ap.add_argument("--no-chain", action="store_true", help="skip the chain procedure")
     ap.add_argument("--no-testpmd", action="store_true", help="skip the testpmd I/O limit")
@@ -584,6 +589,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--outdir", default=str(ROOT / "bench" / "results" / "decomposition"))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "decomposition.json"))
     a = ap.parse_args(argv)
+    if a.only_chain:
+        a.cases, a.ovs, a.no_search, a.no_testpmd = "", "no", True, True
     if a.smoke:
         a.cases, a.rates, a.sizes = "tc1,tc2_1k,tc3_2,tc4,tc5,tc6", "0.05,0.1", "128"
         a.trial = 0.3
@@ -740,12 +747,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tc1_mpps = results.get("tc1_zero_loss_mpps")
                 rate = round(0.9 * tc1_mpps * 1e6 * 148 * 8 / 1e9, 3) if tc1_mpps else 1.0
             with device("sluice", "tc3_1", tmp, a.batch_us) as dev:
-                base_lat = trial(dev, "tc3_1", 128, rate, s).avg_us
+                base_lat = trial(dev, "tc3_1", a.chain_size, rate, s).avg_us
             thr = a.latency_threshold or 2 * base_lat
-            log(f"5. analysis procedure: goto chains at {rate} Gb/s, 128 B; latency threshold "
-                f"{thr:.1f} us")
-            n_loss, n_lat, chain_rows = chain_procedure(SluiceDevice, 128, rate, s, a.chain_max,
-                                                        thr)
+            log(f"5. analysis procedure: goto chains at {rate} Gb/s, {a.chain_size} B; latency "
+                f"threshold {thr:.1f} us")
+            n_loss, n_lat, chain_rows = chain_procedure(SluiceDevice, a.chain_size, rate, s,
+                                                        a.chain_max, thr)
+            results["chain_test_size"] = a.chain_size
             tested = [x for x in CHAIN_STEPS if x <= a.chain_max]
             results["chain_test_rate_gbps"] = rate
             results["max_lossfree_chain"] = (max([x for x in tested if x < n_loss] or [0])
@@ -787,7 +795,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    f"L = {an.longest_chain}; N not measured (--no-chain)") + "  ")
         md.append("")
     if chain_rows:
-        md += [f"Chain growth at {results['chain_test_rate_gbps']} Gb/s, 128 B: N (loss) = "
+        md += [f"Chain growth at {results['chain_test_rate_gbps']} Gb/s, "
+               f"{results['chain_test_size']} B: N (loss) = "
                f"{n_loss or 'none'}, N (latency > {results['chain_latency_threshold_us']} us) = "
                f"{n_lat or 'none'}", "", "| tables | loss % | avg us | p99 us |",
                "|---|---|---|---|"]
