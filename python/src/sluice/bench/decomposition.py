@@ -440,11 +440,20 @@ def gen_ceiling(s: Settings, size: int = 128, trials: int = 3) -> Json:
     best of @trials saturating runs (the machine is shared: interference only lowers it) and
     the median latency floor of @trials runs at 0.1 Gb/s."""
     def loop(gbps: float) -> Trial:
-        sock = os.path.join(s.tmp, unique("lo") + ".sock")
-        tx = f"net_memif0,role=server,socket={sock},id=0"
-        rx = f"net_memif1,role=client,socket={sock},id=0"
-        return run_gen([f"name=main,size={size},gbps={gbps}"], tx, rx, s.trial_s, 0, s.tmp,
-                       "loopback", size, gbps)
+        for attempt in range(3):
+            sock = os.path.join(s.tmp, unique("lo") + ".sock")
+            tx = f"net_memif0,role=server,socket={sock},id=0"
+            rx = f"net_memif1,role=client,socket={sock},id=0"
+            try:
+                return run_gen([f"name=main,size={size},gbps={gbps}"], tx, rx, s.trial_s, 0,
+                               s.tmp, "loopback", size, gbps)
+            except RuntimeError as e:
+                # A memif pair inside one process occasionally faults when its ports close
+                # (DPDK 22.11; about 1 run in 30 here): run the loopback again.
+                if attempt == 2:
+                    raise
+                log(f"   loopback run failed, again: {str(e).splitlines()[0][:120]}")
+        raise AssertionError("unreachable")
 
     sat = [loop(60) for _ in range(trials)]
     low = [loop(0.1) for _ in range(trials)]
