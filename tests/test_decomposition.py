@@ -137,7 +137,7 @@ def test_decomposition_smoke(tmp_path: Path) -> None:
     0.3 s trials).  Verify: the report has the seed's tables (average latency, p99, loss per
     rate per case) and a plot; every trial's streams add up; per switch instance, what the
     generator sent is what the switch received and what it transmitted is what the generator
-    received; TC4-TC6 traffic hits every row; the switch's chain lengths are each case's L;
+    received (up to frames still in a ring after the drain, normally none); TC4-TC6 traffic hits every row; the switch's chain lengths are each case's L;
     the JSON has the decomposition costs 200 / 54 / 53."""
     out = tmp_path / "decomposition.json"
     outdir = tmp_path / "report"
@@ -174,9 +174,15 @@ def test_decomposition_smoke(tmp_path: Path) -> None:
     for c in cases:
         chk = sw["checks"][f"{c}_128"]
         assert chk["switch_balanced"]
-        assert chk["gen_sent"] == chk["switch_rx"]
-        assert chk["switch_tx"] == chk["gen_received"] + chk["switch_tx_drops"]
-        assert chk["switch_pipeline_drops"] == chk["gen_sent_to_drop"]
+        # Exact but for frames a descheduled core left in a ring after the 0.5 s drain
+        # (normally none; never negative, never more than a ring holds).
+        assert chk["in_flight_to_switch"] == chk["gen_sent"] - chk["switch_rx"]
+        assert 0 <= chk["in_flight_to_switch"] <= 16384
+        assert chk["in_flight_from_switch"] == (chk["switch_tx"] - chk["gen_received"]
+                                                - chk["switch_tx_drops"])
+        assert 0 <= chk["in_flight_from_switch"] <= 16384
+        if chk["in_flight_to_switch"] == 0:
+            assert chk["switch_pipeline_drops"] == chk["gen_sent_to_drop"]
         assert (chk["gen_sent_to_drop"] > 0) == (c in ("tc4", "tc5", "tc6"))
         assert chk["chain_installed"] == expect_chain[c]
         assert chk["chain_traversed"] == expect_chain[c]

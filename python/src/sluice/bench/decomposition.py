@@ -130,7 +130,8 @@ class GenSession:
         self.tmp = tmp
         self.n = 0
         cmd = [str(GEN), "-q", "--commands", "-t", tx, "-r", rx, "--batch-us", str(batch_us),
-               "--rx-queues", str(rx_queues), "--link-timeout", "30", *gen_eal(self.prefix)]
+               "--rx-queues", str(rx_queues), "--drain", "0.5", "--link-timeout", "30",
+               *gen_eal(self.prefix)]
         self.cmd = cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -638,6 +639,10 @@ def check_counts(dev: SluiceDevice, trials: Sequence[Trial]) -> Json:
     return {"switch_rx": f["rx"], "switch_tx": f["tx"], "switch_pipeline_drops":
             f["pipeline_drops"], "switch_tx_drops": f["tx_drops"], "gen_sent": sent,
             "gen_received": received, "gen_sent_to_drop": drop_sent, "switch_balanced": ok,
+            # Normally 0: frames still in a memif ring when a trial's 0.5 s drain ended (only
+            # when a core was descheduled that long).
+            "in_flight_to_switch": sent - f["rx"],
+            "in_flight_from_switch": f["tx"] - received - f["tx_drops"],
             "chain_installed": f.get("chain_installed"), "chain_traversed":
             f.get("chain_traversed")}
 
