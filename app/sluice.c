@@ -67,6 +67,7 @@ struct options {
 	bool no_ffp;                 /* --no-ffp (issue 6) */
 	bool ffp_no_model;           /* --ffp-no-cost-model */
 	struct sl_ffp_auto ffp_auto; /* --ffp-auto PPS[:MIN_TIMEOUT] */
+	unsigned chain_warn;   /* warn when a goto chain reaches this many tables (0 = off) */
 	const char *controllers[16]; /* --controller targets */
 	unsigned n_controllers;
 	uint64_t dpid;
@@ -155,6 +156,10 @@ usage(FILE *f)
 		"  -D, --dump-flows         print the installed flows before starting\n"
 		"  -c, --check              load and validate the flow file, then exit\n"
 		"  -q, --quiet              no periodic stats\n"
+		"      --chain-warn N       log a warning when the installed flows make a goto\n"
+		"                           chain of N tables, or packets traverse one (the\n"
+		"                           longest loss-free chain found by the decomposition\n"
+		"                           bench; both lengths are in 'sluicectl stats datapath')\n"
 		"      --no-cache           no decision cache before mask tables (measures the\n"
 		"                           classifiers alone; results are the same)\n"
 		"      --no-ffp             no fast forwarding path for low-latency entries\n"
@@ -231,6 +236,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"no-ffp", no_argument, NULL, 0x601},
 		{"ffp-no-cost-model", no_argument, NULL, 0x602},
 		{"ffp-auto", required_argument, NULL, 0x603},
+		{"chain-warn", required_argument, NULL, 0x500},
 		{"controller", required_argument, NULL, 'C'},
 		{"dpid", required_argument, NULL, 'I'},
 		{"fail-mode", required_argument, NULL, 'M'},
@@ -471,6 +477,13 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 				o->ffp_auto.min_timeout = (uint16_t)v;
 			}
 			o->ffp_auto.enabled = true;
+			break;
+		}
+		case 0x500: {
+			double n;
+			if (parse_number("--chain-warn", optarg, 1, SL_TABLES_MAX, &n) < 0)
+				return -1;
+			o->chain_warn = (unsigned)n;
 			break;
 		}
 		case 'V':
@@ -732,12 +745,35 @@ print_rates(const struct run *r, const struct sample *a, const struct sample *b)
 	fflush(stdout);
 }
 
+/* Seed 001's runtime check: warn once when a goto chain reaches --chain-warn tables. */
+static void
+chain_check(const struct run *r, bool *warned_installed, bool *warned_traversed)
+{
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned inst, trav, n_ctxs;
+
+	if (r->o->chain_warn == 0)
+		return;
+	n_ctxs = sl_worker_ctxs(r->w, ctxs, SL_DISPATCH_WORKERS_MAX);
+	inst = sl_pipeline_chain_installed(r->pl);
+	trav = sl_pipeline_chain_traversed(ctxs, n_ctxs);
+	if (inst >= r->o->chain_warn && !*warned_installed)
+		SL_LOG(WARNING, app, "the installed flows make a goto chain of %u tables "
+		       "(--chain-warn %u): loss is possible at high rates", inst, r->o->chain_warn);
+	if (trav >= r->o->chain_warn && !*warned_traversed)
+		SL_LOG(WARNING, app, "packets traversed a goto chain of %u tables (--chain-warn %u)",
+		       trav, r->o->chain_warn);
+	*warned_installed = inst >= r->o->chain_warn;
+	*warned_traversed |= trav >= r->o->chain_warn;
+}
+
 /* The control loop: periodic stats, duration, signals.  Runs on the main lcore. */
 static void
 control_loop(struct run *r)
 {
 	double start = now_s(), next = start + (r->o->stats_interval > 0 ? r->o->stats_interval : 1);
 	struct sample prev;
+	bool chain_warned[2] = {false, false};
 
 	take_sample(r, 0, &prev);
 	r->samples[r->n_samples++] = prev;
@@ -754,6 +790,7 @@ control_loop(struct run *r)
 				r->samples[r->n_samples++] = s;
 			prev = s;
 			next += r->o->stats_interval > 0 ? r->o->stats_interval : 1;
+			chain_check(r, &chain_warned[0], &chain_warned[1]);
 		}
 		/*
 		 * Packet-ins arrive through a ring that cannot wake poll(): a 1 ms
@@ -908,6 +945,8 @@ print_summary(const struct run *r)
 	if (dc_hits + dc_misses)
 		printf("decision cache: %" PRIu64 " hits, %" PRIu64 " misses (%.1f %% hits)\n",
 		       dc_hits, dc_misses, 100.0 * (double)dc_hits / (double)(dc_hits + dc_misses));
+	printf("pipeline length: installed goto chain %u tables, longest traversed %u\n",
+	       sl_pipeline_chain_installed(r->pl), sl_pipeline_chain_traversed(ctxs, n_ctxs));
 	if (ls.packets)
 		printf("datapath: %.1f busy cycles/packet, %.1f packets/burst\n",
 		       (double)ls.busy_cycles / (double)ls.packets,
@@ -944,6 +983,10 @@ write_json(const struct run *r, const char *path)
 	fprintf(f, "  \"busy_cycles\": %" PRIu64 ", \"packets\": %" PRIu64 ", \"bursts\": %" PRIu64
 		   ",\n",
 		ls.busy_cycles, ls.packets, ls.bursts);
+	const struct sl_pipeline_ctx *cctx[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_cctx = sl_worker_ctxs(r->w, cctx, SL_DISPATCH_WORKERS_MAX);
+	fprintf(f, "  \"chain_installed\": %u, \"chain_traversed\": %u,\n",
+		sl_pipeline_chain_installed(r->pl), sl_pipeline_chain_traversed(cctx, n_cctx));
 	fprintf(f, "  \"drops\": {");
 	for (unsigned d = 0; d < SL_DROP__MAX; d++)
 		fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "", sl_drop_reason_name(d), drops[d]);

@@ -57,7 +57,7 @@ if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
 	.venv/bin/pip install -q --disable-pip-version-check matplotlib
 fi
 
-# matplotlib: the PNG plots of the benchmarks (bench/run dispatch).
+# matplotlib: the PNG plots of the benchmarks (bench/run dispatch, decomposition).
 if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
 	log "pip install matplotlib"
 	.venv/bin/pip install -q --disable-pip-version-check matplotlib

@@ -444,6 +444,8 @@ h_datapath(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 	dict_u64(d, "tsc_hz", rte_get_tsc_hz());
 	dict_u64(d, "cache_hits", hits);
 	dict_u64(d, "cache_misses", misses);
+	dict_u64(d, "chain_installed", sl_pipeline_chain_installed(mgmt->p.pl));
+	dict_u64(d, "chain_traversed", sl_pipeline_chain_traversed(ctxs, n_ctxs));
 	{
 		uint64_t sleeps = 0, slept = 0;
 		for (unsigned i = 0; i < w->lead->n_group; i++) {

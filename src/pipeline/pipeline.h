@@ -580,6 +580,19 @@ void sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on);
  */
 void sl_pipeline_set_shared_counters(struct sl_pipeline *pl, bool on);
 
+/**
+ * Longest goto chain, in tables, that any packet has traversed so far (0 before the first
+ * packet), the maximum over the worker contexts.  Tracked per table per burst.  Any thread
+ * (a racy read of a counter that only grows).
+ */
+unsigned sl_pipeline_chain_traversed(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs);
+
+/**
+ * Longest goto chain, in tables, that the installed flows make possible from table 0 (1 for a
+ * pipeline without goto_table; 0 with no flows).  Walks every flow.  Control thread.
+ */
+unsigned sl_pipeline_chain_installed(const struct sl_pipeline *pl);
+
 /** Decision-cache hits and misses summed over worker contexts. */
 void sl_pipeline_cache_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
 			     uint64_t *hits, uint64_t *misses);

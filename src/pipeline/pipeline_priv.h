@@ -213,6 +213,8 @@ struct sl_pipeline_ctx {
 	uint64_t dc_hits;
 	uint64_t dc_misses;
 	uint64_t now;                         /* time of the burst (set_state timeouts) */
+	uint32_t chain_max;                  /* longest goto chain a packet took (tables) */
+	uint8_t chain_at[SL_TABLES_MAX + 2]; /* this burst: longest chain reaching each table */
 	struct dc_entry *dc_ents[SL_BURST_MAX];
 	uint64_t ll_lanes;           /* lanes whose packet is still low-latency (ffp.h) */
 	struct ffp_ctx *ffp;         /* this worker's LUTs and class counters */

@@ -691,8 +691,15 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 
 		ctx->lanes_at[t] = 0;
 		ctx->tstats[t].lookups += (uint64_t)__builtin_popcountll(lanes);
+		/* Chain length (issue #5): per table per burst; goto only moves forward. */
+		uint8_t depth = (uint8_t)(ctx->chain_at[t] + 1);
+		ctx->chain_at[t] = 0;
+		if (depth > ctx->chain_max)
+			ctx->chain_max = depth;
 		if (__atomic_load_n(&pl->tables[t].state, __ATOMIC_RELAXED) != NULL) { /* state_stage.c */
 			pl_state_stage(pl, ctx, (unsigned)t, pkts, lanes);
+			/* A state stage always leads to table t + 1: one more table of the chain. */
+			ctx->chain_at[t + 1] = SL_MAX(ctx->chain_at[t + 1], depth);
 			continue;
 		}
 		if (pt->tbl != NULL) {
@@ -757,6 +764,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 
 			if (next >= 0) {
 				lanes_push(ctx, (unsigned)next, i);
+				ctx->chain_at[next] = SL_MAX(ctx->chain_at[next], depth);
 			} else if (next == -1) {
 				n_out += finish(ctx, st, i, st->skip_reason, out_ports, drops);
 			} else {
