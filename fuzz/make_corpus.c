@@ -239,6 +239,7 @@ main(int argc, char **argv)
 		emit("ll_set");
 		sl_ofp_ffp_config_encode(&b, 701, &fc);
 		emit("ffp_config");
+	}
 	/* Forwarding modes (set and get). */
 	for (unsigned k = 0; k < 3; k++) {
 		static const char *const modes[] = {

@@ -16,7 +16,7 @@ if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
 	src/ofp/test_ofp_client src/ofconn/test_ofconn src/ctl/test_ctl_json \
 	src/ctl/test_ctl_client src/dispatch/test_dispatch src/pipeline/test_pipeline_workers \
 	src/state/test_state src/flowfile/test_stateful_concurrent src/ofp/test_ofp_state \
-	src/pipeline/test_ffp src/pipeline/test_pipeline_diff >/dev/null; then
+	src/pipeline/test_ffp src/pipeline/test_pipeline_diff \
 	src/fwd/test_fwd src/fwd/test_fwd_concurrent src/ofp/test_ofp_fwd >/dev/null; then
 	build-fuzz/src/pipeline/test_pipeline_concurrent 100000 || status=1
 	build-fuzz/src/pipeline/test_ffp >/dev/null || status=1
