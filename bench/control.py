@@ -1,26 +1,9 @@
 #!/usr/bin/env python3
-"""Control-path benchmark: a thin wrapper around ``python -m sluice.bench.control``
-(python/src/sluice/bench/control.py has the code and the definitions of the figures)."""
+"""Control-path benchmark: ``bench/run control`` (the code is python/src/sluice/bench/control.py)."""
 
-import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV = os.path.join(ROOT, ".venv")
-os.environ.setdefault("SLUICE_ROOT", ROOT)
-
-try:
-    from sluice.bench import control
-except ImportError:
-    # bench/run uses the system python3: re-run under the project venv if there is one,
-    # else import the package from the source tree (children inherit PYTHONPATH).
-    venv_py = os.path.join(VENV, "bin", "python")
-    if os.path.exists(venv_py) and os.path.realpath(sys.prefix) != os.path.realpath(VENV):
-        os.execv(venv_py, [venv_py, *sys.argv])
-    src = os.path.join(ROOT, "python", "src")
-    sys.path.insert(0, src)
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
-    from sluice.bench import control
+from _entry import run
 
 if __name__ == "__main__":
-    sys.exit(control.main())
+    sys.exit(run("control"))

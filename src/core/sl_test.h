@@ -8,7 +8,10 @@
 #ifndef SL_TEST_H
 #define SL_TEST_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static unsigned n_pass, n_fail;
 
@@ -30,6 +33,39 @@ sl_test_summary(void)
 {
 	printf("%u passed, %u failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
+}
+
+/**
+ * Parse hex digits (either case) into @out, skipping any other characters
+ * (spaces, '|', newlines), so golden vectors can be written as in the docs.
+ * Aborts when more than @max bytes result.  Returns the byte count.
+ */
+static inline size_t
+sl_test_hex(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+	int hi = -1;
+
+	for (; *s; s++) {
+		int v;
+		if (*s >= '0' && *s <= '9')
+			v = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			v = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			v = *s - 'A' + 10;
+		else
+			continue;
+		if (hi < 0) {
+			hi = v;
+		} else {
+			if (n >= max)
+				abort();
+			out[n++] = (uint8_t)(hi << 4 | v);
+			hi = -1;
+		}
+	}
+	return n;
 }
 
 #endif /* SL_TEST_H */

@@ -30,35 +30,6 @@
  * Helpers.
  */
 
-/* Parse hex with any non-hex separators; returns the byte count. */
-static size_t
-hex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *s; s++) {
-		int v;
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			v = *s - 'A' + 10;
-		else
-			continue;
-		if (hi < 0) {
-			hi = v;
-		} else {
-			SL_VERIFY(n < max);
-			out[n++] = (uint8_t)(hi << 4 | v);
-			hi = -1;
-		}
-	}
-	SL_VERIFY(hi < 0);
-	return n;
-}
-
 static void
 dump(const char *what, const uint8_t *p, size_t n)
 {
@@ -73,7 +44,7 @@ static void
 check_bytes(const char *name, const uint8_t *got, size_t n_got, const char *want_hex)
 {
 	static uint8_t want[70000];
-	size_t n = hex(want_hex, want, sizeof(want));
+	size_t n = sl_test_hex(want_hex, want, sizeof(want));
 	bool ok = n == n_got && memcmp(want, got, n) == 0;
 
 	CHECK(ok, "%s: encoding differs from the golden bytes", name);
@@ -167,7 +138,7 @@ struct mb {
 static void
 mb_hex(struct mb *m, const char *h)
 {
-	m->n += hex(h, m->d + m->n, sizeof(m->d) - m->n);
+	m->n += sl_test_hex(h, m->d + m->n, sizeof(m->d) - m->n);
 }
 
 static void
@@ -235,21 +206,21 @@ test_golden_hello(void)
 	size_t n;
 
 	/* OVS "OFPT_HELLO with version bitmap": a 1.0 header, bitmap 0xf0 (1.3 .. 1.6). */
-	n = hex("01 00 00 10 00 00 00 00 00 01 00 08 00 00 00 f0", m, sizeof(m));
+	n = sl_test_hex("01 00 00 10 00 00 00 00 00 01 00 08 00 00 00 f0", m, sizeof(m));
 	CHECK(sl_ofp_hello_decode(m, n, &bm, &e) == 0 && bm == 0xf0, "bitmap %#x", bm);
 	/* OVS "OFPT_HELLO - ordinary": no bitmap, version 1 only. */
-	n = hex("0100000800000000", m, sizeof(m));
+	n = sl_test_hex("0100000800000000", m, sizeof(m));
 	CHECK(sl_ofp_hello_decode(m, n, &bm, &e) == 0 && bm == 0x2, "bitmap %#x", bm);
 	/* OVS "higher than supported version": 0x0f -> versions 1..15. */
-	n = hex("0f 00 00 08 00 00 00 00", m, sizeof(m));
+	n = sl_test_hex("0f 00 00 08 00 00 00 00", m, sizeof(m));
 	CHECK(sl_ofp_hello_decode(m, n, &bm, &e) == 0 && bm == 0xfffe, "bitmap %#x", bm);
 	/* OVS "OFPT_HELLO with version bitmap and extra data", trailing "abc" removed:
 	 * an unknown element (type 0xffff, length 6, padded) before the bitmap. */
-	n = hex("01 00 00 18 00 00 00 00 ff ff 00 06 01 02 00 00 00 01 00 08 00 00 00 f0", m,
+	n = sl_test_hex("01 00 00 18 00 00 00 00 ff ff 00 06 01 02 00 00 00 01 00 08 00 00 00 f0", m,
 		sizeof(m));
 	CHECK(sl_ofp_hello_decode(m, n, &bm, &e) == 0 && bm == 0xf0, "bitmap %#x", bm);
 	/* Version 4 without a bitmap gives bit 4. */
-	n = hex("04 00 00 08 00 00 00 00", m, sizeof(m));
+	n = sl_test_hex("04 00 00 08 00 00 00 00", m, sizeof(m));
 	CHECK(sl_ofp_hello_decode(m, n, &bm, &e) == 0 && (bm & 0x10), "bitmap %#x", bm);
 
 	sl_ofp_buf_init(&b);
@@ -294,13 +265,13 @@ test_golden_switch_msgs(void)
 	check_bytes("role_reply", b.data, b.len,
 		    "04 19 00 18 00 00 00 02 00 00 00 03 00 00 00 00 12 34 56 78 ab cd ef 90");
 	/* OVS "OFPT_ROLE_REQUEST - OF1.2" (04). */
-	n = hex("04 18 00 18 00 00 00 02 00 00 00 02 00 00 00 00 00 00 00 00 00 00 00 03", m,
+	n = sl_test_hex("04 18 00 18 00 00 00 02 00 00 00 02 00 00 00 00 00 00 00 00 00 00 00 03", m,
 		sizeof(m));
 	CHECK(sl_ofp_role_request_decode(m, n, &role, &e) == 0 &&
 		      role.role == SL_OFPCR_ROLE_MASTER && role.generation_id == 3,
 	      "role request");
 	/* OVS "OFPT_SET_ASYNC - OF1.3". */
-	n = hex("04 1c 00 20 00 00 00 00 00 00 10 05 00 00 10 07"
+	n = sl_test_hex("04 1c 00 20 00 00 00 00 00 00 10 05 00 00 10 07"
 		"00 00 00 03 00 00 00 07 00 00 00 00 00 00 00 03",
 		m, sizeof(m));
 	CHECK(sl_ofp_set_async_decode(m, n, &ac, &e) == 0 && ac.packet_in_mask[0] == 0x1005 &&
@@ -314,7 +285,7 @@ test_golden_switch_msgs(void)
 		    "04 1b 00 20 00 00 00 00 00 00 10 05 00 00 10 07"
 		    "00 00 00 03 00 00 00 07 00 00 00 00 00 00 00 03");
 	/* OVS "OFPT_PORT_MOD - OF1.3". */
-	n = hex("04 10 00 28 00 00 00 03 00 00 00 03 00 00 00 00"
+	n = sl_test_hex("04 10 00 28 00 00 00 03 00 00 00 03 00 00 00 00"
 		"50 54 00 00 00 01 00 00 00 00 00 01 00 00 00 01 00 00 00 00 00 00 00 00",
 		m, sizeof(m));
 	CHECK(sl_ofp_port_mod_decode(m, n, &pm, &e) == 0 && pm.port_no == 3 &&
@@ -322,18 +293,18 @@ test_golden_switch_msgs(void)
 		      pm.mask == 1 && pm.advertise == 0,
 	      "port_mod");
 	/* OVS "OFPT_TABLE_MOD - OF1.3". */
-	n = hex("04 11 00 10 00 00 00 02 02 00 00 00 00 00 00 00", m, sizeof(m));
+	n = sl_test_hex("04 11 00 10 00 00 00 02 02 00 00 00 00 00 00 00", m, sizeof(m));
 	CHECK(sl_ofp_table_mod_decode(m, n, &tm, &e) == 0 && tm.table_id == 2 && tm.config == 0,
 	      "table_mod");
 	/* OVS "OFPT_QUEUE_GET_CONFIG_REQUEST - OF1.2" (04). */
-	n = hex("04 16 00 10 00 00 00 01 00 00 00 01 00 00 00 00", m, sizeof(m));
+	n = sl_test_hex("04 16 00 10 00 00 00 01 00 00 00 01 00 00 00 00", m, sizeof(m));
 	CHECK(sl_ofp_queue_get_config_decode(m, n, &port, &e) == 0 && port == 1, "queue cfg");
 	sl_ofp_buf_reset(&b);
 	sl_ofp_queue_get_config_reply_encode(&b, 1, 1);
 	check_bytes("queue_get_config_reply", b.data, b.len,
 		    "04 17 00 10 00 00 00 01 00 00 00 01 00 00 00 00");
 	/* OVS "OFPT_ECHO_REQUEST, 5-byte payload" (04), and the reply. */
-	n = hex("04 02 00 0d 00 00 00 01 25 53 54 1a 9d", m, sizeof(m));
+	n = sl_test_hex("04 02 00 0d 00 00 00 01 25 53 54 1a 9d", m, sizeof(m));
 	CHECK(sl_ofp_echo_decode(m, n, &data, &dlen, &e) == 0 && dlen == 5 && data[0] == 0x25,
 	      "echo");
 	sl_ofp_buf_reset(&b);
@@ -343,7 +314,7 @@ test_golden_switch_msgs(void)
 	sl_ofp_buf_reset(&b);
 	sl_ofp_barrier_reply_encode(&b, 1);
 	check_bytes("barrier_reply", b.data, b.len, "04 15 00 08 00 00 00 01");
-	n = hex("04 14 00 08 00 00 00 01", m, sizeof(m));
+	n = sl_test_hex("04 14 00 08 00 00 00 01", m, sizeof(m));
 	CHECK(sl_ofp_empty_decode(m, n, &e) == 0, "barrier request");
 	sl_ofp_buf_free(&b);
 }
@@ -360,7 +331,7 @@ test_golden_error(void)
 	sl_ofp_buf_init(&b);
 	/* OVS ofp-errors.at "encoding errors extension that became official", OF1.2 (04):
 	 * error 11/2 carrying the offending 8-byte message. */
-	n = hex("03 00 00 08 12 34 56 78", m, sizeof(m));
+	n = sl_test_hex("03 00 00 08 12 34 56 78", m, sizeof(m));
 	CHECK(sl_ofp_error_encode(&b, 0x12345678, &e, m, n) == 0, "error");
 	check_bytes("error", b.data, b.len,
 		    "04 01 00 14 12 34 56 78 00 0b 00 02 03 00 00 08 12 34 56 78");
@@ -382,14 +353,14 @@ test_golden_error(void)
 		    "04 01 00 10 00 00 00 05 ff ff 0a 28 4f 4e 46 00");
 	CHECK(strcmp(sl_ofp_error_name(&e), "ONFBIC_DUP_INSTRUCTION") == 0, "name");
 	/* OVS "decoding experimenter errors" OF1.2 (04): NXBRC_MUST_BE_ZERO. */
-	n = hex("04 01 00 18 55 55 55 55 ff ff 00 04 00 00 23 20 01 02 00 08 11 11 11 11", m,
+	n = sl_test_hex("04 01 00 18 55 55 55 55 ff ff 00 04 00 00 23 20 01 02 00 08 11 11 11 11", m,
 		sizeof(m));
 	CHECK(sl_ofp_error_decode(m, n, &got, &data, &dlen, &e) == 0 &&
 		      got.type == SL_OFPET_EXPERIMENTER && got.code == 4 &&
 		      got.experimenter == 0x2320 && dlen == 8 && data[1] == 2,
 	      "experimenter error decode");
 	/* OVS "OFPT_ERROR with code OFPBMC_BAD_PREREQ" shape: plain error decode. */
-	n = hex("04 01 00 14 00 00 00 00 00 04 00 09 01 02 00 08 11 11 11 11", m, sizeof(m));
+	n = sl_test_hex("04 01 00 14 00 00 00 00 00 04 00 09 01 02 00 08 11 11 11 11", m, sizeof(m));
 	CHECK(sl_ofp_error_decode(m, n, &got, &data, &dlen, &e) == 0 &&
 		      err_is(&got, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ) && dlen == 8,
 	      "error decode");
@@ -446,7 +417,7 @@ test_golden_flow_mod(void)
 	size_t n;
 	int rc;
 
-	golden_fm_len = hex(flow_mod_golden, golden_fm, sizeof(golden_fm));
+	golden_fm_len = sl_test_hex(flow_mod_golden, golden_fm, sizeof(golden_fm));
 	rc = sl_ofp_flow_mod_decode(golden_fm, golden_fm_len, &fm, &e);
 	CHECK(rc == 0, "golden flow_mod: %s", sl_ofp_error_name(&e));
 	parse_flow(FLOW_MOD_TEXT, &want);
@@ -459,7 +430,7 @@ test_golden_flow_mod(void)
 	check_bytes("flow_mod re-encode", b.data, b.len, flow_mod_golden);
 
 	/* OVS "OFPT_FLOW_MOD - OF1.3 - flags": ADD to table 255 is refused... */
-	n = hex("04 0e 00 90 00 00 00 02 00 00 00 00 00 00 00 00"
+	n = sl_test_hex("04 0e 00 90 00 00 00 02 00 00 00 00 00 00 00 00"
 		"00 00 00 00 00 00 00 00 ff 00 00 00 00 00 ff ff"
 		"ff ff ff ff ff ff ff ff ff ff ff ff 00 1f 00 00"
 		"00 01 00 42 80 00 00 04 00 00 00 01 80 00 08 06"
@@ -486,7 +457,7 @@ test_golden_flow_mod(void)
 	CHECK(b.len == n && memcmp(b.data, m, n) == 0, "OVS flags flow_mod re-encodes");
 
 	/* OVS "OFPT_FLOW_MOD - OF1.2 - set-field ip_src" and "sctp_src" (04). */
-	n = hex("04 0e 00 58 52 33 45 02 00 00 00 00 00 00 00 00"
+	n = sl_test_hex("04 0e 00 58 52 33 45 02 00 00 00 00 00 00 00 00"
 		"00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 ff"
 		"ff ff ff ff ff ff ff ff ff ff ff ff 00 00 00 00"
 		"00 01 00 0a 80 00 0a 02 08 00 00 00 00 00 00 00"
@@ -496,7 +467,7 @@ test_golden_flow_mod(void)
 	rc = sl_ofp_flow_mod_decode(m, n, &fm, &e);
 	parse_flow("priority=255,ip actions=set_field:192.168.3.92->nw_src", &want);
 	CHECK(rc == 0 && spec_equal(&fm.spec, &want), "set-field ip_src");
-	n = hex("04 0e 00 58 52 33 45 07 00 00 00 00 00 00 00 00"
+	n = sl_test_hex("04 0e 00 58 52 33 45 07 00 00 00 00 00 00 00 00"
 		"00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 ff"
 		"ff ff ff ff ff ff ff ff ff ff ff ff 00 00 00 00"
 		"00 01 00 0f 80 00 0a 02 08 00 80 00 14 01 84 00"
@@ -530,7 +501,7 @@ test_golden_packet_msgs(void)
 
 	sl_ofp_buf_init(&b);
 	/* OVS "OFPT_PACKET_IN - OF1.3": RARP frame from LOCAL, buffer 0xffffff00. */
-	n = hex(pin, m, sizeof(m));
+	n = sl_test_hex(pin, m, sizeof(m));
 	memcpy(frame, m + 42, 42);
 	pi = (struct sl_ofp_packet_in){.buffer_id = 0xffffff00,
 				       .reason = SL_OFPR_NO_MATCH,
@@ -551,7 +522,7 @@ test_golden_packet_msgs(void)
 	(void)n;
 
 	/* OVS "OFPT_PACKET_OUT - OF1.1" (an OF1.2 dump; 04): in_port LOCAL, FLOOD max_len 1500. */
-	n = hex("04 0d 00 28 88 58 df c5 ff ff ff 00 ff ff ff fe"
+	n = sl_test_hex("04 0d 00 28 88 58 df c5 ff ff ff 00 ff ff ff fe"
 		"00 10 00 00 00 00 00 00 00 00 00 10 ff ff ff fb 05 dc 00 00 00 00 00 00",
 		m, sizeof(m));
 	CHECK(sl_ofp_packet_out_decode(m, n, &po, &e) == 0 && po.buffer_id == 0xffffff00 &&
@@ -564,7 +535,7 @@ test_golden_packet_msgs(void)
 	sl_ofp_packet_out_encode(&b, 0x8858dfc5, &po);
 	CHECK(b.len == n && memcmp(b.data, m, n) == 0, "packet_out re-encodes");
 	/* OVS "OFPT_PACKET_OUT - OF1.1, with packet" (04): 60-byte TCP frame. */
-	n = hex("04 0d 00 64 88 58 df c5 ff ff ff ff ff ff ff fe"
+	n = sl_test_hex("04 0d 00 64 88 58 df c5 ff ff ff ff ff ff ff fe"
 		"00 10 00 00 00 00 00 00 00 00 00 10 ff ff ff fb"
 		"05 dc 00 00 00 00 00 00 50 54 00 00 00 05 50 54"
 		"00 00 00 06 08 00 45 00 00 28 00 00 40 00 40 06"
@@ -637,10 +608,10 @@ test_golden_group_mod(void)
 	struct sl_ofp_error e;
 	struct sl_ofp_buf b;
 	uint8_t m[256];
-	size_t n = hex(gmod, m, sizeof(m));
+	size_t n = sl_test_hex(gmod, m, sizeof(m));
 	bool ok;
 
-	golden_gm_len = hex(gmod, golden_gm, sizeof(golden_gm));
+	golden_gm_len = sl_test_hex(gmod, golden_gm, sizeof(golden_gm));
 
 	CHECK(sl_ofp_group_mod_decode(m, n, &gm, &e) == 0, "group_mod: %s", sl_ofp_error_name(&e));
 	ok = gm.command == SL_OFPGC_ADD && gm.spec.type == SL_GROUP_SELECT &&
@@ -816,7 +787,7 @@ test_golden_multipart(void)
 		    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
 
 	/* Requests. OVS "OFPST_FLOW request - OF1.3". */
-	n = hex("04 12 00 38 00 00 00 02 00 01 00 00 00 00 00 00"
+	n = sl_test_hex("04 12 00 38 00 00 00 02 00 01 00 00 00 00 00 00"
 		"ff 00 00 00 ff ff ff ff ff ff ff ff 00 00 00 00"
 		"00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 01 00 04 00 00 00 00",
 		m, sizeof(m));
@@ -834,22 +805,22 @@ test_golden_multipart(void)
 	      "aggregate request");
 	/* OVS "OFPST_PORT request - 1.3", "OFPST_QUEUE request - OF1.3", "OFPST_TABLE request
 	 * - OF1.3", "OFPST_METER request - OF1.3", "OFPST_METER_FEATURES request - OF1.3". */
-	n = hex("04 12 00 18 00 00 00 02 00 04 00 00 00 00 00 00 ff ff ff ff 00 00 00 00", m,
+	n = sl_test_hex("04 12 00 18 00 00 00 02 00 04 00 00 00 00 00 00 ff ff ff ff 00 00 00 00", m,
 		sizeof(m));
 	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 && req.port_no == SL_PORT_ANY,
 	      "port request");
-	n = hex("04 12 00 18 00 00 00 02 00 05 00 00 00 00 00 00 ff ff ff ff ff ff ff ff", m,
+	n = sl_test_hex("04 12 00 18 00 00 00 02 00 05 00 00 00 00 00 00 ff ff ff ff ff ff ff ff", m,
 		sizeof(m));
 	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 &&
 		      req.queue.port_no == SL_PORT_ANY && req.queue.queue_id == 0xffffffff,
 	      "queue request");
-	n = hex("04120010000000020003000000000000", m, sizeof(m));
+	n = sl_test_hex("04120010000000020003000000000000", m, sizeof(m));
 	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 && req.type == SL_OFPMP_TABLE,
 	      "table request");
-	n = hex("041200180000000200090000000000000000000100000000", m, sizeof(m));
+	n = sl_test_hex("041200180000000200090000000000000000000100000000", m, sizeof(m));
 	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 && req.meter_id == 1,
 	      "meter request");
-	n = hex("0412001000000002000b000000000000", m, sizeof(m));
+	n = sl_test_hex("0412001000000002000b000000000000", m, sizeof(m));
 	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 &&
 		      req.type == SL_OFPMP_METER_FEATURES,
 	      "meter features request");
@@ -1197,7 +1168,7 @@ test_roundtrip_others(void)
 						   "ff ff 01 0c 53 4c 55 43 02 10 00 00 12 00 ff 00"};
 		for (unsigned k = 0; k < 2; k++) {
 			uint8_t w8[32];
-			size_t n = hex(want[k], w8, sizeof(w8));
+			size_t n = sl_test_hex(want[k], w8, sizeof(w8));
 			CHECK(memmem(b.data, b.len, w8, n) != NULL, "docs OXM example %u", k);
 		}
 	}
@@ -1233,7 +1204,7 @@ test_errors_header(void)
 	uint32_t bm;
 	int rc;
 
-	n = hex("04 00 00 08 00 00 00 01", m, sizeof(m));
+	n = sl_test_hex("04 00 00 08 00 00 00 01", m, sizeof(m));
 	rc = sl_ofp_header_decode(m, 7, &h, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "short header");
 	m[3] = 9;
@@ -1255,16 +1226,16 @@ test_errors_header(void)
 	rc = sl_ofp_flow_mod_decode(m, n, &fm, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TYPE, "wrong decoder");
 	/* Hello elements. */
-	n = hex("04 00 00 0c 00 00 00 00 00 01 00 02", m, sizeof(m));
+	n = sl_test_hex("04 00 00 0c 00 00 00 00 00 01 00 02", m, sizeof(m));
 	rc = sl_ofp_hello_decode(m, n, &bm, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "hello element len 2");
-	n = hex("04 00 00 10 00 00 00 00 00 01 00 06 00 00 00 00", m, sizeof(m));
+	n = sl_test_hex("04 00 00 10 00 00 00 00 00 01 00 06 00 00 00 00", m, sizeof(m));
 	rc = sl_ofp_hello_decode(m, n, &bm, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "bitmap len 6");
-	n = hex("04 00 00 10 00 00 00 00 00 01 00 10 00 00 00 10", m, sizeof(m));
+	n = sl_test_hex("04 00 00 10 00 00 00 00 00 01 00 10 00 00 00 10", m, sizeof(m));
 	rc = sl_ofp_hello_decode(m, n, &bm, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "element past message");
-	n = hex("04 00 00 0b 00 00 00 00 00 01 00", m, sizeof(m));
+	n = sl_test_hex("04 00 00 0b 00 00 00 00 00 01 00", m, sizeof(m));
 	rc = sl_ofp_hello_decode(m, n, &bm, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "3 trailing bytes");
 }
@@ -1973,10 +1944,10 @@ test_fuzz_regressions(void)
 	struct sl_ofp_error e;
 
 	for (unsigned i = 0; fuzz_regressions[i]; i++) {
-		size_t n = hex(fuzz_regressions[i], m, sizeof(m));
+		size_t n = sl_test_hex(fuzz_regressions[i], m, sizeof(m));
 		(void)decode_any(m, n, &e);
 	}
-	CHECK(sl_ofp_table_declare_decode(m, hex(fuzz_regressions[0], m, sizeof(m)), &ts, &e) == 0 &&
+	CHECK(sl_ofp_table_declare_decode(m, sl_test_hex(fuzz_regressions[0], m, sizeof(m)), &ts, &e) == 0 &&
 		      ts.kind == SL_TABLE_DIRECT && ts.max_entries == 0x72660000,
 	      "oom regression decodes: %s", sl_ofp_error_name(&e));
 }
@@ -2043,10 +2014,10 @@ test_fixed_lengths(void)
 		}
 	}
 	/* An experimenter error needs its 16-byte header. */
-	hex("04 01 00 0e 00 00 00 00 ff ff 00 04 00 00", m, sizeof(m));
+	sl_test_hex("04 01 00 0e 00 00 00 00 ff ff 00 04 00 00", m, sizeof(m));
 	int rc = sl_ofp_error_decode(m, 14, &got, &d, &dl, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "short experimenter error");
-	hex("04 00 00 08 00 00 00 00", m, sizeof(m));
+	sl_test_hex("04 00 00 08 00 00 00 00", m, sizeof(m));
 	rc = sl_ofp_echo_decode(m, 8, &d, &dl, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TYPE, "echo decoder on a hello");
 	CHECK(strcmp(sl_ofp_type_name(SL_OFPT_FLOW_MOD), "OFPT_FLOW_MOD") == 0 &&
@@ -2099,18 +2070,18 @@ test_ffp_experimenter(void)
 		{43, 0x40, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_LEN},           /* match past the end */
 	};
 	for (unsigned k = 0; k < SL_ARRAY_SIZE(bad); k++) {
-		n = hex(ll_hex, m, sizeof(m));
+		n = sl_test_hex(ll_hex, m, sizeof(m));
 		m[bad[k].ofs] = bad[k].val;
 		CHECK(sl_ofp_ll_set_decode(m, n, &ls2, &e) < 0 && e.type == bad[k].type &&
 			      e.code == bad[k].code,
 		      "ll_set error %u: got %s", k, sl_ofp_error_name(&e));
 	}
 	/* OFPTT_ALL without strict is fine; a message cut short is BAD_LEN. */
-	n = hex(ll_hex, m, sizeof(m));
+	n = sl_test_hex(ll_hex, m, sizeof(m));
 	m[16] = 255;
 	m[19] = 0;
 	CHECK(sl_ofp_ll_set_decode(m, n, &ls2, &e) == 0, "ll_set all tables non-strict");
-	n = hex(ll_hex, m, sizeof(m));
+	n = sl_test_hex(ll_hex, m, sizeof(m));
 	m[3] = 40;
 	CHECK(sl_ofp_ll_set_decode(m, 40, &ls2, &e) < 0 && e.code == SL_OFPBRC_BAD_LEN,
 	      "ll_set without match: %s", sl_ofp_error_name(&e));
@@ -2123,16 +2094,16 @@ test_ffp_experimenter(void)
 	CHECK(sl_ofp_ffp_config_decode(b.data, b.len, &fc2, &e) == 0 && fc2.flags == 3 &&
 		      fc2.min_timeout == 60 && fc2.min_pps == 1000,
 	      "ffp_config decode");
-	n = hex(fc_hex, m, sizeof(m));
+	n = sl_test_hex(fc_hex, m, sizeof(m));
 	m[16] = 0x08;
 	CHECK(sl_ofp_ffp_config_decode(m, n, &fc2, &e) < 0 &&
 		      e.type == SL_OFPET_SWITCH_CONFIG_FAILED && e.code == SL_OFPSCFC_BAD_FLAGS,
 	      "ffp_config unknown flag");
-	n = hex(fc_hex, m, sizeof(m));
+	n = sl_test_hex(fc_hex, m, sizeof(m));
 	m[20] = m[21] = m[22] = m[23] = 0;
 	CHECK(sl_ofp_ffp_config_decode(m, n, &fc2, &e) < 0 && e.code == SL_OFPSCFC_BAD_FLAGS,
 	      "ffp_config auto without a rate");
-	n = hex(fc_hex, m, sizeof(m));
+	n = sl_test_hex(fc_hex, m, sizeof(m));
 	m[17] = 1;
 	CHECK(sl_ofp_ffp_config_decode(m, n, &fc2, &e) < 0 && e.code == SL_OFPBRC_BAD_LEN,
 	      "ffp_config pad");

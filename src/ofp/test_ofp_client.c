@@ -20,35 +20,6 @@
 #include "../flowfile/flowfile.h"
 #include "ofp_priv.h"
 
-/* Parse hex with any non-hex separators; returns the byte count. */
-static size_t
-hex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *s; s++) {
-		int v;
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			v = *s - 'A' + 10;
-		else
-			continue;
-		if (hi < 0) {
-			hi = v;
-		} else {
-			SL_VERIFY(n < max);
-			out[n++] = (uint8_t)(hi << 4 | v);
-			hi = -1;
-		}
-	}
-	SL_VERIFY(hi < 0);
-	return n;
-}
-
 static bool
 err_is(const struct sl_ofp_error *e, uint16_t type, uint16_t code)
 {
@@ -138,7 +109,7 @@ test_golden_features(void)
 	struct sl_ofp_features f;
 	struct sl_ofp_error e;
 	uint8_t m[64];
-	size_t n = hex(features, m, sizeof(m));
+	size_t n = sl_test_hex(features, m, sizeof(m));
 	int rc;
 
 	rc = sl_ofp_features_reply_decode(m, n, &f, &e);
@@ -213,7 +184,7 @@ test_golden_multipart(void)
 	size_t n, ofs;
 	int rc;
 
-	n = hex(port_stats, m, sizeof(m));
+	n = sl_test_hex(port_stats, m, sizeof(m));
 	rc = sl_ofp_mp_reply_decode(m, n, &r, &e);
 	CHECK(rc == 0 && r.type == SL_OFPMP_PORT_STATS && r.flags == SL_OFPMPF_REPLY_MORE &&
 	          r.body_len == 112 && r.body == m + 16,
@@ -226,7 +197,7 @@ test_golden_multipart(void)
 	          g_ps.duration_sec == 5 && g_ps.duration_nsec == 500000000,
 	      "port stats golden");
 
-	n = hex(table_stats, m, sizeof(m));
+	n = sl_test_hex(table_stats, m, sizeof(m));
 	ofs = 0;
 	rc = sl_ofp_table_stats_entry_decode(m, n, &ofs, &g_ts, &e);
 	CHECK(rc == 0 && ofs == 24 && g_ts.table_id == 0 && g_ts.active_count == 8 &&
@@ -236,7 +207,7 @@ test_golden_multipart(void)
 	CHECK(rc == 0 && ofs == 48 && g_ts.table_id == 2 && g_ts.lookup_count == 3,
 	      "table stats golden 1");
 
-	n = hex(port_desc, m, sizeof(m));
+	n = sl_test_hex(port_desc, m, sizeof(m));
 	ofs = 0;
 	rc = sl_ofp_port_desc_entry_decode(m, n, &ofs, &g_pd, &e);
 	CHECK(rc == 0 && ofs == 64 && g_pd.port_no == 1 && g_pd.hw_addr[0] == 2 &&
@@ -250,7 +221,7 @@ test_golden_multipart(void)
 	rc = sl_ofp_port_desc_entry_decode(m, n, &ofs, &g_pd, &e);
 	CHECK(rc == 0 && strlen(g_pd.name) == 15, "port name without NUL");
 
-	n = hex(group_stats, m, sizeof(m));
+	n = sl_test_hex(group_stats, m, sizeof(m));
 	ofs = 0;
 	rc = sl_ofp_group_stats_entry_decode(m, n, &ofs, &g_gs, &e);
 	CHECK(rc == 0 && ofs == 56 && g_gs.group_id == 7 && g_gs.ref_count == 2 &&
@@ -258,7 +229,7 @@ test_golden_multipart(void)
 	          g_gs.buckets[0].packet_count == 11,
 	      "group stats golden");
 
-	n = hex(group_desc, m, sizeof(m));
+	n = sl_test_hex(group_desc, m, sizeof(m));
 	ofs = 0;
 	rc = sl_ofp_group_desc_entry_decode(m, n, &ofs, &g_gd, &e);
 	CHECK(rc == 0 && ofs == 40 && g_gd.group_id == 5 && g_gd.type == SL_GROUP_SELECT &&
@@ -274,13 +245,13 @@ test_golden_multipart(void)
 	      "group desc bad type");
 
 	/* Not a multipart reply; too short for one. */
-	n = hex("04 12 0010 00000001 0004 0000 00000000", m, sizeof(m));
+	n = sl_test_hex("04 12 0010 00000001 0004 0000 00000000", m, sizeof(m));
 	rc = sl_ofp_mp_reply_decode(m, n, &r, &e);
 	CHECK(rc < 0 && err_is(&e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TYPE), "mp request");
-	n = hex("04 13 000c 00000001 0004 0000", m, sizeof(m));
+	n = sl_test_hex("04 13 000c 00000001 0004 0000", m, sizeof(m));
 	rc = sl_ofp_mp_reply_decode(m, n, &r, &e);
 	CHECK(rc < 0 && err_is(&e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN), "mp short");
-	n = hex("04 13 0010 00000001 0004 0000 00000000", m, sizeof(m));
+	n = sl_test_hex("04 13 0010 00000001 0004 0000 00000000", m, sizeof(m));
 	rc = sl_ofp_mp_reply_decode(m, n, &r, &e);
 	CHECK(rc == 0 && r.body == NULL && r.body_len == 0, "mp empty body");
 }

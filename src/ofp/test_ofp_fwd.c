@@ -10,31 +10,6 @@
 
 #include "../core/sl_test.h"
 
-static size_t
-hex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *s; s++) {
-		int v;
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else
-			continue;
-		if (hi < 0) {
-			hi = v;
-		} else {
-			SL_VERIFY(n < max);
-			out[n++] = (uint8_t)(hi << 4 | v);
-			hi = -1;
-		}
-	}
-	return n;
-}
-
 /* One golden vector: the text form and the message bytes. */
 struct golden {
 	uint32_t exp_type;
@@ -127,7 +102,7 @@ main(void)
 		struct sl_ofp_error e;
 		char text[512], err[256];
 		uint32_t t = 0;
-		size_t n = hex(g->bytes, m, sizeof(m));
+		size_t n = sl_test_hex(g->bytes, m, sizeof(m));
 
 		/* Bytes -> decode -> text. */
 		CHECK(sl_ofp_fwd_mode_decode(m, n, &t, &fp, &e) == 0, "golden %u decodes: %s", k,
@@ -160,7 +135,7 @@ main(void)
 		struct sl_fwd_params fp;
 		struct sl_ofp_error e = {0};
 		uint32_t t;
-		size_t n = hex(bd->bytes, m, sizeof(m));
+		size_t n = sl_test_hex(bd->bytes, m, sizeof(m));
 
 		CHECK(sl_ofp_fwd_mode_decode(m, n, &t, &fp, &e) == -1 && e.type == bd->type &&
 		          e.code == bd->code &&
@@ -178,12 +153,12 @@ main(void)
 		struct sl_ofp_error e = {EXP, SL_OFPXFE_DUP_NEIGHBOR, SL_OFP_EXPERIMENTER_ID};
 		uint8_t want[32];
 		size_t n =
-		    hex("04 01 00 1c 00 00 00 09 ff ff 04 03 53 4c 55 43 04 04 00 10 00 00 00 09"
+		    sl_test_hex("04 01 00 1c 00 00 00 09 ff ff 04 03 53 4c 55 43 04 04 00 10 00 00 00 09"
 		        "53 4c 55 43",
 		        want, sizeof(want));
 
 		sl_ofp_buf_reset(&b);
-		hex("04 04 00 10 00 00 00 09 53 4c 55 43 00 00 00 04", m, sizeof(m));
+		sl_test_hex("04 04 00 10 00 00 00 09 53 4c 55 43 00 00 00 04", m, sizeof(m));
 		CHECK(sl_ofp_error_encode(&b, 9, &e, m, 12) == 0 && b.len == n &&
 		          memcmp(b.data, want, n) == 0,
 		      "OFPT_ERROR experimenter bytes (%zu)", b.len);

@@ -12,36 +12,11 @@
 #include "../core/sl_test.h"
 #include "../flowfile/flowfile.h"
 
-static size_t
-hex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *s; s++) {
-		int v;
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else
-			continue;
-		if (hi < 0) {
-			hi = v;
-		} else {
-			SL_VERIFY(n < max);
-			out[n++] = (uint8_t)(hi << 4 | v);
-			hi = -1;
-		}
-	}
-	return n;
-}
-
 static void
 check_bytes(const char *name, const struct sl_ofp_buf *b, const char *want_hex)
 {
 	uint8_t want[4096];
-	size_t n = hex(want_hex, want, sizeof(want));
+	size_t n = sl_test_hex(want_hex, want, sizeof(want));
 	bool ok = n == b->len && memcmp(want, b->data, n) == 0;
 
 	CHECK(ok, "%s: encoding differs from the golden bytes", name);
@@ -68,7 +43,7 @@ static void
 test_state_mod(void)
 {
 	uint8_t m[256];
-	size_t n = hex(set_golden, m, sizeof(m));
+	size_t n = sl_test_hex(set_golden, m, sizeof(m));
 	struct sl_ofp_state_mod sm;
 	struct sl_ofp_error e;
 	struct sl_ofp_buf b;
@@ -128,7 +103,7 @@ test_state_mod(void)
 	          sm.table_id == 2,
 	      "decode del all");
 	/* DEL_ALL with a key is refused. */
-	n = hex(set_golden, m, sizeof(m));
+	n = sl_test_hex(set_golden, m, sizeof(m));
 	m[15] = 0x0c;
 	m[17] = 1;
 	m[23] = m[27] = m[31] = 0;
@@ -148,7 +123,7 @@ static void
 test_state_table(void)
 {
 	uint8_t m[256];
-	size_t n = hex(table_golden, m, sizeof(m));
+	size_t n = sl_test_hex(table_golden, m, sizeof(m));
 	struct sl_table_spec ts;
 	struct sl_ofp_error e;
 	struct sl_ofp_buf b;
@@ -198,7 +173,7 @@ test_action_and_oxm(void)
 	static const char *const action_golden = "ff ff 00 20 53 4c 55 43 00 01 ff 00 00 00 00 05"
 	                                         "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00";
 	uint8_t m[128];
-	size_t n = hex(action_golden, m, sizeof(m));
+	size_t n = sl_test_hex(action_golden, m, sizeof(m));
 	struct sl_action acts[SL_ACTIONS_MAX];
 	struct sl_ofp_error e;
 	struct sl_ofp_buf b;
