@@ -380,20 +380,21 @@ overloaded(const struct sl_dispatch *d, unsigned c)
 /*
  * AHRW: the worker maximising mu_j * W(j, D) over the workers whose load
  * factor does not exceed the threshold, mu_j = 1 - tau_j (in slots:
- * ring_size - used, the same argmax).  @c when every worker is above it.
+ * ring_size - used, the same argmax).  @used[j] is worker j's ring use, live
+ * (adaptive) or from the burst's snapshot (ordered).  @c when every worker is
+ * above the threshold.
  */
 static unsigned
-ahrw(struct sl_dispatch *d, uint32_t digest, unsigned c)
+ahrw_over(struct sl_dispatch *d, uint32_t digest, unsigned c, const unsigned used[])
 {
 	uint64_t best_w = 0;
 	unsigned best = c;
 	bool found = false;
 
 	for (unsigned j = 0; j < d->n; j++) {
-		unsigned used = d->p.ops.ring_used(d->p.ops.arg, j);
-		if (used > d->thr_slots)
+		if (used[j] > d->thr_slots)
 			continue;
-		uint64_t mu = used < d->p.ring_size ? d->p.ring_size - used : 0;
+		uint64_t mu = used[j] < d->p.ring_size ? d->p.ring_size - used[j] : 0;
 		uint64_t w = mu * sl_dispatch_hrw_weight(j, digest);
 		if (!found || w > best_w) {
 			best_w = w;
@@ -407,6 +408,17 @@ ahrw(struct sl_dispatch *d, uint32_t digest, unsigned c)
 		d->st[best].adjust_to++;
 	}
 	return best;
+}
+
+/* AHRW on the rings' live use (Algorithm 1). */
+static unsigned
+ahrw(struct sl_dispatch *d, uint32_t digest, unsigned c)
+{
+	unsigned used[SL_DISPATCH_WORKERS_MAX];
+
+	for (unsigned j = 0; j < d->n; j++)
+		used[j] = d->p.ops.ring_used(d->p.ops.arg, j);
+	return ahrw_over(d, digest, c, used);
 }
 
 static void
@@ -455,32 +467,11 @@ drained(const struct sl_dispatch *d, const struct bucket *b)
 	return (int32_t)(d->snap_done[b->worker] - last) >= 0;
 }
 
-/* AHRW on the snapshot: argmax (ring_size - used) * W(j, D) over workers not above the threshold. */
+/* AHRW on the burst's snapshot of ring use (ordered mode). */
 static unsigned
 ahrw_snap(struct sl_dispatch *d, uint32_t digest, unsigned c)
 {
-	uint64_t best_w = 0;
-	unsigned best = c;
-	bool found = false;
-
-	for (unsigned j = 0; j < d->n; j++) {
-		unsigned used = d->snap_used[j];
-		if (used > d->thr_slots)
-			continue;
-		uint64_t mu = used < d->p.ring_size ? d->p.ring_size - used : 0;
-		uint64_t w = mu * sl_dispatch_hrw_weight(j, digest);
-		if (!found || w > best_w) {
-			best_w = w;
-			best = j;
-			found = true;
-		}
-	}
-	if (best != c) {
-		d->adjustments++;
-		d->st[c].adjust_from++;
-		d->st[best].adjust_to++;
-	}
-	return best;
+	return ahrw_over(d, digest, c, d->snap_used);
 }
 
 static void
