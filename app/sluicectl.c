@@ -2291,10 +2291,12 @@ monitor_print(const struct sample *cur, const struct sample *prev, bool tty)
 		printf("%s\n", any ? "" : " none");
 	}
 	{
-		double pk = rate(cur->vdp, prev->vdp, "packets", dt);
-		double cy = rate(cur->vdp, prev->vdp, "busy_cycles", dt);
-		double bu = rate(cur->vdp, prev->vdp, "bursts", dt);
-		sl_ctl_fmt_si(pk, a, sizeof(a));
+		/* Per-packet ratios from the counter deltas (dt = 1), not from rates, so
+		 * the same counters always print the same figures. */
+		double pk = rate(cur->vdp, prev->vdp, "packets", 1.0);
+		double cy = rate(cur->vdp, prev->vdp, "busy_cycles", 1.0);
+		double bu = rate(cur->vdp, prev->vdp, "bursts", 1.0);
+		sl_ctl_fmt_si(rate(cur->vdp, prev->vdp, "packets", dt), a, sizeof(a));
 		if (pk > 0)
 			printf("DATAPATH: %s pkt/s, %.1f cycles/pkt, burst %.1f\n", a, cy / pk,
 			       bu > 0 ? pk / bu : 0.0);
