@@ -55,18 +55,25 @@ def main(argv: list[str] | None = None) -> int:
     mgr.load_apps(modules)
     contexts = mgr.create_contexts()
     services = mgr.instantiate_apps(**contexts)
-    print(f"sluice.apps.run: {', '.join(a.apps)} listening on "
-          f"tcp:{a.ofp_listen_host}:{a.ofp_tcp_listen_port}", flush=True)
 
     def stop(signum: int, _frame: object) -> None:
-        for t in services:
-            hub.kill(t)
+        # Handlers run in whichever greenlet is current; killing the service
+        # threads from there does not wake the main greenlet, so the main
+        # greenlet is interrupted instead (as Ctrl-C does in osken-manager).
+        raise KeyboardInterrupt(signum)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # Printed once the handlers are in place: a caller may stop us from here on.
+    print(f"sluice.apps.run: {', '.join(a.apps)} listening on "
+          f"tcp:{a.ofp_listen_host}:{a.ofp_tcp_listen_port}", flush=True)
     try:
         hub.joinall(services)
+    except KeyboardInterrupt:
+        pass
     finally:
+        for t in services:
+            hub.kill(t)
         mgr.close()
     return 0
 
