@@ -874,6 +874,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"{sm}{mark} | {', '.join(f'{x:.3f}' for x in sat[c])} |")
         md.append("")
     md += ["## Sweep", ""]
+    if any(sz < decomp.MIN_FRAME_TC456 for sz in sizes) and {"tc4", "tc5", "tc6"} & set(cases):
+        md += [f"TC4-TC6 frames are at least {decomp.MIN_FRAME_TC456} bytes (VLAN + TCP headers "
+               "and sluice-gen's 16-byte signature; docs/sluice-gen.md): in the tables of "
+               "smaller sizes their columns are "
+               f"{decomp.MIN_FRAME_TC456}-byte frames.", ""]
     for size in sizes:
         md += md_sweep_tables(sweep, cases + ([f"ovs:{c}" for c in ovs_cases] if size == 128
                                               else []), size)
