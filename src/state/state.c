@@ -35,6 +35,9 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 /* fl: a way's flags and idle timeout. */
 #define F_LIVE (1u << 31) /* the way holds a key */
@@ -435,6 +438,23 @@ g_match(struct geo g, uint8_t *bk, const uint8_t *key)
 	const uint32_t *fl = g_fl(g, bk);
 	uint32_t m = 0;
 
+#if defined(__AVX2__) && !defined(SL_STATE_SCALAR)
+	/*
+	 * GEO8: the three keys are the first 24 bytes, fl the words at 48..59
+	 * (F_LIVE is their sign bit): one compare and two movemasks.  The
+	 * fourth lanes (state words, the header) are masked off.
+	 */
+	if (g.ks == 8 && g.ways == 3 && g.bsize == 64) {
+		uint64_t k;
+		memcpy(&k, key, 8);
+		__m256i eq = _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)bk),
+		                                _mm256_set1_epi64x((long long)k));
+		uint32_t km = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(eq));
+		uint32_t lm = (uint32_t)_mm_movemask_ps(
+		    _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)fl)));
+		return km & lm & 7u;
+	}
+#endif
 	for (unsigned w = 0; w < g.ways; w++)
 		m |= ((fl[w] >> 31) & (uint32_t)key_equal(g_key(g, bk, w), key, g.ks)) << w;
 	return m;
