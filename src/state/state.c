@@ -94,7 +94,8 @@ struct sl_state {
 	uint8_t *bkts;
 	struct st_cold *cold; /* n_buckets * W, slot b * W + w */
 	size_t footprint;
-	uint32_t sweep;     /* next bucket the housekeeping checks */
+	uint32_t sweep;     /* housekeeping calls */
+	uint32_t sweep_b;   /* next bucket the housekeeping checks */
 	uint32_t gen;       /* bumped whenever an entry leaves or changes slot (hints) */
 	uint64_t now_tsc;   /* writer: the last `now` converted ... */
 	uint64_t now_ms;    /* ... to milliseconds (one division per burst, not per packet) */
@@ -1190,7 +1191,8 @@ sl_state_service(struct sl_state *s, uint64_t now)
 	 */
 	if ((++s->sweep & 7) != 0)
 		return;
-	uint32_t b = (s->sweep >> 3) % s->n_buckets;
+	uint32_t b = s->sweep_b;
+	s->sweep_b = b + 1 == s->n_buckets ? 0 : b + 1;
 	uint64_t ms = writer_ms(s, now);
 	uint8_t *bk = bkt(s, b);
 	for (unsigned w = 0; w < s->ways; w++) {
