@@ -15,7 +15,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
 	src/ofp/test_ofp_client src/ofconn/test_ofconn src/ctl/test_ctl_json \
 	src/ctl/test_ctl_client src/dispatch/test_dispatch src/pipeline/test_pipeline_workers \
-	src/state/test_state src/flowfile/test_stateful_concurrent src/ofp/test_ofp_state \
+	src/state/test_state src/state/test_state_scalar src/flowfile/test_stateful_concurrent src/ofp/test_ofp_state \
 	src/pipeline/test_ffp src/pipeline/test_pipeline_diff \
 	src/fwd/test_fwd src/fwd/test_fwd_concurrent src/ofp/test_ofp_fwd >/dev/null; then
 	build-fuzz/src/pipeline/test_pipeline_concurrent 100000 || status=1
@@ -29,6 +29,7 @@ if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
 	build-fuzz/src/dispatch/test_dispatch >/dev/null || status=1
 	build-fuzz/src/pipeline/test_pipeline_workers 5000 >/dev/null || status=1
 	build-fuzz/src/state/test_state >/dev/null || status=1
+	build-fuzz/src/state/test_state_scalar >/dev/null || status=1
 	build-fuzz/src/flowfile/test_stateful_concurrent 300 >/dev/null || status=1
 	build-fuzz/src/ofp/test_ofp_state >/dev/null || status=1
 	build-fuzz/src/fwd/test_fwd >/dev/null || status=1

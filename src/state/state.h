@@ -18,6 +18,9 @@
  * a rollback state: once a timeout has passed, the flow is in the rollback
  * state with no timeouts (OpenState's semantics).  An entry in state 0 with
  * no timeouts is no different from no entry at all and is removed.
+ * Timeouts are kept to the millisecond: `now` is taken as floor(now /
+ * ceil(tsc_hz / 1000)) ms, and a timeout of T ms has passed once that count
+ * is T past the count at the set (or last hit).
  *
  * Bounds (packets are untrusted): the table holds at most `capacity`
  * entries, in a fixed array allocated at creation.  Lookups never insert;
@@ -28,11 +31,24 @@
  * (counted in `refused`): spoofed traffic can fill the table only through
  * rules that set states, and never past capacity.
  *
- * Layout: a two-choice bucketised hash (8 ways per bucket, 16-bit
- * signatures kept apart from the entries, 4 buckets per cache line; an
- * entry of a key up to 16 bytes takes one 64-byte line), 1.25 to 2.5 slots
- * per unit of capacity (a power of two), in one mapping with transparent
- * huge pages requested.  sl_state_footprint() gives the bytes.
+ * Layout: a two-choice bucketised hash whose buckets hold the entries
+ * inline: the keys (compared in full), the states and each entry's timeout
+ * as a 32-bit millisecond deadline that a hit moves on by the idle
+ * timeout.  A bucket is one 64-byte line for keys of 8 bytes (3 ways; the
+ * lookup scopes nw_src, dl_dst, nw_src+nw_dst are such keys) and 2 to 4
+ * lines for wider keys (3 or 4 ways).  A key lives in its primary bucket
+ * unless that was full (then in its secondary, after up to two cuckoo moves
+ * of other keys); the primary counts its keys living elsewhere, so a lookup
+ * reads one bucket unless that count is not 0.  The rest of an entry
+ * (rollback state, configured timeouts, 64-bit deadlines) is a 32-byte cold
+ * record apart, read when an entry is set to something new, expires, is
+ * dumped, or has timeouts the 32-bit deadline cannot hold ("slow" entries:
+ * a timeout above 2^28 ms, about 3.1 days, or idle and hard together; every
+ * hit of those reads the cold record).  A set_state that only restarts the
+ * idle timeout of the state a flow is already in writes the deadline word
+ * and nothing else.  Slots: 1.25 per unit of capacity, any count (no power
+ * of two): 67 bytes per entry of capacity with 8-byte keys.
+ * sl_state_footprint() gives the bytes.
  *
  * set_state hints: the lookup stage leaves in each packet (sl_pkt
  * state_slot/state_gen/state_owner) the slot of its update-scope entry;
@@ -51,8 +67,9 @@
  *    drains in sl_state_service() (before its lookups and when idle);
  *    when no worker runs (startup, unit tests) the control thread is the
  *    single writer and calls the writer functions itself;
- *  - the control thread reads entries for dumps through a per-entry
- *    sequence count (seqlock): the worker never waits, the reader retries;
+ *  - the control thread reads entries for dumps through a per-bucket
+ *    sequence count (seqlock): the worker never waits, the reader retries
+ *    (a hit's deadline refresh is a single word store, outside it);
  *  - replacing a table (new scopes or capacity) is the pipeline's business:
  *    it publishes the new table with one pointer store and destroys the
  *    old one after an RCU grace period (pipeline.h).
@@ -180,7 +197,9 @@ size_t sl_state_footprint_for(uint32_t capacity, unsigned key_size);
  * Look up the state of each lane's packet and store it in pkts[i].state
  * (0 when the flow has no entry).  Refreshes idle timeouts; applies the
  * rollback of entries whose timeout passed.  Staged: extract every key,
- * hash and prefetch both buckets, then compare.  No allocation, no locks.
+ * hash and prefetch the primary buckets, compare, prefetch the secondary
+ * buckets of the lanes whose primary has overflowed and that did not find
+ * their key, compare.  No allocation, no locks.
  *
  * @param s      The table.
  * @param pkts   Packets of the burst.
@@ -251,7 +270,9 @@ int sl_state_cmd_apply(struct sl_state *s, const struct sl_state_cmd *c, uint64_
 /**
  * Worker housekeeping: apply up to SL_STATE_RING posted commands, then
  * check one bucket for passed timeouts (so expired entries leave even
- * without traffic).  A few loads when there is nothing to do.
+ * without traffic, and every 32-bit deadline is met long before it could
+ * wrap: a bucket is visited every 8 * buckets calls).  A few loads when
+ * there is nothing to do.
  * Writer (the worker).
  */
 void sl_state_service(struct sl_state *s, uint64_t now);
@@ -268,7 +289,7 @@ int sl_state_ctl_post(struct sl_state *s, const struct sl_state_cmd *c);
 bool sl_state_ctl_pending(const struct sl_state *s);
 
 /**
- * Visit every entry (consistent per entry: seqlock).  Entries whose
+ * Visit every entry (consistent per bucket: seqlock).  Entries whose
  * timeout passed are reported in their rollback state (or not at all when
  * that is 0).
  *

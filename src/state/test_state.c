@@ -181,6 +181,111 @@ test_timeouts(void)
 	sl_state_destroy(s);
 }
 
+static int
+dump_left(const struct sl_state_entry_info *e, void *arg)
+{
+	uint32_t *out = arg;
+
+	out[0] = e->state;
+	out[1] = e->idle_left_ms;
+	out[2] = e->hard_left_ms;
+	return 0;
+}
+
+/*
+ * Deadlines are 32-bit milliseconds: they must hold across the wrap of the
+ * 32-bit clock, and timeouts too long for them (or idle and hard together)
+ * take the exact 64-bit path.  Both to the millisecond, dumps included.
+ */
+static void
+test_timeouts_wide(void)
+{
+	struct sl_state *s = make(64, false);
+	uint32_t a = 0x0a000001, b = 0x0a000002, d[3];
+	uint64_t t = (UINT64_C(1) << 32) - 50; /* 50 ms before the 32-bit wrap */
+
+	CHECK(set1(s, a, b, 7, 0, 100, 0, t) == 0, "set idle 100");
+	CHECK(lookup1(s, a, b, t + 99) == 7, "idle across the wrap: alive");
+	CHECK(lookup1(s, a, b, t + 198) == 7, "refreshed at +99: alive at +198");
+	sl_state_dump(s, t + 200, dump_left, d);
+	CHECK(d[0] == 7 && d[1] == 98 && d[2] == 0, "dump idle_left %u (98)", d[1]);
+	CHECK(lookup1(s, a, b, t + 298) == 0, "idle passed at +298");
+	CHECK(set1(s, a, b, 8, 9, 0, 30, t + 40) == 0, "set hard 30");
+	CHECK(lookup1(s, a, b, t + 69) == 8, "before hard");
+	sl_state_dump(s, t + 60, dump_left, d);
+	CHECK(d[0] == 8 && d[1] == 0 && d[2] == 10, "dump hard_left %u (10)", d[2]);
+	CHECK(lookup1(s, a, b, t + 70) == 9, "hard passed: rollback");
+
+	/* Slow entries: an idle timeout past 2^28 ms, the longest hard timeout, both together. */
+	t = 1000;
+	CHECK(set1(s, a, b, 3, 0, (1u << 28) + 5, 0, t) == 0, "long idle");
+	CHECK(lookup1(s, a, b, t + (1u << 28) + 4) == 3, "long idle: alive, refreshed");
+	t += (1u << 28) + 4;
+	sl_state_dump(s, t + 5, dump_left, d);
+	CHECK(d[0] == 3 && d[1] == (1u << 28), "dump long idle_left %u", d[1]);
+	CHECK(lookup1(s, a, b, t + (1u << 28) + 4) == 3, "long idle: still alive");
+	t += (1u << 28) + 4;
+	CHECK(lookup1(s, a, b, t + (1u << 28) + 5) == 0, "long idle passed");
+	CHECK(set1(s, a, b, 4, 6, 0, UINT32_MAX, 10) == 0, "longest hard");
+	CHECK(lookup1(s, a, b, 10 + (uint64_t)UINT32_MAX - 1) == 4, "before the longest hard");
+	CHECK(lookup1(s, a, b, 10 + (uint64_t)UINT32_MAX) == 6, "longest hard passed");
+	CHECK(set1(s, a, b, 5, 0, 20, 50, 100) == 0, "idle and hard");
+	CHECK(lookup1(s, a, b, 119) == 5 && lookup1(s, a, b, 138) == 5, "idle refreshed");
+	CHECK(lookup1(s, a, b, 149) == 5 && lookup1(s, a, b, 150) == 0, "hard first");
+	sl_state_destroy(s);
+}
+
+/*
+ * A tiny table (3 buckets of 3 ways): keys overflow to their second bucket
+ * and move; every key stays findable, deletions of keys in either bucket
+ * keep the others, and at capacity sets are refused and counted.
+ */
+static void
+test_buckets_full(void)
+{
+	struct sl_state *s = make(7, false);
+	struct sl_state_stats st;
+	uint32_t in[64];
+	unsigned n = 0, refused = 0;
+
+	for (uint32_t k = 1; k <= 40; k++) {
+		int rc = set1(s, k, 0, 100 + k, 0, 0, 0, 1);
+		if (rc == 0)
+			in[n++] = k;
+		else
+			refused += rc == -ENOSPC;
+	}
+	sl_state_stats_get(s, &st);
+	CHECK(n == 7 && refused == 33 && st.refused == 33 && st.n_entries == 7,
+	      "filled to capacity: %u in, %u refused", n, refused);
+	for (unsigned i = 0; i < n; i++)
+		CHECK(lookup1(s, in[i], 0, 2) == 100 + in[i], "key %u found", in[i]);
+	for (uint32_t k = 41; k < 400; k++)
+		CHECK(lookup1(s, k, 0, 2) == 0, "absent key %u", k);
+	/* Delete every other key, insert others, in whichever bucket they land. */
+	for (unsigned i = 0; i < n; i += 2)
+		CHECK(set1(s, in[i], 0, 0, 0, 0, 0, 3) == 0, "delete %u", in[i]);
+	for (unsigned i = 0; i < n; i++)
+		CHECK(lookup1(s, in[i], 0, 4) == (i % 2 ? 100 + in[i] : 0), "after deletes: %u",
+		      in[i]);
+	unsigned more = 0;
+	for (uint32_t k = 1000; k < 1100 && more < 4; k++)
+		if (set1(s, k, 0, k, 0, 0, 0, 5) == 0) {
+			more++;
+			CHECK(lookup1(s, k, 0, 5) == k, "new key %u", k);
+		}
+	CHECK(more == 4, "room again after deletes: %u", more);
+	for (unsigned i = 1; i < n; i += 2)
+		CHECK(lookup1(s, in[i], 0, 6) == 100 + in[i], "kept: %u", in[i]);
+	sl_state_clear(s);
+	sl_state_stats_get(s, &st);
+	CHECK(st.n_entries == 0, "cleared");
+	for (uint32_t k = 1; k < 1100; k++)
+		if (lookup1(s, k, 0, 7) != 0)
+			CHECK(false, "key %u after clear", k);
+	sl_state_destroy(s);
+}
+
 static void
 test_capacity(void)
 {
@@ -325,12 +430,35 @@ dump_check(const struct sl_state_entry_info *e, void *arg)
 	return 0;
 }
 
+/* The lookup-scope key of the test frame from source @k (any layout). */
 static void
-test_differential(void)
+key_of(const struct sl_state *s, uint32_t k, uint8_t *key)
 {
-	struct sl_field lk[1] = {F_SRC};
-	struct sl_state_params p = {.lookup = lk, .n_lookup = 1, .capacity = 4096, .tsc_hz = 1000};
+	uint8_t f[64];
+	struct sl_pkt p;
+
+	frame(f, k, 0, 1, 2);
+	sl_pkt_init(&p, f, 64, 0, 1);
+	memset(key, 0, SL_KEY_MAX);
+	sl_key_extract(sl_state_layout(s, false), &p, key);
+}
+
+/*
+ * The table against the model: random sets (long timeouts too), deletes,
+ * housekeeping, lookup bursts (and the same bursts read by a non-writer,
+ * sl_state_peek_burst) and set_states through the hints.  @capacity near
+ * REF_KEYS fills the buckets: keys overflow to their second bucket, move
+ * (cuckoo) and leave again.  @wide keys (16 bytes: nw_src + both MACs)
+ * take the generic code instead of the 8-byte one.
+ */
+static void
+test_differential_run(uint32_t capacity, bool wide)
+{
+	struct sl_field lk[3] = {F_SRC, {.id = SL_FIELD_ETH_SRC}, {.id = SL_FIELD_ETH_DST}};
+	struct sl_state_params p = {
+	    .lookup = lk, .n_lookup = wide ? 3 : 1, .capacity = capacity, .tsc_hz = 1000};
 	static uint8_t keys[SL_BURST_MAX][SL_KEY_MAX];
+	struct sl_pkt peek[SL_BURST_MAX];
 	static uint8_t frames[SL_BURST_MAX][64];
 	struct sl_pkt pkts[SL_BURST_MAX];
 	struct sl_state *s;
@@ -350,20 +478,21 @@ test_differential(void)
 			                         .rollback = rnd(3),
 			                         .idle_ms = rnd(3) ? 0 : 1 + rnd(50),
 			                         .hard_ms = rnd(3) ? 0 : 1 + rnd(100)};
+			/* Now and then timeouts too long for the 32-bit deadlines (slow entries). */
+			if (rnd(16) == 0)
+				a.idle_ms = (1u << 28) + rnd(50);
+			if (rnd(16) == 0)
+				a.hard_ms = UINT32_MAX - rnd(3);
 			uint32_t k = rnd(REF_KEYS);
 			ref_lookup(k, now, false); /* the model applies a passed timeout first */
-			uint8_t key[SL_KEY_MAX] = {0};
-			key[0] = (uint8_t)(k >> 24);
-			key[1] = (uint8_t)(k >> 16);
-			key[2] = (uint8_t)(k >> 8);
-			key[3] = (uint8_t)k;
+			uint8_t key[SL_KEY_MAX];
+			key_of(s, k, key);
 			CHECK(sl_state_set_key(s, key, &a, now) == 0, "set");
 			ref_set(k, &a, now);
 		} else if (op == 3) {
 			uint32_t k = rnd(REF_KEYS);
-			uint8_t key[SL_KEY_MAX] = {0};
-			key[2] = (uint8_t)(k >> 8);
-			key[3] = (uint8_t)k;
+			uint8_t key[SL_KEY_MAX];
+			key_of(s, k, key);
 			ref_lookup(k, now, false);
 			int rc = sl_state_del_key(s, key);
 			/* An entry whose timeout passed may still be there to delete. */
@@ -381,11 +510,16 @@ test_differential(void)
 				want[i] = ref_lookup(k, now, true);
 			}
 			sl_state_lookup_burst(s, pkts, sl_lanes_first(n), now, keys);
+			memcpy(peek, pkts, sizeof(peek[0]) * n);
+			sl_state_peek_burst(s, peek, sl_lanes_first(n), now, keys);
 			for (unsigned i = 0; i < n; i++) {
 				checks++;
 				if (pkts[i].state != want[i] && ++mismatches < 5)
 					fprintf(stderr, "round %u lane %u: %u vs model %u\n", round,
 					        i, pkts[i].state, want[i]);
+				if (peek[i].state != want[i] && ++mismatches < 5)
+					fprintf(stderr, "round %u lane %u: peek %u vs model %u\n",
+					        round, i, peek[i].state, want[i]);
 			}
 			/*
 			 * set_state on some lanes, as an XFSM table would: through the
@@ -424,6 +558,15 @@ test_differential(void)
 	      live, d.bad);
 	CHECK(st.refused == 0, "no refusals below capacity");
 	sl_state_destroy(s);
+}
+
+static void
+test_differential(void)
+{
+	test_differential_run(4096, false);
+	test_differential_run(REF_KEYS, false); /* full buckets: overflow and cuckoo moves */
+	test_differential_run(4096, true);
+	test_differential_run(REF_KEYS, true);
 }
 
 /*
@@ -619,6 +762,8 @@ main(void)
 	test_create_errors();
 	test_scopes();
 	test_timeouts();
+	test_timeouts_wide();
+	test_buckets_full();
 	test_capacity();
 	test_differential();
 	test_differential_scopes();
