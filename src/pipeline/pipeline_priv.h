@@ -218,6 +218,9 @@ struct sl_pipeline_ctx {
 	struct dc_entry *dc_ents[SL_BURST_MAX];
 	uint64_t ll_lanes;           /* lanes whose packet is still low-latency (ffp.h) */
 	struct ffp_ctx *ffp;         /* this worker's LUTs and class counters */
+#ifdef PL_PROF
+	uint64_t prof[16];           /* cycles per phase (bench_ffp, -DPL_PROF builds only) */
+#endif
 	uint8_t scratch[PL_SCRATCH_SIZE];
 	struct dc_entry dc[DC_ENTRIES];
 };

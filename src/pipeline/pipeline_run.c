@@ -549,6 +549,15 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 	return -1;
 }
 
+#ifdef PL_PROF
+#define PROF_T(v) uint64_t v = __rdtsc()
+#define PROF_ADD(k, a, b) (ctx->prof[k] += (b) - (a))
+#include <x86intrin.h>
+#else
+#define PROF_T(v) (void)0
+#define PROF_ADD(k, a, b) (void)0
+#endif
+
 /* dc_hash, dc_key_equal: pipeline_priv.h (shared with the FFP's LUTs). */
 
 /*
@@ -660,6 +669,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	uint64_t now = sl_pipeline_tsc();
 	unsigned n_out = 0;
 	int t;
+	PROF_T(p0);
 
 	if (n == 0)
 		return 0;
@@ -682,6 +692,8 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	if (ctx->lanes_at[0] == 0)
 		ctx->table_bits[0] &= ~UINT64_C(1);
 	ctx->ll_lanes = ctx->lanes_at[0]; /* every packet starts low-latency (ffp.h) */
+	PROF_T(p1);
+	PROF_ADD(0, p0, p1);
 
 	while ((t = next_table(ctx)) >= 0) {
 		/* One load per table per burst: the burst sees one copy throughout. */
@@ -702,8 +714,11 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			ctx->chain_at[t + 1] = SL_MAX(ctx->chain_at[t + 1], depth);
 			continue;
 		}
+		PROF_T(q0);
 		if (pt->tbl != NULL) {
 			uint64_t look = pt->n_guards ? guard_lanes(pt, pkts, lanes) : lanes;
+			PROF_T(q1);
+			PROF_ADD(1, q0, q1);
 
 			/* Stage 1: extract only the fields this table matches. */
 			SL_FOR_EACH_LANE(i, look)
@@ -715,10 +730,14 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			 * Fast path first (ffp.h): lanes still low-latency probe the
 			 * LUT; those it answers skip the search.
 			 */
+			PROF_T(q2);
+			PROF_ADD(2, q1, q2);
 			uint64_t ll = look & ctx->ll_lanes, ffp_done = 0, ffp_found = 0;
 			if (pt->ffp_on && ll)
 				ffp_done = pl_ffp_lookup(pt, ctx, (unsigned)t, ll, &ffp_found);
 			look &= ~ffp_done;
+			PROF_T(q3);
+			PROF_ADD(3, q2, q3);
 			/* Stage 2: one burst lookup for every lane waiting here. */
 			if (look == 0)
 				hit = 0;
@@ -726,10 +745,15 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				hit = cached_lookup(pt, ctx, look, (uint8_t)t);
 			else
 				hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
+			PROF_T(q4);
+			PROF_ADD(4, q3, q4);
 			if (pt->ffp_on && (ll & hit))
 				pl_ffp_populate(pt, ctx, (unsigned)t, ll & hit);
 			hit |= ffp_found;
+			PROF_T(q5);
+			PROF_ADD(5, q4, q5);
 		}
+		PROF_T(q6);
 		if (pt->miss != NULL) {
 			SL_FOR_EACH_LANE(i, lanes & ~hit)
 			ctx->hits[i] = pt->miss;
@@ -776,8 +800,14 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		credit(pl, run_flow, run_pkts, run_bytes, now);
 		SL_FOR_EACH_LANE(i, lanes & ~hit)
 		n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, out_ports, drops);
+		PROF_T(q7);
+		PROF_ADD(6, q6, q7);
 	}
+	PROF_T(p8);
 	pl_ffp_burst_end(ctx, n, now);
+	PROF_T(p9);
+	PROF_ADD(7, p8, p9);
+	PROF_ADD(8, p0, p9);
 	return n_out;
 }
 
@@ -861,3 +891,12 @@ sl_pipeline_copies(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs)
 		n += ctxs[c]->copies;
 	return n;
 }
+
+#ifdef PL_PROF
+uint64_t *sl_pipeline_ctx_prof(struct sl_pipeline_ctx *ctx);
+uint64_t *
+sl_pipeline_ctx_prof(struct sl_pipeline_ctx *ctx)
+{
+	return ctx->prof;
+}
+#endif
