@@ -76,6 +76,27 @@ rec_drop(struct ffp_lut *lut, struct ffp_rec *r)
 	lut->st.invalidations++;
 }
 
+/*
+ * A flow's instructions never change (a modify makes a new flow), so a record
+ * can hold what they do when that is simple: the instructions stage then
+ * needs neither the flow's action list nor a call (pipeline_run.c).
+ */
+static void
+rec_fast(struct ffp_rec *r, const struct sl_flow *f)
+{
+	r->used = FFP_REC_ANY;
+	r->arg = 0;
+	if (f->insn_flags == 0 && f->goto_table >= 0 && f->goto_table < 256) {
+		r->used = FFP_REC_GOTO;
+		r->arg = (uint8_t)f->goto_table;
+	} else if (f->insn_flags == SL_INSN_APPLY && f->goto_table < 0 && f->n_apply == 1 &&
+		   f->n_write == 0 && f->actions[0].type == SL_ACT_OUTPUT &&
+		   f->actions[0].output.port != 0 && f->actions[0].output.port < 256) {
+		r->used = FFP_REC_OUTPUT;
+		r->arg = (uint8_t)f->actions[0].output.port;
+	}
+}
+
 /* Precedence of a low-latency entry in table copy @pt: priority, or prefix length (lpm). */
 static uint16_t
 flow_eff(const struct pl_dtable *pt, const struct sl_flow *f)
@@ -166,6 +187,7 @@ verify(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct ffp_lut *
 				lut->st.replacements++;
 			r->flow = hit;
 			r->eff = flow_eff(pt, hit);
+			rec_fast(r, hit);
 			r->seq = pt->version;
 		} else {
 			rec_drop(lut, r);
@@ -177,7 +199,10 @@ verify(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct ffp_lut *
 		rec_drop(lut, r);
 		return NULL;
 	}
-	r->flow = f;
+	if (r->flow != f) {
+		r->flow = f;
+		rec_fast(r, f);
+	}
 	r->seq = pt->version;
 	return f;
 }
@@ -195,73 +220,92 @@ pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned 
 	if (li < 0)
 		return 0; /* nothing filled yet: every lane continues in the pipeline */
 	struct ffp_lut *lut = fc->luts[li];
-	uint64_t cand = 0;
-	/* Stage A: hash, prefetch the set's tags. */
+	uint64_t hits = 0, misses = 0;
+	uint32_t version = pt->version;
+	/*
+	 * Stage A: hash; prefetch the set's tags and both of its records at
+	 * once (a set's records are one aligned 128-byte pair), so that stage B
+	 * waits for one round of memory accesses, not for a tag and then a
+	 * record.  A miss (a normal packet still flagged) fetches two lines it
+	 * does not use: bandwidth, not latency.
+	 */
 	SL_FOR_EACH_LANE(i, lanes)
 	{
 		uint32_t h = dc_hash(ctx->keys[i], size, (uint8_t)t);
-		fc->rset[i] = h & (FFP_SETS - 1);
+		uint32_t set = h & (FFP_SETS - 1);
+		fc->rset[i] = set;
 		fc->rtag[i] = tag_of(h);
-		sl_prefetch0(&lut->tag[fc->rset[i] * FFP_WAYS]);
+		sl_prefetch0(&lut->tag[set * FFP_WAYS]);
+		sl_prefetch0(&lut->rec[set * FFP_WAYS]);
+		sl_prefetch0(&lut->rec[set * FFP_WAYS + 1]);
 	}
-	/* Stage B: tags; prefetch the records whose tag matches. */
+	/* Stage B: tags, then whole keys of the ways whose tag matches. */
 	SL_FOR_EACH_LANE(i, lanes)
 	{
-		const uint16_t *tg = &lut->tag[fc->rset[i] * FFP_WAYS];
-		uint8_t ways = 0;
-		for (unsigned w = 0; w < FFP_WAYS; w++)
-			if (tg[w] == fc->rtag[i]) {
-				ways |= (uint8_t)(1u << w);
-				sl_prefetch0(&lut->rec[fc->rset[i] * FFP_WAYS + w]);
-			}
-		fc->rways[i] = ways;
-		cand |= (uint64_t)(ways != 0) << i;
-	}
-	lut->st.misses += (uint64_t)__builtin_popcountll(lanes & ~cand);
-	/* Stage C: whole keys of the candidates. */
-	SL_FOR_EACH_LANE(i, cand)
-	{
-		struct ffp_rec *s = &lut->rec[fc->rset[i] * FFP_WAYS], *r = NULL;
+		uint32_t set = fc->rset[i];
+		const uint16_t *tg = &lut->tag[set * FFP_WAYS];
+		struct ffp_rec *s = &lut->rec[set * FFP_WAYS], *r = NULL;
 		unsigned w;
 
+		fc->rrec[i] = NULL;
 		for (w = 0; w < FFP_WAYS; w++)
-			if ((fc->rways[i] >> w & 1) && s[w].used &&
+			if (tg[w] == fc->rtag[i] && s[w].used &&
 			    dc_key_equal(s[w].key, ctx->keys[i], size)) {
 				r = &s[w];
 				break;
 			}
 		if (r == NULL) {
-			lut->st.misses++;
+			misses++;
 			continue;
 		}
-		lut->lru[(s - lut->rec) / FFP_WAYS] = (uint8_t)(w ^ 1);
+		if (lut->lru[set] != (uint8_t)(w ^ 1))
+			lut->lru[set] = (uint8_t)(w ^ 1); /* no store (dirty line) when unchanged */
 		const struct sl_flow *f;
-		if (sl_likely(r->seq == pt->version)) {
-			f = r->flow; /* the table has not changed since: still its winner */
-			if (sl_unlikely(!flow_ll(f))) {
-				rec_drop(lut, r); /* mark cleared */
-				lut->st.misses++;
-				continue;
-			}
+		if (sl_likely(r->seq == version)) {
+			/*
+			 * The table has not changed since: still its winner.  Its
+			 * mark is not read here (the flow's line is only
+			 * prefetched): the instructions stage reads it for every
+			 * hit anyway, and drops this record when it was cleared
+			 * (pl_ffp_unmarked); the decision is the table's either way.
+			 */
+			f = r->flow;
+			sl_prefetch0(f);
+			sl_prefetch0((const uint8_t *)f + 64);
+			fc->rrec[i] = r;
 		} else {
 			bool searched, hit;
 			f = verify(pt, ctx, lut, r, i, &searched, &hit);
 			if (f == NULL) {
-				lut->st.misses++;
+				misses++;
 				if (searched) {
 					done |= UINT64_C(1) << i;
 					found |= (uint64_t)hit << i;
 				}
 				continue;
 			}
+			fc->rrec[i] = r;
 		}
-		lut->st.hits++;
+		hits++;
 		ctx->hits[i] = (void *)f;
 		done |= UINT64_C(1) << i;
 		found |= UINT64_C(1) << i;
 	}
+	lut->st.hits += hits;
+	lut->st.misses += misses;
 	*found_out = found;
 	return done;
+}
+
+void
+pl_ffp_unmarked(struct sl_pipeline_ctx *ctx, unsigned t, unsigned lane)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	struct ffp_lut *lut = fc->luts[fc->lut_of[t]];
+	struct ffp_rec *r = fc->rrec[lane];
+
+	if (r != NULL && r->used && r->flow == ctx->hits[lane])
+		rec_drop(lut, r);
 }
 
 void
@@ -313,8 +357,8 @@ pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigne
 		memcpy(r->key, ctx->keys[i], size);
 		r->flow = f;
 		r->eff = flow_eff(pt, f);
+		rec_fast(r, f);
 		r->seq = pt->version;
-		r->used = 1;
 		lut->tag[set * FFP_WAYS + w] = tag_of(h);
 	}
 }

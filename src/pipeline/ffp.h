@@ -67,11 +67,20 @@ struct ffp_tinfo {
 	uint64_t cmp_cyc;       /* one extra-rule comparison */
 };
 
+/*
+ * A record in use (ffp_rec.used != 0) and what its entry does, when that is
+ * simple enough for the instructions stage to do without the flow's action
+ * list or a call (pipeline_run.c); arg holds the goto table or output port.
+ */
+#define FFP_REC_ANY 1    /* anything else: its instructions run (exec_flow) */
+#define FFP_REC_GOTO 2   /* goto_table only */
+#define FFP_REC_OUTPUT 3 /* apply_actions output to one physical port (< 256), nothing else */
+
 struct ffp_rec {
 	uint32_t seq;             /* table version filled or last verified at */
 	uint16_t eff;             /* the entry's precedence */
-	uint8_t used;
-	uint8_t pad;
+	uint8_t used;             /* 0 free, else FFP_REC_*, derived from flow */
+	uint8_t arg;
 	const struct sl_flow *flow;
 	uint8_t key[FFP_KEY_MAX];
 } __attribute__((aligned(64)));
@@ -97,8 +106,8 @@ struct ffp_ctx {
 	uint64_t ll_cycles;           /* cost-model samples: not used by the datapath */
 	struct sl_ffp_class_stats cls;
 	uint32_t rset[SL_BURST_MAX];   /* per lane: set index */
-	uint8_t rways[SL_BURST_MAX];   /* per lane: ways whose tag matched */
 	uint16_t rtag[SL_BURST_MAX];
+	struct ffp_rec *rrec[SL_BURST_MAX]; /* per lane answered: its record */
 	struct ffp_lut *luts[FFP_LUTS_MAX];
 };
 
@@ -112,6 +121,11 @@ void pl_ffp_ctx_destroy(struct ffp_ctx *f);
  */
 uint64_t pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
 		       uint64_t lanes, uint64_t *found);
+/*
+ * Lane @lane's answer from table @t's LUT is an entry whose mark was cleared:
+ * drop the record (the decision stands: it is the table's).
+ */
+void pl_ffp_unmarked(struct sl_pipeline_ctx *ctx, unsigned t, unsigned lane);
 /* Fill table @t's LUT from @lanes, whose table search hit ctx->hits[i]. */
 void pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
 		     uint64_t lanes);

@@ -558,6 +558,31 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 #define PROF_ADD(k, a, b) (void)0
 #endif
 
+/*
+ * The instructions of a lane the FFP answered, when its record says they are
+ * simple (ffp.h, FFP_REC_*): what exec_flow would do, without the flow's
+ * action list or a call.  Returns the next table, -1 at the end of the
+ * pipeline, -3 when exec_flow must run (any other case).
+ */
+static inline int
+ffp_fast(const struct sl_pipeline *pl, const struct ffp_rec *r, const struct sl_flow *f,
+	 const struct sl_pkt *p, struct pkt_state *st)
+{
+	if (r == NULL || r->flow != f)
+		return -3;
+	if (r->used == FFP_REC_GOTO) {
+		st->flow = f;
+		return r->arg;
+	}
+	/* Output: only the plain case of output_one (nothing pending, port up, not in_port). */
+	if (r->used != FFP_REC_OUTPUT || st->has_set || st->pending_out != 0 ||
+	    r->arg > pl->n_ports || r->arg == p->in_port || !pl->port_up[r->arg])
+		return -3;
+	st->flow = f;
+	st->pending_out = r->arg;
+	return -1;
+}
+
 /* dc_hash, dc_key_equal: pipeline_priv.h (shared with the FFP's LUTs). */
 
 /*
@@ -698,7 +723,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	while ((t = next_table(ctx)) >= 0) {
 		/* One load per table per burst: the burst sees one copy throughout. */
 		const struct pl_dtable *pt = pl_live(&pl->tables[t]);
-		uint64_t lanes = ctx->lanes_at[t], hit = 0;
+		uint64_t lanes = ctx->lanes_at[t], hit = 0, ffp_found = 0;
 		unsigned i;
 
 		ctx->lanes_at[t] = 0;
@@ -732,7 +757,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			 */
 			PROF_T(q2);
 			PROF_ADD(2, q1, q2);
-			uint64_t ll = look & ctx->ll_lanes, ffp_done = 0, ffp_found = 0;
+			uint64_t ll = look & ctx->ll_lanes, ffp_done = 0;
 			if (pt->ffp_on && ll)
 				ffp_done = pl_ffp_lookup(pt, ctx, (unsigned)t, ll, &ffp_found);
 			look &= ~ffp_done;
@@ -775,8 +800,11 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			uint8_t reason = SL_DROP_NO_OUTPUT;
 
 			/* A normal entry: the packet is no longer low-latency (marks change live). */
-			if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED))
+			if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED)) {
 				ctx->ll_lanes &= ~(UINT64_C(1) << i);
+				if (sl_unlikely(ffp_found >> i & 1))
+					pl_ffp_unmarked(ctx, (unsigned)t, i);
+			}
 			if (f != run_flow) {
 				credit(pl, run_flow, run_pkts, run_bytes, now);
 				run_flow = f;
@@ -784,7 +812,11 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			}
 			run_pkts++;
 			run_bytes += pkts[i].len; /* length as the packet enters this table */
-			int next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, &reason);
+			int next = -3;
+			if (ffp_found >> i & 1)
+				next = ffp_fast(pl, ctx->ffp->rrec[i], f, &pkts[i], st);
+			if (next == -3)
+				next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, &reason);
 
 			if (next >= 0) {
 				lanes_push(ctx, (unsigned)next, i);
