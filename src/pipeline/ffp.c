@@ -541,20 +541,36 @@ pl_ffp_reset(struct pl_table *pt)
 struct sample_arg {
 	uint8_t (*keys)[SL_KEY_MAX];
 	unsigned n, cap, size;
+	uint64_t seen;
 	uint64_t rng;
 };
 
+/*
+ * Keys from rules drawn uniformly over the whole table (reservoir sampling):
+ * the first rules the iterator yields are often of one mask (added
+ * together), which makes a mask table's search look cheaper than it is.
+ */
 static int
 sample_rule(const struct sl_rule *r, void *arg)
 {
 	struct sample_arg *a = arg;
+	unsigned slot = a->n;
 
+	a->seen++;
+	if (slot >= a->cap) {
+		a->rng = a->rng * 6364136223846793005ull + 1442695040888963407ull;
+		slot = (unsigned)((a->rng >> 33) % a->seen);
+		if (slot >= a->cap)
+			return 0;
+	} else {
+		a->n++;
+	}
 	for (unsigned b = 0; b < a->size; b++) {
 		a->rng = a->rng * 6364136223846793005ull + 1442695040888963407ull;
-		a->keys[a->n][b] = (uint8_t)((r->value[b] & r->mask[b]) |
+		a->keys[slot][b] = (uint8_t)((r->value[b] & r->mask[b]) |
 					     ((uint8_t)(a->rng >> 33) & ~r->mask[b]));
 	}
-	return ++a->n == a->cap;
+	return 0;
 }
 
 #define MEASURE_KEYS 32
