@@ -213,9 +213,9 @@ main(int argc, char **argv)
 		sl_pipeline_ffp_lut_stats(c1, 1, t, &st);
 		struct sl_ffp_table_info ti;
 		sl_pipeline_ffp_table_info(pls[1], t, &ti);
-		printf("table %u active %d search %u ns probe %u ns; lut entries %lu hits %lu "
+		printf("table %u active %d adaptive %d search %u ns probe %u ns; lut entries %lu hits %lu "
 		       "misses %lu\n",
-		       t, ti.active, ti.search_ns, ti.probe_ns, (unsigned long)st.entries,
+		       t, ti.active, ti.adaptive, ti.search_ns, ti.probe_ns, (unsigned long)st.entries,
 		       (unsigned long)st.hits, (unsigned long)st.misses);
 	}
 	return 0;

@@ -298,6 +298,26 @@ pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned 
 }
 
 void
+pl_ffp_observe(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t, unsigned n_ll,
+	       unsigned n_win)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	struct ffp_obs *o = &fc->obs[t];
+
+	o->n += n_ll;
+	o->win += n_win;
+	if (o->n < FFP_OBS_WINDOW)
+		return;
+	/* Hysteresis: on above the threshold, off below it minus 1/16. */
+	uint32_t frac = (uint32_t)((uint64_t)o->win * 1024 / o->n);
+	if (!o->on && frac > pt->ffp_adapt_thr)
+		o->on = 1;
+	else if (o->on && frac + 64 < pt->ffp_adapt_thr)
+		o->on = 0;
+	o->n = o->win = 0;
+}
+
+void
 pl_ffp_unmarked(struct sl_pipeline_ctx *ctx, unsigned t, unsigned lane)
 {
 	struct ffp_ctx *fc = ctx->ffp;
@@ -676,6 +696,23 @@ pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb
 	sb->ffp_search_cyc = ti->search_cyc;
 	sb->ffp_cmp_cyc = ti->cmp_cyc;
 	sb->ffp_on = !pl->ffp_off && (ti->pays || pl->ffp_no_model);
+	/*
+	 * The static rule above assumes two thirds of the probes hit.  The
+	 * seed's gain (hits save search - probe, misses cost a probe) is
+	 * positive when the hit fraction p exceeds probe / search: a table
+	 * whose search costs more than a probe but not 1.5 probes still pays
+	 * when nearly every low-latency lane reaching it wins a low-latency
+	 * entry.  Workers observe that fraction (pl_ffp_observe) and turn
+	 * their LUT on above probe / search + 10 %.
+	 */
+	sb->ffp_adapt = false;
+	if (!pl->ffp_off && !sb->ffp_on && ti->search_cyc > ti->probe_cyc) {
+		uint64_t thr = ti->probe_cyc * 1024 * 11 / 10 / ti->search_cyc;
+		if (thr < 1000) {
+			sb->ffp_adapt = true;
+			sb->ffp_adapt_thr = (uint16_t)thr;
+		}
+	}
 }
 
 void
@@ -683,9 +720,10 @@ pl_ffp_catch_up(struct pl_table *pt, struct pl_dtable *dt, const struct pl_dtabl
 {
 	struct ffp_tinfo *ti = pt->ffp;
 
-	dt->ffp_on = false;
+	dt->ffp_on = dt->ffp_adapt = false;
 	dt->ffp_search_cyc = lv->ffp_search_cyc;
 	dt->ffp_cmp_cyc = lv->ffp_cmp_cyc;
+	dt->ffp_adapt_thr = lv->ffp_adapt_thr;
 	if (lv->ffpj == NULL) {
 		if (dt->ffpj != NULL)
 			dt->ffpj->floor = UINT32_MAX; /* cannot happen: journals start on the standby */
@@ -701,6 +739,7 @@ pl_ffp_catch_up(struct pl_table *pt, struct pl_dtable *dt, const struct pl_dtabl
 	}
 	memcpy(dt->ffpj, lv->ffpj, sizeof(*dt->ffpj));
 	dt->ffp_on = lv->ffp_on;
+	dt->ffp_adapt = lv->ffp_adapt;
 }
 
 void
@@ -846,6 +885,8 @@ sl_pipeline_ffp_table_info(const struct sl_pipeline *pl, unsigned table_id,
 	uint64_t hz = sl_pipeline_tsc_hz();
 
 	info->active = pl_live(pt)->ffp_on;
+	info->adaptive = pl_live(pt)->ffp_adapt;
+	info->adapt_permille = (uint16_t)(pl_live(pt)->ffp_adapt_thr * 1000u / 1024u);
 	if (ti == NULL)
 		return;
 	info->eligible = kind_eligible(pt, pl_live(pt));

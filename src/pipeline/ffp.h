@@ -98,6 +98,17 @@ struct ffp_lut {
 	struct sl_ffp_lut_stats st;
 };
 
+/*
+ * A worker's view of a table with ffp_adapt (pipeline_priv.h): low-latency
+ * lanes that reached it and those whose winner was a low-latency entry (a
+ * LUT hit, or one once the LUT holds it), over windows of FFP_OBS_WINDOW.
+ */
+#define FFP_OBS_WINDOW 4096
+struct ffp_obs {
+	uint32_t n, win;
+	uint8_t on;   /* this worker probes the table's LUT */
+};
+
 struct ffp_ctx {
 	int8_t lut_of[SL_TABLES_MAX]; /* LUT index per table, -1 none */
 	unsigned n_luts;
@@ -108,6 +119,7 @@ struct ffp_ctx {
 	uint32_t rset[SL_BURST_MAX];   /* per lane: set index */
 	uint16_t rtag[SL_BURST_MAX];
 	struct ffp_rec *rrec[SL_BURST_MAX]; /* per lane answered: its record */
+	struct ffp_obs obs[SL_TABLES_MAX];   /* per table: ffp_adapt observations */
 	struct ffp_lut *luts[FFP_LUTS_MAX];
 };
 
@@ -121,6 +133,15 @@ void pl_ffp_ctx_destroy(struct ffp_ctx *f);
  */
 uint64_t pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
 		       uint64_t lanes, uint64_t *found);
+/* A table with ffp_adapt: is this worker's LUT on? */
+static inline bool
+pl_ffp_adapt_on(const struct sl_pipeline_ctx *ctx, unsigned t)
+{
+	return ctx->ffp->obs[t].on;
+}
+/* Of @n_ll low-latency lanes at table @t (ffp_adapt), @n_win won low-latency entries. */
+void pl_ffp_observe(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
+		    unsigned n_ll, unsigned n_win);
 /*
  * Lane @lane's answer from table @t's LUT is an entry whose mark was cleared:
  * drop the record (the decision stands: it is the table's).

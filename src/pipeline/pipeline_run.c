@@ -723,7 +723,9 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	while ((t = next_table(ctx)) >= 0) {
 		/* One load per table per burst: the burst sees one copy throughout. */
 		const struct pl_dtable *pt = pl_live(&pl->tables[t]);
-		uint64_t lanes = ctx->lanes_at[t], hit = 0, ffp_found = 0;
+		uint64_t lanes = ctx->lanes_at[t], hit = 0, ffp_found = 0, ll = 0, ll_lost = 0;
+		uint64_t tbl_hit = 0;
+		bool lut_on = false;
 		unsigned i;
 
 		ctx->lanes_at[t] = 0;
@@ -757,8 +759,10 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			 */
 			PROF_T(q2);
 			PROF_ADD(2, q1, q2);
-			uint64_t ll = look & ctx->ll_lanes, ffp_done = 0;
-			if (pt->ffp_on && ll)
+			uint64_t ffp_done = 0;
+			ll = look & ctx->ll_lanes;
+			lut_on = pt->ffp_on || (pt->ffp_adapt && pl_ffp_adapt_on(ctx, (unsigned)t));
+			if (lut_on && ll)
 				ffp_done = pl_ffp_lookup(pt, ctx, (unsigned)t, ll, &ffp_found);
 			look &= ~ffp_done;
 			PROF_T(q3);
@@ -772,9 +776,10 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
 			PROF_T(q4);
 			PROF_ADD(4, q3, q4);
-			if (pt->ffp_on && (ll & hit))
+			if (lut_on && (ll & hit))
 				pl_ffp_populate(pt, ctx, (unsigned)t, ll & hit);
 			hit |= ffp_found;
+			tbl_hit = hit; /* a table-miss entry below is no LUT answer */
 			PROF_T(q5);
 			PROF_ADD(5, q4, q5);
 		}
@@ -801,6 +806,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 
 			/* A normal entry: the packet is no longer low-latency (marks change live). */
 			if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED)) {
+				ll_lost |= ctx->ll_lanes & (UINT64_C(1) << i);
 				ctx->ll_lanes &= ~(UINT64_C(1) << i);
 				if (sl_unlikely(ffp_found >> i & 1))
 					pl_ffp_unmarked(ctx, (unsigned)t, i);
@@ -830,6 +836,12 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			}
 		}
 		credit(pl, run_flow, run_pkts, run_bytes, now);
+		if (pt->tbl != NULL && pt->ffp_adapt && ll) {
+			/* Won an LL entry: a lane of ll that hit and stayed low-latency. */
+			unsigned n_ll = (unsigned)__builtin_popcountll(ll);
+			pl_ffp_observe(pt, ctx, (unsigned)t, n_ll,
+				       (unsigned)__builtin_popcountll(ll & tbl_hit & ~ll_lost));
+		}
 		SL_FOR_EACH_LANE(i, lanes & ~hit)
 		n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, out_ports, drops);
 		PROF_T(q7);
