@@ -682,7 +682,7 @@ pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb
 	struct ffp_tinfo *ti = pt->ffp;
 	struct sl_table_stats st;
 
-	sb->ffp_on = false;
+	sb->ffp_on = sb->ffp_adapt = false;
 	if (ti == NULL || ti->broken || sb->tbl == NULL || sb->ffpj == NULL)
 		return;
 	ti->eligible = kind_eligible(pt, sb);
@@ -705,7 +705,6 @@ pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb
 	 * entry.  Workers observe that fraction (pl_ffp_observe) and turn
 	 * their LUT on above probe / search + 10 %.
 	 */
-	sb->ffp_adapt = false;
 	if (!pl->ffp_off && !sb->ffp_on && ti->search_cyc > ti->probe_cyc) {
 		uint64_t thr = ti->probe_cyc * 1024 * 11 / 10 / ti->search_cyc;
 		if (thr < 1000) {
