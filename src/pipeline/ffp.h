@@ -86,13 +86,6 @@ struct ffp_rec {
 } __attribute__((aligned(64)));
 
 struct ffp_lut {
-	/*
-	 * 16-bit tags beside the records (0 = empty): a probe reads 4 bytes of
-	 * a 16 KB array that stays in cache and touches a record only when a
-	 * tag matches, so a miss (a normal packet still flagged) costs a hash
-	 * and no memory access to the 512 KB of records.
-	 */
-	uint16_t tag[FFP_SETS * FFP_WAYS];
 	struct ffp_rec rec[FFP_SETS * FFP_WAYS];
 	uint8_t lru[FFP_SETS];    /* way to evict next */
 	struct sl_ffp_lut_stats st;
@@ -117,7 +110,6 @@ struct ffp_ctx {
 	uint64_t ll_cycles;           /* cost-model samples: not used by the datapath */
 	struct sl_ffp_class_stats cls;
 	uint32_t rset[SL_BURST_MAX];   /* per lane: set index */
-	uint16_t rtag[SL_BURST_MAX];
 	struct ffp_rec *rrec[SL_BURST_MAX]; /* per lane answered: its record */
 	struct ffp_obs obs[SL_TABLES_MAX];   /* per table: ffp_adapt observations */
 	struct ffp_lut *luts[FFP_LUTS_MAX];
