@@ -291,16 +291,8 @@ pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned 
 }
 
 void
-pl_ffp_observe(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t, unsigned n_ll,
-	       unsigned n_win)
+pl_ffp_observe_window(const struct pl_dtable *pt, struct ffp_obs *o)
 {
-	struct ffp_ctx *fc = ctx->ffp;
-	struct ffp_obs *o = &fc->obs[t];
-
-	o->n += n_ll;
-	o->win += n_win;
-	if (o->n < FFP_OBS_WINDOW)
-		return;
 	/* Hysteresis: on above the threshold, off below it minus 1/16. */
 	uint32_t frac = (uint32_t)((uint64_t)o->win * 1024 / o->n);
 	if (!o->on && frac > pt->ffp_adapt_thr)

@@ -131,9 +131,20 @@ pl_ffp_adapt_on(const struct sl_pipeline_ctx *ctx, unsigned t)
 {
 	return ctx->ffp->obs[t].on;
 }
+/* A full window of table @pt's observations: decide, start the next. */
+void pl_ffp_observe_window(const struct pl_dtable *pt, struct ffp_obs *o);
 /* Of @n_ll low-latency lanes at table @t (ffp_adapt), @n_win won low-latency entries. */
-void pl_ffp_observe(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
-		    unsigned n_ll, unsigned n_win);
+static inline void
+pl_ffp_observe(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
+	       unsigned n_ll, unsigned n_win)
+{
+	struct ffp_obs *o = &ctx->ffp->obs[t];
+
+	o->n += n_ll;
+	o->win += n_win;
+	if (sl_unlikely(o->n >= FFP_OBS_WINDOW))
+		pl_ffp_observe_window(pt, o);
+}
 /*
  * Lane @lane's answer from table @t's LUT is an entry whose mark was cleared:
  * drop the record (the decision stands: it is the table's).
