@@ -67,26 +67,39 @@ struct ffp_tinfo {
 	uint64_t cmp_cyc;       /* one extra-rule comparison */
 };
 
+/*
+ * A record in use (ffp_rec.used != 0) and what its entry does, when that is
+ * simple enough for the instructions stage to do without the flow's action
+ * list or a call (pipeline_run.c); arg holds the goto table or output port.
+ */
+#define FFP_REC_ANY 1    /* anything else: its instructions run (exec_flow) */
+#define FFP_REC_GOTO 2   /* goto_table only */
+#define FFP_REC_OUTPUT 3 /* apply_actions output to one physical port (< 256), nothing else */
+
 struct ffp_rec {
 	uint32_t seq;             /* table version filled or last verified at */
 	uint16_t eff;             /* the entry's precedence */
-	uint8_t used;
-	uint8_t pad;
+	uint8_t used;             /* 0 free, else FFP_REC_*, derived from flow */
+	uint8_t arg;
 	const struct sl_flow *flow;
 	uint8_t key[FFP_KEY_MAX];
 } __attribute__((aligned(64)));
 
 struct ffp_lut {
-	/*
-	 * 16-bit tags beside the records (0 = empty): a probe reads 4 bytes of
-	 * a 16 KB array that stays in cache and touches a record only when a
-	 * tag matches, so a miss (a normal packet still flagged) costs a hash
-	 * and no memory access to the 512 KB of records.
-	 */
-	uint16_t tag[FFP_SETS * FFP_WAYS];
 	struct ffp_rec rec[FFP_SETS * FFP_WAYS];
 	uint8_t lru[FFP_SETS];    /* way to evict next */
 	struct sl_ffp_lut_stats st;
+};
+
+/*
+ * A worker's view of a table with ffp_adapt (pipeline_priv.h): low-latency
+ * lanes that reached it and those whose winner was a low-latency entry (a
+ * LUT hit, or one once the LUT holds it), over windows of FFP_OBS_WINDOW.
+ */
+#define FFP_OBS_WINDOW 4096
+struct ffp_obs {
+	uint32_t n, win;
+	uint8_t on;   /* this worker probes the table's LUT */
 };
 
 struct ffp_ctx {
@@ -97,8 +110,8 @@ struct ffp_ctx {
 	uint64_t ll_cycles;           /* cost-model samples: not used by the datapath */
 	struct sl_ffp_class_stats cls;
 	uint32_t rset[SL_BURST_MAX];   /* per lane: set index */
-	uint8_t rways[SL_BURST_MAX];   /* per lane: ways whose tag matched */
-	uint16_t rtag[SL_BURST_MAX];
+	struct ffp_rec *rrec[SL_BURST_MAX]; /* per lane answered: its record */
+	struct ffp_obs obs[SL_TABLES_MAX];   /* per table: ffp_adapt observations */
 	struct ffp_lut *luts[FFP_LUTS_MAX];
 };
 
@@ -112,6 +125,31 @@ void pl_ffp_ctx_destroy(struct ffp_ctx *f);
  */
 uint64_t pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
 		       uint64_t lanes, uint64_t *found);
+/* A table with ffp_adapt: is this worker's LUT on? */
+static inline bool
+pl_ffp_adapt_on(const struct sl_pipeline_ctx *ctx, unsigned t)
+{
+	return ctx->ffp->obs[t].on;
+}
+/* A full window of table @pt's observations: decide, start the next. */
+void pl_ffp_observe_window(const struct pl_dtable *pt, struct ffp_obs *o);
+/* Of @n_ll low-latency lanes at table @t (ffp_adapt), @n_win won low-latency entries. */
+static inline void
+pl_ffp_observe(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
+	       unsigned n_ll, unsigned n_win)
+{
+	struct ffp_obs *o = &ctx->ffp->obs[t];
+
+	o->n += n_ll;
+	o->win += n_win;
+	if (sl_unlikely(o->n >= FFP_OBS_WINDOW))
+		pl_ffp_observe_window(pt, o);
+}
+/*
+ * Lane @lane's answer from table @t's LUT is an entry whose mark was cleared:
+ * drop the record (the decision stands: it is the table's).
+ */
+void pl_ffp_unmarked(struct sl_pipeline_ctx *ctx, unsigned t, unsigned lane);
 /* Fill table @t's LUT from @lanes, whose table search hit ctx->hits[i]. */
 void pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
 		     uint64_t lanes);

@@ -800,6 +800,9 @@ struct sl_ffp_table_info {
 	bool eligible;       /* kind mask or lpm, key <= 48 bytes */
 	bool pays;           /* the cost model keeps a LUT (search cost > LUT probe cost) */
 	bool active;         /* eligible, pays, FFP on and the table has low-latency entries */
+	bool adaptive;       /* not active, but each worker probes its LUT while more than
+				adapt_permille of its LL lanes here win LL entries (ffp.h) */
+	uint16_t adapt_permille;
 	unsigned n_ll;       /* low-latency entries */
 	uint32_t search_ns;  /* measured table search cost per key (0: not measured) */
 	uint32_t probe_ns;   /* measured LUT probe cost per key */

@@ -32,6 +32,9 @@ struct pl_dtable {
 	uint32_t version;            /* changes with the contents; decision-cache entries carry it */
 	bool use_dcache;             /* lookups go through the decision cache (see table_changed) */
 	bool ffp_on;                 /* low-latency lanes probe this table's LUT first (ffp.h) */
+	bool ffp_adapt;              /* not on by the cost model, but each worker turns it on
+					while enough LL lanes win LL entries here (ffp.h) */
+	uint16_t ffp_adapt_thr;      /* ... more than this fraction of them (1/1024) */
 	struct ffp_journal *ffpj;    /* changes since recent versions, for LUT verification */
 	uint64_t ffp_search_cyc;     /* cost model, 1/16 cycles: one search, one extra-rule compare */
 	uint64_t ffp_cmp_cyc;
@@ -218,6 +221,9 @@ struct sl_pipeline_ctx {
 	struct dc_entry *dc_ents[SL_BURST_MAX];
 	uint64_t ll_lanes;           /* lanes whose packet is still low-latency (ffp.h) */
 	struct ffp_ctx *ffp;         /* this worker's LUTs and class counters */
+#ifdef PL_PROF
+	uint64_t prof[16];           /* cycles per phase (bench_ffp, -DPL_PROF builds only) */
+#endif
 	uint8_t scratch[PL_SCRATCH_SIZE];
 	struct dc_entry dc[DC_ENTRIES];
 };

@@ -549,6 +549,40 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 	return -1;
 }
 
+#ifdef PL_PROF
+#define PROF_T(v) uint64_t v = __rdtsc()
+#define PROF_ADD(k, a, b) (ctx->prof[k] += (b) - (a))
+#include <x86intrin.h>
+#else
+#define PROF_T(v) (void)0
+#define PROF_ADD(k, a, b) (void)0
+#endif
+
+/*
+ * The instructions of a lane the FFP answered, when its record says they are
+ * simple (ffp.h, FFP_REC_*): what exec_flow would do, without the flow's
+ * action list or a call.  Returns the next table, -1 at the end of the
+ * pipeline, -3 when exec_flow must run (any other case).
+ */
+static inline int
+ffp_fast(const struct sl_pipeline *pl, const struct ffp_rec *r, const struct sl_flow *f,
+	 const struct sl_pkt *p, struct pkt_state *st)
+{
+	if (r == NULL || r->flow != f)
+		return -3;
+	if (r->used == FFP_REC_GOTO) {
+		st->flow = f;
+		return r->arg;
+	}
+	/* Output: only the plain case of output_one (nothing pending, port up, not in_port). */
+	if (r->used != FFP_REC_OUTPUT || st->has_set || st->pending_out != 0 ||
+	    r->arg > pl->n_ports || r->arg == p->in_port || !pl->port_up[r->arg])
+		return -3;
+	st->flow = f;
+	st->pending_out = r->arg;
+	return -1;
+}
+
 /* dc_hash, dc_key_equal: pipeline_priv.h (shared with the FFP's LUTs). */
 
 /*
@@ -660,6 +694,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	uint64_t now = sl_pipeline_tsc();
 	unsigned n_out = 0;
 	int t;
+	PROF_T(p0);
 
 	if (n == 0)
 		return 0;
@@ -682,11 +717,15 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	if (ctx->lanes_at[0] == 0)
 		ctx->table_bits[0] &= ~UINT64_C(1);
 	ctx->ll_lanes = ctx->lanes_at[0]; /* every packet starts low-latency (ffp.h) */
+	PROF_T(p1);
+	PROF_ADD(0, p0, p1);
 
 	while ((t = next_table(ctx)) >= 0) {
 		/* One load per table per burst: the burst sees one copy throughout. */
 		const struct pl_dtable *pt = pl_live(&pl->tables[t]);
-		uint64_t lanes = ctx->lanes_at[t], hit = 0;
+		uint64_t lanes = ctx->lanes_at[t], hit = 0, ffp_found = 0, ll = 0, ll_lost = 0;
+		uint64_t tbl_hit = 0;
+		bool lut_on = false;
 		unsigned i;
 
 		ctx->lanes_at[t] = 0;
@@ -702,8 +741,11 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			ctx->chain_at[t + 1] = SL_MAX(ctx->chain_at[t + 1], depth);
 			continue;
 		}
+		PROF_T(q0);
 		if (pt->tbl != NULL) {
 			uint64_t look = pt->n_guards ? guard_lanes(pt, pkts, lanes) : lanes;
+			PROF_T(q1);
+			PROF_ADD(1, q0, q1);
 
 			/* Stage 1: extract only the fields this table matches. */
 			SL_FOR_EACH_LANE(i, look)
@@ -715,10 +757,16 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			 * Fast path first (ffp.h): lanes still low-latency probe the
 			 * LUT; those it answers skip the search.
 			 */
-			uint64_t ll = look & ctx->ll_lanes, ffp_done = 0, ffp_found = 0;
-			if (pt->ffp_on && ll)
+			PROF_T(q2);
+			PROF_ADD(2, q1, q2);
+			uint64_t ffp_done = 0;
+			ll = look & ctx->ll_lanes;
+			lut_on = pt->ffp_on || (pt->ffp_adapt && pl_ffp_adapt_on(ctx, (unsigned)t));
+			if (lut_on && ll)
 				ffp_done = pl_ffp_lookup(pt, ctx, (unsigned)t, ll, &ffp_found);
 			look &= ~ffp_done;
+			PROF_T(q3);
+			PROF_ADD(3, q2, q3);
 			/* Stage 2: one burst lookup for every lane waiting here. */
 			if (look == 0)
 				hit = 0;
@@ -726,10 +774,16 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				hit = cached_lookup(pt, ctx, look, (uint8_t)t);
 			else
 				hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
-			if (pt->ffp_on && (ll & hit))
+			PROF_T(q4);
+			PROF_ADD(4, q3, q4);
+			if (lut_on && (ll & hit))
 				pl_ffp_populate(pt, ctx, (unsigned)t, ll & hit);
 			hit |= ffp_found;
+			tbl_hit = hit; /* a table-miss entry below is no LUT answer */
+			PROF_T(q5);
+			PROF_ADD(5, q4, q5);
 		}
+		PROF_T(q6);
 		if (pt->miss != NULL) {
 			SL_FOR_EACH_LANE(i, lanes & ~hit)
 			ctx->hits[i] = pt->miss;
@@ -751,8 +805,12 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			uint8_t reason = SL_DROP_NO_OUTPUT;
 
 			/* A normal entry: the packet is no longer low-latency (marks change live). */
-			if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED))
+			if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED)) {
+				ll_lost |= ctx->ll_lanes & (UINT64_C(1) << i);
 				ctx->ll_lanes &= ~(UINT64_C(1) << i);
+				if (sl_unlikely(ffp_found >> i & 1))
+					pl_ffp_unmarked(ctx, (unsigned)t, i);
+			}
 			if (f != run_flow) {
 				credit(pl, run_flow, run_pkts, run_bytes, now);
 				run_flow = f;
@@ -760,7 +818,11 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			}
 			run_pkts++;
 			run_bytes += pkts[i].len; /* length as the packet enters this table */
-			int next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, &reason);
+			int next = -3;
+			if (ffp_found >> i & 1)
+				next = ffp_fast(pl, ctx->ffp->rrec[i], f, &pkts[i], st);
+			if (next == -3)
+				next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, &reason);
 
 			if (next >= 0) {
 				lanes_push(ctx, (unsigned)next, i);
@@ -774,10 +836,22 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			}
 		}
 		credit(pl, run_flow, run_pkts, run_bytes, now);
+		if (pt->tbl != NULL && pt->ffp_adapt && ll) {
+			/* Won an LL entry: a lane of ll that hit and stayed low-latency. */
+			unsigned n_ll = (unsigned)__builtin_popcountll(ll);
+			pl_ffp_observe(pt, ctx, (unsigned)t, n_ll,
+				       (unsigned)__builtin_popcountll(ll & tbl_hit & ~ll_lost));
+		}
 		SL_FOR_EACH_LANE(i, lanes & ~hit)
 		n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, out_ports, drops);
+		PROF_T(q7);
+		PROF_ADD(6, q6, q7);
 	}
+	PROF_T(p8);
 	pl_ffp_burst_end(ctx, n, now);
+	PROF_T(p9);
+	PROF_ADD(7, p8, p9);
+	PROF_ADD(8, p0, p9);
 	return n_out;
 }
 
@@ -861,3 +935,12 @@ sl_pipeline_copies(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs)
 		n += ctxs[c]->copies;
 	return n;
 }
+
+#ifdef PL_PROF
+uint64_t *sl_pipeline_ctx_prof(struct sl_pipeline_ctx *ctx);
+uint64_t *
+sl_pipeline_ctx_prof(struct sl_pipeline_ctx *ctx)
+{
+	return ctx->prof;
+}
+#endif

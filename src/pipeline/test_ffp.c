@@ -89,6 +89,8 @@ mkframe(uint32_t src, uint32_t dst)
 	}
 }
 
+static bool no_publish; /* run() without publishing first (a burst racing a change) */
+
 /* Run @n copies of the frame; returns the output of the first, *ll its flag. */
 static uint32_t
 run(unsigned n, bool *ll)
@@ -98,7 +100,8 @@ run(unsigned n, bool *ll)
 	uint32_t outs[SL_BURST_MAX];
 	uint8_t drops[SL_BURST_MAX];
 
-	sl_pipeline_publish(pl);
+	if (!no_publish)
+		sl_pipeline_publish(pl);
 	for (unsigned i = 0; i < n; i++) {
 		memcpy(frames[i], frame, LEN);
 		sl_pkt_init(&pkts[i], frames[i], LEN, 0, 1);
@@ -241,6 +244,37 @@ main(void)
 	CHECK(lut(0).hits > h0, "hits again");
 	/* Delete the LL rule: the record is invalidated; the packet misses table 0. */
 	add(0, 100, 0x0a030000, 16, 0, 0, true, 1, 0, 8); /* table 0 keeps an LL entry */
+	{
+		/*
+		 * Clear the mark while the table keeps another LL entry.  The mark
+		 * is a store on the flow, visible at once; the table's new version
+		 * only after the publish.  A burst in between (no_publish) still
+		 * gets the record's answer (the table's winner), turns the packet
+		 * normal and drops the record; after the publish, the next probe
+		 * misses.
+		 */
+		bool ll1;
+		uint32_t o1;
+		mkframe(0x0a01ff01, 0xc0a80001); /* the /16 LL route in table 1 */
+		run(1, NULL);
+		run(1, NULL);
+		o1 = run(1, &ll1);
+		CHECK(ll1, "marked again: low-latency");
+		CHECK(sl_pipeline_flow_set_ll(pl, &flt, false) == 1, "mark cleared (2)");
+		uint64_t h1 = lut(0).hits, i1 = lut(0).invalidations;
+		no_publish = true;
+		CHECK(run(1, &ll) == o1 && !ll, "racing burst: same output, flag cleared");
+		no_publish = false;
+		CHECK(lut(0).hits == h1 + 1 && lut(0).invalidations == i1 + 1,
+		      "answered, then the record dropped");
+		sl_pipeline_publish(pl);
+		sl_pipeline_ffp_table_info(pl, 0, &ti);
+		CHECK(ti.active, "table 0 still active");
+		CHECK(run(1, &ll) == o1 && !ll && lut(0).hits == h1 + 1, "no record left");
+		CHECK(sl_pipeline_flow_set_ll(pl, &flt, true) == 1, "mark set (2)");
+		run(1, NULL);
+		mkframe(0x0a01ff01, 0xc0a8ff01);
+	}
 	uint64_t inv0 = lut(0).invalidations;
 	CHECK(sl_pipeline_flow_del(pl, &flt, SL_FLOW_REMOVED_DELETE) == 1, "deleted");
 	CHECK(run(1, &ll) == SL_PORT_DROP, "deleted rule no longer used");

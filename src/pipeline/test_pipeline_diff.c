@@ -217,6 +217,13 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 		break;
 	}
 	add_prereqs(&fs->match);
+	/*
+	 * One flow in four is plain (no stamp, no metadata): only a goto or an
+	 * output, the cases the FFP runs from its record (FFP_REC_*).
+	 */
+	bool plain = rndn(4) == 0;
+	if (plain)
+		goto next;
 	/* Stamp the flow id into the frame. */
 	a = &fs->insns.apply[fs->insns.n_apply++];
 	a->type = SL_ACT_SET_FIELD;
@@ -231,12 +238,14 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 		fs->insns.metadata = rndn(16);
 		fs->insns.metadata_mask = 0xff;
 	}
+next:
 	if (t + 1 < N_TABLES && rndn(4) != 0) {
 		fs->insns.goto_table = (int16_t)(t + 1 + rndn(N_TABLES - 1 - t));
 	} else {
 		a = &fs->insns.apply[fs->insns.n_apply++];
 		a->type = SL_ACT_OUTPUT;
 		a->output.port = 1 + rndn(N_PORTS);
+		fs->insns.has_apply = true;
 	}
 }
 

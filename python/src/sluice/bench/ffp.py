@@ -328,6 +328,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--shares", default=",".join(map(str, SHARES)))
     ap.add_argument("--diff-packets", type=int, default=10_000_000,
                     help="packets of the long differential run (0: skip)")
+    ap.add_argument("--write-files", metavar="DIR",
+                    help="only write each scenario's flow file and 64 B pcaps (LL share 100, 20, "
+                         "0 %%) to DIR, for build/src/flowfile/bench_ffp")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "ffp.json"))
     ap.add_argument("--report", default=os.path.join(ROOT, "bench", "results", "ffp.md"))
     return ap.parse_args(argv)
@@ -366,6 +369,16 @@ def plots(data: dict[str, Any], outdir: str) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     a = parse_args(argv)
+    if a.write_files:
+        os.makedirs(a.write_files, exist_ok=True)
+        for sc_name in [s for s in a.scenarios.split(",") if s]:
+            sc = Scenario(sc_name)
+            with open(os.path.join(a.write_files, f"{sc_name}.flows"), "w") as f:
+                f.write(sc.rules())
+            for share in (100, 20, 0):
+                traffic(sc, share, 64, os.path.join(a.write_files, f"{sc_name}-{share}.pcap"))
+        print(f"wrote {a.write_files}")
+        return 0
     if not os.path.exists(SLUICE) or not os.path.exists(DIFF):
         subprocess.run(["ninja", "-C", os.path.join(ROOT, "build")], check=True)
     scenarios = [s for s in a.scenarios.split(",") if s]
