@@ -135,6 +135,8 @@ random_prefix(const struct sl_field *f, uint8_t *v, uint8_t *m)
 	unsigned size = sl_field_size(f), bits = sl_field_bits(f), lead = size * 8 - bits;
 	unsigned len = rndn(bits + 1);
 
+	if (size > SL_FIELD_SIZE_MAX) /* the callers' buffers; also tells GCC the bound */
+		abort();
 	memset(m, 0, size);
 	for (unsigned i = 0; i < size; i++)
 		v[i] = (uint8_t)rnd();
