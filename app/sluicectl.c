@@ -1967,10 +1967,10 @@ stats_tables(const struct sl_ctl_json *v)
 static void
 stats_ffp(const struct sl_ctl_json *v)
 {
-	static const char *const heads[] = {"table", "active", "search ns", "probe ns",
+	static const char *const heads[] = {"table", "active", "adaptive", "search ns", "probe ns",
 	                                    "LL entries", "LUT entries", "hits", "misses",
 	                                    "verified", "invalidated", "evicted"};
-	static const char *const keys[] = {"active", "search_ns", "probe_ns",
+	static const char *const keys[] = {"active", "adaptive", "search_ns", "probe_ns",
 	                                   "low_latency_entries", "entries", "hits", "misses",
 	                                   "verifications", "invalidations", "evictions"};
 	struct sl_ctl_table *kv, *t;
@@ -1980,7 +1980,7 @@ stats_ffp(const struct sl_ctl_json *v)
 
 	if (sl_ctl_table_create(kvh, 2, "ll", &kv) < 0)
 		return;
-	if (sl_ctl_table_create(heads, 11, "rrrrrrrrrrr", &t) < 0) {
+	if (sl_ctl_table_create(heads, SL_ARRAY_SIZE(heads), "rrrrrrrrrrrr", &t) < 0) {
 		sl_ctl_table_destroy(kv);
 		return;
 	}

@@ -70,7 +70,8 @@ def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: 
     """Steps: a switch whose flow file marks 10.1.0.0/30 low_latency replays 200 frames
     (150 to 10.1.0.1..3, 50 to 10.1.0.4); with and without the cost model.
     Verify: dump-flows shows low_latency on that flow only; /sluice/ffp counts 150
-    low-latency and 50 normal packets; table 0 has one low-latency entry; without the cost
+    low-latency and 50 normal packets; table 0 has one low-latency entry (also in
+    the text form of stats ffp, with its active and adaptive columns); without the cost
     model its LUT filled (3 keys) and answered the rest; sluicectl add-flow ...,low_latency
     marks a new flow (dump-flows shows it)."""
     if not testing.openflow_supported(sluice_bin):
@@ -90,6 +91,12 @@ def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: 
             # first fill): the normal ones miss; at most one burst (32) came before.
             assert t0["hits"] + t0["misses"] <= N and t0["hits"] >= 150 - 3 - 32, t0
             assert t0["misses"] >= 50 - 32, t0
+        # The text form: one row per table with the same counters (active, adaptive, ...).
+        text = ctl.ok("stats", "ffp")
+        heads = next(ln for ln in text.splitlines() if ln.split()[:1] == ["table"]).split()
+        assert heads[:3] == ["table", "active", "adaptive"], text
+        row = next(ln for ln in text.splitlines() if ln.split()[:1] == ["0"]).split()
+        assert row[1] == str(t0["active"]) and row[2] == str(t0.get("adaptive", "-")), text
         assert ctl.ok("add-flow", "table=0,priority=20,ip,nw_dst=10.9.0.0/16,low_latency "
                       "actions=output:2") == ""
         dump = ctl.ok("dump-flows")
