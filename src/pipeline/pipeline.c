@@ -169,6 +169,10 @@ table_changed(struct sl_pipeline *pl, struct pl_table *pt)
 	sb->use_dcache = pl->dcache && sb->tbl != NULL && pt->spec.kind == SL_TABLE_TERNARY &&
 			 sb->layout.key_size <= DC_KEY_MAX && st.n_groups >= DC_MIN_MASKS;
 	pl_ffp_changed(pl, pt, sb); /* fast path: LUT on or off for this copy */
+	/* Goto chains (issue #5): tables of one match-all entry skip the lookup. */
+	sb->all_hit = NULL;
+	if (pt->n_flows == 1 && pt->flows[0]->n_match == 0 && sb->n_guards == 0 && !sb->ffp_on)
+		sb->all_hit = pt->flows[0];
 }
 
 void
@@ -1284,6 +1288,7 @@ table_catch_up(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *dt
 	}
 	dt->version = lv->version;
 	dt->use_dcache = lv->use_dcache;
+	dt->all_hit = lv->all_hit;
 	pl_ffp_catch_up(pt, dt, lv);
 	pt->n_ops = 0;
 	pt->rebuild = false;

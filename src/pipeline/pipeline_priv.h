@@ -23,6 +23,12 @@ struct pl_dtable {
 	struct sl_key_layout layout; /* fields the table matches */
 	struct sl_flow *miss;        /* table-miss entry of a kind that cannot hold it */
 	/*
+	 * The table's only flow when every packet reaching the table hits it
+	 * (an empty match, no guards, no FFP LUT), else NULL: such a table
+	 * needs no key extraction and no lookup (pipeline_run.c).
+	 */
+	struct sl_flow *all_hit;
+	/*
 	 * Guards: exact prerequisites (dl_type, nw_proto) that every flow of a
 	 * table with declared fields shares but its key does not hold (an lpm
 	 * table on nw_dst holds only nw_dst).  Packets failing a guard miss.

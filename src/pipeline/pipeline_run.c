@@ -671,6 +671,37 @@ credit(const struct sl_pipeline *pl, struct sl_flow *f, uint64_t n_pkts, uint64_
 	__atomic_store_n(&f->last_hit_tsc, now, __ATOMIC_RELAXED);
 }
 
+/*
+ * A table every lane hits in its one entry (pl_dtable.all_hit) whose
+ * instructions are only goto_table: the lanes move on together, the entry
+ * credited once.  Returns false, having done nothing, for any other entry.
+ */
+static inline bool
+all_hit_goto(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_flow *f,
+	     const struct sl_pkt *pkts, uint64_t lanes, unsigned t, uint8_t depth, uint64_t now)
+{
+	uint64_t bytes = 0;
+	unsigned i;
+
+	if ((f->insn_flags & (SL_INSN_APPLY | SL_INSN_WRITE | SL_INSN_CLEAR | SL_INSN_METADATA)) ||
+	    f->goto_table < 0)
+		return false;
+	ctx->tstats[t].matched += (uint64_t)__builtin_popcountll(lanes);
+	if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED))
+		ctx->ll_lanes &= ~lanes;
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		ctx->st[i].flow = f;
+		bytes += pkts[i].len;
+	}
+	credit(pl, f, (uint64_t)__builtin_popcountll(lanes), bytes, now);
+	unsigned next = (unsigned)f->goto_table;
+	ctx->lanes_at[next] |= lanes;
+	ctx->table_bits[next >> 6] |= UINT64_C(1) << (next & 63);
+	ctx->chain_at[next] = SL_MAX(ctx->chain_at[next], depth);
+	return true;
+}
+
 /* Final outcome of a packet that reached the end of its pipeline (or a miss). */
 static inline bool
 finish(struct sl_pipeline_ctx *ctx, struct pkt_state *st, unsigned i, uint8_t reason,
@@ -742,7 +773,15 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			continue;
 		}
 		PROF_T(q0);
-		if (pt->tbl != NULL) {
+		if (pt->all_hit != NULL &&
+		    all_hit_goto(pl, ctx, pt->all_hit, pkts, lanes, (unsigned)t, depth, now))
+			continue;
+		if (pt->all_hit != NULL) {
+			/* Every lane hits the table's one entry (pipeline_priv.h). */
+			SL_FOR_EACH_LANE(i, lanes)
+			ctx->hits[i] = pt->all_hit;
+			hit = lanes;
+		} else if (pt->tbl != NULL) {
 			uint64_t look = pt->n_guards ? guard_lanes(pt, pkts, lanes) : lanes;
 			PROF_T(q1);
 			PROF_ADD(1, q0, q1);

@@ -19,6 +19,12 @@
  * marks set and cleared, at random priorities.  Every other round bypasses
  * the FFP's cost model so every eligible table gets a LUT.
  *
+ * Stages of kind "all" (a mask table without fields: at most two flows, all
+ * with an empty match, some doing nothing but goto_table) exercise the
+ * lookup-free path for tables of one match-all entry.  At the end of each
+ * round every live flow's packet and byte counters and every table's
+ * lookup/matched counts are compared with the reference's.
+ *
  * Usage: test_pipeline_diff [N_PACKETS] [SEED] [ROUNDS]
  *        (default 1,000,000 packets, 6 rounds).
  */
@@ -37,7 +43,8 @@
 #define N_PORTS 4
 #define MAX_FLOWS 200
 
-enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1, T__KINDS };
+enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1, T_ALL, T__KINDS };
+#define ALL_FLOWS_MAX 2 /* flows of a T_ALL table: 0, 1 (the lookup-free path) or 2 */
 static unsigned N_TABLES = 5;
 static unsigned kind_of[N_TABLES_MAX];
 static double ll_share;
@@ -79,7 +86,11 @@ static struct sl_field fields_mask1[] = {
 struct model_flow {
 	struct sl_flow_spec fs;
 	bool live;
+	uint64_t packets; /* reference counters since added (a modify keeps them) */
 };
+
+/* Reference table counters of the current round. */
+static uint64_t ref_lookups[N_TABLES_MAX], ref_matched[N_TABLES_MAX];
 
 static struct model_flow flows[N_TABLES_MAX][MAX_FLOWS];
 static unsigned n_flows[N_TABLES_MAX];
@@ -217,13 +228,18 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 		random_value(&field_direct, v, m, true);
 		sl_match_set(&fs->match, &field_direct, v, m);
 		break;
+	case T_ALL:
+		if (rndn(4) == 0)
+			fs->priority = 0; /* the table-miss entry */
+		break;
 	}
 	add_prereqs(&fs->match);
 	/*
 	 * One flow in four is plain (no stamp, no metadata): only a goto or an
-	 * output, the cases the FFP runs from its record (FFP_REC_*).
+	 * output, the cases the FFP runs from its record (FFP_REC_*). T_ALL: half
+	 * its flows are plain, so some are goto_table only (all_hit_goto).
 	 */
-	bool plain = rndn(4) == 0;
+	bool plain = rndn(4) == 0 || (kind_of[t] == T_ALL && rndn(2));
 	if (plain)
 		goto next;
 	/* Stamp the flow id into the frame. */
@@ -292,8 +308,16 @@ add_flow(struct sl_pipeline *pl, unsigned t, uint16_t uid)
 		;
 	if (slot == MAX_FLOWS)
 		return false;
+	if (kind_of[t] == T_ALL) {
+		unsigned n_live = 0;
+		for (unsigned i = 0; i < n_flows[t]; i++)
+			n_live += flows[t][i].live;
+		if (n_live >= ALL_FLOWS_MAX)
+			return false;
+	}
 	mf = &flows[t][slot];
 	random_flow(t, &mf->fs, uid);
+	mf->packets = 0;
 	/* The same rule space twice would make the winner arbitrary: skip duplicates. */
 	to_rule(t, &mf->fs, &r, mf);
 	uint32_t prio;
@@ -325,7 +349,8 @@ add_flow(struct sl_pipeline *pl, unsigned t, uint16_t uid)
 	mf->live = true;
 	if (slot == n_flows[t])
 		n_flows[t]++;
-	if (kind_of[t] != T_MASK0 && kind_of[t] != T_MASK1 && match_empty(&mf->fs.match) &&
+	if (kind_of[t] != T_MASK0 && kind_of[t] != T_MASK1 && kind_of[t] != T_ALL &&
+	    match_empty(&mf->fs.match) &&
 	    mf->fs.priority == 0)
 		miss_flows[t] = mf;
 	else
@@ -430,6 +455,7 @@ ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
 
 	for (;;) {
 		struct model_flow *mf = NULL;
+		ref_lookups[t]++;
 		if (layouts[t].key_size) {
 			sl_key_extract(&layouts[t], p, key);
 			mf = sl_ref_lookup(refs[t], key, NULL);
@@ -441,6 +467,8 @@ ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
 			*drop = pending ? 0 : SL_DROP_TABLE_MISS;
 			return;
 		}
+		ref_matched[t]++;
+		mf->packets++;
 		const struct sl_instructions *in = &mf->fs.insns;
 		for (unsigned k = 0; k < in->n_apply; k++) {
 			const struct sl_action *a = &in->apply[k];
@@ -518,13 +546,78 @@ mark_flow(struct sl_pipeline *pl, unsigned t)
 	return true;
 }
 
+struct count_check {
+	unsigned t;
+	uint64_t packets;
+	unsigned long bad;
+};
+
+/* One real flow's counters against its model flow (priorities are distinct in mask-like tables). */
+static int
+check_flow(const struct sl_flow *f, void *arg)
+{
+	struct count_check *cc = arg;
+	unsigned t = cc->t;
+
+	cc->packets += sl_flow_packets(f);
+	if (kind_of[t] != T_MASK0 && kind_of[t] != T_MASK1 && kind_of[t] != T_ALL)
+		return 0;
+	for (unsigned i = 0; i < n_flows[t]; i++) {
+		const struct model_flow *mf = &flows[t][i];
+		if (!mf->live || mf->fs.priority != f->priority)
+			continue;
+		if (sl_flow_packets(f) != mf->packets || sl_flow_bytes(f) != mf->packets * FRAME_LEN) {
+			if (cc->bad++ < 5)
+				fprintf(stderr, "COUNTERS table %u prio %u: %" PRIu64 " packets %" PRIu64
+					" bytes, ref %" PRIu64 " packets\n", t, f->priority,
+					sl_flow_packets(f), sl_flow_bytes(f), mf->packets);
+		}
+		return 0;
+	}
+	cc->bad++;
+	fprintf(stderr, "COUNTERS table %u: flow at priority %u not in the model\n", t, f->priority);
+	return 0;
+}
+
+/* Flow counters (live flows) and table lookup/matched counts against the reference. */
+static unsigned long
+check_counters(struct sl_pipeline *pl, const struct sl_pipeline_ctx *ctx, unsigned round)
+{
+	const struct sl_pipeline_ctx *cs[1] = {ctx};
+	unsigned long bad = 0;
+
+	sl_pipeline_publish(pl); /* replaced flows' counters move on at publish */
+	for (unsigned t = 0; t < N_TABLES; t++) {
+		struct count_check cc = {.t = t};
+		struct sl_pipeline_table_stats ts;
+		uint64_t model = 0;
+
+		sl_pipeline_flow_iterate(pl, t, check_flow, &cc);
+		for (unsigned i = 0; i < n_flows[t]; i++)
+			if (flows[t][i].live)
+				model += flows[t][i].packets;
+		sl_pipeline_table_stats(cs, 1, t, &ts);
+		if (cc.packets != model || ts.lookups != ref_lookups[t] ||
+		    ts.matched != ref_matched[t]) {
+			cc.bad++;
+			fprintf(stderr, "COUNTERS round %u table %u (kind %u): flows %" PRIu64
+				" packets vs ref %" PRIu64 ", lookups %" PRIu64 "/%" PRIu64
+				", matched %" PRIu64 "/%" PRIu64 "\n", round, t, kind_of[t],
+				cc.packets, model, ts.lookups, ref_lookups[t], ts.matched,
+				ref_matched[t]);
+		}
+		bad += cc.bad;
+	}
+	return bad;
+}
+
 int
 main(int argc, char **argv)
 {
 	unsigned long n_packets = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000;
 	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 12345;
 	unsigned rounds = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 0) : 6;
-	unsigned long done = 0, mismatches = 0, updates = 0, forwarded = 0;
+	unsigned long done = 0, mismatches = 0, updates = 0, forwarded = 0, counter_mismatches = 0;
 	struct sl_ffp_lut_stats tot = {0};
 	uint64_t ll_packets = 0;
 	struct sl_pipeline *pl;
@@ -542,6 +635,8 @@ main(int argc, char **argv)
 		memset(flows, 0, sizeof(flows));
 		memset(n_flows, 0, sizeof(n_flows));
 		memset(miss_flows, 0, sizeof(miss_flows));
+		memset(ref_lookups, 0, sizeof(ref_lookups));
+		memset(ref_matched, 0, sizeof(ref_matched));
 		/* Round 0: one table of each kind in the original order; then random. */
 		if (round == 0) {
 			N_TABLES = 5;
@@ -589,6 +684,10 @@ main(int argc, char **argv)
 				ts.fields[0] = field_direct;
 				ts.max_entries = 256;
 				break;
+			case T_ALL:
+				ts.kind = SL_TABLE_TERNARY;
+				ts.n_fields = 0;
+				break;
 			}
 			if (sl_pipeline_table_declare(pl, &ts, err, sizeof(err)) < 0) {
 				fprintf(stderr, "declare %u: %s\n", t, err);
@@ -615,7 +714,7 @@ main(int argc, char **argv)
 		bool up[N_PORTS] = {true, true, true, true};
 		sl_pipeline_ports_set(pl, N_PORTS, up);
 		for (unsigned t = 0; t < N_TABLES; t++)
-			for (unsigned i = 0; i < (kind_of[t] == T_DIRECT ? 12 : 80); i++)
+			for (unsigned i = 0; i < (kind_of[t] == T_DIRECT ? 12 : kind_of[t] == T_ALL ? 1 : 80); i++)
 				add_flow(pl, t, uid++);
 		sl_pipeline_commit(pl);
 		ctx = sl_pipeline_ctx_create(pl);
@@ -758,6 +857,7 @@ main(int argc, char **argv)
 			tot.inserts += st.inserts;
 			tot.evictions += st.evictions;
 		}
+		counter_mismatches += check_counters(pl, ctx, round);
 		sl_pipeline_ctx_destroy(ctx);
 		sl_pipeline_destroy(pl);
 		for (unsigned t = 0; t < N_TABLES; t++)
@@ -777,6 +877,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "FAIL: the fast path was not exercised\n");
 		return 1;
 	}
+	printf("counters: %lu mismatches\n", counter_mismatches);
 	printf("%lu passed, %lu failed\n", done - mismatches, mismatches);
-	return mismatches ? 1 : 0;
+	return mismatches || counter_mismatches ? 1 : 0;
 }
