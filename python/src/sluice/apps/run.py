@@ -56,11 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     contexts = mgr.create_contexts()
     services = mgr.instantiate_apps(**contexts)
 
+    stopping = False
+
     def stop(signum: int, _frame: object) -> None:
-        # Handlers run in whichever greenlet is current; killing the service
-        # threads from there does not wake the main greenlet, so the main
-        # greenlet is interrupted instead (as Ctrl-C does in osken-manager).
-        raise KeyboardInterrupt(signum)
+        # A handler runs inside whichever greenlet was running (the hub, a
+        # connection's send loop...): raising or switching greenlets from
+        # there is unsafe, so it only sets a flag the main greenlet polls.
+        nonlocal stopping
+        stopping = True
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -68,9 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sluice.apps.run: {', '.join(a.apps)} listening on "
           f"tcp:{a.ofp_listen_host}:{a.ofp_tcp_listen_port}", flush=True)
     try:
-        hub.joinall(services)
-    except KeyboardInterrupt:
-        pass
+        while not stopping and not all(t.dead for t in services):
+            hub.sleep(0.2)
     finally:
         for t in services:
             hub.kill(t)
