@@ -92,3 +92,23 @@ def test_stateful_traffic_and_examples(tmp_path: Path) -> None:
     assert states.read_text().splitlines()[1] == "0 dl_dst=02:02:00:00:00:01 2"
     path = stateful.example(str(tmp_path), "portknock", 123456)
     assert "kind=state,lookup=nw_src,update=nw_src,size=123456," in Path(path).read_text()
+
+
+def test_pipeline_cost_figures() -> None:
+    """bench_pipeline's lines become the flat JSON figures: ns, spreads, rate ratios to TC1,
+    the issue's tc3_n8/tc2_32k ratios and the TC4-TC6 spread of rates."""
+    from sluice.bench import pipeline_cost
+
+    out = ("ns_per_pkt_tc1=10.00 min=9.00 max=11.00 out=1 of 1\n"
+           "ns_per_pkt_tc3_8=12.50 min=12.00 max=13.00 out=1 of 1\n"
+           "ns_per_pkt_tc2_32k=10.00 min=10.00 max=10.00 out=1 of 1\n"
+           "ns_per_pkt_tc4=20.00 min=20 max=20 out=1 of 1\n"
+           "ns_per_pkt_tc5=25.00 min=25 max=25 out=1 of 1\n"
+           "ns_per_pkt_tc6=40.00 min=40 max=40 out=1 of 1\n"
+           "tsc_hz=2600000000\n")
+    r = pipeline_cost.figures(out)
+    assert r["ns_per_pkt_tc1"] == 10.0 and r["ns_spread_tc1"] == 0.2
+    assert r["tc3_n8_ratio"] == 0.8 and r["rate_ratio_tc3_8"] == 0.8
+    assert r["tc2_32k_ratio"] == 1.0
+    assert r["tc456_spread"] == 0.5  # rates 1/20, 1/25, 1/40: (0.05 - 0.025) / 0.05
+    assert r["tsc_hz"] == 2.6e9

@@ -7,6 +7,10 @@
   seed-002 model (throughput, loss, reordering), with PNG plots.
 - :mod:`sluice.bench.stateful`: the OpenState examples (MAC learning, port knocking) vs a
   stateless pipeline of the same length, 1 and 100,000 flows.
+- :mod:`sluice.bench.ffp`: the fast forwarding path vs the pipeline alone (seed 000).
+- :mod:`sluice.bench.flexforward`: FlexForward's forwarding modes (seed 003).
+- :mod:`sluice.bench.decomposition`: the seed-001 study with sluice-gen over memif.
+- :mod:`sluice.bench.pipeline_cost`: the same test cases through the pipeline alone (no I/O).
 
 Each prints a table and writes ``bench/results/NAME.json`` (``--out`` elsewhere).
 They find the source tree (tools/, build/) with :func:`sluice.testing.repo_root`.
@@ -18,4 +22,8 @@ BENCHES: dict[str, str] = {
     "dispatch": "sluice.bench.dispatch",
     "forwarding": "sluice.bench.forwarding",
     "stateful": "sluice.bench.stateful",
+    "ffp": "sluice.bench.ffp",
+    "flexforward": "sluice.bench.flexforward",
+    "decomposition": "sluice.bench.decomposition",
+    "pipeline_cost": "sluice.bench.pipeline_cost",
 }
