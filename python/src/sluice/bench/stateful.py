@@ -9,8 +9,11 @@ rates by 2x between rounds; cycles counted only while the thread runs are not af
 (cache contention still is).
 
 Contenders, interleaved round by round (A B C A B C ...) because this machine is noisy:
-  stateless  two tables of the same length: table 0 ``priority=0 actions=goto_table:1``,
-             table 1 ``in_port=1,tcp,tcp_dst=22 actions=output:2``
+  stateless  two tables of the same length, each doing a lookup as the stateful ones do:
+             table 0 ``priority=0,in_port=1 actions=goto_table:1``, table 1
+             ``in_port=1,tcp,tcp_dst=22 actions=output:2``.  ``--stateless-match ''`` makes
+             table 0 match-all (the baseline before 2026-11-25): the pipeline now skips such
+             a table without a lookup, so that is a one-lookup pipeline.
   maclearn   examples/stateful/mac_learning.flows (state table on dl_dst/dl_src + XFSM)
   portknock  examples/stateful/port_knocking.flows (state table on nw_src + XFSM)
 Each on net_pcap0 (infinite_rx, 64-byte TCP frames to port 22) -> net_null0 (no-rx), one
@@ -53,7 +56,7 @@ ROOT = str(REPO)
 SLUICE = os.path.join(ROOT, "build", "app", "sluice")
 SLUICECTL = os.path.join(ROOT, "build", "app", "sluicectl")
 EXAMPLES = os.path.join(ROOT, "examples", "stateful")
-STATELESS = ["priority=0,actions=goto_table:1",
+STATELESS = ["priority=0,in_port=1,actions=goto_table:1",
              "table=1,priority=100,in_port=1,tcp,tcp_dst=22,actions=output:2"]
 CONTENDERS = ("stateless", "maclearn", "portknock")
 
@@ -150,7 +153,7 @@ def oncpu_seconds(tid: int | None, seconds: float) -> float | None:
 
 
 def run_sluice(kind: str, pcap: str, n_flows: int, intervals: int, interval_s: float,
-               tmp: str) -> tuple[list[float], dict[str, int], float | None]:
+               tmp: str, stateless: Sequence[str] = STATELESS) -> tuple[list[float], dict[str, int], float | None]:
     """Tx rates per interval once the states are in place, the state table's stats, and the
     forwarding thread's on-CPU cycles per packet over the same window (perf stat: time the
     thread was preempted by other load on this shared machine does not count)."""
@@ -162,7 +165,7 @@ def run_sluice(kind: str, pcap: str, n_flows: int, intervals: int, interval_s: f
     states = os.path.join(tmp, "states.txt")
     entries = 0
     if kind == "stateless":
-        for fl in STATELESS:
+        for fl in stateless:
             cmd += ["-F", fl]
     else:
         entries = write_states(states, kind, n_flows)
@@ -224,6 +227,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--intervals", type=int, default=3, help="measured intervals per run")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds per interval")
     ap.add_argument("--flows", type=int, default=100000, help="the large flow count")
+    ap.add_argument("--stateless-match", default="in_port=1",
+                    help="the match of the stateless pipeline's table 0 (default in_port=1);\n"
+                         "'' for a match-all entry, which the pipeline skips without a lookup")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "stateful.json"))
     return ap.parse_args(argv)
 
@@ -233,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not (os.path.exists(SLUICE) and os.path.exists(SLUICECTL)):
         subprocess.run(["ninja", "-C", os.path.join(ROOT, "build")], check=True)
     results: dict[str, float] = {}
+    table0 = f"priority=0,{a.stateless_match}," if a.stateless_match else "priority=0,"
+    stateless = [f"{table0}actions=goto_table:1", *STATELESS[1:]]
     lines = [f"{'contender':<12} {'flows':>7} {'Mpps':>8} {'ratio':>6} {'spread':>7} "
              f"{'cyc/pkt':>9} {'c-ratio':>6}"]
     bytes_per_flow = 0.0
@@ -245,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for rnd in range(a.rounds):
                 for kind in CONTENDERS:
                     rates, st, cpp = run_sluice(kind, pcap, n_flows, a.intervals, a.interval,
-                                                tmp)
+                                                tmp, stateless)
                     samples[kind] += rates
                     if cpp is not None:
                         cycles[kind].append(cpp)
