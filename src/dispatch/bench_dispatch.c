@@ -25,6 +25,7 @@
  * "<sched>_p90": ..., ..., "parse_only": ns (tuple and CRC alone)}.
  */
 #include "dispatch.h"
+#include "../core/sl_bench.h"
 
 #include <errno.h>
 #include <math.h>
@@ -97,13 +98,6 @@ drain(struct bench *b)
 		while ((n = rte_ring_sc_dequeue_burst(b->rings[w], objs, 256, NULL)) > 0)
 			b->done[w] += n;
 	}
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 int
@@ -224,7 +218,7 @@ main(int argc, char **argv)
 	       n_workers, rounds, n_samples, chunk);
 	for (int k = 0; k < N_KINDS; k++) {
 		const char *name = k < SL_SCHED__MAX ? sl_sched_name((enum sl_sched)k) : "parse_only";
-		qsort(res[k], n_samples, sizeof(double), cmp_double);
+		qsort(res[k], n_samples, sizeof(double), sl_bench_cmp_double);
 		printf(", \"%s\": %.2f, \"%s_min\": %.2f, \"%s_p90\": %.2f", name,
 		       res[k][n_samples / 2] * ns_per_cycle, name, res[k][0] * ns_per_cycle, name,
 		       res[k][n_samples * 9 / 10] * ns_per_cycle);

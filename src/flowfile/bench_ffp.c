@@ -31,6 +31,7 @@
 
 #include "../core/sl_test.h"
 #include "flowfile.h"
+#include "../core/sl_bench.h"
 #ifdef PL_PROF
 uint64_t *sl_pipeline_ctx_prof(struct sl_pipeline_ctx *ctx);
 #endif
@@ -43,38 +44,6 @@ static uint8_t *frames[MAX_FRAMES];
 static uint16_t lens[MAX_FRAMES];
 static unsigned n_frames;
 static uint8_t rxbuf[BURST][HEADROOM + 9216] __attribute__((aligned(64)));
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double
-tsc_hz(void)
-{
-	double t0 = now_s();
-	uint64_t c0 = __rdtsc();
-	while (now_s() - t0 < 0.2)
-		;
-	return (double)(__rdtsc() - c0) / (now_s() - t0);
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 static void
 load_pcap(const char *path)
@@ -151,7 +120,7 @@ main(int argc, char **argv)
 		res[k] = calloc(rounds, sizeof(double));
 		bt[k] = calloc((size_t)rounds * bursts, sizeof(uint64_t));
 	}
-	double hz = tsc_hz();
+	double hz = sl_bench_tsc_hz();
 	for (unsigned r = 0; r < rounds; r++) {
 		for (unsigned k = only; k < last; k++) {
 			struct sl_pkt pkts[BURST];
@@ -183,8 +152,8 @@ main(int argc, char **argv)
 		}
 	}
 	for (unsigned k = 0; k < 2; k++) {
-		qsort(res[k], rounds, sizeof(double), cmp_double);
-		qsort(bt[k], (size_t)rounds * bursts, sizeof(uint64_t), cmp_u64);
+		qsort(res[k], rounds, sizeof(double), sl_bench_cmp_double);
+		qsort(bt[k], (size_t)rounds * bursts, sizeof(uint64_t), sl_bench_cmp_u64);
 		printf("%-9s ns/pkt median %.2f (min %.2f max %.2f)  burst p50 %.0f ns p99 %.0f ns  "
 		       "forwarded %lu  ll %lu\n",
 		       names[k], res[k][rounds / 2], res[k][0], res[k][rounds - 1],

@@ -26,6 +26,7 @@
 #include <x86intrin.h>
 
 #include "../flowfile/flowfile.h"
+#include "../core/sl_bench.h"
 
 #define BURST 32
 #define N_FRAMES 4096
@@ -34,31 +35,6 @@
 #define N_CONT 4
 
 static uint8_t frames[N_CONT][N_FRAMES][64];
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double
-tsc_hz(void)
-{
-	double t0 = now_s();
-	uint64_t c0 = __rdtsc();
-	while (now_s() - t0 < 0.2)
-		;
-	return (double)(__rdtsc() - c0) / (now_s() - t0);
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static void
 mac_of(unsigned i, uint8_t *m)
@@ -155,7 +131,7 @@ main(int argc, char **argv)
 			fr[12] = 0x08;
 		}
 	}
-	double hz = tsc_hz();
+	double hz = sl_bench_tsc_hz();
 	for (unsigned r = 0; r < rounds; r++) {
 		for (unsigned m = 0; m < N_CONT; m++) {
 			struct sl_pkt pkts[BURST];
@@ -182,7 +158,7 @@ main(int argc, char **argv)
 		}
 	}
 	for (unsigned m = 0; m < N_CONT; m++) {
-		qsort(res[m], rounds, sizeof(double), cmp_double);
+		qsort(res[m], rounds, sizeof(double), sl_bench_cmp_double);
 		printf("ns_per_pkt_%s=%.2f min=%.2f max=%.2f forwarded=%lu of %lu\n", names[m],
 		       res[m][rounds / 2], res[m][0], res[m][rounds - 1], forwarded[m],
 		       (unsigned long)rounds * bursts * BURST);

@@ -25,6 +25,7 @@
 #include <x86intrin.h>
 
 #include "../flowfile/flowfile.h"
+#include "../core/sl_bench.h"
 
 #define BURST 32
 #define N_FRAMES 4096
@@ -41,31 +42,6 @@ struct bcase {
 	double *res;
 	unsigned long out;
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double
-tsc_hz(void)
-{
-	double t0 = now_s();
-	uint64_t c0 = __rdtsc();
-	while (now_s() - t0 < 0.2)
-		;
-	return (double)(__rdtsc() - c0) / (now_s() - t0);
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static int
 add_group(struct sl_pipeline *pl, const char *text)
@@ -197,7 +173,7 @@ main(int argc, char **argv)
 		c->res = calloc(rounds, sizeof(double));
 		n_cases++;
 	}
-	double hz = tsc_hz();
+	double hz = sl_bench_tsc_hz();
 	for (unsigned r = 0; r < rounds; r++) {
 		for (unsigned m = 0; m < n_cases; m++) {
 			struct bcase *c = &cases[m];
@@ -227,7 +203,7 @@ main(int argc, char **argv)
 	for (unsigned m = 0; m < n_cases; m++) {
 		struct bcase *c = &cases[m];
 
-		qsort(c->res, rounds, sizeof(double), cmp_double);
+		qsort(c->res, rounds, sizeof(double), sl_bench_cmp_double);
 		printf("ns_per_pkt_%s=%.2f min=%.2f max=%.2f out=%lu of %lu\n", c->name,
 		       c->res[rounds / 2], c->res[0], c->res[rounds - 1], c->out,
 		       (unsigned long)rounds * bursts * BURST);

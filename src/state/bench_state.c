@@ -16,6 +16,7 @@
  * usage: bench_state [N [ROUNDS]]
  */
 #include "state.h"
+#include "../core/sl_bench.h"
 
 #include <string.h>
 #include <time.h>
@@ -50,14 +51,6 @@ frame(uint8_t *f, uint32_t i)
 	f[23] = 6;
 	for (int k = 0; k < 4; k++)
 		f[26 + k] = (uint8_t)((0x0a000000u + i) >> (24 - 8 * k));
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static int
@@ -107,7 +100,7 @@ run(bool mac, unsigned n_flows, uint64_t hz)
 		}
 		cyc[rep] = (__rdtsc() - t0) / n;
 	}
-	qsort(cyc, 7, sizeof(cyc[0]), cmp_u64);
+	qsort(cyc, 7, sizeof(cyc[0]), sl_bench_cmp_u64);
 	printf("%-9s flows %7u: best %3lu median %3lu cycles/packet (lookup + set_state), "
 	       "%zu bytes, %.1f per entry\n",
 	       mac ? "maclearn" : "portknock", n_flows, (unsigned long)cyc[0],
