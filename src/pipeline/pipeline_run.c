@@ -44,11 +44,18 @@ sl_pipeline_ctx_destroy(struct sl_pipeline_ctx *ctx)
 
 /* The rest of this file runs on the workers. */
 
+/* Queue @lanes (a bitmap) at @table for this burst. */
+static inline void
+lanes_push_set(struct sl_pipeline_ctx *ctx, unsigned table, uint64_t lanes)
+{
+	ctx->lanes_at[table] |= lanes;
+	ctx->table_bits[table >> 6] |= UINT64_C(1) << (table & 63);
+}
+
 static inline void
 lanes_push(struct sl_pipeline_ctx *ctx, unsigned table, unsigned lane)
 {
-	ctx->lanes_at[table] |= UINT64_C(1) << lane;
-	ctx->table_bits[table >> 6] |= UINT64_C(1) << (table & 63);
+	lanes_push_set(ctx, table, UINT64_C(1) << lane);
 }
 
 static inline int
@@ -696,8 +703,7 @@ all_hit_goto(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 	}
 	credit(pl, f, (uint64_t)__builtin_popcountll(lanes), bytes, now);
 	unsigned next = (unsigned)f->goto_table;
-	ctx->lanes_at[next] |= lanes;
-	ctx->table_bits[next >> 6] |= UINT64_C(1) << (next & 63);
+	lanes_push_set(ctx, next, lanes);
 	ctx->chain_at[next] = SL_MAX(ctx->chain_at[next], depth);
 	return true;
 }
