@@ -271,7 +271,9 @@ jw_escape(FILE *f, const char *s, size_t n)
 				continue;
 			}
 		}
-		fputs("\\ufffd", f);
+		/* As its UTF-8 bytes, as a valid U+FFFD is written: a re-parsed
+		 * document then writes the same bytes again (fuzz_json). */
+		fputs("\xef\xbf\xbd", f);
 		i++;
 	}
 	fputc('"', f);

@@ -353,6 +353,32 @@ test_writer(void)
 		sl_ctl_json_free(doc);
 	}
 
+	/* Invalid UTF-8 given to the writer (e.g. a string cut by a parse limit
+	 * inside a character): written as U+FFFD's bytes, so parsing and writing
+	 * it again gives the same text (fuzz_json found "\\ufffd", then raw bytes). */
+	{
+		char *out1 = NULL, *out2 = NULL;
+		size_t size1 = 0;
+		FILE *m = open_memstream(&out1, &size1);
+		sl_ctl_jw_init(&w, m, false);
+		sl_ctl_jw_array_begin(&w, NULL);
+		sl_ctl_jw_stringn(&w, NULL, "a\xc0z\xf3\x8c\xbb", 6);
+		sl_ctl_jw_array_end(&w);
+		rc = sl_ctl_jw_finish(&w);
+		fclose(m);
+		doc = parse(out1, &rc, err, sizeof(err));
+		CHECK(rc == 0, "writer output with replacements parses: %s", err);
+		if (rc == 0) {
+			out2 = write_compact(sl_ctl_json_root(doc), &rc);
+			sl_ctl_json_free(doc);
+			CHECK(out2 && strncmp(out1, out2, strlen(out1)) == 0 &&
+			          strstr(out1, "a\xef\xbf\xbdz\xef\xbf\xbd") != NULL,
+			      "stable replacement: '%s' then '%s'", out1, out2 ? out2 : "");
+		}
+		free(out1);
+		free(out2);
+	}
+
 	/* Misuse is a sticky -EINVAL. */
 	f = fopen("/dev/null", "w");
 	sl_ctl_jw_init(&w, f, false);
