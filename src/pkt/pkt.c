@@ -344,10 +344,33 @@ sl_pkt_parse_l4(struct sl_pkt *p)
 static inline void
 copy_or_zero(const struct sl_pkt *p, unsigned ofs, unsigned n, uint8_t *out)
 {
-	if (ofs + n <= p->len)
-		memcpy(out, p->data + ofs, n);
-	else
+	const uint8_t *src = p->data + ofs;
+
+	if (ofs + n > p->len) {
 		memset(out, 0, n);
+		return;
+	}
+	/* Constant sizes become moves; a raw field's size is known only here (no libc call). */
+	switch (n) {
+	case 1:
+		out[0] = src[0];
+		return;
+	case 2:
+		memcpy(out, src, 2);
+		return;
+	case 4:
+		memcpy(out, src, 4);
+		return;
+	case 8:
+		memcpy(out, src, 8);
+		return;
+	case 16:
+		memcpy(out, src, 16);
+		return;
+	default:
+		memcpy(out, src, n);
+		return;
+	}
 }
 
 static void
@@ -357,17 +380,13 @@ put_be(uint8_t *out, unsigned n, uint64_t v)
 		out[n - 1 - i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Read @n_bits at bit offset @bit_off from byte @base, right-aligned into @out. */
+/* The bit-by-bit case of read_bits (fields not on byte boundaries). */
 static void
-read_bits(const struct sl_pkt *p, unsigned base, unsigned bit_off, unsigned n_bits, uint8_t *out)
+read_bits_slow(const struct sl_pkt *p, unsigned base, unsigned bit_off, unsigned n_bits,
+	       uint8_t *out)
 {
 	unsigned size = SL_DIV_ROUND_UP(n_bits, 8);
-	unsigned start = base + bit_off / 8;
 
-	if (bit_off % 8 == 0 && n_bits % 8 == 0) {
-		copy_or_zero(p, start, size, out);
-		return;
-	}
 	memset(out, 0, size);
 	for (unsigned i = 0; i < n_bits; i++) {
 		unsigned sb = base * 8 + bit_off + i; /* source bit, frame-relative */
@@ -377,6 +396,17 @@ read_bits(const struct sl_pkt *p, unsigned base, unsigned bit_off, unsigned n_bi
 		if (p->data[sb / 8] & (0x80 >> (sb % 8)))
 			out[db / 8] |= (uint8_t)(0x80 >> (db % 8));
 	}
+}
+
+/* Read @n_bits at bit offset @bit_off from byte @base, right-aligned into @out. */
+static inline void
+read_bits(const struct sl_pkt *p, unsigned base, unsigned bit_off, unsigned n_bits, uint8_t *out)
+{
+	if (sl_likely(bit_off % 8 == 0 && n_bits % 8 == 0)) {
+		copy_or_zero(p, base + bit_off / 8, n_bits / 8, out);
+		return;
+	}
+	read_bits_slow(p, base, bit_off, n_bits, out);
 }
 
 static unsigned
