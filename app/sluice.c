@@ -66,6 +66,7 @@ struct options {
 	bool no_cache;
 	bool no_ffp;                 /* --no-ffp (issue 6) */
 	bool ffp_no_model;           /* --ffp-no-cost-model */
+	bool no_ffp_path;            /* --no-ffp-path */
 	struct sl_ffp_auto ffp_auto; /* --ffp-auto PPS[:MIN_TIMEOUT] */
 	unsigned chain_warn;   /* warn when a goto chain reaches this many tables (0 = off) */
 	const char *controllers[16]; /* --controller targets */
@@ -166,6 +167,8 @@ usage(FILE *f)
 		"                           (pipeline only; results are the same)\n"
 		"      --ffp-no-cost-model  a fast-path LUT before every mask/lpm table with\n"
 		"                           low-latency entries, even where it does not pay\n"
+		"      --no-ffp-path        no whole-path records: the FFP's per-table LUTs only\n"
+		"                           (docs/ffp.md; results are the same)\n"
 		"      --ffp-auto PPS[:T]   auto-promote entries without timeouts (or with\n"
 		"                           timeouts >= T s) hit >= PPS times a second\n"
 		"      --fwd-mode MODES     forwarding modes (docs/flexforward.md): openflow (default)\n"
@@ -235,6 +238,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"no-cache", no_argument, NULL, 'N'},
 		{"no-ffp", no_argument, NULL, 0x601},
 		{"ffp-no-cost-model", no_argument, NULL, 0x602},
+		{"no-ffp-path", no_argument, NULL, 0x604},
 		{"ffp-auto", required_argument, NULL, 0x603},
 		{"chain-warn", required_argument, NULL, 0x500},
 		{"controller", required_argument, NULL, 'C'},
@@ -461,6 +465,9 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 			break;
 		case 0x602:
 			o->ffp_no_model = true;
+			break;
+		case 0x604:
+			o->no_ffp_path = true;
 			break;
 		case 0x603: {
 			char pps[32], *colon;
@@ -1194,6 +1201,7 @@ main(int argc, char **argv)
 	sl_pipeline_cache_enable(pl, !o.no_cache);
 	sl_pipeline_ffp_enable(pl, !o.no_ffp);
 	sl_pipeline_ffp_cost_model(pl, !o.ffp_no_model);
+	sl_pipeline_ffp_path_enable(pl, !o.no_ffp_path);
 	sl_pipeline_ffp_auto_set(pl, &o.ffp_auto);
 	if (o.check_only) {
 		/* No EAL: mask tables validate with their portable structure only. */

@@ -1994,6 +1994,23 @@ stats_ffp(const struct sl_ctl_json *v)
 			rows++;
 			continue;
 		}
+		if (m->child != NULL) {
+			/* The path records (docs/ffp.md): one line, "key value" pairs. */
+			char line[512];
+			size_t used = 0;
+			line[0] = '\0';
+			for (const struct sl_ctl_json *c = m->child; c && used < sizeof(line); c = c->next) {
+				fmt_value(c, buf, sizeof(buf));
+				int w = snprintf(line + used, sizeof(line) - used, "%s%s %s",
+						 used ? ", " : "", c->key, buf);
+				if (w < 0)
+					break;
+				used += (size_t)w;
+			}
+			sl_ctl_table_addf(kv, "%s:", m->key);
+			sl_ctl_table_add(kv, line);
+			continue;
+		}
 		fmt_value(m, buf, sizeof(buf));
 		sl_ctl_table_addf(kv, "%s:", m->key);
 		sl_ctl_table_add(kv, buf);

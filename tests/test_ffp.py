@@ -64,19 +64,23 @@ def ffp_stats(ctl: Ctl, want_packets: int, timeout: float = 15.0) -> dict[str, A
         time.sleep(0.1)
 
 
-@pytest.mark.parametrize("model", [True, False])
+@pytest.mark.parametrize("model,paths", [(True, True), (False, False), (False, True)])
 def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path,
-                               model: bool) -> None:
+                               model: bool, paths: bool) -> None:
     """Steps: a switch whose flow file marks 10.1.0.0/30 low_latency replays 200 frames
     (150 to 10.1.0.1..3, 50 to 10.1.0.4); with and without the cost model.
     Verify: dump-flows shows low_latency on that flow only; /sluice/ffp counts 150
     low-latency and 50 normal packets; table 0 has one low-latency entry (also in
     the text form of stats ffp, with its active and adaptive columns); without the cost
-    model its LUT filled (3 keys) and answered the rest; sluicectl add-flow ...,low_latency
-    marks a new flow (dump-flows shows it)."""
+    model its LUT filled (3 keys) and answered the rest, or, with path records on (always
+    probed without the cost model), the path records did (3 records, the rest hits; the
+    text form shows them on its path line); sluicectl add-flow ...,low_latency marks a new
+    flow (dump-flows shows it)."""
     if not testing.openflow_supported(sluice_bin):
         pytest.skip("this sluice has no -C/--controller")
-    extra = () if model else ("--ffp-no-cost-model",)
+    extra: tuple[str, ...] = () if model else ("--ffp-no-cost-model",)
+    if not paths:
+        extra += ("--no-ffp-path",)
     with switch(sluice_bin, sluicectl_bin, tmp_path, extra) as ctl:
         dump = ctl.ok("dump-flows")
         marked = [ln for ln in dump.splitlines() if "low_latency" in ln]
@@ -85,12 +89,23 @@ def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: 
         assert st["low_latency_packets"] == 150 and st["normal_packets"] == 50, st
         t0 = st["table_0"]
         assert t0["eligible"] == 1 and t0["low_latency_entries"] == 1, t0
-        if not model:
+        ph = st["path"]
+        assert ph["tables"] == (1 if paths else 0), ph
+        if not model and not paths:
             assert t0["active"] == 1 and t0["inserts"] == 3 and t0["entries"] == 3, t0
             # Every packet starts low-latency and probes once the LUT exists (after the
             # first fill): the normal ones miss; at most one burst (32) came before.
             assert t0["hits"] + t0["misses"] <= N and t0["hits"] >= 150 - 3 - 32, t0
             assert t0["misses"] >= 50 - 32, t0
+            assert ph["hits"] == 0 and ph["inserts"] == 0, ph
+        if not model and paths:
+            # The same, one level up: a record per key answers before table 0 is searched.
+            assert ph["inserts"] == 3 and ph["entries"] == 3, ph
+            assert ph["hits"] + ph["misses"] <= N and ph["hits"] >= 150 - 3 - 32, ph
+            assert ph["misses"] >= 50 - 32 and ph["probing_workers"] >= 1, ph
+            text = ctl.ok("stats", "ffp")
+            line = next(ln for ln in text.splitlines() if ln.startswith("path:"))
+            assert f"hits {ph['hits']}" in line and "key_bytes 8" in line, text
         # The text form: one row per table with the same counters (active, adaptive, ...).
         text = ctl.ok("stats", "ffp")
         heads = next(ln for ln in text.splitlines() if ln.split()[:1] == ["table"]).split()

@@ -8,7 +8,8 @@
  *   bench_ffp FLOWS PCAP [ROUNDS [BURSTS [OPTS]]]
  *
  * OPTS (comma-separated): "nomodel" gives the composite a LUT before every
- * eligible table (sl_pipeline_ffp_cost_model off); "only" runs the
+ * eligible table (sl_pipeline_ffp_cost_model off); "nopath" turns the path
+ * records off (the seed's per-table LUTs alone); "only" runs the
  * composite alone, "ponly" the pipeline alone (for perf).  Built with
  * -Dc_args=-DPL_PROF (e.g. a build-prof directory), it also prints cycles
  * per packet for each phase of sl_pipeline_run_burst.
@@ -108,6 +109,7 @@ main(int argc, char **argv)
 		sl_pipeline_cache_enable(pls[k], false);
 		sl_pipeline_ffp_enable(pls[k], k == 1);
 		sl_pipeline_ffp_cost_model(pls[k], strstr(opts, "nomodel") == NULL);
+		sl_pipeline_ffp_path_enable(pls[k], strstr(opts, "nopath") == NULL);
 		memset(&pe, 0, sizeof(pe));
 		if (sl_flowfile_load(argv[1], on_table, on_flow, pls[k], &pe) < 0) {
 			sl_parse_error_format(&pe, msg, sizeof(msg));
@@ -167,11 +169,11 @@ main(int argc, char **argv)
 			 (double)bt[0][(size_t)rounds * bursts / 2]);
 #ifdef PL_PROF
 	for (unsigned k = 0; k < 2; k++) {
-		static const char *const ph[9] = {"init", "guard", "extract", "ffp", "search",
-						  "populate", "exec", "burst_end", "total"};
+		static const char *const ph[10] = {"init", "guard", "extract", "ffp", "search",
+						   "populate", "exec", "burst_end", "total", "path"};
 		uint64_t *pr = sl_pipeline_ctx_prof(ctxs[k]);
 		printf("%s cycles/pkt:", names[k]);
-		for (unsigned q = 0; q < 9; q++)
+		for (unsigned q = 0; q < 10; q++)
 			printf(" %s %.1f", ph[q], (double)pr[q] / ((double)rounds * bursts * BURST));
 		printf("\n");
 	}
@@ -187,5 +189,13 @@ main(int argc, char **argv)
 		       t, ti.active, ti.adaptive, ti.search_ns, ti.probe_ns, (unsigned long)st.entries,
 		       (unsigned long)st.hits, (unsigned long)st.misses);
 	}
+	struct sl_ffp_path_stats ps;
+	const struct sl_pipeline_ctx *c1[1] = {ctxs[1]};
+	sl_pipeline_ffp_path_stats(pls[1], c1, 1, &ps);
+	printf("path tables %u key %u B probing %lu; entries %lu hits %lu misses %lu inserts %lu "
+	       "stale %lu evictions %lu\n",
+	       ps.n_tables, ps.key_bytes, (unsigned long)ps.probing, (unsigned long)ps.entries,
+	       (unsigned long)ps.hits, (unsigned long)ps.misses, (unsigned long)ps.inserts,
+	       (unsigned long)ps.stale, (unsigned long)ps.evictions);
 	return 0;
 }

@@ -571,6 +571,25 @@ h_ffp(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	dict_u64(d, "auto_min_timeout", a.min_timeout);
 	ffp_class(d, "low_latency", cs.packets[1], &cs.latency[1]);
 	ffp_class(d, "normal", cs.packets[0], &cs.latency[0]);
+	{
+		struct sl_ffp_path_stats ps;
+		struct rte_tel_data *c = rte_tel_data_alloc();
+
+		sl_pipeline_ffp_path_stats(mgmt->p.pl, ctxs, n_ctxs, &ps);
+		if (c != NULL) {
+			rte_tel_data_start_dict(c);
+			dict_u64(c, "tables", ps.n_tables);
+			dict_u64(c, "key_bytes", ps.key_bytes);
+			dict_u64(c, "probing_workers", ps.probing);
+			dict_u64(c, "entries", ps.entries);
+			dict_u64(c, "hits", ps.hits);
+			dict_u64(c, "misses", ps.misses);
+			dict_u64(c, "inserts", ps.inserts);
+			dict_u64(c, "stale", ps.stale);
+			dict_u64(c, "evictions", ps.evictions);
+			rte_tel_data_add_dict_container(d, "path", c, 0);
+		}
+	}
 	for (int t = 0; t <= sl_pipeline_last_table(mgmt->p.pl); t++) {
 		struct sl_ffp_table_info ti;
 		struct sl_ffp_lut_stats ls;

@@ -5,8 +5,50 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---- worker side ---- */
+
+/*
+ * Zeroed memory for a large per-worker table, on transparent huge pages
+ * where the kernel offers them: probes land anywhere in a few MB, and with
+ * 4 KB pages nearly every one also misses the TLB.  mmap, not malloc: a
+ * heap chunk may reuse pages already faulted in small.
+ */
+#define HUGE_SZ ((size_t)2 << 20)
+static size_t
+table_len(size_t size)
+{
+	return (size + HUGE_SZ - 1) / HUGE_SZ * HUGE_SZ;
+}
+
+static void *
+table_alloc(size_t size)
+{
+	size_t len = table_len(size);
+	uint8_t *m = mmap(NULL, len + HUGE_SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	/* Keep a 2 MB-aligned window of len bytes; give back the rest. */
+	uint8_t *p = (uint8_t *)(((uintptr_t)m + HUGE_SZ - 1) & ~(uintptr_t)(HUGE_SZ - 1));
+	if (p > m)
+		munmap(m, (size_t)(p - m));
+	if (m + len + HUGE_SZ > p + len)
+		munmap(p + len, (size_t)(m + len + HUGE_SZ - (p + len)));
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, len, MADV_HUGEPAGE); /* advice only: 4 KB pages work too */
+#endif
+	return p; /* anonymous mappings are zeroed */
+}
+
+static void
+table_free(void *p, size_t size)
+{
+	if (p != NULL)
+		munmap(p, table_len(size));
+}
 
 struct ffp_ctx *
 pl_ffp_ctx_create(void)
@@ -18,13 +60,18 @@ pl_ffp_ctx_create(void)
 	memset(f->lut_of, -1, sizeof(f->lut_of));
 	/* LUTs are allocated up front: the datapath never allocates. */
 	for (unsigned i = 0; i < FFP_LUTS_MAX; i++) {
-		f->luts[i] = aligned_alloc(64, (sizeof(struct ffp_lut) + 63) / 64 * 64);
+		f->luts[i] = table_alloc(sizeof(struct ffp_lut));
 		if (f->luts[i] == NULL) {
 			pl_ffp_ctx_destroy(f);
 			return NULL;
 		}
-		memset(f->luts[i], 0, sizeof(struct ffp_lut));
 	}
+	f->path = table_alloc(sizeof(struct ffp_path));
+	if (f->path == NULL) {
+		pl_ffp_ctx_destroy(f);
+		return NULL;
+	}
+	f->pobs.on = 1; /* judged after the first window */
 	f->lat_mult = sl_lat_ns_mult(sl_pipeline_tsc_hz());
 	return f;
 }
@@ -35,7 +82,8 @@ pl_ffp_ctx_destroy(struct ffp_ctx *f)
 	if (f == NULL)
 		return;
 	for (unsigned i = 0; i < FFP_LUTS_MAX; i++)
-		free(f->luts[i]);
+		table_free(f->luts[i], sizeof(struct ffp_lut));
+	table_free(f->path, sizeof(struct ffp_path));
 	free(f);
 }
 
@@ -77,17 +125,7 @@ rec_drop(struct ffp_lut *lut, struct ffp_rec *r)
 static void
 rec_fast(struct ffp_rec *r, const struct sl_flow *f)
 {
-	r->used = FFP_REC_ANY;
-	r->arg = 0;
-	if (f->insn_flags == 0 && f->goto_table >= 0 && f->goto_table < 256) {
-		r->used = FFP_REC_GOTO;
-		r->arg = (uint8_t)f->goto_table;
-	} else if (f->insn_flags == SL_INSN_APPLY && f->goto_table < 0 && f->n_apply == 1 &&
-		   f->n_write == 0 && f->actions[0].type == SL_ACT_OUTPUT &&
-		   f->actions[0].output.port != 0 && f->actions[0].output.port < 256) {
-		r->used = FFP_REC_OUTPUT;
-		r->arg = (uint8_t)f->actions[0].output.port;
-	}
+	r->used = pl_ffp_flow_kind(f, &r->arg);
 }
 
 /* Precedence of a low-latency entry in table copy @pt: priority, or prefix length (lpm). */

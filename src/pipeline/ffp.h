@@ -102,7 +102,78 @@ struct ffp_obs {
 	uint8_t on;   /* this worker probes the table's LUT */
 };
 
+/*
+ * Path records (ffp_path.c, docs/ffp.md "Path records"): Sluice's addition
+ * on top of the seed's per-table LUTs.  A packet whose whole way through the
+ * pipeline hit only low-latency entries that do nothing but goto_table (and,
+ * last, output to one port) leaves a record keyed by the union of the fields
+ * every table with low-latency entries reads (layouts and guards: the path
+ * spec).  The next packet with that key is answered at the pipeline's entry
+ * with one extraction and one probe.  Exact: the packet is not modified on
+ * such a path, so each table's key is a part of the union key; a record holds
+ * the sum of the covered tables' versions (plus the spec generation), and any
+ * change to any of them (versions only grow) makes it stale.  Per-table LUTs
+ * carry on underneath and survive changes through their journals.
+ */
+#define FFP_PATH_TABLES 8  /* tables a path spec covers at most (more: no path records) */
+#define FFP_PATH_HOPS 6    /* tables one record spans at most */
+#define FFP_PATH_SETS 16384 /* x 2 ways, 128 bytes a record: 4 MB per worker */
+
+struct ffp_path_spec {
+	uint32_t gen;                          /* 0: no path records */
+	uint8_t n_tables;
+	uint8_t tables[FFP_PATH_TABLES];       /* ascending */
+	uint32_t shape[FFP_PATH_TABLES];       /* pl_dtable.shape the layout was built from */
+	uint64_t covers[(SL_TABLES_MAX + 63) / 64]; /* bitmap of tables[] */
+	struct sl_key_layout layout;           /* union of their fields and guards */
+};
+
+struct ffp_path_rec {
+	uint64_t sig;      /* spec generation << 40 + sum of the covered tables' versions */
+	uint8_t used;
+	uint8_t n_hops;
+	uint8_t out;       /* the last entry's output port */
+	uint8_t pad[5];
+	uint8_t key[FFP_KEY_MAX];
+	/* second line: read on a hit only */
+	uint8_t tab[FFP_PATH_HOPS];
+	uint8_t pad2[2];
+	const struct sl_flow *flow[FFP_PATH_HOPS];
+} __attribute__((aligned(64)));
+
+struct ffp_path {
+	struct ffp_path_rec rec[FFP_PATH_SETS * FFP_WAYS];
+	uint8_t lru[FFP_PATH_SETS];
+	struct sl_ffp_path_stats st;
+};
+
+/*
+ * Adaptive, per worker: a lane that misses costs an extraction and a probe,
+ * so the path is probed while at least FFP_PATH_ON/1024 of the lanes end on
+ * a recordable path (hit or not), off below FFP_PATH_OFF/1024, judged over
+ * windows of FFP_OBS_WINDOW lanes (sampled while off).
+ */
+#define FFP_PATH_ON 410  /* 40 % */
+#define FFP_PATH_SAMPLE 16 /* while off, one burst in 16 is tracked (the rest pay nothing) */
+#define FFP_PATH_OFF 307 /* 30 % */
+
 struct ffp_ctx {
+	/* Path records: this burst's state (ffp_path.c). */
+	const struct ffp_path_spec *pspec; /* NULL: the path is not used in this burst */
+	uint64_t psig;
+	uint64_t ptrack;   /* lanes still on a recordable path */
+	uint64_t pdone;    /* ... that ended with the plain output */
+	uint64_t phit;     /* lanes answered by a record */
+	bool pkeys;        /* pkey[] extracted (the path is on) */
+	uint32_t psample;  /* bursts seen while off */
+	struct ffp_obs pobs;
+	struct ffp_path *path;
+	uint8_t pn[SL_BURST_MAX];
+	uint8_t ptab[SL_BURST_MAX][FFP_PATH_HOPS];
+	const struct sl_flow *pflow[SL_BURST_MAX][FFP_PATH_HOPS];
+	uint32_t pset[SL_BURST_MAX];
+	uint8_t pkey[SL_BURST_MAX][FFP_KEY_MAX] SL_CACHE_ALIGNED;
+
 	int8_t lut_of[SL_TABLES_MAX]; /* LUT index per table, -1 none */
 	unsigned n_luts;
 	uint64_t lut_refused;         /* tables that wanted a LUT when all were taken */
@@ -155,6 +226,64 @@ void pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, un
 		     uint64_t lanes);
 /* Per-class counters at the end of a burst of @n packets that started at @t0. */
 void pl_ffp_burst_end(struct sl_pipeline_ctx *ctx, unsigned n, uint64_t t0);
+
+/*
+ * What a flow's instructions do when that is simple (a flow's instructions
+ * never change): FFP_REC_GOTO or FFP_REC_OUTPUT with the table or port in
+ * *arg, else FFP_REC_ANY.
+ */
+static inline uint8_t
+pl_ffp_flow_kind(const struct sl_flow *f, uint8_t *arg)
+{
+	if (f->insn_flags == 0 && f->goto_table >= 0 && f->goto_table < 256) {
+		*arg = (uint8_t)f->goto_table;
+		return FFP_REC_GOTO;
+	}
+	if (f->insn_flags == SL_INSN_APPLY && f->goto_table < 0 && f->n_apply == 1 &&
+	    f->n_write == 0 && f->actions[0].type == SL_ACT_OUTPUT &&
+	    f->actions[0].output.port != 0 && f->actions[0].output.port < 256) {
+		*arg = (uint8_t)f->actions[0].output.port;
+		return FFP_REC_OUTPUT;
+	}
+	*arg = 0;
+	return FFP_REC_ANY;
+}
+
+/* Path records, worker side (ffp_path.c). */
+/*
+ * At the start of a burst: the lanes of ctx->lanes_at[0] that a record
+ * answers are done (out_ports set, counters credited); returns how many.
+ */
+unsigned pl_ffp_path_begin(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+			   struct sl_pkt *pkts, uint32_t out_ports[]);
+/* Lane @i, tracked, ran flow @f at table @t and goes to @next (-1: done, output pending). */
+static inline void
+pl_ffp_path_hop(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t, const struct sl_flow *f,
+		int next, uint32_t pending_out)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	uint64_t bit = UINT64_C(1) << i;
+	uint8_t arg, kind = pl_ffp_flow_kind(f, &arg);
+	bool ok = (ctx->ll_lanes & bit) && fc->pn[i] < FFP_PATH_HOPS &&
+		  (fc->pspec->covers[t / 64] >> (t % 64) & 1) &&
+		  (next >= 0 ? kind == FFP_REC_GOTO
+			     : next == -1 && kind == FFP_REC_OUTPUT && pending_out == arg);
+
+	if (!ok) {
+		fc->ptrack &= ~bit;
+		return;
+	}
+	fc->ptab[i][fc->pn[i]] = (uint8_t)t;
+	fc->pflow[i][fc->pn[i]++] = f;
+	if (next == -1)
+		fc->pdone |= bit;
+}
+/* At the end of the burst: fill records for the lanes that ended on a recordable path. */
+void pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx);
+
+/* Path records, control side (ffp_path.c): recompute the spec; true when it changed. */
+bool pl_ffp_path_update(struct sl_pipeline *pl);
+void pl_ffp_path_free(struct sl_pipeline *pl);
 
 /* Control side (ffp.c), hooks called from pipeline.c. */
 void pl_ffp_journal(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_rule *r,

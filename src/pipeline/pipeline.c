@@ -95,6 +95,7 @@ sl_pipeline_destroy(struct sl_pipeline *pl)
 		sl_state_destroy(pt->state);
 		pl_ffp_table_free(pt);
 	}
+	pl_ffp_path_free(pl);
 	for (unsigned i = 0; i < pl->n_dead; i++)
 		flow_free(pl->dead[i].flow);
 	free(pl->dead);
@@ -173,6 +174,16 @@ table_changed(struct sl_pipeline *pl, struct pl_table *pt)
 	sb->all_hit = NULL;
 	if (pt->n_flows == 1 && pt->flows[0]->n_match == 0 && sb->n_guards == 0 && !sb->ffp_on)
 		sb->all_hit = pt->flows[0];
+}
+
+/*
+ * The standby copy's layout or guards changed: keys built for the old ones
+ * (the FFP's path records, ffp_path.c) no longer cover what the table reads.
+ */
+static void
+shape_changed(struct pl_table *pt)
+{
+	pl_standby(pt)->shape = ++pt->shape_seq;
 }
 
 void
@@ -373,6 +384,7 @@ sl_pipeline_table_declare(struct sl_pipeline *pl, const struct sl_table_spec *ts
 	pt->declared = true;
 	sb->n_guards = 0;
 	sb->layout = l;
+	shape_changed(pt);
 	table_changed(pl, pt);
 	update_last_table(pl);
 	return 0;
@@ -507,6 +519,7 @@ table_relayout(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_key_
 		return rc;
 	}
 	standby_set_table(pt, nt);
+	shape_changed(pt);
 	return 0;
 }
 
@@ -532,6 +545,7 @@ guard_accept(struct pl_table *pt, const struct sl_match_field *mf)
 	if (pt->n_flows > (sb->miss != NULL ? 1u : 0u))
 		return -EEXIST; /* flows without this guard exist already */
 	sb->guards[sb->n_guards++] = *mf;
+	shape_changed(pt);
 	return 0;
 }
 
@@ -607,6 +621,7 @@ table_prepare(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_match
 		if (rc == 0) {
 			standby_set_table(pt, nt);
 			sb->layout = nl;
+			shape_changed(pt);
 		}
 		return rc;
 	}
@@ -1263,6 +1278,7 @@ table_catch_up(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *dt
 	const struct pl_dtable *lv = pt->live;
 
 	dt->layout = lv->layout;
+	dt->shape = lv->shape;
 	dt->n_guards = lv->n_guards;
 	memcpy(dt->guards, lv->guards, sizeof(dt->guards));
 	dt->miss = lv->miss;
@@ -1308,6 +1324,7 @@ sl_pipeline_publish(struct sl_pipeline *pl)
 		__atomic_store_n(&pt->live, pl_standby(pt), __ATOMIC_RELEASE);
 		any = true;
 	}
+	any |= pl_ffp_path_update(pl); /* the FFP's path spec follows the live tables */
 	any |= pl_groups_dirty(pl);
 	if (!any && pl->n_dead == 0)
 		return;

@@ -818,6 +818,26 @@ struct sl_ffp_lut_stats {
 void sl_pipeline_ffp_lut_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
 			       unsigned table_id, struct sl_ffp_lut_stats *st);
 
+/**
+ * Whole-path records (docs/ffp.md "Path records"): a packet that hit only
+ * low-latency goto/output entries leaves a record that answers the next
+ * packet of its flow at the pipeline's entry.  On by default with the FFP;
+ * off keeps only the seed's per-table LUTs.  Control thread; published.
+ */
+void sl_pipeline_ffp_path_enable(struct sl_pipeline *pl, bool on);
+
+/** Path records: the spec (control thread) and counters summed over workers. */
+struct sl_ffp_path_stats {
+	uint64_t entries, hits, misses, inserts, evictions;
+	uint64_t stale;      /* probes that found the key with an outdated signature */
+	uint64_t probing;    /* workers whose adaptive rule has the path on */
+	unsigned n_tables;   /* tables the spec covers (0: no path records) */
+	unsigned key_bytes;  /* the union key */
+};
+void sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl,
+				const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+				struct sl_ffp_path_stats *st);
+
 /*
  * A latency histogram fine enough for percentiles: 32 buckets per power of
  * two (3.1 % wide), values below 32 ns exact.

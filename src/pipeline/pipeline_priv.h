@@ -36,6 +36,7 @@ struct pl_dtable {
 	uint8_t n_guards;
 	struct sl_match_field guards[2];
 	uint32_t version;            /* changes with the contents; decision-cache entries carry it */
+	uint32_t shape;              /* changes with the layout or the guards (FFP path keys) */
 	bool use_dcache;             /* lookups go through the decision cache (see table_changed) */
 	bool ffp_on;                 /* low-latency lanes probe this table's LUT first (ffp.h) */
 	bool ffp_adapt;              /* not on by the cost model, but each worker turns it on
@@ -62,6 +63,7 @@ struct pl_table {
 	bool rebuild;                /* standby's table object was replaced: rebuild, do not replay */
 	bool commit;                 /* fold pending changes (sl_table_commit) when publishing */
 	uint32_t version_seq;
+	uint32_t shape_seq;          /* last pl_dtable.shape given out */
 	unsigned n_ops, ops_cap;
 	struct pl_op *ops;           /* changes since the last publish */
 	unsigned n_flows;            /* flows, miss entry included */
@@ -102,6 +104,10 @@ struct sl_pipeline {
 	bool ffp_no_model;           /* LUT wherever eligible, whatever the cost model says */
 	struct sl_ffp_auto ffp_auto; /* auto-promotion policy */
 	uint64_t ffp_auto_last;      /* TSC of the last auto-promotion check, 0 = none yet */
+	bool ffp_path_off;           /* whole-path records disabled (default on with the FFP) */
+	uint32_t ffp_path_gen;       /* last path spec generation given out */
+	struct ffp_path_spec *path_spec; /* two slots (left-right), NULL until needed (ffp_path.c) */
+	const struct ffp_path_spec *path_live; /* the slot workers read (atomic), NULL: none */
 };
 
 /* Add to a flow or group counter several workers may write (one writer: plain add). */
@@ -205,6 +211,7 @@ dc_key_equal(const uint8_t *a, const uint8_t *b, unsigned size)
 struct ffp_journal;
 struct ffp_tinfo;
 struct ffp_ctx;
+struct ffp_path_spec;
 
 struct sl_pipeline_ctx {
 	uint8_t keys[SL_BURST_MAX][SL_KEY_MAX] SL_CACHE_ALIGNED;

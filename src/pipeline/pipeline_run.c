@@ -701,6 +701,10 @@ all_hit_goto(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 		ctx->st[i].flow = f;
 		bytes += pkts[i].len;
 	}
+	if (ctx->ffp->pspec != NULL) {
+		SL_FOR_EACH_LANE(i, lanes & ctx->ffp->ptrack)
+		pl_ffp_path_hop(ctx, i, t, f, f->goto_table, 0);
+	}
 	credit(pl, f, (uint64_t)__builtin_popcountll(lanes), bytes, now);
 	unsigned next = (unsigned)f->goto_table;
 	lanes_push_set(ctx, next, lanes);
@@ -756,6 +760,11 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	ctx->ll_lanes = ctx->lanes_at[0]; /* every packet starts low-latency (ffp.h) */
 	PROF_T(p1);
 	PROF_ADD(0, p0, p1);
+	/* The FFP's path records answer whole paths first (ffp.h). */
+	n_out += pl_ffp_path_begin(pl, ctx, pkts, out_ports);
+	const bool track = ctx->ffp->pspec != NULL;
+	PROF_T(p2);
+	PROF_ADD(9, p1, p2);
 
 	while ((t = next_table(ctx)) >= 0) {
 		/* One load per table per burst: the burst sees one copy throughout. */
@@ -773,6 +782,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		if (depth > ctx->chain_max)
 			ctx->chain_max = depth;
 		if (__atomic_load_n(&pl->tables[t].state, __ATOMIC_RELAXED) != NULL) { /* state_stage.c */
+			ctx->ffp->ptrack &= ~lanes;
 			pl_state_stage(pl, ctx, (unsigned)t, pkts, lanes);
 			/* A state stage always leads to table t + 1: one more table of the chain. */
 			ctx->chain_at[t + 1] = SL_MAX(ctx->chain_at[t + 1], depth);
@@ -868,6 +878,8 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				next = ffp_fast(pl, ctx->ffp->rrec[i], f, &pkts[i], st);
 			if (next == -3)
 				next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, &reason);
+			if (track && (ctx->ffp->ptrack >> i & 1))
+				pl_ffp_path_hop(ctx, i, (unsigned)t, f, next, st->pending_out);
 
 			if (next >= 0) {
 				lanes_push(ctx, (unsigned)next, i);
@@ -893,6 +905,8 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		PROF_ADD(6, q6, q7);
 	}
 	PROF_T(p8);
+	if (track)
+		pl_ffp_path_end(pl, ctx);
 	pl_ffp_burst_end(ctx, n, now);
 	PROF_T(p9);
 	PROF_ADD(7, p8, p9);

@@ -145,6 +145,116 @@ spec_check(const struct sl_flow *f, void *arg)
 	return (fs.flags & SL_FF_LOW_LATENCY) ? 1 : -1;
 }
 
+static struct sl_ffp_path_stats
+path(void)
+{
+	const struct sl_pipeline_ctx *cs[1] = {ctx};
+	struct sl_ffp_path_stats st;
+
+	sl_pipeline_ffp_path_stats(pl, cs, 1, &st);
+	return st;
+}
+
+/* Iterator: the packet count of the flow whose cookie is *arg (returned + 1). */
+static int
+packets_of(const struct sl_flow *f, void *arg)
+{
+	return f->cookie == *(uint16_t *)arg ? (int)sl_flow_packets(f) + 1 : 0;
+}
+
+static uint64_t
+flow_packets(unsigned t, uint16_t cookie)
+{
+	return (uint64_t)sl_pipeline_flow_iterate(pl, t, packets_of, &cookie) - 1;
+}
+
+static uint64_t
+lookups(unsigned t)
+{
+	const struct sl_pipeline_ctx *cs[1] = {ctx};
+	struct sl_pipeline_table_stats st;
+
+	sl_pipeline_table_stats(cs, 1, t, &st);
+	return st.lookups;
+}
+
+/* Path records (ffp.h): whole paths of plain low-latency entries answered at the entry. */
+static void
+path_tests(void)
+{
+	struct sl_field mask_fields[2] = {{.id = SL_FIELD_IPV4_SRC}, {.id = SL_FIELD_IPV4_DST}};
+	struct sl_field lpm_field = {.id = SL_FIELD_IPV4_DST};
+	struct sl_flow_filter flt;
+	bool up[4] = {true, true, true, true};
+	bool ll;
+
+	SL_VERIFY(sl_pipeline_create(&pl) == 0);
+	sl_pipeline_ports_set(pl, 4, up);
+	sl_pipeline_ffp_cost_model(pl, false);
+	declare(0, SL_TABLE_TERNARY, mask_fields, 2);
+	declare(1, SL_TABLE_LPM, &lpm_field, 1);
+	add(0, 100, 0x0a010000, 16, 0, 0, true, 1, 0, 1);
+	add(0, 100, 0x0a020000, 16, 0, 0, false, 1, 0, 2);
+	add(1, 10, 0, 0, 0xc0a80000, 16, true, -1, 2, 3);
+	sl_pipeline_commit(pl);
+	sl_pipeline_publish(pl);
+	ctx = sl_pipeline_ctx_create(pl);
+	SL_VERIFY(ctx != NULL);
+	/* ipv4_src, ipv4_dst and the tables' dl_type guard: 10 bytes, padded to 16. */
+	CHECK(path().n_tables == 2 && path().key_bytes == 16, "spec: 2 tables, %u-byte key",
+	      path().key_bytes);
+
+	mkframe(0x0a010101, 0xc0a80101);
+	CHECK(run(4, &ll) == 2 && ll, "first burst: through the tables");
+	CHECK(path().inserts == 1 && path().hits == 0, "one record (4 lanes, one key)");
+	CHECK(run(4, &ll) == 2 && ll && path().hits == 4, "second burst: answered by the record");
+	CHECK(flow_packets(0, 1) == 8 && flow_packets(1, 3) == 8,
+	      "both entries credited: %lu %lu", (unsigned long)flow_packets(0, 1),
+	      (unsigned long)flow_packets(1, 3));
+	CHECK(lookups(0) == 8 && lookups(1) == 8, "table counters: %lu %lu",
+	      (unsigned long)lookups(0), (unsigned long)lookups(1));
+
+	/* A normal packet leaves no record. */
+	mkframe(0x0a020101, 0xc0a80101);
+	CHECK(run(2, &ll) == 2 && !ll && path().inserts == 1, "normal: no record");
+
+	/* Any change to a covered table makes records stale: the tables decide again. */
+	mkframe(0x0a010101, 0xc0a80101);
+	add(0, 200, 0x0a010100, 24, 0, 0, false, -1, 3, 4);
+	CHECK(run(1, &ll) == 3 && !ll, "new rule wins over the record");
+	CHECK(path().stale == 1, "stale record seen");
+	filter(&flt, NULL, 0, 4);
+	CHECK(sl_pipeline_flow_del(pl, &flt, SL_FLOW_REMOVED_DELETE) == 1, "deleted again");
+	uint64_t h = path().hits;
+	CHECK(run(1, &ll) == 2 && ll && path().hits == h, "re-filled");
+	CHECK(run(1, &ll) == 2 && ll && path().hits == h + 1, "answered again");
+
+	/* The output port is checked at every hit, as output_one does. */
+	sl_pipeline_port_set_live(pl, 2, false);
+	CHECK(run(1, &ll) == SL_PORT_DROP && path().hits == h + 1, "port down: dropped, no hit");
+	sl_pipeline_port_set_live(pl, 2, true);
+	CHECK(run(1, &ll) == 2 && path().hits == h + 2, "port up: answered");
+
+	/* A mark cleared before the publish: same output, the packet turns normal. */
+	filter(&flt, NULL, 1, 3);
+	CHECK(sl_pipeline_flow_set_ll(pl, &flt, false) == 1, "mark cleared");
+	no_publish = true;
+	CHECK(run(1, &ll) == 2 && !ll && path().hits == h + 2, "racing burst: not answered");
+	no_publish = false;
+	CHECK(run(1, &ll) == 2 && !ll, "after the publish: normal");
+	CHECK(sl_pipeline_flow_set_ll(pl, &flt, true) == 1, "mark set");
+	run(1, NULL);
+	CHECK(run(1, &ll) == 2 && ll && path().hits == h + 3, "answered after the mark is back");
+
+	/* Off: the spec goes, the per-table LUTs carry on. */
+	sl_pipeline_ffp_path_enable(pl, false);
+	CHECK(path().n_tables == 0, "path off");
+	CHECK(run(1, &ll) == 2 && ll && path().hits == h + 3 && lut(0).hits >= 1,
+	      "per-table LUTs answer");
+	sl_pipeline_ctx_destroy(ctx);
+	sl_pipeline_destroy(pl);
+}
+
 int
 main(void)
 {
@@ -157,6 +267,7 @@ main(void)
 	SL_VERIFY(sl_pipeline_create(&pl) == 0);
 	sl_pipeline_ports_set(pl, 4, up);
 	sl_pipeline_ffp_cost_model(pl, false); /* small tables: LUTs wherever eligible */
+	sl_pipeline_ffp_path_enable(pl, false); /* the seed's per-table LUTs alone (paths: below) */
 	declare(0, SL_TABLE_TERNARY, mask_fields, 2);
 	declare(1, SL_TABLE_LPM, &lpm_field, 1);
 	/* Table 0: an LL rule for 10.1/16 -> table 1, a normal one for 10.2/16. */
@@ -312,5 +423,6 @@ main(void)
 
 	sl_pipeline_ctx_destroy(ctx);
 	sl_pipeline_destroy(pl);
+	path_tests();
 	return sl_test_summary();
 }

@@ -48,6 +48,7 @@ enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1, T_ALL, T__KINDS };
 static unsigned N_TABLES = 5;
 static unsigned kind_of[N_TABLES_MAX];
 static double ll_share;
+static unsigned plain_in; /* one flow in plain_in is plain (goto or output only) */
 
 static uint64_t rng_state;
 
@@ -235,11 +236,12 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 	}
 	add_prereqs(&fs->match);
 	/*
-	 * One flow in four is plain (no stamp, no metadata): only a goto or an
-	 * output, the cases the FFP runs from its record (FFP_REC_*). T_ALL: half
-	 * its flows are plain, so some are goto_table only (all_hit_goto).
+	 * One flow in four (every other round: in two) is plain (no stamp, no
+	 * metadata): only a goto or an output, the cases the FFP runs from its
+	 * record (FFP_REC_*) and whole paths of which make path records. T_ALL:
+	 * half its flows are plain, so some are goto_table only (all_hit_goto).
 	 */
-	bool plain = rndn(4) == 0 || (kind_of[t] == T_ALL && rndn(2));
+	bool plain = rndn(plain_in) == 0 || (kind_of[t] == T_ALL && rndn(2));
 	if (plain)
 		goto next;
 	/* Stamp the flow id into the frame. */
@@ -619,6 +621,7 @@ main(int argc, char **argv)
 	unsigned rounds = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 0) : 6;
 	unsigned long done = 0, mismatches = 0, updates = 0, forwarded = 0, counter_mismatches = 0;
 	struct sl_ffp_lut_stats tot = {0};
+	struct sl_ffp_path_stats ptot = {0};
 	uint64_t ll_packets = 0;
 	struct sl_pipeline *pl;
 	struct sl_pipeline_ctx *ctx;
@@ -648,7 +651,10 @@ main(int argc, char **argv)
 				kind_of[t] = rndn(T__KINDS);
 		}
 		ll_share = round == 0 ? 0.5 : (double)(1 + rndn(9)) / 10.0;
+		plain_in = round % 2 ? 2 : 4;
 		SL_VERIFY(sl_pipeline_create(&pl) == 0);
+		/* Path records (ffp.h) on, except every fourth round: per-table LUTs alone. */
+		sl_pipeline_ffp_path_enable(pl, round % 4 != 3);
 		/* With the decision cache (the default) except every third round. */
 		sl_pipeline_cache_enable(pl, round % 3 != 2);
 		sl_pipeline_ffp_cost_model(pl, round % 2 == 0);
@@ -821,8 +827,12 @@ main(int argc, char **argv)
 			}
 			done += n;
 			local += n;
-			/* Updates between bursts: adds, deletes, modifies, marks at random priorities. */
-			for (unsigned k = rndn(4) == 0 ? 1 + rndn(8) : 0; k > 0; k--) {
+			/*
+			 * Updates between bursts: adds, deletes, modifies, marks at random
+			 * priorities; after one burst in four, or (odd rounds) in sixteen,
+			 * so that path records live long enough to be used.
+			 */
+			for (unsigned k = rndn(round % 2 ? 16 : 4) == 0 ? 1 + rndn(8) : 0; k > 0; k--) {
 				unsigned t = rndn(N_TABLES);
 				switch (rndn(6)) {
 				case 0:
@@ -857,6 +867,15 @@ main(int argc, char **argv)
 			tot.inserts += st.inserts;
 			tot.evictions += st.evictions;
 		}
+		{
+			struct sl_ffp_path_stats ps;
+			const struct sl_pipeline_ctx *cs[1] = {ctx};
+			sl_pipeline_ffp_path_stats(pl, cs, 1, &ps);
+			ptot.hits += ps.hits;
+			ptot.inserts += ps.inserts;
+			ptot.stale += ps.stale;
+			ptot.evictions += ps.evictions;
+		}
 		counter_mismatches += check_counters(pl, ctx, round);
 		sl_pipeline_ctx_destroy(ctx);
 		sl_pipeline_destroy(pl);
@@ -871,9 +890,13 @@ main(int argc, char **argv)
 	       (unsigned long)tot.hits, (unsigned long)tot.misses, (unsigned long)tot.inserts,
 	       (unsigned long)tot.verifications, (unsigned long)tot.invalidations,
 	       (unsigned long)tot.replacements, (unsigned long)tot.evictions);
+	printf("ffp paths: %lu hits, %lu inserts, %lu stale, %lu evictions\n",
+	       (unsigned long)ptot.hits, (unsigned long)ptot.inserts, (unsigned long)ptot.stale,
+	       (unsigned long)ptot.evictions);
 	/* The fast path must have been exercised, or the comparison proves nothing about it. */
 	if (n_packets >= 100000 && (tot.hits == 0 || tot.verifications == 0 ||
-				    tot.invalidations == 0)) {
+				    tot.invalidations == 0 || (rounds >= 3 && (ptot.hits == 0 ||
+									ptot.stale == 0)))) {
 		fprintf(stderr, "FAIL: the fast path was not exercised\n");
 		return 1;
 	}

@@ -13,11 +13,14 @@ Scenarios (the seed's three-stage model; table sizes below):
           dl_dst (1,024 entries)
 Low-latency flows hit only low-latency entries (Ethernet and FIB entries serve both
 classes and are marked; ACL/SEADP/WSM entries of the low-latency service are marked);
-normal flows hit a normal stage-2 entry.
+normal flows hit a normal stage-2 entry.  A flow's frames share one destination MAC (one of
+256 stations, drawn per flow), as frames of one flow behind a router do.
 
 Contenders, interleaved round by round: ``pipeline`` (--no-ffp --no-cache: the seed's plain
-pipeline), ``composite`` (FFP on, --no-cache, the cost model deciding), and for reference
-``pipeline_dcache`` (--no-ffp with Sluice's decision cache) at 64 B pure low-latency.
+pipeline), ``composite`` (FFP on, --no-cache, the cost model deciding, path records on), and
+at 64 B pure low-latency, for reference, ``pipeline_dcache`` (--no-ffp with Sluice's decision
+cache) and ``composite_tables`` (--no-cache --no-ffp-path: the seed's per-table LUTs alone,
+figures ``*_tables_only``).
 Traffic: pcap files replayed by net_pcap (infinite_rx) into net_null, one forwarding lcore.
 Throughput: median Tx rate (the forwarding core is saturated: the maximum rate, nothing is
 lost inside the switch). Latency: the switch's own per-class histograms (/sluice/ffp):
@@ -216,7 +219,9 @@ class Scenario:
             eth = mac_bytes(dmac) + bytes.fromhex("020000ff0001") + b"\x88\xdc"
             body = struct.pack("!BHB", 3, fl["psid"], 0) + bytes(8)
         else:
-            dmac = rng.randrange(N_MACS)
+            # One station per flow, drawn on the flow's first frame (a flow's frames share
+            # their Ethernet header, as they do behind a router).
+            dmac = fl.setdefault("dmac", rng.randrange(N_MACS))
             eth = mac_bytes(dmac) + bytes.fromhex("020000ff0001") + b"\x86\xdd"
             if self.name == "server":
                 l4 = struct.pack("!HHHH", fl["sport"], fl["dport"], 0, 0)
@@ -295,6 +300,9 @@ def run_switch(pcap: str, rules: str, extra: list[str], warmup: float, measure: 
         elif isinstance(v, dict) and k.startswith("table_"):
             for kk, vv in v.items():
                 r[f"{k}_{kk}"] = float(vv)
+        elif isinstance(v, dict) and k == "path":
+            for kk, vv in v.items():
+                r[f"path_{kk}"] = float(vv)
     dpd: dict[str, Any] = dict(dp)
     for k in ("busy_cycles", "packets"):
         if k in dpd:
@@ -411,6 +419,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 r = run_switch(pcaps[("size", sizes[0])], rules, ["--no-ffp"], a.warmup,
                                a.measure, f"{sc_name[0]}d")
                 runs.setdefault(("dcache", sizes[0], "pipeline_dcache"), []).append(r)
+                # The seed's design alone: per-table LUTs, no path records.
+                r = run_switch(pcaps[("size", sizes[0])], rules, ["--no-cache", "--no-ffp-path"],
+                               a.warmup, a.measure, f"{sc_name[0]}t")
+                runs.setdefault(("tables", sizes[0], "composite_tables"), []).append(r)
                 print(f"  {sc_name}: round {rnd + 1}/{a.rounds} done", flush=True)
             d: dict[str, Any] = {"size": {}, "share": {}}
             for size in sizes:
@@ -442,6 +454,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             s0 = d["size"][sizes[0]]
             p, c = s0["pipeline"], s0["composite"]
             dc = med(runs[("dcache", sizes[0], "pipeline_dcache")], "pps") / 1e6
+            tr = runs[("tables", sizes[0], "composite_tables")]
+            tb = {"mpps": med(tr, "pps") / 1e6, "ll_p50": med(tr, "low_latency_p50_ns"),
+                  "ll_p99": med(tr, "low_latency_p99_ns")}
             if p["ll_p50"] and c["ll_p50"]:
                 results[f"{sc_name}_ll_latency_reduction"] = round(1 - c["ll_p50"] / p["ll_p50"], 3)
                 results[f"{sc_name}_ll_p99_reduction"] = round(1 - c["ll_p99"] / p["ll_p99"], 3)
@@ -453,6 +468,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[f"{sc_name}_ll_mpps_{sizes[0]}b_pipeline"] = round(p["mpps"], 3)
             results[f"{sc_name}_ll_mpps_{sizes[0]}b_composite"] = round(c["mpps"], 3)
             results[f"{sc_name}_ll_mpps_{sizes[0]}b_pipeline_dcache"] = round(dc, 3)
+            # Per-table LUTs alone (--no-ffp-path): the seed's FFP without Sluice's path records.
+            results[f"{sc_name}_ll_mpps_{sizes[0]}b_tables_only"] = round(tb["mpps"], 3)
+            results[f"{sc_name}_ll_p50_ns_tables_only"] = tb["ll_p50"]
+            if p["ll_p50"] and tb["ll_p50"]:
+                results[f"{sc_name}_ll_latency_reduction_tables_only"] = round(
+                    1 - tb["ll_p50"] / p["ll_p50"], 3)
+            if p["mpps"]:
+                results[f"{sc_name}_ll_throughput_ratio_{sizes[0]}b_tables_only"] = round(
+                    tb["mpps"] / p["mpps"], 3)
+            cr0 = runs[("size", sizes[0], "composite")][-1]
+            for k in ("hits", "misses", "inserts", "stale", "evictions"):
+                results[f"{sc_name}_path_{k}"] = cr0.get(f"path_{k}", 0.0)
             results[f"{sc_name}_ll_p50_ns_pipeline"] = p["ll_p50"]
             results[f"{sc_name}_ll_p50_ns_composite"] = c["ll_p50"]
             results[f"{sc_name}_ll_p99_ns_pipeline"] = p["ll_p99"]
@@ -487,6 +514,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"{c['ll_p999']:.0f} |")
             lines += ["", f"Reference: pipeline with the decision cache (--no-ffp), "
                           f"{sizes[0]} B pure low-latency: {dc:.3f} Mpps", "",
+                      f"Per-table LUTs alone (`--no-ffp-path`, the seed's design), {sizes[0]} B "
+                      f"pure low-latency: {tb['mpps']:.3f} Mpps, LL p50 {tb['ll_p50']:.0f} ns "
+                      f"(p99 {tb['ll_p99']:.0f}); composite path records (last run): "
+                      f"{cr0.get('path_hits', 0):.0f} hits, {cr0.get('path_misses', 0):.0f} misses, "
+                      f"{cr0.get('path_inserts', 0):.0f} inserts", "",
                       "Mixed traffic (64 B): p50 (p99) processing latency per class, ns", "",
                       "| LL share % | pipeline LL | composite LL | pipeline normal | "
                       "composite normal | pipeline Mpps | composite Mpps |",
@@ -532,7 +564,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dump(results, f, indent=1, sort_keys=True)
     header = ["# FFP benchmark (bench/run ffp)", "",
               "Re-run: `bench/run ffp` (options: `bench/run ffp --help`). Pipeline = "
-              "`--no-ffp --no-cache`; composite = `--no-cache` (FFP on, cost model). Latency = "
+              "`--no-ffp --no-cache`; composite = `--no-cache` (FFP on, cost model, path records "
+              "on); tables only = `--no-cache --no-ffp-path` (the seed's per-table LUTs). Latency = "
               "the switch's per-class histograms (/sluice/ffp): burst time in the pipeline, "
               "once per packet. Medians of the rounds. The Mpps figures are the switch's Tx rate "
               "on a forwarding core shared with whatever else runs (on the 2-core development VM: "

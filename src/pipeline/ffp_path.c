@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The FFP's path records: one probe for a low-latency packet's whole way (see ffp.h). */
+#include "ffp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PATH_HASH_SEED 0xfe /* dc_hash's table argument: keeps path keys apart from tables' */
+
+/* ---- control side ---- */
+
+/* The spec the live tables call for now (gen left 0). */
+static void
+spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
+{
+	struct sl_field fields[SL_KEY_FIELDS_MAX * 2];
+	unsigned n = 0;
+
+	memset(sp, 0, sizeof(*sp));
+	if (pl->ffp_off || pl->ffp_path_off || __atomic_load_n(&pl->n_state_ids, __ATOMIC_RELAXED))
+		return;
+	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
+		const struct pl_table *pt = &pl->tables[t];
+		if (pt->ffp == NULL || pt->ffp->n_ll == 0 || pt->state != NULL)
+			continue;
+		const struct pl_dtable *lv = pt->live;
+		if (sp->n_tables == FFP_PATH_TABLES)
+			goto none;
+		sp->tables[sp->n_tables] = (uint8_t)t;
+		sp->shape[sp->n_tables++] = lv->shape;
+		sp->covers[t / 64] |= UINT64_C(1) << (t % 64);
+		/* sl_key_layout_init drops duplicates; collect at most what a layout holds. */
+		for (unsigned i = 0; i < lv->layout.n_fields; i++) {
+			if (n == SL_KEY_FIELDS_MAX * 2)
+				goto none;
+			fields[n++] = lv->layout.fields[i];
+		}
+		for (unsigned g = 0; g < lv->n_guards; g++) {
+			if (n == SL_KEY_FIELDS_MAX * 2)
+				goto none;
+			fields[n++] = lv->guards[g].f;
+		}
+	}
+	if (sp->n_tables == 0)
+		return;
+	/* Dedupe first: the union may repeat a field in several tables. */
+	unsigned m = 0;
+	for (unsigned i = 0; i < n; i++) {
+		bool dup = false;
+		for (unsigned k = 0; k < m && !dup; k++)
+			dup = sl_field_equal(&fields[k], &fields[i]);
+		if (!dup)
+			fields[m++] = fields[i];
+	}
+	if (m > SL_KEY_FIELDS_MAX || sl_key_layout_init(&sp->layout, fields, m) != 0 ||
+	    sp->layout.key_size > FFP_KEY_MAX)
+		goto none;
+	return;
+none:
+	memset(sp, 0, sizeof(*sp));
+}
+
+static bool
+spec_equal(const struct ffp_path_spec *a, const struct ffp_path_spec *b)
+{
+	if (a->n_tables != b->n_tables || a->layout.n_fields != b->layout.n_fields)
+		return false;
+	for (unsigned k = 0; k < a->n_tables; k++)
+		if (a->tables[k] != b->tables[k] || a->shape[k] != b->shape[k])
+			return false;
+	for (unsigned i = 0; i < a->layout.n_fields; i++)
+		if (!sl_field_equal(&a->layout.fields[i], &b->layout.fields[i]))
+			return false;
+	return true;
+}
+
+/*
+ * Called by sl_pipeline_publish after the tables' live copies are stored and
+ * before its grace period: the slot written here was last live before the
+ * previous publish that changed it, whose grace period has passed.  Workers
+ * check each covered table's shape against the spec per burst, so a spec
+ * that lags the tables by one publish is never used.
+ */
+bool
+pl_ffp_path_update(struct sl_pipeline *pl)
+{
+	struct ffp_path_spec want;
+	const struct ffp_path_spec *cur = pl->path_live;
+
+	spec_build(pl, &want);
+	if (cur == NULL ? want.n_tables == 0 : spec_equal(cur, &want))
+		return false;
+	if (pl->path_spec == NULL) {
+		pl->path_spec = calloc(2, sizeof(*pl->path_spec));
+		if (pl->path_spec == NULL)
+			return false; /* no path records; the per-table LUTs work alone */
+	}
+	struct ffp_path_spec *slot = cur == &pl->path_spec[0] ? &pl->path_spec[1]
+							      : &pl->path_spec[0];
+	*slot = want;
+	if (want.n_tables) {
+		if (++pl->ffp_path_gen >= (1u << 24))
+			pl->ffp_path_gen = 1; /* 2^24 spec changes: signatures may repeat (ffp.h) */
+		slot->gen = pl->ffp_path_gen;
+	}
+	__atomic_store_n(&pl->path_live, want.n_tables ? slot : NULL, __ATOMIC_RELEASE);
+	return true;
+}
+
+void
+pl_ffp_path_free(struct sl_pipeline *pl)
+{
+	free(pl->path_spec);
+	pl->path_spec = NULL;
+	pl->path_live = NULL;
+}
+
+void
+sl_pipeline_ffp_path_enable(struct sl_pipeline *pl, bool on)
+{
+	pl->ffp_path_off = !on;
+	pl_ffp_path_update(pl);
+	if (pl->sync != NULL)
+		pl->sync(pl->sync_arg); /* the old spec's readers are gone before it is rewritten */
+}
+
+void
+sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl,
+			   const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+			   struct sl_ffp_path_stats *st)
+{
+	const struct ffp_path_spec *sp = __atomic_load_n(&pl->path_live, __ATOMIC_ACQUIRE);
+
+	memset(st, 0, sizeof(*st));
+	if (sp != NULL) {
+		st->n_tables = sp->n_tables;
+		st->key_bytes = sp->layout.key_size;
+	}
+	for (unsigned c = 0; c < n_ctxs; c++) {
+		const struct ffp_ctx *fc = ctxs[c]->ffp;
+		if (fc == NULL || fc->path == NULL)
+			continue;
+		const struct sl_ffp_path_stats *s = &fc->path->st;
+		st->entries += s->entries;
+		st->hits += s->hits;
+		st->misses += s->misses;
+		st->inserts += s->inserts;
+		st->evictions += s->evictions;
+		st->stale += s->stale;
+		st->probing += fc->pobs.on;
+	}
+}
+
+/* ---- worker side ---- */
+
+/* The signature of spec @sp over the live tables, or 0 when a table's shape has moved on. */
+static inline uint64_t
+path_sig(const struct sl_pipeline *pl, const struct ffp_path_spec *sp)
+{
+	uint64_t sig = (uint64_t)sp->gen << 40;
+
+	for (unsigned k = 0; k < sp->n_tables; k++) {
+		const struct pl_dtable *pt = pl_live(&pl->tables[sp->tables[k]]);
+		if (pt->shape != sp->shape[k])
+			return 0;
+		sig += pt->version;
+	}
+	return sig;
+}
+
+/*
+ * dc_hash (CRC32) is linear: structured keys (ids counting up in one field)
+ * can share its low bits more often than chance; mix the high bits in.
+ */
+static inline uint32_t
+path_hash(const uint8_t *key, unsigned size)
+{
+	uint32_t h = dc_hash(key, size, PATH_HASH_SEED);
+
+	h ^= h >> 16;
+	h *= 0x7feb352du;
+	h ^= h >> 15;
+	return h;
+}
+
+static inline bool
+flow_ll(const struct sl_flow *f)
+{
+	return __atomic_load_n(&f->ll, __ATOMIC_RELAXED) != 0;
+}
+
+/* Credit one packet count and byte count to every entry of record @r. */
+static inline void
+path_credit(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+	    const struct ffp_path_rec *r, uint64_t pkts, uint64_t bytes)
+{
+	for (unsigned k = 0; k < r->n_hops; k++) {
+		struct sl_flow *f = (struct sl_flow *)r->flow[k];
+		pl_count(pl, &f->n_packets, pkts);
+		pl_count(pl, &f->n_bytes, bytes);
+		__atomic_store_n(&f->last_hit_tsc, ctx->now, __ATOMIC_RELAXED);
+		ctx->tstats[r->tab[k]].lookups += pkts;
+		ctx->tstats[r->tab[k]].matched += pkts;
+	}
+}
+
+unsigned
+pl_ffp_path_begin(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+		  struct sl_pkt *pkts, uint32_t out_ports[])
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	const struct ffp_path_spec *sp = __atomic_load_n(&pl->path_live, __ATOMIC_ACQUIRE);
+	uint64_t lanes = ctx->lanes_at[0], sig;
+	unsigned i;
+
+	fc->pspec = NULL;
+	fc->phit = 0;
+	/*
+	 * Off, a worker only samples what the path would answer: one burst in
+	 * FFP_PATH_SAMPLE.  Without the cost model (tests) the path is always on.
+	 */
+	bool on = fc->pobs.on || pl->ffp_no_model;
+	if (!on && (++fc->psample & (FFP_PATH_SAMPLE - 1)) != 0)
+		return 0;
+	if (sp == NULL || lanes == 0 || fc->path == NULL || pl->ffp_off ||
+	    __atomic_load_n(&pl->n_state_ids, __ATOMIC_RELAXED) != 0 || (sig = path_sig(pl, sp)) == 0)
+		return 0;
+	fc->pspec = sp;
+	fc->psig = sig;
+	fc->ptrack = lanes;
+	fc->pdone = 0;
+	memset(fc->pn, 0, sizeof(fc->pn));
+	fc->pobs.n += (uint32_t)__builtin_popcountll(lanes);
+	fc->pkeys = on;
+	if (!fc->pkeys)
+		return 0; /* only counting what the path would answer (ffp.h, adaptive) */
+
+	struct ffp_path *ph = fc->path;
+	unsigned size = sp->layout.key_size;
+	/*
+	 * Stage A: the union keys; then hash them and prefetch the first line of
+	 * both ways (a separate loop: hashing a key right after its byte-wise
+	 * stores stalls on store forwarding).
+	 */
+	SL_FOR_EACH_LANE(i, lanes)
+	sl_key_extract(&sp->layout, &pkts[i], fc->pkey[i]);
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		uint32_t set = path_hash(fc->pkey[i], size) & (FFP_PATH_SETS - 1);
+		fc->pset[i] = set;
+		sl_prefetch0(&ph->rec[set * FFP_WAYS]);
+		sl_prefetch0(&ph->rec[set * FFP_WAYS + 1]);
+	}
+	/* Stage B: find the records; prefetch their second lines and their entries. */
+	const struct ffp_path_rec *rr[SL_BURST_MAX];
+	uint64_t found = 0, misses = 0, stale = 0;
+	SL_FOR_EACH_LANE(i, lanes)
+	{
+		uint32_t set = fc->pset[i];
+		struct ffp_path_rec *s = &ph->rec[set * FFP_WAYS];
+		unsigned w;
+
+		for (w = 0; w < FFP_WAYS; w++)
+			if (s[w].used && dc_key_equal(s[w].key, fc->pkey[i], size))
+				break;
+		if (w == FFP_WAYS) {
+			misses++;
+			continue;
+		}
+		if (s[w].sig != sig) {
+			stale++;
+			misses++;
+			continue;
+		}
+		if (ph->lru[set] != (uint8_t)(w ^ 1))
+			ph->lru[set] = (uint8_t)(w ^ 1);
+		rr[i] = &s[w];
+		found |= UINT64_C(1) << i;
+		sl_prefetch0((const uint8_t *)&s[w] + 64);
+	}
+	/* Stage C: run the records (what the entries' goto and output would do). */
+	const struct ffp_path_rec *run = NULL;
+	uint64_t run_pkts = 0, run_bytes = 0, hit = 0;
+	unsigned n_out = 0;
+	SL_FOR_EACH_LANE(i, found)
+	{
+		const struct ffp_path_rec *r = rr[i];
+		struct pkt_state *st = &ctx->st[i];
+		bool ok = r->out <= pl->n_ports && r->out != pkts[i].in_port && pl->port_up[r->out];
+
+		/* A mark cleared before the publish reaches us: let the pipeline turn it normal. */
+		for (unsigned k = 0; k < r->n_hops && ok; k++)
+			ok = flow_ll(r->flow[k]);
+		if (!ok) {
+			misses++;
+			continue;
+		}
+		if (r != run) {
+			if (run != NULL)
+				path_credit(pl, ctx, run, run_pkts, run_bytes);
+			run = r;
+			run_pkts = run_bytes = 0;
+		}
+		run_pkts++;
+		run_bytes += pkts[i].len;
+		st->flow = r->flow[r->n_hops - 1];
+		st->pending_out = r->out;
+		out_ports[i] = r->out;
+		n_out++;
+		hit |= UINT64_C(1) << i;
+		if (r->n_hops > ctx->chain_max)
+			ctx->chain_max = r->n_hops;
+	}
+	if (run != NULL)
+		path_credit(pl, ctx, run, run_pkts, run_bytes);
+	ph->st.hits += (uint64_t)__builtin_popcountll(hit);
+	ph->st.misses += misses;
+	ph->st.stale += stale;
+	fc->phit = hit;
+	fc->ptrack &= ~hit;
+	ctx->lanes_at[0] &= ~hit;
+	if (ctx->lanes_at[0] == 0)
+		ctx->table_bits[0] &= ~UINT64_C(1);
+	return n_out;
+}
+
+void
+pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	const struct ffp_path_spec *sp = fc->pspec;
+	uint64_t done = fc->pdone & fc->ptrack;
+	struct ffp_obs *o = &fc->pobs;
+	unsigned i;
+
+	o->win += (uint32_t)__builtin_popcountll(done | fc->phit);
+	if (sl_unlikely(o->n >= FFP_OBS_WINDOW)) {
+		uint32_t frac = (uint32_t)((uint64_t)o->win * 1024 / o->n);
+		if (frac >= FFP_PATH_ON)
+			o->on = 1;
+		else if (frac < FFP_PATH_OFF)
+			o->on = 0;
+		o->n = o->win = 0;
+	}
+	/* The tables must not have changed during the burst: the records' decisions are theirs. */
+	if (!fc->pkeys || done == 0 || path_sig(pl, sp) != fc->psig)
+		return;
+	struct ffp_path *ph = fc->path;
+	unsigned size = sp->layout.key_size;
+	SL_FOR_EACH_LANE(i, done)
+	{
+		uint32_t set = fc->pset[i];
+		struct ffp_path_rec *s = &ph->rec[set * FFP_WAYS], *r = NULL;
+		unsigned w;
+
+		for (w = 0; w < FFP_WAYS; w++)
+			if (s[w].used && dc_key_equal(s[w].key, fc->pkey[i], size)) {
+				r = &s[w]; /* stale, or filled by an earlier lane of this burst */
+				break;
+			}
+		if (r == NULL) {
+			for (w = 0; w < FFP_WAYS; w++)
+				if (!s[w].used)
+					break;
+			if (w == FFP_WAYS) {
+				w = ph->lru[set];
+				ph->st.evictions++;
+			} else {
+				ph->st.entries++;
+			}
+			r = &s[w];
+			ph->st.inserts++;
+			memcpy(r->key, fc->pkey[i], size);
+		}
+		ph->lru[set] = (uint8_t)(w ^ 1);
+		unsigned nh = fc->pn[i];
+		uint8_t port;
+		pl_ffp_flow_kind(fc->pflow[i][nh - 1], &port);
+		r->sig = fc->psig;
+		r->n_hops = (uint8_t)nh;
+		r->out = port;
+		for (unsigned k = 0; k < nh; k++) {
+			r->tab[k] = fc->ptab[i][k];
+			r->flow[k] = fc->pflow[i][k];
+		}
+		r->used = 1;
+	}
+}
