@@ -32,13 +32,20 @@ def frames() -> list[bytes]:
 
 
 @contextlib.contextmanager
-def switch(binary: Path, ctl_bin: Path, tmp: Path, extra: tuple[str, ...]) -> Iterator[Ctl]:
+def switch(binary: Path, ctl_bin: Path, tmp: Path, extra: tuple[str, ...],
+           two_tables: bool = False) -> Iterator[Ctl]:
     rx = tmp / "in1.pcap"
     write_pcap(rx, frames())
     path = testing.socket_path("sffp")
     flows = ["table=0,kind=mask,fields=nw_dst,name=acl",
              "table=0,priority=10,ip,nw_dst=10.1.0.0/30,low_latency actions=output:2",
              "table=0,priority=5,ip actions=output:2"]
+    if two_tables:
+        flows = ["table=0,kind=mask,fields=nw_dst,name=acl",
+                 "table=1,kind=mask,fields=udp_dst,name=svc",
+                 "table=0,priority=10,ip,nw_dst=10.1.0.0/30,low_latency actions=goto_table:1",
+                 "table=0,priority=5,ip actions=output:2",
+                 "table=1,priority=10,udp,udp_dst=2000,low_latency actions=output:2"]
     sw = Sluice(SluiceConfig(ports=[f"net_pcap0,rx_pcap={rx}",
                                     f"net_pcap1,tx_pcap={tmp / 'out2.pcap'}"],
                              controllers=(f"punix:{path}",), flows=flows, fail_mode="secure",
@@ -72,10 +79,9 @@ def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: 
     Verify: dump-flows shows low_latency on that flow only; /sluice/ffp counts 150
     low-latency and 50 normal packets; table 0 has one low-latency entry (also in
     the text form of stats ffp, with its active and adaptive columns); without the cost
-    model its LUT filled (3 keys) and answered the rest, or, with path records on (always
-    probed without the cost model), the path records did (3 records, the rest hits; the
-    text form shows them on its path line); sluicectl add-flow ...,low_latency marks a new
-    flow (dump-flows shows it)."""
+    model its LUT filled (3 keys) and answered the rest, with path records on or off (one
+    table: no path spec, the LUT is the whole path); sluicectl add-flow ...,low_latency
+    marks a new flow (dump-flows shows it)."""
     if not testing.openflow_supported(sluice_bin):
         pytest.skip("this sluice has no -C/--controller")
     extra: tuple[str, ...] = () if model else ("--ffp-no-cost-model",)
@@ -90,22 +96,13 @@ def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: 
         t0 = st["table_0"]
         assert t0["eligible"] == 1 and t0["low_latency_entries"] == 1, t0
         ph = st["path"]
-        assert ph["tables"] == (1 if paths else 0), ph
-        if not model and not paths:
+        assert ph["tables"] == 0 and ph["hits"] == 0, ph  # one table: no path spec
+        if not model:
             assert t0["active"] == 1 and t0["inserts"] == 3 and t0["entries"] == 3, t0
             # Every packet starts low-latency and probes once the LUT exists (after the
             # first fill): the normal ones miss; at most one burst (32) came before.
             assert t0["hits"] + t0["misses"] <= N and t0["hits"] >= 150 - 3 - 32, t0
             assert t0["misses"] >= 50 - 32, t0
-            assert ph["hits"] == 0 and ph["inserts"] == 0, ph
-        if not model and paths:
-            # The same, one level up: a record per key answers before table 0 is searched.
-            assert ph["inserts"] == 3 and ph["entries"] == 3, ph
-            assert ph["hits"] + ph["misses"] <= N and ph["hits"] >= 150 - 3 - 32, ph
-            assert ph["misses"] >= 50 - 32 and ph["probing_workers"] >= 1, ph
-            text = ctl.ok("stats", "ffp")
-            line = next(ln for ln in text.splitlines() if ln.startswith("path:"))
-            assert f"hits {ph['hits']}" in line and "key_bytes 8" in line, text
         # The text form: one row per table with the same counters (active, adaptive, ...).
         text = ctl.ok("stats", "ffp")
         heads = next(ln for ln in text.splitlines() if ln.split()[:1] == ["table"]).split()
@@ -117,3 +114,29 @@ def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: 
         dump = ctl.ok("dump-flows")
         assert sum("low_latency" in ln for ln in dump.splitlines()) == 2, dump
         assert ctl.json("stats", "ffp")["table_0"]["low_latency_entries"] == 2
+
+
+def test_path_records(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path) -> None:
+    """Steps: two tables (nw_dst -> goto 1, udp_dst -> output:2), both low-latency for
+    10.1.0.0/30, UDP port 2000; 200 frames replayed (150 low-latency over 3 keys), no cost
+    model (path records always probed).
+    Verify: /sluice/ffp path covers 2 tables with a 16-byte key (nw_dst, udp_dst and the
+    dl_type and nw_proto guards); 3 records, the low-latency frames after the first burst
+    answered by them; both entries credited for all 150 low-latency packets (dump-flows
+    n_packets); the text form's path line."""
+    if not testing.openflow_supported(sluice_bin):
+        pytest.skip("this sluice has no -C/--controller")
+    with switch(sluice_bin, sluicectl_bin, tmp_path, ("--ffp-no-cost-model",),
+                two_tables=True) as ctl:
+        st = ffp_stats(ctl, N)
+        assert st["low_latency_packets"] == 150 and st["normal_packets"] == 50, st
+        ph = st["path"]
+        assert ph["tables"] == 2 and ph["key_bytes"] == 16, ph
+        assert ph["inserts"] == 3 and ph["entries"] == 3 and ph["probing_workers"] >= 1, ph
+        assert ph["hits"] + ph["misses"] <= N and ph["hits"] >= 150 - 3 - 32, ph
+        dump = ctl.ok("dump-flows")
+        marked = [ln for ln in dump.splitlines() if "low_latency" in ln]
+        assert len(marked) == 2 and all("n_packets=150" in ln for ln in marked), dump
+        text = ctl.ok("stats", "ffp")
+        line = next(ln for ln in text.splitlines() if ln.startswith("path:"))
+        assert f"hits {ph['hits']}" in line and "key_bytes 16" in line, text

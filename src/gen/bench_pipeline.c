@@ -12,7 +12,9 @@
  * go through sl_pipeline_run_burst in bursts of 32; frames are copied into
  * place outside the timed region (actions may change them).
  *
- * Usage: bench_pipeline ROUNDS BURSTS NAME=FILE...  Rounds interleave the
+ * Usage: bench_pipeline [-l] ROUNDS BURSTS NAME=FILE...  -l marks every
+ * entry low-latency, so the FFP (its path records) carries all packets, as
+ * auto-promotion (--ffp-auto) does in the switch.  Rounds interleave the
  * cases (A B C A B C ...); the result per case is the median over rounds.
  * Output: "ns_per_pkt_NAME=X min=.. max=.. out=.." lines, then "tsc_hz=Y".
  */
@@ -32,6 +34,8 @@
 #define HEADROOM 128
 #define FRAME_MAX 2048
 #define N_CASES_MAX 16
+
+static bool mark_all; /* -l */
 
 struct bcase {
 	const char *name;
@@ -122,6 +126,13 @@ load_case(struct bcase *c, const char *path)
 	if (n_streams == 0)
 		return -1;
 	sl_pipeline_commit(c->pl);
+	if (mark_all) {
+		/* Every entry low-latency: what --ffp-auto does to entries hit steadily (docs/ffp.md). */
+		struct sl_flow_filter flt;
+		sl_flow_filter_init(&flt);
+		flt.table_id = 255;
+		sl_pipeline_flow_set_ll(c->pl, &flt, true);
+	}
 	sl_pipeline_publish(c->pl);
 	c->ctx = sl_pipeline_ctx_create(c->pl);
 	c->frames = calloc(N_FRAMES, FRAME_MAX);
@@ -151,8 +162,13 @@ main(int argc, char **argv)
 	struct sl_pipeline_hooks hooks = {0};
 	unsigned n_cases = 0, rounds, bursts;
 
+	if (argc > 1 && strcmp(argv[1], "-l") == 0) {
+		mark_all = true;
+		argv++;
+		argc--;
+	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: bench_pipeline ROUNDS BURSTS NAME=FILE...\n");
+		fprintf(stderr, "usage: bench_pipeline [-l] ROUNDS BURSTS NAME=FILE...\n");
 		return 2;
 	}
 	rounds = (unsigned)atoi(argv[1]);

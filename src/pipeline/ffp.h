@@ -105,12 +105,16 @@ struct ffp_obs {
 /*
  * Path records (ffp_path.c, docs/ffp.md "Path records"): Sluice's addition
  * on top of the seed's per-table LUTs.  A packet whose whole way through the
- * pipeline hit only low-latency entries that do nothing but goto_table (and,
- * last, output to one port) leaves a record keyed by the union of the fields
+ * pipeline hit only low-latency entries, all but the last without
+ * apply_actions (goto_table, and write_actions, clear_actions or
+ * write_metadata only), leaves a record keyed by the union of the fields
  * every table with low-latency entries reads (layouts and guards: the path
  * spec).  The next packet with that key is answered at the pipeline's entry
- * with one extraction and one probe.  Exact: the packet is not modified on
- * such a path, so each table's key is a part of the union key; a record holds
+ * with one extraction and one probe, then the recorded entries' instructions
+ * (goto-only hops and a last plain output without a call).  Exact: the packet
+ * is not modified before its last lookup (metadata writes are the entries'
+ * constants over the initial metadata, which is in the key when a table
+ * matches it), so each table's key is a part of the union key; a record holds
  * the sum of the covered tables' versions (plus the spec generation), and any
  * change to any of them (versions only grow) makes it stale.  Per-table LUTs
  * carry on underneath and survive changes through their journals.
@@ -132,8 +136,9 @@ struct ffp_path_rec {
 	uint64_t sig;      /* spec generation << 40 + sum of the covered tables' versions */
 	uint8_t used;
 	uint8_t n_hops;
-	uint8_t out;       /* the last entry's output port */
-	uint8_t pad[5];
+	uint8_t out;       /* the last entry's port when it is a plain output (FFP_REC_OUTPUT), else 0 */
+	uint8_t plain;     /* bit k: hop k's instructions are a plain goto (run without a call) */
+	uint8_t pad[4];
 	uint8_t key[FFP_KEY_MAX];
 	/* second line: read on a hit only */
 	uint8_t tab[FFP_PATH_HOPS];
@@ -164,6 +169,7 @@ struct ffp_ctx {
 	uint64_t ptrack;   /* lanes still on a recordable path */
 	uint64_t pdone;    /* ... that ended with the plain output */
 	uint64_t phit;     /* lanes answered by a record */
+	const struct ffp_path_rec *prec[SL_BURST_MAX]; /* ... and their records */
 	bool pkeys;        /* pkey[] extracted (the path is on) */
 	uint32_t psample;  /* bursts seen while off */
 	struct ffp_obs pobs;
@@ -251,23 +257,23 @@ pl_ffp_flow_kind(const struct sl_flow *f, uint8_t *arg)
 
 /* Path records, worker side (ffp_path.c). */
 /*
- * At the start of a burst: the lanes of ctx->lanes_at[0] that a record
- * answers are done (out_ports set, counters credited); returns how many.
+ * At the start of a burst: returns the lanes of ctx->lanes_at[0] a record
+ * answers (ffp->prec[i]), taken out of lanes_at[0], their entries and tables
+ * credited; the caller runs the records' instructions (pipeline_run.c).
  */
-unsigned pl_ffp_path_begin(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-			   struct sl_pkt *pkts, uint32_t out_ports[]);
-/* Lane @i, tracked, ran flow @f at table @t and goes to @next (-1: done, output pending). */
+uint64_t pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+			    struct sl_pkt *pkts);
+/* Lane @i, tracked, ran flow @f at table @t and goes to @next (< 0: its way ended). */
 static inline void
 pl_ffp_path_hop(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t, const struct sl_flow *f,
-		int next, uint32_t pending_out)
+		int next)
 {
 	struct ffp_ctx *fc = ctx->ffp;
 	uint64_t bit = UINT64_C(1) << i;
-	uint8_t arg, kind = pl_ffp_flow_kind(f, &arg);
+	/* Before the last lookup the packet must stay as it came: no apply_actions. */
 	bool ok = (ctx->ll_lanes & bit) && fc->pn[i] < FFP_PATH_HOPS &&
 		  (fc->pspec->covers[t / 64] >> (t % 64) & 1) &&
-		  (next >= 0 ? kind == FFP_REC_GOTO
-			     : next == -1 && kind == FFP_REC_OUTPUT && pending_out == arg);
+		  (next < 0 || (!(f->insn_flags & SL_INSN_APPLY) && f->goto_table == next));
 
 	if (!ok) {
 		fc->ptrack &= ~bit;
@@ -275,7 +281,7 @@ pl_ffp_path_hop(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t, const struc
 	}
 	fc->ptab[i][fc->pn[i]] = (uint8_t)t;
 	fc->pflow[i][fc->pn[i]++] = f;
-	if (next == -1)
+	if (next < 0)
 		fc->pdone |= bit;
 }
 /* At the end of the burst: fill records for the lanes that ended on a recordable path. */

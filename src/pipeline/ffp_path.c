@@ -41,8 +41,13 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 			fields[n++] = lv->guards[g].f;
 		}
 	}
-	if (sp->n_tables == 0)
-		return;
+	/*
+	 * One table: its LUT is already the whole path, and the cost model decides
+	 * it; a path record would only add an extraction (TC4 of issue #5: a
+	 * 25-row table, 1,104 -> 1,200 ns per burst with a path record).
+	 */
+	if (sp->n_tables < 2)
+		goto none;
 	/* Dedupe first: the union may repeat a field in several tables. */
 	unsigned m = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -204,9 +209,9 @@ path_credit(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	}
 }
 
-unsigned
-pl_ffp_path_begin(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-		  struct sl_pkt *pkts, uint32_t out_ports[])
+uint64_t
+pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+		   struct sl_pkt *pkts)
 {
 	struct ffp_ctx *fc = ctx->ffp;
 	const struct ffp_path_spec *sp = __atomic_load_n(&pl->path_live, __ATOMIC_ACQUIRE);
@@ -251,8 +256,7 @@ pl_ffp_path_begin(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		sl_prefetch0(&ph->rec[set * FFP_WAYS]);
 		sl_prefetch0(&ph->rec[set * FFP_WAYS + 1]);
 	}
-	/* Stage B: find the records; prefetch their second lines and their entries. */
-	const struct ffp_path_rec *rr[SL_BURST_MAX];
+	/* Stage B: find the records; prefetch their second lines. */
 	uint64_t found = 0, misses = 0, stale = 0;
 	SL_FOR_EACH_LANE(i, lanes)
 	{
@@ -274,19 +278,17 @@ pl_ffp_path_begin(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		}
 		if (ph->lru[set] != (uint8_t)(w ^ 1))
 			ph->lru[set] = (uint8_t)(w ^ 1);
-		rr[i] = &s[w];
+		fc->prec[i] = &s[w];
 		found |= UINT64_C(1) << i;
 		sl_prefetch0((const uint8_t *)&s[w] + 64);
 	}
-	/* Stage C: run the records (what the entries' goto and output would do). */
+	/* Stage C: credit the recorded entries (the caller runs their instructions). */
 	const struct ffp_path_rec *run = NULL;
 	uint64_t run_pkts = 0, run_bytes = 0, hit = 0;
-	unsigned n_out = 0;
 	SL_FOR_EACH_LANE(i, found)
 	{
-		const struct ffp_path_rec *r = rr[i];
-		struct pkt_state *st = &ctx->st[i];
-		bool ok = r->out <= pl->n_ports && r->out != pkts[i].in_port && pl->port_up[r->out];
+		const struct ffp_path_rec *r = fc->prec[i];
+		bool ok = true;
 
 		/* A mark cleared before the publish reaches us: let the pipeline turn it normal. */
 		for (unsigned k = 0; k < r->n_hops && ok; k++)
@@ -303,10 +305,6 @@ pl_ffp_path_begin(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		}
 		run_pkts++;
 		run_bytes += pkts[i].len;
-		st->flow = r->flow[r->n_hops - 1];
-		st->pending_out = r->out;
-		out_ports[i] = r->out;
-		n_out++;
 		hit |= UINT64_C(1) << i;
 		if (r->n_hops > ctx->chain_max)
 			ctx->chain_max = r->n_hops;
@@ -321,7 +319,7 @@ pl_ffp_path_begin(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	ctx->lanes_at[0] &= ~hit;
 	if (ctx->lanes_at[0] == 0)
 		ctx->table_bits[0] &= ~UINT64_C(1);
-	return n_out;
+	return hit;
 }
 
 void
@@ -374,15 +372,20 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 		}
 		ph->lru[set] = (uint8_t)(w ^ 1);
 		unsigned nh = fc->pn[i];
-		uint8_t port;
-		pl_ffp_flow_kind(fc->pflow[i][nh - 1], &port);
-		r->sig = fc->psig;
-		r->n_hops = (uint8_t)nh;
-		r->out = port;
+		uint8_t arg, plain = 0, out = 0;
 		for (unsigned k = 0; k < nh; k++) {
+			uint8_t kind = pl_ffp_flow_kind(fc->pflow[i][k], &arg);
+			if (k + 1 < nh && kind == FFP_REC_GOTO)
+				plain |= (uint8_t)(1u << k);
+			else if (k + 1 == nh && kind == FFP_REC_OUTPUT)
+				out = arg;
 			r->tab[k] = fc->ptab[i][k];
 			r->flow[k] = fc->pflow[i][k];
 		}
+		r->sig = fc->psig;
+		r->n_hops = (uint8_t)nh;
+		r->out = out;
+		r->plain = plain;
 		r->used = 1;
 	}
 }

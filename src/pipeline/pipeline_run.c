@@ -703,7 +703,7 @@ all_hit_goto(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 	}
 	if (ctx->ffp->pspec != NULL) {
 		SL_FOR_EACH_LANE(i, lanes & ctx->ffp->ptrack)
-		pl_ffp_path_hop(ctx, i, t, f, f->goto_table, 0);
+		pl_ffp_path_hop(ctx, i, t, f, f->goto_table);
 	}
 	credit(pl, f, (uint64_t)__builtin_popcountll(lanes), bytes, now);
 	unsigned next = (unsigned)f->goto_table;
@@ -725,6 +725,45 @@ finish(struct sl_pipeline_ctx *ctx, struct pkt_state *st, unsigned i, uint8_t re
 	drops[i] = reason;
 	ctx->drops[reason]++;
 	return false;
+}
+
+/*
+ * A lane answered by an FFP path record (ffp.h): the recorded entries'
+ * instructions as the tables would have run them, without their lookups.
+ * Returns 1 when the packet is output.
+ */
+static unsigned
+path_run(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, const struct ffp_path_rec *r,
+	 struct sl_pkt *p, unsigned i, const struct sl_pipeline_hooks *hooks, uint32_t out_ports[],
+	 uint8_t drops[])
+{
+	struct pkt_state *st = &ctx->st[i];
+	uint8_t reason = SL_DROP_NO_OUTPUT;
+	unsigned last = r->n_hops - 1u;
+	int next;
+
+	/* Hops before the last have no apply_actions: they only goto (write_actions, metadata). */
+	for (unsigned k = 0; k < last; k++) {
+		struct sl_flow *f = (struct sl_flow *)r->flow[k];
+		if (r->plain >> k & 1)
+			st->flow = f;
+		else
+			(void)exec_flow(pl, ctx, f, p, st, hooks, &reason);
+	}
+	struct sl_flow *f = (struct sl_flow *)r->flow[last];
+	/* The plain case of output_one, as ffp_fast; anything else runs the instructions. */
+	if (r->out != 0 && !st->has_set && st->pending_out == 0 && r->out <= pl->n_ports &&
+	    r->out != p->in_port && pl->port_up[r->out]) {
+		st->flow = f;
+		st->pending_out = r->out;
+		next = -1;
+	} else {
+		next = exec_flow(pl, ctx, f, p, st, hooks, &reason);
+	}
+	if (next == -1)
+		return finish(ctx, st, i, st->skip_reason, out_ports, drops);
+	st->pending_out = 0; /* dropped: outputs done before are already copies */
+	return finish(ctx, st, i, reason, out_ports, drops);
 }
 
 unsigned
@@ -761,7 +800,10 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	PROF_T(p1);
 	PROF_ADD(0, p0, p1);
 	/* The FFP's path records answer whole paths first (ffp.h). */
-	n_out += pl_ffp_path_begin(pl, ctx, pkts, out_ports);
+	uint64_t by_path = pl_ffp_path_lookup(pl, ctx, pkts);
+	unsigned pi;
+	SL_FOR_EACH_LANE(pi, by_path)
+	n_out += path_run(pl, ctx, ctx->ffp->prec[pi], &pkts[pi], pi, hooks, out_ports, drops);
 	const bool track = ctx->ffp->pspec != NULL;
 	PROF_T(p2);
 	PROF_ADD(9, p1, p2);
@@ -879,7 +921,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			if (next == -3)
 				next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, &reason);
 			if (track && (ctx->ffp->ptrack >> i & 1))
-				pl_ffp_path_hop(ctx, i, (unsigned)t, f, next, st->pending_out);
+				pl_ffp_path_hop(ctx, i, (unsigned)t, f, next);
 
 			if (next >= 0) {
 				lanes_push(ctx, (unsigned)next, i);

@@ -229,27 +229,72 @@ path_tests(void)
 	CHECK(run(1, &ll) == 2 && ll && path().hits == h, "re-filled");
 	CHECK(run(1, &ll) == 2 && ll && path().hits == h + 1, "answered again");
 
-	/* The output port is checked at every hit, as output_one does. */
+	/* The output port is checked at every hit: a port down runs output_one (a drop). */
 	sl_pipeline_port_set_live(pl, 2, false);
-	CHECK(run(1, &ll) == SL_PORT_DROP && path().hits == h + 1, "port down: dropped, no hit");
+	CHECK(run(1, &ll) == SL_PORT_DROP && path().hits == h + 2, "port down: dropped");
 	sl_pipeline_port_set_live(pl, 2, true);
-	CHECK(run(1, &ll) == 2 && path().hits == h + 2, "port up: answered");
+	CHECK(run(1, &ll) == 2 && path().hits == h + 3, "port up: answered");
 
 	/* A mark cleared before the publish: same output, the packet turns normal. */
 	filter(&flt, NULL, 1, 3);
 	CHECK(sl_pipeline_flow_set_ll(pl, &flt, false) == 1, "mark cleared");
 	no_publish = true;
-	CHECK(run(1, &ll) == 2 && !ll && path().hits == h + 2, "racing burst: not answered");
+	CHECK(run(1, &ll) == 2 && !ll && path().hits == h + 3, "racing burst: not answered");
 	no_publish = false;
 	CHECK(run(1, &ll) == 2 && !ll, "after the publish: normal");
 	CHECK(sl_pipeline_flow_set_ll(pl, &flt, true) == 1, "mark set");
 	run(1, NULL);
-	CHECK(run(1, &ll) == 2 && ll && path().hits == h + 3, "answered after the mark is back");
+	CHECK(run(1, &ll) == 2 && ll && path().hits == h + 4, "answered after the mark is back");
+
+	/*
+	 * A last entry with other instructions (set_field, then output) is recorded
+	 * too; its instructions run on every hit.
+	 */
+	{
+		struct sl_flow_spec fs;
+		struct sl_field fdst = {.id = SL_FIELD_IPV4_DST}, eth = {.id = SL_FIELD_ETH_TYPE};
+		uint8_t v[4] = {0xc0, 0xa8, 0x02, 0x00}, m[4] = {0xff, 0xff, 0xff, 0x00};
+		uint8_t et[2] = {0x08, 0x00}, full[2] = {0xff, 0xff};
+		char err[256];
+
+		sl_flow_spec_init(&fs);
+		fs.table_id = 1;
+		fs.priority = 10;
+		fs.cookie = 9;
+		fs.flags = SL_FF_LOW_LATENCY;
+		sl_match_set(&fs.match, &eth, et, full);
+		sl_match_set(&fs.match, &fdst, v, m);
+		fs.insns.apply[0].type = SL_ACT_SET_FIELD;
+		fs.insns.apply[0].set_field.f = (struct sl_field){.id = SL_FIELD_IP_TTL};
+		fs.insns.apply[0].set_field.value[0] = 7;
+		fs.insns.apply[1].type = SL_ACT_OUTPUT;
+		fs.insns.apply[1].output.port = 3;
+		fs.insns.n_apply = 2;
+		fs.insns.has_apply = true;
+		SL_VERIFY(sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) == 0);
+		mkframe(0x0a010101, 0xc0a80201);
+		uint64_t ins = path().inserts, h2 = path().hits;
+		CHECK(run(1, &ll) == 3 && ll && path().inserts == ins + 1, "set_field path recorded");
+		static uint8_t f2[SL_BURST_MAX][LEN];
+		struct sl_pkt pk[2];
+		uint32_t outs[2];
+		uint8_t drops[2];
+		for (unsigned k = 0; k < 2; k++) {
+			memcpy(f2[k], frame, LEN);
+			sl_pkt_init(&pk[k], f2[k], LEN, 0, 1);
+		}
+		sl_pipeline_run_burst(pl, ctx, pk, 2, NULL, outs, drops);
+		CHECK(path().hits == h2 + 2 && outs[0] == 3 && outs[1] == 3 && f2[0][22] == 7 &&
+			      f2[1][22] == 7,
+		      "answered: set_field ran (ttl %u), output 3", f2[0][22]);
+		mkframe(0x0a010101, 0xc0a80101);
+	}
 
 	/* Off: the spec goes, the per-table LUTs carry on. */
+	uint64_t h_off = path().hits;
 	sl_pipeline_ffp_path_enable(pl, false);
 	CHECK(path().n_tables == 0, "path off");
-	CHECK(run(1, &ll) == 2 && ll && path().hits == h + 3 && lut(0).hits >= 1,
+	CHECK(run(1, &ll) == 2 && ll && path().hits == h_off && lut(0).hits >= 1,
 	      "per-table LUTs answer");
 	sl_pipeline_ctx_destroy(ctx);
 	sl_pipeline_destroy(pl);

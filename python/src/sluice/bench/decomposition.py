@@ -28,6 +28,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -46,6 +47,8 @@ from sluice.testing import REPO, Proc, unique
 ROOT = Path(REPO)
 BUILD = ROOT / "build" / "app"
 SLUICE = BUILD / "sluice"
+#: Extra Sluice command-line options (--switch-args).
+SWITCH_ARGS: list[str] = []
 SLUICECTL = BUILD / "sluicectl"
 GEN = BUILD / "sluice-gen"
 
@@ -257,6 +260,7 @@ class SluiceDevice(Device):
                "-f", decls]
         for p in self.server_ports():
             cmd += ["-p", p]
+        cmd += SWITCH_ARGS
         cmd += ["--", "--no-huge", "-m", "1024", "--no-pci", "-l", "0,1",
                 f"--file-prefix={self.tag}", "--log-level=lib.eal:error"]
         self.proc = Proc(cmd, name="sluice")
@@ -587,6 +591,9 @@ def plots(sweep: list[Trial], cases: Sequence[str], outdir: str) -> list[str]:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--cases", default=",".join(ALL_CASES), help="test cases (default all)")
+    ap.add_argument("--switch-args", default="",
+                    help="extra Sluice options, e.g. '--ffp-auto 1000' (auto-promotion: entries "
+                         "hit steadily become low-latency and the FFP's path records carry them)")
     ap.add_argument("--rates", default=None,
                     help="sweep rates in Gb/s (default: the seed's, up to the gen ceiling)")
     ap.add_argument("--sizes", default="128,64,1518", help="sweep frame sizes (FCS included)")
@@ -676,6 +683,7 @@ def check_counts(dev: SluiceDevice, trials: Sequence[Trial]) -> Json:
 
 def main(argv: Sequence[str] | None = None) -> int:
     a = parse_args(argv)
+    SWITCH_ARGS[:] = shlex.split(a.switch_args)
     for b in (SLUICE, SLUICECTL, GEN):
         if not b.exists():
             subprocess.run(["ninja", "-C", str(ROOT / "build")], check=True)

@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bursts", type=int, default=20000, help="bursts per case per round")
     ap.add_argument("--cases", default=CASES)
     ap.add_argument("--size", type=int, default=128, help="frame size, FCS included")
+    ap.add_argument("--low-latency", action="store_true",
+                    help="mark every entry low-latency (as --ffp-auto does to entries hit "
+                         "steadily): the FFP's path records carry the packets")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "pipeline_cost.json"))
     a = ap.parse_args(argv)
     exe = os.path.join(a.build, "src", "gen", "bench_pipeline")
@@ -91,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"bench/run pipeline_cost: case '{case}': {e}")
                 return 2
             args.append(f"{case}={path}")
-        out = subprocess.run([exe, str(a.rounds), str(a.bursts), *args], check=True,
+        mark = ["-l"] if a.low_latency else []
+        out = subprocess.run([exe, *mark, str(a.rounds), str(a.bursts), *args], check=True,
                              stdout=subprocess.PIPE, text=True).stdout
     res = figures(out)
     print(f"{'case':10} {'ns/pkt':>8} {'spread':>7} {'rate/TC1':>9}")
