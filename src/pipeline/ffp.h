@@ -257,12 +257,14 @@ pl_ffp_flow_kind(const struct sl_flow *f, uint8_t *arg)
 
 /* Path records, worker side (ffp_path.c). */
 /*
- * At the start of a burst: returns the lanes of ctx->lanes_at[0] a record
- * answers (ffp->prec[i]), taken out of lanes_at[0], their entries and tables
- * credited; the caller runs the records' instructions (pipeline_run.c).
+ * At the start of a burst: the lanes of ctx->lanes_at[0] a record answers
+ * are taken out of lanes_at[0], their entries and tables credited.  Plain
+ * records (goto-only hops, then an output to a port that is up) are done
+ * here (out_ports, *n_out); returns the other answered lanes (ffp->prec[i]),
+ * whose instructions the caller runs (pipeline_run.c, path_run).
  */
 uint64_t pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-			    struct sl_pkt *pkts);
+			    struct sl_pkt *pkts, uint32_t out_ports[], unsigned *n_out);
 /* Lane @i, tracked, ran flow @f at table @t and goes to @next (< 0: its way ended). */
 static inline void
 pl_ffp_path_hop(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t, const struct sl_flow *f,

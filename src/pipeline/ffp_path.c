@@ -211,7 +211,7 @@ path_credit(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 
 uint64_t
 pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-		   struct sl_pkt *pkts)
+		   struct sl_pkt *pkts, uint32_t out_ports[], unsigned *n_out)
 {
 	struct ffp_ctx *fc = ctx->ffp;
 	const struct ffp_path_spec *sp = __atomic_load_n(&pl->path_live, __ATOMIC_ACQUIRE);
@@ -282,9 +282,13 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		found |= UINT64_C(1) << i;
 		sl_prefetch0((const uint8_t *)&s[w] + 64);
 	}
-	/* Stage C: credit the recorded entries (the caller runs their instructions). */
+	/*
+	 * Stage C: credit the recorded entries.  Goto-only hops ending in a plain
+	 * output to a port that is up are done here (the common case, no call);
+	 * the caller runs the others' instructions (path_run).
+	 */
 	const struct ffp_path_rec *run = NULL;
-	uint64_t run_pkts = 0, run_bytes = 0, hit = 0;
+	uint64_t run_pkts = 0, run_bytes = 0, hit = 0, rest = 0;
 	SL_FOR_EACH_LANE(i, found)
 	{
 		const struct ffp_path_rec *r = fc->prec[i];
@@ -306,6 +310,16 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		run_pkts++;
 		run_bytes += pkts[i].len;
 		hit |= UINT64_C(1) << i;
+		if (r->out != 0 && r->plain == (uint8_t)((1u << (r->n_hops - 1)) - 1) &&
+		    r->out <= pl->n_ports && r->out != pkts[i].in_port && pl->port_up[r->out]) {
+			struct pkt_state *st = &ctx->st[i];
+			st->flow = r->flow[r->n_hops - 1];
+			st->pending_out = r->out;
+			out_ports[i] = r->out;
+			++*n_out;
+		} else {
+			rest |= UINT64_C(1) << i;
+		}
 		if (r->n_hops > ctx->chain_max)
 			ctx->chain_max = r->n_hops;
 	}
@@ -319,7 +333,7 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	ctx->lanes_at[0] &= ~hit;
 	if (ctx->lanes_at[0] == 0)
 		ctx->table_bits[0] &= ~UINT64_C(1);
-	return hit;
+	return rest;
 }
 
 void

@@ -800,7 +800,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	PROF_T(p1);
 	PROF_ADD(0, p0, p1);
 	/* The FFP's path records answer whole paths first (ffp.h). */
-	uint64_t by_path = pl_ffp_path_lookup(pl, ctx, pkts);
+	uint64_t by_path = pl_ffp_path_lookup(pl, ctx, pkts, out_ports, &n_out);
 	unsigned pi;
 	SL_FOR_EACH_LANE(pi, by_path)
 	n_out += path_run(pl, ctx, ctx->ffp->prec[pi], &pkts[pi], pi, hooks, out_ports, drops);
