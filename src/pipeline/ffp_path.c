@@ -48,17 +48,8 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 	 */
 	if (sp->n_tables < 2)
 		goto none;
-	/* Dedupe first: the union may repeat a field in several tables. */
-	unsigned m = 0;
-	for (unsigned i = 0; i < n; i++) {
-		bool dup = false;
-		for (unsigned k = 0; k < m && !dup; k++)
-			dup = sl_field_equal(&fields[k], &fields[i]);
-		if (!dup)
-			fields[m++] = fields[i];
-	}
-	if (m > SL_KEY_FIELDS_MAX || sl_key_layout_init(&sp->layout, fields, m) != 0 ||
-	    sp->layout.key_size > FFP_KEY_MAX)
+	/* sl_key_layout_init drops the fields several tables share. */
+	if (sl_key_layout_init(&sp->layout, fields, n) != 0 || sp->layout.key_size > FFP_KEY_MAX)
 		goto none;
 	return;
 none:
@@ -311,7 +302,7 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		run_bytes += pkts[i].len;
 		hit |= UINT64_C(1) << i;
 		if (r->out != 0 && r->plain == (uint8_t)((1u << (r->n_hops - 1)) - 1) &&
-		    r->out <= pl->n_ports && r->out != pkts[i].in_port && pl->port_up[r->out]) {
+		    pl_port_plain_ok(pl, r->out, pkts[i].in_port)) {
 			struct pkt_state *st = &ctx->st[i];
 			st->flow = r->flow[r->n_hops - 1];
 			st->pending_out = r->out;

@@ -120,6 +120,16 @@ pl_count(const struct sl_pipeline *pl, uint64_t *c, uint64_t v)
 		*c += v;
 }
 
+/*
+ * May a plain output to @port (< 256) skip output_one?  Only when it would
+ * just set the port: in range, not the in_port, up.  The FFP's records.
+ */
+static inline bool
+pl_port_plain_ok(const struct sl_pipeline *pl, uint32_t port, uint32_t in_port)
+{
+	return port <= pl->n_ports && port != in_port && pl->port_up[port];
+}
+
 /* The copy the control thread changes (never read by workers between publishes). */
 static inline struct pl_dtable *
 pl_standby(struct pl_table *pt)

@@ -583,7 +583,7 @@ ffp_fast(const struct sl_pipeline *pl, const struct ffp_rec *r, const struct sl_
 	}
 	/* Output: only the plain case of output_one (nothing pending, port up, not in_port). */
 	if (r->used != FFP_REC_OUTPUT || st->has_set || st->pending_out != 0 ||
-	    r->arg > pl->n_ports || r->arg == p->in_port || !pl->port_up[r->arg])
+	    !pl_port_plain_ok(pl, r->arg, p->in_port))
 		return -3;
 	st->flow = f;
 	st->pending_out = r->arg;
@@ -750,16 +750,8 @@ path_run(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, const struct
 		else
 			(void)exec_flow(pl, ctx, f, p, st, hooks, &reason);
 	}
-	struct sl_flow *f = (struct sl_flow *)r->flow[last];
-	/* The plain case of output_one, as ffp_fast; anything else runs the instructions. */
-	if (r->out != 0 && !st->has_set && st->pending_out == 0 && r->out <= pl->n_ports &&
-	    r->out != p->in_port && pl->port_up[r->out]) {
-		st->flow = f;
-		st->pending_out = r->out;
-		next = -1;
-	} else {
-		next = exec_flow(pl, ctx, f, p, st, hooks, &reason);
-	}
+	/* Plain records were finished by the lookup: the last entry's instructions run here. */
+	next = exec_flow(pl, ctx, (struct sl_flow *)r->flow[last], p, st, hooks, &reason);
 	if (next == -1)
 		return finish(ctx, st, i, st->skip_reason, out_ports, drops);
 	st->pending_out = 0; /* dropped: outputs done before are already copies */

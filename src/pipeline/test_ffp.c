@@ -178,19 +178,22 @@ lookups(unsigned t)
 	return st.lookups;
 }
 
-/* Path records (ffp.h): whole paths of plain low-latency entries answered at the entry. */
+/*
+ * The two-table pipeline of both parts, LUTs wherever eligible (small tables):
+ * table 0 (mask) an LL rule for 10.1/16 -> table 1, a normal one for 10.2/16;
+ * table 1 (lpm) 192.168/16 LL -> port 2.
+ */
 static void
-path_tests(void)
+setup(bool paths)
 {
 	struct sl_field mask_fields[2] = {{.id = SL_FIELD_IPV4_SRC}, {.id = SL_FIELD_IPV4_DST}};
 	struct sl_field lpm_field = {.id = SL_FIELD_IPV4_DST};
-	struct sl_flow_filter flt;
 	bool up[4] = {true, true, true, true};
-	bool ll;
 
 	SL_VERIFY(sl_pipeline_create(&pl) == 0);
 	sl_pipeline_ports_set(pl, 4, up);
 	sl_pipeline_ffp_cost_model(pl, false);
+	sl_pipeline_ffp_path_enable(pl, paths);
 	declare(0, SL_TABLE_TERNARY, mask_fields, 2);
 	declare(1, SL_TABLE_LPM, &lpm_field, 1);
 	add(0, 100, 0x0a010000, 16, 0, 0, true, 1, 0, 1);
@@ -200,6 +203,16 @@ path_tests(void)
 	sl_pipeline_publish(pl);
 	ctx = sl_pipeline_ctx_create(pl);
 	SL_VERIFY(ctx != NULL);
+}
+
+/* Path records (ffp.h): whole paths of plain low-latency entries answered at the entry. */
+static void
+path_tests(void)
+{
+	struct sl_flow_filter flt;
+	bool ll;
+
+	setup(true);
 	/* ipv4_src, ipv4_dst and the tables' dl_type guard: 10 bytes, padded to 16. */
 	CHECK(path().n_tables == 2 && path().key_bytes == 16, "spec: 2 tables, %u-byte key",
 	      path().key_bytes);
@@ -303,26 +316,10 @@ path_tests(void)
 int
 main(void)
 {
-	struct sl_field mask_fields[2] = {{.id = SL_FIELD_IPV4_SRC}, {.id = SL_FIELD_IPV4_DST}};
-	struct sl_field lpm_field = {.id = SL_FIELD_IPV4_DST};
 	struct sl_flow_filter flt;
-	bool up[4] = {true, true, true, true};
 	bool ll;
 
-	SL_VERIFY(sl_pipeline_create(&pl) == 0);
-	sl_pipeline_ports_set(pl, 4, up);
-	sl_pipeline_ffp_cost_model(pl, false); /* small tables: LUTs wherever eligible */
-	sl_pipeline_ffp_path_enable(pl, false); /* the seed's per-table LUTs alone (paths: below) */
-	declare(0, SL_TABLE_TERNARY, mask_fields, 2);
-	declare(1, SL_TABLE_LPM, &lpm_field, 1);
-	/* Table 0: an LL rule for 10.1/16 -> table 1, a normal one for 10.2/16. */
-	add(0, 100, 0x0a010000, 16, 0, 0, true, 1, 0, 1);
-	add(0, 100, 0x0a020000, 16, 0, 0, false, 1, 0, 2);
-	/* Table 1 (lpm): 192.168/16 LL -> port 2. */
-	add(1, 10, 0, 0, 0xc0a80000, 16, true, -1, 2, 3);
-	sl_pipeline_commit(pl);
-	ctx = sl_pipeline_ctx_create(pl);
-	SL_VERIFY(ctx != NULL);
+	setup(false); /* the seed's per-table LUTs alone (path records: path_tests) */
 
 	struct sl_ffp_table_info ti;
 	sl_pipeline_ffp_table_info(pl, 0, &ti);
