@@ -923,6 +923,104 @@ sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *v)
  * Key layouts.
  */
 
+/*
+ * Precompile field @i of @l (at key offset @dst) into l->ops[i].  Each copy op
+ * must read exactly what field_read reads: the same bytes under the same
+ * conditions, zeros otherwise (test_pkt checks both on random frames).
+ */
+static void
+key_op_compile(struct sl_key_layout *l, unsigned i, uint8_t dst)
+{
+	const struct sl_field *f = &l->fields[i];
+	struct sl_key_op *op = &l->ops[i];
+
+	memset(op, 0, sizeof(*op));
+	op->dst = dst;
+	op->field = (uint8_t)i;
+	op->kind = SL_KOP_FIELD;
+	switch (f->id) {
+	case SL_FIELD_ETH_DST:
+	case SL_FIELD_ETH_SRC:
+		op->kind = SL_KOP_FRAME;
+		op->src = f->id == SL_FIELD_ETH_DST ? 0 : 6;
+		op->n = 6;
+		op->need = (uint16_t)(op->src + 6);
+		return;
+	case SL_FIELD_ETH_TYPE:
+		op->kind = SL_KOP_ETH_TYPE;
+		l->need_l2 = 1;
+		return;
+	case SL_FIELD_IP_PROTO:
+		op->kind = SL_KOP_IP_PROTO;
+		return;
+	case SL_FIELD_IPV6_SRC:
+	case SL_FIELD_IPV6_DST: /* ipv6_l3 */
+		op->kind = SL_KOP_L3;
+		op->eth = 0x86dd;
+		op->src = f->id == SL_FIELD_IPV6_SRC ? 8 : 24;
+		op->n = 16;
+		op->need = 40;
+		l->need_l2 = 1;
+		return;
+	case SL_FIELD_TCP_SRC:
+	case SL_FIELD_TCP_DST:
+	case SL_FIELD_UDP_SRC:
+	case SL_FIELD_UDP_DST:
+	case SL_FIELD_SCTP_SRC:
+	case SL_FIELD_SCTP_DST: { /* l4_with(proto, 4) */
+		static const uint8_t protos[] = {6, 6, 17, 17, 132, 132};
+		unsigned idx = f->id - SL_FIELD_TCP_SRC;
+		op->kind = SL_KOP_L4_PROTO;
+		op->proto = protos[idx];
+		op->src = (uint16_t)((idx & 1) * 2);
+		op->n = 2;
+		op->need = 4;
+		return;
+	}
+	case SL_FIELD_RAW: /* read_bits on byte boundaries: copy_or_zero from the base */
+		if (f->raw_bit_off % 8 != 0 || f->raw_n_bits % 8 != 0)
+			return;
+		op->kind = f->raw_base == SL_RAW_BASE_L4   ? SL_KOP_L4
+			   : f->raw_base == SL_RAW_BASE_L3 ? SL_KOP_L3
+							   : SL_KOP_FRAME;
+		if (op->kind == SL_KOP_L3)
+			l->need_l2 = 1;
+		op->src = (uint16_t)(f->raw_bit_off / 8);
+		op->n = (uint8_t)(f->raw_n_bits / 8);
+		op->need = (uint16_t)(op->src + op->n);
+		return;
+	default:
+		return;
+	}
+}
+
+/* Copy 1..16 bytes (overlapping fixed-size moves: no libc call, no byte loop). */
+static SL_ALWAYS_INLINE void
+copy_small(uint8_t *out, const uint8_t *src, unsigned n)
+{
+	if (n >= 8) {
+		uint64_t a, b;
+		memcpy(&a, src, 8);
+		memcpy(&b, src + n - 8, 8);
+		memcpy(out, &a, 8);
+		memcpy(out + n - 8, &b, 8);
+	} else if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, src, 4);
+		memcpy(&b, src + n - 4, 4);
+		memcpy(out, &a, 4);
+		memcpy(out + n - 4, &b, 4);
+	} else if (n >= 2) {
+		uint16_t a, b;
+		memcpy(&a, src, 2);
+		memcpy(&b, src + n - 2, 2);
+		memcpy(out, &a, 2);
+		memcpy(out + n - 2, &b, 2);
+	} else {
+		out[0] = src[0];
+	}
+}
+
 int
 sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigned n)
 {
@@ -943,6 +1041,7 @@ sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigne
 			return -E2BIG;
 		l->fields[l->n_fields] = *f;
 		l->offsets[l->n_fields] = (uint8_t)ofs;
+		key_op_compile(l, l->n_fields, (uint8_t)ofs);
 		ofs += sl_field_size(f);
 		if (f->id == SL_FIELD_RAW ? f->raw_base == SL_RAW_BASE_L4
 					  : fields[f->id].layer == SL_LAYER_L4 ||
@@ -966,10 +1065,50 @@ sl_key_layout_find(const struct sl_key_layout *l, const struct sl_field *f)
 void
 sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 {
+	unsigned size = l->key_size, n = l->n_fields;
+
 	/* Zero the whole key first: padding and absent fields must compare equal. */
-	for (unsigned i = 0; i < l->key_size; i += 8)
+	for (unsigned i = 0; i < size; i += 8)
 		memset(key + i, 0, 8);
-	/* field_read is inlined here on purpose: one switch per field, no call. */
-	for (unsigned i = 0; i < l->n_fields; i++)
-		field_read(p, &l->fields[i], key + l->offsets[i]);
+	if (l->need_l4)
+		ensure_l4(p);
+	else if (l->need_l2)
+		ensure_l2(p);
+	const uint8_t *d = p->data;
+	unsigned len = p->len, l3 = p->l3_ofs, l4 = p->l4_ofs, eth = p->eth_type;
+	for (unsigned i = 0; i < n; i++) {
+		const struct sl_key_op *op = &l->ops[i];
+		unsigned base;
+
+		switch (op->kind) {
+		case SL_KOP_FRAME:
+			base = 0;
+			break;
+		case SL_KOP_L3:
+			if (op->eth != 0 && op->eth != eth)
+				continue;
+			base = l3;
+			break;
+		case SL_KOP_L4:
+			base = l4;
+			break;
+		case SL_KOP_L4_PROTO:
+			if (!is_ip((uint16_t)eth) || p->ip_proto != op->proto)
+				continue;
+			base = l4;
+			break;
+		case SL_KOP_ETH_TYPE:
+			put_be(key + op->dst, 2, eth);
+			continue;
+		case SL_KOP_IP_PROTO:
+			key[op->dst] = is_ip((uint16_t)eth) ? p->ip_proto : 0;
+			continue;
+		default:
+			/* field_read inlined on purpose: one switch, no call. */
+			field_read(p, &l->fields[op->field], key + op->dst);
+			continue;
+		}
+		if (base + op->need <= len)
+			copy_small(key + op->dst, d + base + op->src, op->n);
+	}
 }

@@ -252,12 +252,41 @@ int sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t
 #define SL_KEY_FIELDS_MAX 24
 
 /** The fields a table matches, in key order, and where each sits in the key. */
+/*
+ * One field read of a layout, precompiled by sl_key_layout_init.  Most fields
+ * are n bytes at a fixed offset from the frame, L3 or L4 start, present only
+ * under an Ethertype / IP protocol condition: sl_key_extract copies those
+ * without going through the per-field switch.
+ */
+struct sl_key_op {
+	uint8_t kind;  /* SL_KOP_* */
+	uint8_t n;     /* bytes copied (1..16) */
+	uint8_t dst;   /* offset in the key */
+	uint8_t proto; /* IP protocol required (SL_KOP_L4_PROTO) */
+	uint16_t eth;  /* Ethertype required, 0: any */
+	uint16_t src;  /* first byte, from the base */
+	uint16_t need; /* bytes from the base that must be in the frame */
+	uint8_t field; /* index in fields[] (SL_KOP_FIELD) */
+};
+
+enum {
+	SL_KOP_FRAME,    /* n bytes at src from the frame start */
+	SL_KOP_L3,       /* ... from the L3 start (eth: Ethertype condition) */
+	SL_KOP_L4,       /* ... from the L4 start */
+	SL_KOP_L4_PROTO, /* ... from the L4 start of an IP packet of protocol proto */
+	SL_KOP_ETH_TYPE, /* the parsed Ethertype */
+	SL_KOP_IP_PROTO, /* the parsed IP protocol, 0 when not IP */
+	SL_KOP_FIELD,    /* anything else: the generic field read */
+};
+
 struct sl_key_layout {
 	uint8_t n_fields;                        /* fields in the layout */
 	uint8_t need_l4;                         /* some field needs L4 parsing */
 	uint16_t key_size;                       /* bytes, multiple of 8, <= SL_KEY_MAX */
 	struct sl_field fields[SL_KEY_FIELDS_MAX]; /* the fields */
 	uint8_t offsets[SL_KEY_FIELDS_MAX];      /* byte offset of each field in the key */
+	uint8_t need_l2;                         /* some op reads a parsed L2 value */
+	struct sl_key_op ops[SL_KEY_FIELDS_MAX]; /* one per field, in field order */
 };
 
 /**
