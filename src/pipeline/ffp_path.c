@@ -280,6 +280,13 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	 */
 	const struct ffp_path_rec *run = NULL;
 	uint64_t run_pkts = 0, run_bytes = 0, hit = 0, rest = 0;
+	/* The entries' lines (mark, counters): the records' second lines have arrived by now. */
+	SL_FOR_EACH_LANE(i, found)
+	{
+		const struct ffp_path_rec *r = fc->prec[i];
+		for (unsigned k = 0; k < r->n_hops; k++)
+			sl_prefetch0(r->flow[k]);
+	}
 	SL_FOR_EACH_LANE(i, found)
 	{
 		const struct ffp_path_rec *r = fc->prec[i];

@@ -724,10 +724,13 @@ flow_build(struct sl_pipeline *pl, const struct sl_flow_spec *fs)
 {
 	const struct sl_instructions *in = &fs->insns;
 	unsigned n_act = in->n_apply + in->n_write;
-	struct sl_flow *f = calloc(1, sizeof(*f) + fs->match.n_fields * sizeof(f->match[0]));
+	size_t size = sizeof(struct sl_flow) + fs->match.n_fields * sizeof(struct sl_match_field);
+	/* Line-aligned: a hit's mark, counters and last-hit stamp share the first line. */
+	struct sl_flow *f = aligned_alloc(64, (size + 63) / 64 * 64);
 
 	if (f == NULL)
 		return NULL;
+	memset(f, 0, size);
 	if (n_act > 0) {
 		f->actions = malloc(n_act * sizeof(*f->actions));
 		if (f->actions == NULL) {
