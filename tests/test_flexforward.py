@@ -13,6 +13,7 @@ import pytest
 
 from sluice import testing
 from sluice.hypercube import Hypercube
+from sluice.telemetry import runtime_dir
 
 pytestmark = pytest.mark.openflow
 
@@ -172,10 +173,14 @@ def test_fwd_mode_in_flow_file_and_add_flows(tmp_path: Any) -> None:
                 assert r.returncode == 1 and "SLFWD_BAD_PORT" in r.stderr and ":2" in r.stderr, \
                     r.stderr
     flows.write_text("priority=1,actions=drop\nfwd-mode=keyflow:key=zz\n")
-    r = subprocess.run([str(testing.sluice_binary()), "-p", ports[0], "--mgmt", "none", "-d", "1",
-                        "-f", str(flows), "--",
-                        *testing.eal_args(testing.unique("ffc"), "0,1", 256)],
-                       capture_output=True, text=True, timeout=60)
+    prefix = testing.unique("ffc")
+    try:
+        r = subprocess.run([str(testing.sluice_binary()), "-p", ports[0], "--mgmt", "none",
+                            "-d", "1", "-f", str(flows), "--",
+                            *testing.eal_args(prefix, "0,1", 256)],
+                           capture_output=True, text=True, timeout=60)
+    finally:  # EAL leaves its runtime directory behind when the switch refuses to start
+        shutil.rmtree(runtime_dir(prefix), ignore_errors=True)
     assert r.returncode == 2 and f"{flows}:2" in r.stderr and "zz" in r.stderr, r.stderr
 
 

@@ -153,7 +153,8 @@ sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl,
 static inline uint64_t
 path_sig(const struct sl_pipeline *pl, const struct ffp_path_spec *sp)
 {
-	uint64_t sig = (uint64_t)sp->gen << 40;
+	/* A cleared mark counts as a change: hits need not read their entries' marks. */
+	uint64_t sig = ((uint64_t)sp->gen << 40) + __atomic_load_n(&pl->ll_epoch, __ATOMIC_ACQUIRE);
 
 	for (unsigned k = 0; k < sp->n_tables; k++) {
 		const struct pl_dtable *pt = pl_live(&pl->tables[sp->tables[k]]);
@@ -179,25 +180,80 @@ path_hash(const uint8_t *key, unsigned size)
 	return h;
 }
 
-static inline bool
-flow_ll(const struct sl_flow *f)
+/* Per-table counters of @pkts hits on record @r (this worker's). */
+static inline void
+path_tstats(struct sl_pipeline_ctx *ctx, const struct ffp_path_rec *r, uint64_t pkts)
 {
-	return __atomic_load_n(&f->ll, __ATOMIC_RELAXED) != 0;
+	for (unsigned k = 0; k < r->n_hops; k++) {
+		ctx->tstats[r->tab[k]].lookups += pkts;
+		ctx->tstats[r->tab[k]].matched += pkts;
+	}
 }
 
-/* Credit one packet count and byte count to every entry of record @r. */
+/* Credit @pkts packets and @bytes bytes to every entry of record @r. */
 static inline void
-path_credit(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-	    const struct ffp_path_rec *r, uint64_t pkts, uint64_t bytes)
+path_credit(const struct sl_pipeline *pl, uint64_t now, const struct ffp_path_rec *r,
+	    uint64_t pkts, uint64_t bytes)
 {
 	for (unsigned k = 0; k < r->n_hops; k++) {
 		struct sl_flow *f = (struct sl_flow *)r->flow[k];
 		pl_count(pl, &f->n_packets, pkts);
 		pl_count(pl, &f->n_bytes, bytes);
-		__atomic_store_n(&f->last_hit_tsc, ctx->now, __ATOMIC_RELAXED);
-		ctx->tstats[r->tab[k]].lookups += pkts;
-		ctx->tstats[r->tab[k]].matched += pkts;
+		__atomic_store_n(&f->last_hit_tsc, now, __ATOMIC_RELAXED);
 	}
+}
+
+/* Record @r's deferred credits, if any, go to its entries. */
+static inline void
+path_credit_pending(const struct sl_pipeline *pl, uint64_t now, struct ffp_path_rec *r)
+{
+	if (r->pend_pkts == 0)
+		return;
+	path_credit(pl, now, r, r->pend_pkts, r->pend_bytes);
+	r->pend_pkts = r->pend_bytes = 0;
+}
+
+void
+pl_ffp_path_flush(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	unsigned n = fc->n_dirty;
+
+	/* Records and entries are scattered: fetch records 16 ahead, their entries 8 ahead. */
+	for (unsigned k = 0; k < n; k++) {
+		if (k + 16 < n) {
+			sl_prefetch0(fc->dirty[k + 16]);
+			sl_prefetch0(&fc->dirty[k + 16]->flow[0]);
+		}
+		if (k + 8 < n) {
+			const struct ffp_path_rec *r = fc->dirty[k + 8];
+			for (unsigned h = 0; h < r->n_hops; h++)
+				sl_prefetch0(r->flow[h]);
+		}
+		path_credit_pending(pl, ctx->now, fc->dirty[k]);
+	}
+	fc->n_dirty = 0;
+}
+
+/* @pkts hits with @bytes on record @r: credited now, or deferred (ffp.h). */
+static inline void
+path_hits(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct ffp_path_rec *r,
+	  uint64_t pkts, uint64_t bytes)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+
+	path_tstats(ctx, r, pkts);
+	if (!fc->defer) {
+		path_credit(pl, ctx->now, r, pkts, bytes);
+		return;
+	}
+	if (r->pend_pkts == 0) {
+		if (sl_unlikely(fc->n_dirty == FFP_PATH_DIRTY))
+			pl_ffp_path_flush(pl, ctx);
+		fc->dirty[fc->n_dirty++] = r;
+	}
+	r->pend_pkts += (uint32_t)pkts;
+	r->pend_bytes += (uint32_t)bytes;
 }
 
 uint64_t
@@ -276,32 +332,25 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	/*
 	 * Stage C: credit the recorded entries.  Goto-only hops ending in a plain
 	 * output to a port that is up are done here (the common case, no call);
-	 * the caller runs the others' instructions (path_run).
+	 * the caller runs the others' instructions (path_run).  The entries'
+	 * marks need no check: clearing one changes the signature (path_sig).
 	 */
-	const struct ffp_path_rec *run = NULL;
+	struct ffp_path_rec *run = NULL;
 	uint64_t run_pkts = 0, run_bytes = 0, hit = 0, rest = 0;
-	/* The entries' lines (mark, counters): the records' second lines have arrived by now. */
-	SL_FOR_EACH_LANE(i, found)
-	{
-		const struct ffp_path_rec *r = fc->prec[i];
-		for (unsigned k = 0; k < r->n_hops; k++)
-			sl_prefetch0(r->flow[k]);
-	}
-	SL_FOR_EACH_LANE(i, found)
-	{
-		const struct ffp_path_rec *r = fc->prec[i];
-		bool ok = true;
-
-		/* A mark cleared before the publish reaches us: let the pipeline turn it normal. */
-		for (unsigned k = 0; k < r->n_hops && ok; k++)
-			ok = flow_ll(r->flow[k]);
-		if (!ok) {
-			misses++;
-			continue;
+	if (!fc->defer) /* the entries' lines: the records' second lines have arrived by now */
+		SL_FOR_EACH_LANE(i, found)
+		{
+			const struct ffp_path_rec *r = fc->prec[i];
+			for (unsigned k = 0; k < r->n_hops; k++)
+				sl_prefetch0(r->flow[k]);
 		}
+	SL_FOR_EACH_LANE(i, found)
+	{
+		struct ffp_path_rec *r = fc->prec[i];
+
 		if (r != run) {
 			if (run != NULL)
-				path_credit(pl, ctx, run, run_pkts, run_bytes);
+				path_hits(pl, ctx, run, run_pkts, run_bytes);
 			run = r;
 			run_pkts = run_bytes = 0;
 		}
@@ -322,7 +371,7 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			ctx->chain_max = r->n_hops;
 	}
 	if (run != NULL)
-		path_credit(pl, ctx, run, run_pkts, run_bytes);
+		path_hits(pl, ctx, run, run_pkts, run_bytes);
 	ph->st.hits += (uint64_t)__builtin_popcountll(hit);
 	ph->st.misses += misses;
 	ph->st.stale += stale;
@@ -382,6 +431,8 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 			ph->st.inserts++;
 			memcpy(r->key, fc->pkey[i], size);
 		}
+		/* Its old entries are alive until the next quiescent state: credit them now. */
+		path_credit_pending(pl, ctx->now, r);
 		ph->lru[set] = (uint8_t)(w ^ 1);
 		unsigned nh = fc->pn[i];
 		uint8_t arg, plain = 0, out = 0;

@@ -477,6 +477,20 @@ struct sl_pipeline_ctx *sl_pipeline_ctx_create(const struct sl_pipeline *pl);
 void sl_pipeline_ctx_destroy(struct sl_pipeline_ctx *ctx);
 
 /**
+ * Deferred credits (off by default): the FFP's path record hits are credited
+ * to their flow entries (n_packets, n_bytes, last hit) only by
+ * sl_pipeline_ctx_flush_credits, not per packet.  A worker that turns this on
+ * must flush before every quiescent state it reports (the entries stay alive
+ * until then) and soon after traffic stops (counters read by the control
+ * thread lag until the flush).  The worker's thread.
+ */
+void sl_pipeline_ctx_defer_credits(struct sl_pipeline_ctx *ctx, bool on);
+/** Deferred credits are waiting.  The worker's thread. */
+bool sl_pipeline_ctx_credits_pending(const struct sl_pipeline_ctx *ctx);
+/** Credit the deferred hits to their entries.  The worker's thread. */
+void sl_pipeline_ctx_flush_credits(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx);
+
+/**
  * Run a burst through the pipeline.
  *
  * @param pl         Pipeline.

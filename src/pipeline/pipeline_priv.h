@@ -108,6 +108,7 @@ struct sl_pipeline {
 	uint32_t ffp_path_gen;       /* last path spec generation given out */
 	struct ffp_path_spec *path_spec; /* two slots (left-right), NULL until needed (ffp_path.c) */
 	const struct ffp_path_spec *path_live; /* the slot workers read (atomic), NULL: none */
+	uint32_t ll_epoch;           /* marks cleared so far (atomic): part of path records' sig */
 };
 
 /* Add to a flow or group counter several workers may write (one writer: plain add). */

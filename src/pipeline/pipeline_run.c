@@ -42,6 +42,25 @@ sl_pipeline_ctx_destroy(struct sl_pipeline_ctx *ctx)
 	free(ctx);
 }
 
+void
+sl_pipeline_ctx_defer_credits(struct sl_pipeline_ctx *ctx, bool on)
+{
+	ctx->ffp->defer = on;
+}
+
+bool
+sl_pipeline_ctx_credits_pending(const struct sl_pipeline_ctx *ctx)
+{
+	return ctx->ffp->n_dirty > 0;
+}
+
+void
+sl_pipeline_ctx_flush_credits(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
+{
+	if (ctx->ffp->n_dirty > 0)
+		pl_ffp_path_flush(pl, ctx);
+}
+
 /* The rest of this file runs on the workers. */
 
 /* Queue @lanes (a bitmap) at @table for this burst. */

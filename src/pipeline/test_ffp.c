@@ -303,6 +303,39 @@ path_tests(void)
 		mkframe(0x0a010101, 0xc0a80101);
 	}
 
+	/*
+	 * Deferred credits (the workers' mode): the entries get the hits at the
+	 * flush, exactly; a record re-filled while holding credits hands them to
+	 * its old entries first.
+	 */
+	{
+		struct sl_flow_filter f11;
+
+		run(1, NULL);
+		sl_pipeline_ctx_defer_credits(ctx, true);
+		uint64_t p0 = flow_packets(0, 1), p1 = flow_packets(1, 3), l0 = lookups(0);
+		CHECK(run(4, &ll) == 2 && ll && sl_pipeline_ctx_credits_pending(ctx),
+		      "deferred: answered, credits pending");
+		CHECK(flow_packets(0, 1) == p0 && flow_packets(1, 3) == p1 && lookups(0) == l0 + 4,
+		      "deferred: entries wait (%lu), table counters do not (%lu)",
+		      (unsigned long)flow_packets(0, 1), (unsigned long)lookups(0));
+		sl_pipeline_ctx_flush_credits(pl, ctx);
+		CHECK(!sl_pipeline_ctx_credits_pending(ctx) && flow_packets(0, 1) == p0 + 4 &&
+			      flow_packets(1, 3) == p1 + 4,
+		      "flushed: %lu %lu", (unsigned long)(flow_packets(0, 1) - p0),
+		      (unsigned long)(flow_packets(1, 3) - p1));
+		CHECK(run(2, &ll) == 2 && ll && sl_pipeline_ctx_credits_pending(ctx), "2 more pending");
+		add(0, 50, 0x0b000000, 8, 0, 0, false, -1, 3, 11); /* stale, not in the way */
+		CHECK(run(1, &ll) == 2 && ll, "through the tables, record re-filled");
+		CHECK(flow_packets(0, 1) == p0 + 7 && flow_packets(1, 3) == p1 + 7,
+		      "re-fill credited the old entries: %lu", (unsigned long)(flow_packets(0, 1) - p0));
+		sl_pipeline_ctx_flush_credits(pl, ctx);
+		CHECK(flow_packets(0, 1) == p0 + 7, "nothing credited twice");
+		sl_pipeline_ctx_defer_credits(ctx, false);
+		filter(&f11, NULL, 0, 11);
+		SL_VERIFY(sl_pipeline_flow_del(pl, &f11, SL_FLOW_REMOVED_DELETE) == 1);
+	}
+
 	/* Off: the spec goes, the per-table LUTs carry on. */
 	uint64_t h_off = path().hits;
 	sl_pipeline_ffp_path_enable(pl, false);

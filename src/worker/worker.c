@@ -31,6 +31,8 @@
 
 /* How many packets ahead the context-fill loop prefetches frame data. */
 #define PREFETCH_OFFSET 4
+/* Busy rounds a worker may keep deferred credits (and skip quiescent states). */
+#define CREDIT_ROUNDS 256
 
 int
 sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *ports,
@@ -580,6 +582,31 @@ ring_poll(struct sl_worker *w, struct rte_mbuf **mbufs)
 	return n;
 }
 
+/* A writer waits for this worker's next quiescent state (rte_rcu_qsbr_quiescent's test). */
+static inline bool
+rcu_writer_waiting(const struct rte_rcu_qsbr *qs, unsigned id)
+{
+	return __atomic_load_n(&qs->token, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&qs->qsbr_cnt[id].cnt, __ATOMIC_RELAXED);
+}
+
+/*
+ * Deferred credits (sl_pipeline_ctx_defer_credits) hold flow entries: flush
+ * them before a quiescent state is reported.  While busy, that is every
+ * CREDIT_ROUNDS rounds, or at once when a writer waits; an idle round flushes.
+ */
+static inline void
+credits_round(struct sl_worker *w, struct rte_rcu_qsbr *qs, bool busy)
+{
+	if (sl_pipeline_ctx_credits_pending(w->ctx) &&
+	    (!busy || ++w->credit_rounds >= CREDIT_ROUNDS || rcu_writer_waiting(qs, w->id))) {
+		sl_pipeline_ctx_flush_credits(w->pl, w->ctx);
+		w->credit_rounds = 0;
+	}
+	if (!sl_pipeline_ctx_credits_pending(w->ctx))
+		rte_rcu_qsbr_quiescent(qs, w->id);
+}
+
 int
 sl_worker_run(void *arg)
 {
@@ -588,6 +615,8 @@ sl_worker_run(void *arg)
 	struct rte_rcu_qsbr *qs = w->lead->qs;
 
 	w->running = true;
+	/* Without QSBR no writer waits for this worker: credits go per packet. */
+	sl_pipeline_ctx_defer_credits(w->ctx, qs != NULL);
 	if (qs != NULL)
 		rte_rcu_qsbr_thread_online(qs, w->id);
 	/* Fed by an I/O core: stop only once its ring is empty (the I/O core stopped first). */
@@ -616,9 +645,9 @@ sl_worker_run(void *arg)
 		}
 		busy |= packet_outs_run(w);
 		sl_pipeline_service(w->pl, w->ctx); /* state tables: control commands, expiry */
-		/* Between rounds the worker holds no table or flow: a quiescent state. */
+		/* Between rounds the worker holds no table, and no flow once credited. */
 		if (qs != NULL)
-			rte_rcu_qsbr_quiescent(qs, w->id);
+			credits_round(w, qs, busy);
 		w->loop.iterations++;
 		if (busy) {
 			w->loop.busy_rounds++;
@@ -628,6 +657,7 @@ sl_worker_run(void *arg)
 	}
 	for (unsigned p = 0; p < w->n_ports; p++)
 		tx_flush(w, p);
+	sl_pipeline_ctx_flush_credits(w->pl, w->ctx);
 	if (qs != NULL)
 		rte_rcu_qsbr_thread_offline(qs, w->id);
 	w->running = false;
