@@ -138,7 +138,8 @@ struct ffp_path_rec {
 	uint8_t n_hops;
 	uint8_t out;       /* the last entry's port when it is a plain output (FFP_REC_OUTPUT), else 0 */
 	uint8_t plain;     /* bit k: hop k's instructions are a plain goto (run without a call) */
-	uint8_t pad[4];
+	uint8_t lru;       /* way 0 only: the set's way to evict next (a line a probe reads anyway) */
+	uint8_t pad[3];
 	uint8_t key[FFP_KEY_MAX];
 	/* second line: read on a hit only */
 	uint8_t tab[FFP_PATH_HOPS];
@@ -150,7 +151,6 @@ struct ffp_path_rec {
 
 struct ffp_path {
 	struct ffp_path_rec rec[FFP_PATH_SETS * FFP_WAYS];
-	uint8_t lru[FFP_PATH_SETS];
 	struct sl_ffp_path_stats st;
 };
 

@@ -323,8 +323,8 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			misses++;
 			continue;
 		}
-		if (ph->lru[set] != (uint8_t)(w ^ 1))
-			ph->lru[set] = (uint8_t)(w ^ 1);
+		if (s[0].lru != (uint8_t)(w ^ 1))
+			s[0].lru = (uint8_t)(w ^ 1);
 		fc->prec[i] = &s[w];
 		found |= UINT64_C(1) << i;
 		sl_prefetch0((const uint8_t *)&s[w] + 64);
@@ -422,7 +422,7 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 				if (!s[w].used)
 					break;
 			if (w == FFP_WAYS) {
-				w = ph->lru[set];
+				w = s[0].lru;
 				ph->st.evictions++;
 			} else {
 				ph->st.entries++;
@@ -433,7 +433,7 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 		}
 		/* Its old entries are alive until the next quiescent state: credit them now. */
 		path_credit_pending(pl, ctx->now, r);
-		ph->lru[set] = (uint8_t)(w ^ 1);
+		s[0].lru = (uint8_t)(w ^ 1);
 		unsigned nh = fc->pn[i];
 		uint8_t arg, plain = 0, out = 0;
 		for (unsigned k = 0; k < nh; k++) {
