@@ -254,6 +254,9 @@ path_hits(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct ffp_
 	}
 	r->pend_pkts += (uint32_t)pkts;
 	r->pend_bytes += (uint32_t)bytes;
+	/* 32-bit sums: at most 2^15 + 64 frames of up to 64 KB each wait. */
+	if (sl_unlikely(r->pend_pkts >= (1u << 15)))
+		path_credit_pending(pl, ctx->now, r);
 }
 
 uint64_t
