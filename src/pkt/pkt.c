@@ -953,6 +953,22 @@ key_op_compile(struct sl_key_layout *l, unsigned i, uint8_t dst)
 	case SL_FIELD_IP_PROTO:
 		op->kind = SL_KOP_IP_PROTO;
 		return;
+	case SL_FIELD_IN_PORT:
+		op->kind = SL_KOP_IN_PORT;
+		return;
+	case SL_FIELD_VLAN_VID:
+		op->kind = SL_KOP_VLAN_VID;
+		l->need_l2 = 1;
+		return;
+	case SL_FIELD_IPV4_SRC:
+	case SL_FIELD_IPV4_DST: /* ipv4_l3 */
+		op->kind = SL_KOP_L3_IPV4;
+		op->eth = 0x0800;
+		op->src = f->id == SL_FIELD_IPV4_SRC ? 12 : 16;
+		op->n = 4;
+		op->need = 20;
+		l->need_l2 = 1;
+		return;
 	case SL_FIELD_IPV6_SRC:
 	case SL_FIELD_IPV6_DST: /* ipv6_l3 */
 		op->kind = SL_KOP_L3;
@@ -1089,6 +1105,12 @@ sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 				continue;
 			base = l3;
 			break;
+		case SL_KOP_L3_IPV4:
+			if (eth != 0x0800 || l3 + 20 > len || (d[l3] & 0xf) * 4u < 20 ||
+			    l3 + (d[l3] & 0xf) * 4u > len)
+				continue;
+			base = l3;
+			break;
 		case SL_KOP_L4:
 			base = l4;
 			break;
@@ -1102,6 +1124,13 @@ sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 			continue;
 		case SL_KOP_IP_PROTO:
 			key[op->dst] = is_ip((uint16_t)eth) ? p->ip_proto : 0;
+			continue;
+		case SL_KOP_VLAN_VID:
+			put_be(key + op->dst, 2,
+			       p->n_vlans ? 0x1000 | (rd16(d + p->vlan_ofs) & 0xfff) : 0);
+			continue;
+		case SL_KOP_IN_PORT:
+			put_be(key + op->dst, 4, p->in_port);
 			continue;
 		default:
 			/* field_read inlined on purpose: one switch, no call. */

@@ -274,8 +274,11 @@ enum {
 	SL_KOP_L3,       /* ... from the L3 start (eth: Ethertype condition) */
 	SL_KOP_L4,       /* ... from the L4 start */
 	SL_KOP_L4_PROTO, /* ... from the L4 start of an IP packet of protocol proto */
+	SL_KOP_L3_IPV4,  /* ... from the L3 start of an IPv4 packet whose header (IHL) fits */
 	SL_KOP_ETH_TYPE, /* the parsed Ethertype */
 	SL_KOP_IP_PROTO, /* the parsed IP protocol, 0 when not IP */
+	SL_KOP_VLAN_VID, /* OpenFlow's vlan_vid: 0x1000 | VID when tagged, else 0 */
+	SL_KOP_IN_PORT,  /* the packet's in_port */
 	SL_KOP_FIELD,    /* anything else: the generic field read */
 };
 
