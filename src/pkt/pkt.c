@@ -928,6 +928,18 @@ sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *v)
  * must read exactly what field_read reads: the same bytes under the same
  * conditions, zeros otherwise (test_pkt checks both on random frames).
  */
+/* @op copies @n bytes at @src from its base when the frame holds @need bytes from there. */
+static void
+key_op_copy(struct sl_key_op *op, uint8_t kind, uint16_t eth, uint16_t src, uint8_t n,
+	    uint16_t need)
+{
+	op->kind = kind;
+	op->eth = eth;
+	op->src = src;
+	op->n = n;
+	op->need = need;
+}
+
 static void
 key_op_compile(struct sl_key_layout *l, unsigned i, uint8_t dst)
 {
@@ -940,11 +952,10 @@ key_op_compile(struct sl_key_layout *l, unsigned i, uint8_t dst)
 	op->kind = SL_KOP_FIELD;
 	switch (f->id) {
 	case SL_FIELD_ETH_DST:
+		key_op_copy(op, SL_KOP_FRAME, 0, 0, 6, 6);
+		return;
 	case SL_FIELD_ETH_SRC:
-		op->kind = SL_KOP_FRAME;
-		op->src = f->id == SL_FIELD_ETH_DST ? 0 : 6;
-		op->n = 6;
-		op->need = (uint16_t)(op->src + 6);
+		key_op_copy(op, SL_KOP_FRAME, 0, 6, 6, 12);
 		return;
 	case SL_FIELD_ETH_TYPE:
 		op->kind = SL_KOP_ETH_TYPE;
@@ -962,20 +973,12 @@ key_op_compile(struct sl_key_layout *l, unsigned i, uint8_t dst)
 		return;
 	case SL_FIELD_IPV4_SRC:
 	case SL_FIELD_IPV4_DST: /* ipv4_l3 */
-		op->kind = SL_KOP_L3_IPV4;
-		op->eth = 0x0800;
-		op->src = f->id == SL_FIELD_IPV4_SRC ? 12 : 16;
-		op->n = 4;
-		op->need = 20;
+		key_op_copy(op, SL_KOP_L3_IPV4, 0x0800, f->id == SL_FIELD_IPV4_SRC ? 12 : 16, 4, 20);
 		l->need_l2 = 1;
 		return;
 	case SL_FIELD_IPV6_SRC:
 	case SL_FIELD_IPV6_DST: /* ipv6_l3 */
-		op->kind = SL_KOP_L3;
-		op->eth = 0x86dd;
-		op->src = f->id == SL_FIELD_IPV6_SRC ? 8 : 24;
-		op->n = 16;
-		op->need = 40;
+		key_op_copy(op, SL_KOP_L3, 0x86dd, f->id == SL_FIELD_IPV6_SRC ? 8 : 24, 16, 40);
 		l->need_l2 = 1;
 		return;
 	case SL_FIELD_TCP_SRC:
@@ -986,25 +989,24 @@ key_op_compile(struct sl_key_layout *l, unsigned i, uint8_t dst)
 	case SL_FIELD_SCTP_DST: { /* l4_with(proto, 4) */
 		static const uint8_t protos[] = {6, 6, 17, 17, 132, 132};
 		unsigned idx = f->id - SL_FIELD_TCP_SRC;
-		op->kind = SL_KOP_L4_PROTO;
+		key_op_copy(op, SL_KOP_L4_PROTO, 0, (uint16_t)((idx & 1) * 2), 2, 4);
 		op->proto = protos[idx];
-		op->src = (uint16_t)((idx & 1) * 2);
-		op->n = 2;
-		op->need = 4;
 		return;
 	}
-	case SL_FIELD_RAW: /* read_bits on byte boundaries: copy_or_zero from the base */
+	case SL_FIELD_RAW: { /* read_bits on byte boundaries: copy_or_zero from the base */
 		if (f->raw_bit_off % 8 != 0 || f->raw_n_bits % 8 != 0)
 			return;
-		op->kind = f->raw_base == SL_RAW_BASE_L4   ? SL_KOP_L4
-			   : f->raw_base == SL_RAW_BASE_L3 ? SL_KOP_L3
-							   : SL_KOP_FRAME;
+		uint16_t src = (uint16_t)(f->raw_bit_off / 8);
+		uint8_t n = (uint8_t)(f->raw_n_bits / 8);
+		key_op_copy(op,
+			    f->raw_base == SL_RAW_BASE_L4   ? SL_KOP_L4
+			    : f->raw_base == SL_RAW_BASE_L3 ? SL_KOP_L3
+							    : SL_KOP_FRAME,
+			    0, src, n, (uint16_t)(src + n));
 		if (op->kind == SL_KOP_L3)
 			l->need_l2 = 1;
-		op->src = (uint16_t)(f->raw_bit_off / 8);
-		op->n = (uint8_t)(f->raw_n_bits / 8);
-		op->need = (uint16_t)(op->src + op->n);
 		return;
+	}
 	default:
 		return;
 	}
