@@ -57,6 +57,8 @@ ALL_CASES = ["tc1", "tc2_1k", "tc2_32k", "tc3_2", "tc3_4", "tc3_8", "tc4", "tc5"
 #: Offered layer-1 rate of the saturation trials: 25 Mpps of 128-byte frames, above any
 #: device on this harness.
 SAT_GBPS = 30.0
+#: Rate of the learning frames (Gb/s, 128 B): far below every case's limit.
+LEARN_GBPS = 1.0
 CHAIN_STEPS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 254]
 
 Json = dict[str, Any]
@@ -407,6 +409,7 @@ class Settings:
     batch_us: float
     tmp: str
     retries: int = 2
+    learn_s: float = 0.0
 
 
 def trial(dev: Device, case: str, size: int, gbps: float, s: Settings,
@@ -454,6 +457,14 @@ def gbps_to_mpps(case: str, size: int, gbps: float) -> float:
 
 def mpps_to_gbps(case: str, size: int, mpps: float) -> float:
     return mpps / _per_gbps(case, size)
+
+
+def learn(dev: Device, case: str, s: Settings) -> None:
+    """RFC 2544's learning frames (section 23): the case's streams at LEARN_GBPS for
+    s.learn_s before a fresh device is measured, so what it builds from traffic (Sluice's
+    auto-promotion, checked once a second; OVS's megaflows) is in place for the first trial."""
+    if s.learn_s > 0:
+        trial(dev, case, 128, LEARN_GBPS, s, s.learn_s)
 
 
 def saturation(dev: Device, case: str, s: Settings, gbps: float = SAT_GBPS) -> float:
@@ -603,6 +614,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--tolerance", type=float, default=0.01,
                     help="loss tolerance of 'zero loss' in percent (default 0.01)")
     ap.add_argument("--rounds", type=int, default=3, help="zero-loss rounds (medians)")
+    ap.add_argument("--learn", type=float, default=3.0,
+                    help="seconds of learning frames (RFC 2544 section 23) at 1 Gb/s before a "
+                         "fresh device's saturation and zero-loss trials (default 3; 0: none)")
     ap.add_argument("--search-max", type=float, default=0.0,
                     help="upper bound of the zero-loss search, Gb/s (default 0: 10 %% above "
                          "the device's saturated rate in the same round)")
@@ -709,7 +723,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.makedirs(a.outdir, exist_ok=True)
     results: Json = {}
     with tempfile.TemporaryDirectory(prefix="sldecomp-") as tmp:
-        s = Settings(a.trial, a.search_trial, a.tolerance, a.batch_us, tmp)
+        s = Settings(a.trial, a.search_trial, a.tolerance, a.batch_us, tmp,
+                     learn_s=a.learn)
         log("1. generator ceiling (memif loopback, no switch)")
         ceiling = gen_ceiling(s)
         results.update(ceiling)
@@ -730,6 +745,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "ovs" if c.startswith("ovs:") else "sluice")
                     case = "tc1" if c == "testpmd" else c.removeprefix("ovs:")
                     with device(kind, case, tmp, a.batch_us) as dev:
+                        learn(dev, case, s)
                         smpps = saturation(dev, case, s)
                         # Zero loss cannot be above the saturated rate: search up to 10 % over
                         # it (a fixed bound would cap a fast device's figure).
