@@ -19,6 +19,7 @@ if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
 	src/pipeline/test_ffp src/pipeline/test_pipeline_diff \
 	src/fwd/test_fwd src/fwd/test_fwd_concurrent src/ofp/test_ofp_fwd >/dev/null; then
 	build-fuzz/src/pipeline/test_pipeline_concurrent 100000 || status=1
+	build-fuzz/src/pipeline/test_pipeline_concurrent 100000 deferred || status=1
 	build-fuzz/src/pipeline/test_ffp >/dev/null || status=1
 	build-fuzz/src/pipeline/test_pipeline_diff 200000 >/dev/null || status=1
 	build-fuzz/src/ofp/test_ofp >/dev/null || status=1
