@@ -136,7 +136,7 @@ struct ffp_path_rec {
 	uint64_t sig;      /* spec generation << 40 + sum of the covered tables' versions */
 	uint8_t used;
 	uint8_t n_hops;
-	uint8_t out;       /* the last entry's port when it is a plain output (FFP_REC_OUTPUT), else 0 */
+	uint8_t out;       /* plain record (goto-only hops, a last FFP_REC_OUTPUT): its port, else 0 */
 	uint8_t plain;     /* bit k: hop k's instructions are a plain goto (run without a call) */
 	uint8_t lru;       /* way 0 only: the set's way to evict next (a line a probe reads anyway) */
 	uint8_t pad[3];

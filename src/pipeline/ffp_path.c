@@ -360,8 +360,7 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		run_pkts++;
 		run_bytes += pkts[i].len;
 		hit |= UINT64_C(1) << i;
-		if (r->out != 0 && r->plain == (uint8_t)((1u << (r->n_hops - 1)) - 1) &&
-		    pl_port_plain_ok(pl, r->out, pkts[i].in_port)) {
+		if (r->out != 0 && pl_port_plain_ok(pl, r->out, pkts[i].in_port)) {
 			struct pkt_state *st = &ctx->st[i];
 			st->flow = r->flow[r->n_hops - 1];
 			st->pending_out = r->out;
@@ -450,7 +449,8 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 		}
 		r->sig = fc->psig;
 		r->n_hops = (uint8_t)nh;
-		r->out = out;
+		/* A plain record (goto-only hops, then a plain output) is finished by the lookup. */
+		r->out = plain == (uint8_t)((1u << (nh - 1)) - 1) ? out : 0;
 		r->plain = plain;
 		r->used = 1;
 	}

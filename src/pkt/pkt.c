@@ -340,37 +340,41 @@ sl_pkt_parse_l4(struct sl_pkt *p)
 	ensure_l4(p);
 }
 
-/* Copy @n bytes at @ofs to @out, zeros when the frame is too short. */
+/* Copy @w bytes from each end of @src's @n (w <= n <= 2w): two constant-size moves each way. */
+static SL_ALWAYS_INLINE void
+copy_ends(uint8_t *out, const uint8_t *src, unsigned n, unsigned w)
+{
+	uint8_t a[8], b[8];
+
+	memcpy(a, src, w);
+	memcpy(b, src + n - w, w);
+	memcpy(out, a, w);
+	memcpy(out + n - w, b, w);
+}
+
+/* Copy 1..16 bytes: overlapping fixed-size moves, no libc call, no byte loop. */
+static SL_ALWAYS_INLINE void
+copy_small(uint8_t *out, const uint8_t *src, unsigned n)
+{
+	if (n >= 8)
+		copy_ends(out, src, n, 8);
+	else if (n >= 4)
+		copy_ends(out, src, n, 4);
+	else if (n >= 2)
+		copy_ends(out, src, n, 2);
+	else
+		out[0] = src[0];
+}
+
+/* Copy @n (1..16) bytes at @ofs to @out, zeros when the frame is too short. */
 static inline void
 copy_or_zero(const struct sl_pkt *p, unsigned ofs, unsigned n, uint8_t *out)
 {
-	const uint8_t *src = p->data + ofs;
-
 	if (ofs + n > p->len) {
 		memset(out, 0, n);
 		return;
 	}
-	/* Constant sizes become moves; a raw field's size is known only here (no libc call). */
-	switch (n) {
-	case 1:
-		out[0] = src[0];
-		return;
-	case 2:
-		memcpy(out, src, 2);
-		return;
-	case 4:
-		memcpy(out, src, 4);
-		return;
-	case 8:
-		memcpy(out, src, 8);
-		return;
-	case 16:
-		memcpy(out, src, 16);
-		return;
-	default:
-		memcpy(out, src, n);
-		return;
-	}
+	copy_small(out, p->data + ofs, n);
 }
 
 static void
@@ -1009,33 +1013,6 @@ key_op_compile(struct sl_key_layout *l, unsigned i, uint8_t dst)
 	}
 	default:
 		return;
-	}
-}
-
-/* Copy 1..16 bytes (overlapping fixed-size moves: no libc call, no byte loop). */
-static SL_ALWAYS_INLINE void
-copy_small(uint8_t *out, const uint8_t *src, unsigned n)
-{
-	if (n >= 8) {
-		uint64_t a, b;
-		memcpy(&a, src, 8);
-		memcpy(&b, src + n - 8, 8);
-		memcpy(out, &a, 8);
-		memcpy(out + n - 8, &b, 8);
-	} else if (n >= 4) {
-		uint32_t a, b;
-		memcpy(&a, src, 4);
-		memcpy(&b, src + n - 4, 4);
-		memcpy(out, &a, 4);
-		memcpy(out + n - 4, &b, 4);
-	} else if (n >= 2) {
-		uint16_t a, b;
-		memcpy(&a, src, 2);
-		memcpy(&b, src + n - 2, 2);
-		memcpy(out, &a, 2);
-		memcpy(out + n - 2, &b, 2);
-	} else {
-		out[0] = src[0];
 	}
 }
 
