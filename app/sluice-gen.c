@@ -39,7 +39,7 @@ struct options {
 	unsigned burst, mbufs;
 	bool quiet;
 	bool commands; /* run trials on request from stdin */
-	unsigned rx_queues;
+	unsigned rx_queues, tx_queues;
 	unsigned n_streams;
 	struct sl_gen_stream_spec *specs;
 };
@@ -64,6 +64,9 @@ usage(FILE *f)
 		"  -r, --rx DEVARGS         receive port (default: the transmit port)\n"
 		"      --rx-queues N        poll N rx queues of the receive port (default 1; a\n"
 		"                           switch such as OVS may send on queue 1)\n"
+		"      --tx-queues N        send on N tx queues of the transmit port, a burst\n"
+		"                           each in turn (default 1; several give a device that\n"
+		"                           polls them all more ring room to ride out stalls)\n"
 		"  -s, --stream SPEC        a stream (repeatable), key=value,...:\n"
 		"                           name=S size=64..9018 (FCS included, default 128)\n"
 		"                           gbps=X|mbps=X (layer 1: +20 B/frame) | pps=X\n"
@@ -190,6 +193,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{"quiet", no_argument, NULL, 'q'},
 		{"commands", no_argument, NULL, 4},
 		{"rx-queues", required_argument, NULL, 5},
+		{"tx-queues", required_argument, NULL, 6},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -203,6 +207,7 @@ parse_options(int argc, char **argv, struct options *o)
 	o->burst = 32;
 	o->mbufs = 16384;
 	o->rx_queues = 1;
+	o->tx_queues = 1;
 	while ((c = getopt_long(argc, argv, "t:r:s:S:d:b:m:j:qVh", longs, NULL)) != -1) {
 		switch (c) {
 		case 't': o->tx = optarg; break;
@@ -246,7 +251,22 @@ parse_options(int argc, char **argv, struct options *o)
 		case 5:
 			if (parse_double("--rx-queues", optarg, 1, 16, &v) < 0)
 				return -1;
+			if (v != (unsigned)v) {
+				fprintf(stderr, "sluice-gen: --rx-queues '%s': expected a whole number\n",
+					optarg);
+				return -1;
+			}
 			o->rx_queues = (unsigned)v;
+			break;
+		case 6:
+			if (parse_double("--tx-queues", optarg, 1, 16, &v) < 0)
+				return -1;
+			if (v != (unsigned)v) {
+				fprintf(stderr, "sluice-gen: --tx-queues '%s': expected a whole number\n",
+					optarg);
+				return -1;
+			}
+			o->tx_queues = (unsigned)v;
 			break;
 		case 'q': o->quiet = true; break;
 		case 'V': printf("sluice-gen %s\n", SL_VERSION); exit(0);
@@ -488,6 +508,7 @@ trial(const struct options *o, const struct sl_port *ports, unsigned n_open,
 		.tx_port = ports[0].dpdk_id,
 		.rx_port = ports[n_open - 1].dpdk_id,
 		.rx_queues = (uint16_t)o->rx_queues,
+		.tx_queues = (uint16_t)o->tx_queues,
 		.mp = mp,
 		.duration_s = o->duration,
 		.drain_s = o->drain,
@@ -662,8 +683,8 @@ main(int argc, char **argv)
 		goto out_eal;
 	}
 	bool same = strcmp(o.rx, o.tx) == 0;
-	if (sl_port_open(o.tx, 1, mp, same ? (uint16_t)o.rx_queues : 1, 1, &ports[0], err,
-			 sizeof(err)) < 0) {
+	if (sl_port_open(o.tx, 1, mp, same ? (uint16_t)o.rx_queues : 1, (uint16_t)o.tx_queues,
+			 &ports[0], err, sizeof(err)) < 0) {
 		fprintf(stderr, "sluice-gen: --tx: %s\n", err);
 		goto out_eal;
 	}

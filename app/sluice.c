@@ -86,6 +86,7 @@ struct options {
 	int sched;             /* enum sl_sched (I/O dispatch) */
 	double sched_threshold;
 	unsigned worker_ring;  /* slots of each worker ring (I/O dispatch) */
+	unsigned rx_queues;    /* rx queues per port (0: one per worker, or 1 with an I/O core) */
 	const char *io_opt;    /* an I/O-dispatch-only option given (for the error message) */
 	const char *fwd_mode;  /* --fwd-mode text (src/fwd) */
 	struct sl_fwd_params fwd_params;
@@ -152,6 +153,10 @@ usage(FILE *f)
 		"                           ordered move a Subflow off a worker (default 0.25)\n"
 		"      --worker-ring N      io dispatch: slots of each worker ring (power of two,\n"
 		"                           64..65536, default 1024)\n"
+		"      --rx-queues N        rx queues of every port (default: one per worker, or\n"
+		"                           one with --dispatch io); worker i polls queues i,\n"
+		"                           i + workers, ...; the I/O core polls them all (more\n"
+		"                           queues: more ring room for bursts and stalls)\n"
 		"  -m, --mbufs N            mbufs in the pool (default 32768)\n"
 		"  -j, --json FILE          write final counters and per-interval rates as JSON\n"
 		"  -D, --dump-flows         print the installed flows before starting\n"
@@ -256,6 +261,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"scheduler", required_argument, NULL, 'S'},
 		{"sched-threshold", required_argument, NULL, 'T'},
 		{"worker-ring", required_argument, NULL, 'W'},
+		{"rx-queues", required_argument, NULL, 0x102},
 		{"fwd-mode", required_argument, NULL, 0x100},
 		{"idle-sleep-max", required_argument, NULL, 0x101},
 		{"version", no_argument, NULL, 'V'},
@@ -321,6 +327,16 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 				return -1;
 			}
 			o->worker_ring = (unsigned)v;
+			break;
+		case 0x102:
+			if (parse_number("--rx-queues", optarg, 1, SL_RX_QUEUES_MAX, &v) < 0)
+				return -1;
+			if (v != (unsigned)v) {
+				fprintf(stderr, "sluice: --rx-queues: invalid value '%s' (expected a "
+						"whole number)\n", optarg);
+				return -1;
+			}
+			o->rx_queues = (unsigned)v;
 			break;
 		case 'C':
 			if (o->n_controllers == SL_ARRAY_SIZE(o->controllers)) {
@@ -513,6 +529,12 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 	}
 	if (o->io_opt != NULL && !o->dispatch_io) {
 		fprintf(stderr, "sluice: %s applies to the I/O core: add --dispatch io\n", o->io_opt);
+		return -1;
+	}
+	if (o->rx_queues != 0 && !o->dispatch_io && o->rx_queues < o->workers) {
+		fprintf(stderr, "sluice: --rx-queues %u: fewer than the %u workers (each polls its "
+				"own queues; with --dispatch rss at least one each)\n",
+			o->rx_queues, o->workers);
 		return -1;
 	}
 	if (o->n_ports == 0 && !o->check_only) {
@@ -1278,10 +1300,11 @@ main(int argc, char **argv)
 	if (ports == NULL)
 		goto out;
 	for (unsigned i = 0; i < o.n_ports; i++, n_open++) {
-		/* RSS: an rx and a tx queue per worker; io: the I/O core's rx queue, a tx per worker. */
+		/* RSS: rx queues shared out over the workers (one each by default), a tx queue per
+		 * worker; io: the I/O core polls every rx queue (one by default). */
 		uint16_t nq = (uint16_t)o.workers;
-		rc = sl_port_open(o.ports[i], i + 1, mp, o.dispatch_io ? 1 : nq, nq, &ports[i], err,
-				  sizeof(err));
+		uint16_t nrxq = o.rx_queues != 0 ? (uint16_t)o.rx_queues : o.dispatch_io ? 1 : nq;
+		rc = sl_port_open(o.ports[i], i + 1, mp, nrxq, nq, &ports[i], err, sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "sluice: %s\n", err);
 			status = rc == -EINVAL || rc == -ENODEV ? EXIT_USAGE : EXIT_RUNTIME;

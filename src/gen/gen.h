@@ -222,6 +222,7 @@ uint64_t sl_gen_hist_quantile(const struct sl_gen_hist *h, double q);
 struct sl_gen_run_params {
 	uint16_t tx_port, rx_port;   /* DPDK port ids (may be equal) */
 	uint16_t rx_queues;          /* rx queues polled on rx_port (a peer may send on several) */
+	uint16_t tx_queues;          /* tx queues of tx_port, a burst each in turn (more ring room) */
 	struct rte_mempool *mp;
 	double duration_s;           /* transmit time */
 	double drain_s;              /* keep receiving this long after the last frame */

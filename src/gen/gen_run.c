@@ -9,7 +9,9 @@
  *
  * Frames the port refuses are counted as tx_rejected and freed: on a wire
  * they would be lost in the device under test's receive ring, and this
- * keeps the offered schedule independent of the device's speed.
+ * keeps the offered schedule independent of the device's speed.  With
+ * several tx queues the bursts take them in turn, so a device that polls
+ * them all has their rings' combined room to ride out a stall.
  */
 #include "gen.h"
 
@@ -43,6 +45,7 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 	uint64_t t0, t_end, t_first = 0, t_last = 0, drain_end = 0;
 	bool tx_done = false;
 	uint16_t rxq = 0, n_rxq = p->rx_queues ? p->rx_queues : 1;
+	uint16_t txq = 0, n_txq = p->tx_queues ? p->tx_queues : 1;
 	uint64_t next_batch = 0, batch_cycles = (uint64_t)(p->batch_s * (double)hz);
 
 	memset(tot, 0, sizeof(*tot));
@@ -114,7 +117,9 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 				stats[sid[i]].tx_bytes += len + SL_GEN_FCS;
 			}
 			if (n > 0) {
-				uint16_t sent = rte_eth_tx_burst(p->tx_port, 0, tx, (uint16_t)n);
+				uint16_t sent = rte_eth_tx_burst(p->tx_port, txq, tx, (uint16_t)n);
+
+				txq = txq + 1 < n_txq ? txq + 1 : 0;
 
 				for (unsigned i = sent; i < n; i++)
 					stats[sid[i]].tx_rejected++;

@@ -23,6 +23,9 @@ struct rte_mempool;
 /** Most ports one Sluice process drives. */
 #define SL_PORTS_MAX 64
 
+/** Most rx queues of one port (sluice --rx-queues). */
+#define SL_RX_QUEUES_MAX 64
+
 /** An open port. */
 struct sl_port {
 	uint16_t dpdk_id;  /* ethdev port id */
@@ -54,7 +57,7 @@ struct sl_port_hw_stats {
  * @param devargs  DPDK devargs string.
  * @param of_no    OpenFlow number to give it.
  * @param mp       Mempool for its rx queues.
- * @param n_rxq    Rx queues (one per worker polling it).
+ * @param n_rxq    Rx queues (each polled by one worker or the I/O core).
  * @param n_txq    Tx queues (one per worker sending on it).
  * @param port     Out: the port.
  * @param err      Out: message naming the devargs and the failing step.

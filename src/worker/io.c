@@ -127,6 +127,41 @@ sl_worker_io_fini(struct sl_worker_io *io)
 	io->disp = NULL;
 }
 
+/* Receive one burst from queue @q of port index @p and hand it to the scheduler. */
+static uint16_t
+io_rx_burst(struct sl_worker_io *io, const struct sl_worker *w0, unsigned p, uint16_t q,
+	    struct rte_mbuf **mbufs, uint32_t *hashes)
+{
+	uint16_t n = rte_eth_rx_burst(w0->ports[p].dpdk_id, q, mbufs, io->burst);
+	uint64_t bytes = 0;
+
+	if (n == 0)
+		return 0;
+	uint64_t rx_tsc = rte_rdtsc();
+	io->loop.bursts++;
+	io->loop.packets += n;
+	/* Stage 1: 5-tuple hash of every packet, frame data prefetched ahead. */
+	for (unsigned i = 0; i < n && i < PREFETCH_OFFSET; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], void *));
+	for (unsigned i = 0; i < n; i++) {
+		struct sl_dispatch_tuple t;
+
+		if (i + PREFETCH_OFFSET < n)
+			rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + PREFETCH_OFFSET], void *));
+		sl_dispatch_tuple_extract(rte_pktmbuf_mtod(mbufs[i], const uint8_t *),
+					  rte_pktmbuf_data_len(mbufs[i]), &t);
+		hashes[i] = sl_dispatch_crc32(&t);
+		bytes += rte_pktmbuf_pkt_len(mbufs[i]);
+		if (io->rx_tsc_off >= 0)
+			*RTE_MBUF_DYNFIELD(mbufs[i], io->rx_tsc_off, uint64_t *) = rx_tsc;
+	}
+	io->pstats[p].rx_packets += n;
+	io->pstats[p].rx_bytes += bytes;
+	/* Stage 2: the scheduler fills the out-buffers, flushing full ones. */
+	sl_dispatch_burst(io->disp, (void *const *)mbufs, hashes, n, NULL);
+	return n;
+}
+
 int
 sl_worker_io_run(void *arg)
 {
@@ -141,36 +176,10 @@ sl_worker_io_run(void *arg)
 		bool busy = false;
 		uint64_t t0 = rte_rdtsc(), now;
 
-		for (unsigned p = 0; p < w0->n_ports; p++) {
-			uint16_t n = rte_eth_rx_burst(w0->ports[p].dpdk_id, 0, mbufs, io->burst);
-			uint64_t bytes = 0;
-
-			if (n == 0)
-				continue;
-			uint64_t rx_tsc = rte_rdtsc();
-			busy = true;
-			io->loop.bursts++;
-			io->loop.packets += n;
-			/* Stage 1: 5-tuple hash of every packet, frame data prefetched ahead. */
-			for (unsigned i = 0; i < n && i < PREFETCH_OFFSET; i++)
-				rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], void *));
-			for (unsigned i = 0; i < n; i++) {
-				struct sl_dispatch_tuple t;
-
-				if (i + PREFETCH_OFFSET < n)
-					rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + PREFETCH_OFFSET], void *));
-				sl_dispatch_tuple_extract(rte_pktmbuf_mtod(mbufs[i], const uint8_t *),
-							  rte_pktmbuf_data_len(mbufs[i]), &t);
-				hashes[i] = sl_dispatch_crc32(&t);
-				bytes += rte_pktmbuf_pkt_len(mbufs[i]);
-				if (io->rx_tsc_off >= 0)
-					*RTE_MBUF_DYNFIELD(mbufs[i], io->rx_tsc_off, uint64_t *) = rx_tsc;
-			}
-			io->pstats[p].rx_packets += n;
-			io->pstats[p].rx_bytes += bytes;
-			/* Stage 2: the scheduler fills the out-buffers, flushing full ones. */
-			sl_dispatch_burst(io->disp, (void *const *)mbufs, hashes, n, NULL);
-		}
+		/* Every rx queue of every port (one each unless --rx-queues). */
+		for (unsigned p = 0; p < w0->n_ports; p++)
+			for (unsigned q = 0; q < w0->ports[p].n_rxq; q++)
+				busy |= io_rx_burst(io, w0, p, (uint16_t)q, mbufs, hashes) > 0;
 		/* Idle round or timer: nobody waits on a partly filled out-buffer. */
 		now = rte_rdtsc();
 		if (!busy || now - io->last_flush_tsc >= io->flush_cycles) {

@@ -607,6 +607,27 @@ credits_round(struct sl_worker *w, struct rte_rcu_qsbr *qs, bool busy)
 		rte_rcu_qsbr_quiescent(qs, w->id);
 }
 
+/* Receive one burst from queue @q of port index @p and run it through the switch. */
+static uint16_t
+rx_burst_run(struct sl_worker *w, unsigned p, uint16_t q, struct rte_mbuf **mbufs)
+{
+	uint16_t n = rte_eth_rx_burst(w->ports[p].dpdk_id, q, mbufs, w->burst);
+
+	if (n == 0)
+		return 0;
+	w->loop.bursts++;
+	w->loop.packets += n;
+	w->burst_tsc = rte_rdtsc();
+	struct sl_capture *cap = capture_get(w);
+	if (sl_unlikely(cap != NULL))
+		sl_capture_burst(cap, w->ports[p].dpdk_id, SL_CAPTURE_RX, mbufs, n, w->burst_tsc);
+	process_burst(w, p + 1, &w->pstats[p], mbufs, n);
+	/* Every packet of the burst spent the burst's time in the switch. */
+	sl_lat_hist_add(&w->lat_pipeline, sl_cycles_to_ns(rte_rdtsc() - w->burst_tsc, w->lat_mult),
+			n);
+	return n;
+}
+
 int
 sl_worker_run(void *arg)
 {
@@ -627,21 +648,9 @@ sl_worker_run(void *arg)
 		if (w->in_ring != NULL)
 			busy = ring_poll(w, mbufs) > 0;
 		for (unsigned p = 0; w->in_ring == NULL && p < w->n_ports; p++) {
-			uint16_t n = rte_eth_rx_burst(w->ports[p].dpdk_id, w->queue, mbufs, w->burst);
-			if (n == 0)
-				continue;
-			busy = true;
-			w->loop.bursts++;
-			w->loop.packets += n;
-			w->burst_tsc = rte_rdtsc();
-			struct sl_capture *cap = capture_get(w);
-			if (sl_unlikely(cap != NULL))
-				sl_capture_burst(cap, w->ports[p].dpdk_id, SL_CAPTURE_RX, mbufs, n,
-						 w->burst_tsc);
-			process_burst(w, p + 1, &w->pstats[p], mbufs, n);
-			/* Every packet of the burst spent the burst's time in the switch. */
-			sl_lat_hist_add(&w->lat_pipeline,
-					sl_cycles_to_ns(rte_rdtsc() - w->burst_tsc, w->lat_mult), n);
+			/* Queues i, i + workers, ... of the port (just i unless --rx-queues). */
+			for (unsigned q = w->queue; q < w->ports[p].n_rxq; q += w->n_group)
+				busy |= rx_burst_run(w, p, (uint16_t)q, mbufs) > 0;
 		}
 		busy |= packet_outs_run(w);
 		sl_pipeline_service(w->pl, w->ctx); /* state tables: control commands, expiry */

@@ -30,8 +30,9 @@
  * worker is a QSBR thread of it).  Each keeps its own counters, pipeline
  * context (decision cache, table and drop counters) and tx queue (its
  * index); the readers below sum them.  Two dispatch designs:
- *   - RSS (queue per worker): worker i polls rx queue i of every port;
- *   - I/O core (struct sl_worker_io, io.c): one lcore polls rx queue 0 of
+ *   - RSS (queue per worker): worker i polls rx queue i of every port
+ *     (and i + n, i + 2n, ... when ports have more rx queues than workers);
+ *   - I/O core (struct sl_worker_io, io.c): one lcore polls every rx queue of
  *     every port and hands packets to the workers' rings through a
  *     scheduler (src/dispatch); workers run the pipeline and transmit.
  *     Port rx counters are the I/O core's; packets a full worker ring
@@ -107,7 +108,7 @@ struct sl_worker {
 	unsigned n_ports;
 	struct rte_mempool *mp; /* for multi-output copies */
 	uint16_t burst;         /* rx burst size, <= SL_BURST_MAX */
-	uint16_t queue;         /* rx/tx queue this worker uses */
+	uint16_t queue;         /* its tx queue and first rx queue (then + n_group, ...) */
 
 	/* State. */
 	volatile bool stop;     /* set by the control thread to end the loop */

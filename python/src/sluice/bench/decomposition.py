@@ -64,6 +64,8 @@ CHAIN_STEPS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 254]
 Json = dict[str, Any]
 #: log2 of the memif ring size of every device (--ring-log2).
 RSIZE = [14]
+#: memif queue pairs from the generator into every device (--queues).
+QUEUES = [4]
 
 
 def log(msg: str) -> None:
@@ -133,12 +135,14 @@ class GenSession:
     the device's whole life (DPDK's memif server may touch a region its control thread is
     unmapping when a client leaves mid-poll, so the benchmark never disconnects mid-run)."""
 
-    def __init__(self, tx: str, rx: str, batch_us: float, tmp: str, rx_queues: int = 1) -> None:
+    def __init__(self, tx: str, rx: str, batch_us: float, tmp: str, rx_queues: int = 1,
+                 tx_queues: int = 1) -> None:
         self.prefix = unique("gen")
         self.tmp = tmp
         self.n = 0
         cmd = [str(GEN), "-q", "--commands", "-t", tx, "-r", rx, "--batch-us", str(batch_us),
-               "--rx-queues", str(rx_queues), "--drain", "0.5", "--link-timeout", "30",
+               "--rx-queues", str(rx_queues), "--tx-queues", str(tx_queues), "--drain", "0.5",
+               "--link-timeout", "30",
                *gen_eal(self.prefix)]
         self.cmd = cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -218,6 +222,9 @@ class Device:
     memif_extra = ""
     #: rx queues sluice-gen polls (OVS transmits from its PMD thread on tx queue 1).
     gen_rx_queues = 1
+    #: queues sluice-gen sends on, a burst each in turn, and the device polls (see
+    #: Settings: their rings add up to ride out a stall of the device's core).
+    queues = 1
 
     def server_ports(self) -> list[str]:
         return [f"net_memif{i},role=server,socket={s},id=0,rsize={self.rsize}{self.memif_extra}"
@@ -237,7 +244,7 @@ class Device:
 
     def open_gen(self, batch_us: float) -> GenSession:
         tx, rx = self.gen_ports()
-        self.gen = GenSession(tx, rx, batch_us, self.tmp, self.gen_rx_queues)
+        self.gen = GenSession(tx, rx, batch_us, self.tmp, self.gen_rx_queues, self.queues)
         return self.gen
 
     def close_gen(self) -> None:
@@ -262,6 +269,8 @@ class SluiceDevice(Device):
                "-f", decls]
         for p in self.server_ports():
             cmd += ["-p", p]
+        if self.queues > 1:
+            cmd += ["--rx-queues", str(self.queues)]
         cmd += SWITCH_ARGS
         cmd += ["--", "--no-huge", "-m", "1024", "--no-pci", "-l", "0,1",
                 f"--file-prefix={self.tag}", "--log-level=lib.eal:error"]
@@ -303,8 +312,10 @@ class TestpmdDevice(Device):
                "--main-lcore", "0", f"--file-prefix={self.tag}", "--log-level=lib.eal:error"]
         for p in self.server_ports():
             cmd += ["--vdev", p]
-        cmd += ["--", "--forward-mode=io", "--nb-cores=1", "--total-num-mbufs=32768",
-                "--stats-period", "3600"]
+        # io forwarding sends rx queue q's frames out of tx queue q: sluice-gen polls them all.
+        self.gen_rx_queues = self.queues
+        cmd += ["--", "--forward-mode=io", "--nb-cores=1", "--total-num-mbufs=65536",
+                f"--rxq={self.queues}", f"--txq={self.queues}", "--stats-period", "3600"]
         self.proc = Proc(cmd, name="testpmd")
         self.proc.wait_output(r"io packet forwarding", 30)
 
@@ -371,7 +382,8 @@ class OvsDevice(Device):
               "protocols=OpenFlow13", "fail_mode=secure"]
         for i, dev in enumerate(self.server_ports()):
             br += ["--", "add-port", "br0", f"p{i + 1}", "--", "set", "Interface", f"p{i + 1}",
-                   "type=dpdk", f"options:dpdk-devargs={dev}", f"ofport_request={i + 1}"]
+                   "type=dpdk", f"options:dpdk-devargs={dev}", f"ofport_request={i + 1}",
+                   f"options:n_rxq={self.queues}"]
         r = subprocess.run(br, capture_output=True, text=True, env=self.env, timeout=120)
         if r.returncode != 0:
             raise RuntimeError(f"ovs-vsctl add-br failed: {r.stderr}\n{self.procs[-1].output}")
@@ -625,6 +637,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--ring-log2", type=int, default=14,
                     help="log2 of the memif ring size, both ends (default 14: 16,384 slots, "
                          "absorbs ms-long stalls of a shared machine)")
+    ap.add_argument("--queues", type=int, default=4,
+                    help="memif queues from the generator into the device, a burst each in turn, "
+                         "all polled by its one core (default 4); their rings add up to ride "
+                         "out the millisecond stalls of a shared machine's cores (1: one ring)")
     ap.add_argument("--ovs", choices=("auto", "no"), default="auto",
                     help="run the cases against OVS-DPDK too (auto: when openvswitch-switch-dpdk "
                          "is installed or apt-get can install it)")
@@ -663,6 +679,7 @@ def device(kind: str, case: str, tmp: str, batch_us: float) -> Iterator[Device]:
     """A started device with its generator session connected."""
     d = DEVICES[kind](case, tmp)
     d.rsize = RSIZE[0]
+    d.queues = QUEUES[0]
     d.start()
     try:
         d.open_gen(batch_us)
@@ -716,6 +733,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"decomposition: --ring-log2 {a.ring_log2}: must be 8..14")
         return 2
     RSIZE[0] = a.ring_log2
+    if not 1 <= a.queues <= 16:
+        log(f"decomposition: --queues {a.queues}: must be 1..16")
+        return 2
+    QUEUES[0] = a.queues
     cases = [c for c in a.cases.split(",") if c]
     for c in cases:
         decomp.flows(c)  # validates the name
@@ -869,7 +890,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[f"{c}_longest_chain"] = an.longest_chain
     results.update({"loss_tolerance_pct": a.tolerance, "search_trial_s": a.search_trial,
                     "sweep_trial_s": a.trial, "rounds": a.rounds, "batch_us": a.batch_us,
-                    "memif_ring_log2": a.ring_log2})
+                    "memif_ring_log2": a.ring_log2, "memif_queues": a.queues})
     # Report.
     md = ["# Seed 001 decomposition study on Sluice", "",
           f"sluice-gen over net_memif, generator on core 0, datapath on core 1, no hugepages; "
