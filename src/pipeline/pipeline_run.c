@@ -697,16 +697,25 @@ credit(const struct sl_pipeline *pl, struct sl_flow *f, uint64_t n_pkts, uint64_
 	__atomic_store_n(&f->last_hit_tsc, now, __ATOMIC_RELAXED);
 }
 
+/* The byte sum of a set of lanes, kept while a goto chain leaves the packets as they are. */
+struct lane_bytes {
+	uint64_t lanes; /* 0: nothing kept */
+	uint64_t bytes;
+};
+
 /*
  * A table every lane hits in its one entry (pl_dtable.all_hit) whose
  * instructions are only goto_table: the lanes move on together, the entry
  * credited once.  Returns false, having done nothing, for any other entry.
+ * Such an entry runs no action, so st.flow is left to the entry that does
+ * (exec_flow sets it first), and the lanes' byte sum, unchanged by it, is
+ * kept in @lb for the next table of a chain.
  */
 static inline bool
 all_hit_goto(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_flow *f,
-	     const struct sl_pkt *pkts, uint64_t lanes, unsigned t, uint8_t depth, uint64_t now)
+	     const struct sl_pkt *pkts, uint64_t lanes, unsigned t, uint8_t depth, uint64_t now,
+	     struct lane_bytes *lb)
 {
-	uint64_t bytes = 0;
 	unsigned i;
 
 	if ((f->insn_flags & (SL_INSN_APPLY | SL_INSN_WRITE | SL_INSN_CLEAR | SL_INSN_METADATA)) ||
@@ -715,11 +724,13 @@ all_hit_goto(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 	ctx->tstats[t].matched += (uint64_t)__builtin_popcountll(lanes);
 	if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED))
 		ctx->ll_lanes &= ~lanes;
-	SL_FOR_EACH_LANE(i, lanes)
-	{
-		ctx->st[i].flow = f;
-		bytes += pkts[i].len;
+	if (lb->lanes != lanes) {
+		lb->bytes = 0;
+		SL_FOR_EACH_LANE(i, lanes)
+		lb->bytes += pkts[i].len;
+		lb->lanes = lanes;
 	}
+	uint64_t bytes = lb->bytes;
 	if (ctx->ffp->pspec != NULL) {
 		SL_FOR_EACH_LANE(i, lanes & ctx->ffp->ptrack)
 		pl_ffp_path_hop(ctx, i, t, f, f->goto_table);
@@ -816,6 +827,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	SL_FOR_EACH_LANE(pi, by_path)
 	n_out += path_run(pl, ctx, ctx->ffp->prec[pi], &pkts[pi], pi, hooks, out_ports, drops);
 	const bool track = ctx->ffp->pspec != NULL;
+	struct lane_bytes lb = {0, 0};
 	PROF_T(p2);
 	PROF_ADD(9, p1, p2);
 
@@ -836,6 +848,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			ctx->chain_max = depth;
 		if (__atomic_load_n(&pl->tables[t].state, __ATOMIC_RELAXED) != NULL) { /* state_stage.c */
 			ctx->ffp->ptrack &= ~lanes;
+			lb.lanes = 0;
 			pl_state_stage(pl, ctx, (unsigned)t, pkts, lanes);
 			/* A state stage always leads to table t + 1: one more table of the chain. */
 			ctx->chain_at[t + 1] = SL_MAX(ctx->chain_at[t + 1], depth);
@@ -843,8 +856,9 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		}
 		PROF_T(q0);
 		if (pt->all_hit != NULL &&
-		    all_hit_goto(pl, ctx, pt->all_hit, pkts, lanes, (unsigned)t, depth, now))
+		    all_hit_goto(pl, ctx, pt->all_hit, pkts, lanes, (unsigned)t, depth, now, &lb))
 			continue;
+		lb.lanes = 0; /* this table's actions may change lengths */
 		if (pt->all_hit != NULL) {
 			/* Every lane hits the table's one entry (pipeline_priv.h). */
 			SL_FOR_EACH_LANE(i, lanes)
