@@ -609,6 +609,7 @@ h_ffp(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 		dict_u64(c, "adaptive", ti.adaptive);
 		dict_u64(c, "adapt_permille", ti.adapt_permille);
 		dict_u64(c, "low_latency_entries", ti.n_ll);
+		dict_u64(c, "low_latency_plain_entries", ti.n_ll_plain);
 		dict_u64(c, "search_ns", ti.search_ns);
 		dict_u64(c, "probe_ns", ti.probe_ns);
 		dict_u64(c, "entries", ls.entries);

@@ -522,6 +522,24 @@ kind_eligible(const struct pl_table *pt, const struct pl_dtable *dt)
 	       dt->layout.key_size > 0 && dt->layout.key_size <= FFP_KEY_MAX;
 }
 
+/* One low-latency entry more (@add) or less in the table, plain or not. */
+static void
+ll_count(struct ffp_tinfo *ti, const struct sl_flow *f, bool add)
+{
+	uint8_t arg;
+	bool plain = pl_ffp_flow_kind(f, &arg) != FFP_REC_ANY;
+
+	if (add) {
+		ti->n_ll++;
+		ti->n_ll_plain += plain;
+		return;
+	}
+	if (ti->n_ll > 0)
+		ti->n_ll--;
+	if (plain && ti->n_ll_plain > 0)
+		ti->n_ll_plain--;
+}
+
 void
 pl_ffp_journal(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_rule *r,
 	       const struct sl_flow *f, bool add)
@@ -532,12 +550,8 @@ pl_ffp_journal(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_rule
 	(void)pl;
 	if (ti == NULL)
 		return;
-	if (f->ll) {
-		if (add)
-			ti->n_ll++;
-		else if (ti->n_ll > 0)
-			ti->n_ll--;
-	}
+	if (f->ll)
+		ll_count(ti, f, add);
 	if (ti->broken || !kind_eligible(pt, sb))
 		return;
 	if (sb->ffpj == NULL) {
@@ -695,6 +709,17 @@ measure(struct pl_table *pt, const struct pl_dtable *sb, struct ffp_tinfo *ti)
 	ti->measured_entries = st.n_entries ? st.n_entries : 1;
 }
 
+/* What a LUT hit saves, TSC cycles x 16: the search, and the plain entries' walk. */
+static uint64_t
+hit_gain(const struct ffp_tinfo *ti)
+{
+	uint64_t hz = sl_pipeline_tsc_hz(), ns16 = 16 * (hz ? hz / 1000000000 : 2);
+
+	if (ti->n_ll == 0)
+		return ti->search_cyc;
+	return ti->search_cyc + FFP_PLAIN_SAVE_NS * ns16 * ti->n_ll_plain / ti->n_ll;
+}
+
 void
 pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb)
 {
@@ -722,10 +747,11 @@ pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb
 	 * whose search costs more than a probe but not 1.5 probes still pays
 	 * when nearly every low-latency lane reaching it wins a low-latency
 	 * entry.  Workers observe that fraction (pl_ffp_observe) and turn
-	 * their LUT on above probe / search + 10 %.
+	 * their LUT on above probe / search + 10 %, where a hit on a plain entry
+	 * saves its instruction walk too (hit_gain).
 	 */
-	if (!pl->ffp_off && !sb->ffp_on && ti->search_cyc > ti->probe_cyc) {
-		uint64_t thr = ti->probe_cyc * 1024 * 11 / 10 / ti->search_cyc;
+	if (!pl->ffp_off && !sb->ffp_on && hit_gain(ti) > ti->probe_cyc) {
+		uint64_t thr = ti->probe_cyc * 1024 * 11 / 10 / hit_gain(ti);
 		if (thr < 1000) {
 			sb->ffp_adapt = true;
 			sb->ffp_adapt_thr = (uint16_t)thr;
@@ -784,11 +810,8 @@ flow_ll_set(struct sl_pipeline *pl, struct pl_table *pt, struct sl_flow *f, uint
 		__atomic_fetch_add(&pl->ll_epoch, 1, __ATOMIC_RELEASE);
 	if (ti != NULL && was != now) {
 		const struct pl_dtable *sb = pl_standby(pt);
-		bool in_table = sb->miss != f; /* beside-the-table miss entries are not counted */
-		if (in_table && now)
-			ti->n_ll++;
-		else if (in_table && ti->n_ll > 0)
-			ti->n_ll--;
+		if (sb->miss != f) /* beside-the-table miss entries are not counted */
+			ll_count(ti, f, now);
 	}
 	pl_table_touch(pl, pt);
 	return true;
@@ -912,6 +935,7 @@ sl_pipeline_ffp_table_info(const struct sl_pipeline *pl, unsigned table_id,
 	info->eligible = kind_eligible(pt, pl_live(pt));
 	info->pays = ti->pays;
 	info->n_ll = ti->n_ll;
+	info->n_ll_plain = ti->n_ll_plain;
 	if (hz) {
 		info->search_ns = (uint32_t)(ti->search_cyc * 1000000000ull / 16 / hz);
 		info->probe_ns = (uint32_t)(ti->probe_cyc * 1000000000ull / 16 / hz);

@@ -61,11 +61,23 @@ struct ffp_tinfo {
 	bool pays;              /* cost model */
 	bool broken;            /* out of memory once: never on again */
 	unsigned n_ll;          /* low-latency entries in the table */
+	unsigned n_ll_plain;    /* ... with a plain decision (pl_ffp_flow_kind): see FFP_PLAIN_SAVE_NS */
 	uint32_t measured_entries;
 	uint64_t search_cyc;    /* per key, TSC cycles x 16 */
 	uint64_t probe_cyc;
 	uint64_t cmp_cyc;       /* one extra-rule comparison */
 };
+
+/*
+ * A LUT hit on an entry with a plain decision (FFP_REC_GOTO, FFP_REC_OUTPUT)
+ * also skips the entry's instruction walk (exec_flow), which the cost
+ * model's search-vs-probe timing does not see.  Measured with
+ * build/src/gen/bench_pipeline on TC1 and TC2 of issue #5 (one output entry
+ * hit, search about one probe): 15.2 -> 11.4 and 18.4 -> 13.2 ns/packet with
+ * the LUT on; the model counts half of that as the saving, so such tables
+ * turn their LUT on adaptively when most low-latency lanes win (ffp.c).
+ */
+#define FFP_PLAIN_SAVE_NS 2
 
 /*
  * A record in use (ffp_rec.used != 0) and what its entry does, when that is

@@ -818,6 +818,8 @@ struct sl_ffp_table_info {
 				adapt_permille of its LL lanes here win LL entries (ffp.h) */
 	uint16_t adapt_permille;
 	unsigned n_ll;       /* low-latency entries */
+	unsigned n_ll_plain; /* ... whose instructions are one goto or one output (a LUT hit
+				skips them too, so the cost model counts more gain: ffp.h) */
 	uint32_t search_ns;  /* measured table search cost per key (0: not measured) */
 	uint32_t probe_ns;   /* measured LUT probe cost per key */
 };

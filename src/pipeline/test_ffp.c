@@ -358,6 +358,7 @@ main(void)
 	sl_pipeline_ffp_table_info(pl, 0, &ti);
 	CHECK(ti.eligible && ti.active && ti.n_ll == 1, "table 0 info %d %d %u", ti.eligible,
 	      ti.active, ti.n_ll);
+	CHECK(ti.n_ll_plain == 1, "its one LL entry is a plain goto: %u", ti.n_ll_plain);
 
 	/* A low-latency packet: first burst fills both LUTs, the second hits them. */
 	mkframe(0x0a010101, 0xc0a80101);
@@ -420,7 +421,7 @@ main(void)
 	CHECK(sl_pipeline_flow_set_ll(pl, &flt, false) == 1, "mark cleared");
 	sl_pipeline_publish(pl);
 	sl_pipeline_ffp_table_info(pl, 0, &ti);
-	CHECK(!ti.active && ti.n_ll == 0, "table 0 inactive");
+	CHECK(!ti.active && ti.n_ll == 0 && ti.n_ll_plain == 0, "table 0 inactive");
 	uint64_t h0 = lut(0).hits;
 	CHECK(run(1, &ll) == 4 && !ll && lut(0).hits == h0, "no LUT hit, flag cleared");
 	/* Mark it again: hits resume after one verification. */
