@@ -66,8 +66,8 @@ def test_tc2_depth_and_side_stream() -> None:
 
 def test_tc456_streams_cover_every_row() -> None:
     """Verify: 24 forwarding streams, one per (VLAN, known/unknown MAC, service) row of
-    Pipeline 1, plus three expected-dropped ones; the rates add up to the asked rate; frames
-    grow to the 78 bytes VLAN + TCP + signature need."""
+    Pipeline 1, plus three expected-dropped ones; the rates add up to the asked rate; 64-byte
+    frames stay 64 bytes (sluice-gen's signature covers the TCP header after the ports)."""
     st = decomp.streams("tc4", 2.5, 64)
     assert len(st) == 27 and sum("drop=1" in s for s in st) == 3
     rows = {(re.search(r"vlan=(\d)", s).group(1),  # type: ignore[union-attr]
@@ -77,7 +77,7 @@ def test_tc456_streams_cover_every_row() -> None:
     assert len(rows) == 24
     assert abs(sum(float(re.search(r"gbps=([\d.e-]+)", s).group(1))  # type: ignore[union-attr]
                    for s in st) - 2.5) < 1e-4
-    assert all("size=78" in s for s in st)
+    assert all("size=64" in s for s in st)
 
 
 def test_ovs_lines_have_no_declarations() -> None:

@@ -166,9 +166,6 @@ def groups(case: str) -> list[str]:
 N_STREAMS_TC456 = 27
 N_FORWARD_TC456 = 24
 
-#: Smallest frame for the VLAN + TCP streams of TC4-TC6 (headers + 16-byte signature + FCS).
-MIN_FRAME_TC456 = 78
-
 
 def streams(case: str, gbps: float, size: int) -> list[str]:
     """sluice-gen stream specifications for a test case at a layer-1 rate (Gb/s)."""
@@ -180,8 +177,6 @@ def streams(case: str, gbps: float, size: int) -> list[str]:
         return [f"name=main,{base},gbps={gbps:.6g},eth_dst=02:00:00:00:00:02,proto=udp",
                 f"name=side,{base},mbps=1,eth_dst={tc2_mac(0)}+{depth},proto=udp"]
     if case in ("tc4", "tc5", "tc6"):
-        size = max(size, MIN_FRAME_TC456)
-        base = f"size={size},eth_src={SRC_MAC}"
         out = []
         share = gbps / N_STREAMS_TC456
         for vlan in (1, 2):
