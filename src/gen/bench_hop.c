@@ -16,6 +16,14 @@
  *      whenever a gap exceeds S / R, however cheap the hop is.
  *
  * Usage: bench_hop [CPU_A CPU_B [FRAMES]]  (default 0 1 20000000)
+ *        bench_hop --placement [MS]  (CPUs 0 and 1, default 20 ms)
+ *
+ * --placement prints only the line's round trip ("line_rt_cycles N"): the
+ * decomposition benchmark's probe of where the host runs the two vCPUs
+ * (about 300 cycles when they share a core's caches, 1,300 when not, and the
+ * memif hop's cost follows it; docs/sluice-gen.md).  N is the 5th percentile
+ * of the single pings over MS: a switch polling on CPU 1 between trials
+ * time-slices the ponger, and only the pings while both run tell the caches.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -32,6 +40,7 @@
 #define FRAME 128
 #define BURST 32
 #define PINGS 1000000
+#define PLACEMENT_SAMPLES (1 << 18)
 
 struct ring {
 	_Alignas(64) uint64_t head; /* written by the producer */
@@ -46,6 +55,7 @@ static uint8_t *bufs;    /* pointer mode: the producer's buffers */
 static uint8_t *ptrs[SLOTS];
 static int cpu_a, cpu_b, copy_mode;
 static uint64_t n_frames, gap_cons;
+static volatile bool pong_stop;
 
 static void
 pin(int cpu)
@@ -61,9 +71,10 @@ static void *
 ponger(void *arg)
 {
 	pin(cpu_b);
-	for (uint64_t i = 1; i <= PINGS; i++) {
+	for (uint64_t i = 1; !pong_stop; i++) {
 		while (__atomic_load_n(&ping, __ATOMIC_ACQUIRE) != i)
-			;
+			if (pong_stop)
+				return arg;
 		__atomic_store_n(&pong, i, __ATOMIC_RELEASE);
 	}
 	return arg;
@@ -139,23 +150,92 @@ ring_run(int mode, double hz)
 	       hz / cyc / 1e6, (double)gap_prod * 1e3 / hz, (double)gap_cons * 1e3 / hz);
 }
 
+/* The TSC rate, without EAL: @secs against CLOCK_MONOTONIC. */
+static double
+tsc_hz_over(double secs)
+{
+	struct timespec ts0, ts1;
+	double d;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	uint64_t c0 = rte_rdtsc();
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &ts1);
+		d = (double)(ts1.tv_sec - ts0.tv_sec) + (double)(ts1.tv_nsec - ts0.tv_nsec) / 1e9;
+	} while (d < secs);
+	return (double)(rte_rdtsc() - c0) / d;
+}
+
+static double
+tsc_hz(void)
+{
+	return tsc_hz_over(0.2);
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The cache line's round trip between CPUs cpu_a and cpu_b, TSC cycles: the
+ * mean of @n pings, or (@samples) their 5th percentile within @cycles.
+ */
+static double
+line_round_trip(uint64_t n, uint64_t cycles, uint32_t *samples)
+{
+	uint64_t i = 0, t0, t_end, k = 0;
+	pthread_t th;
+
+	ping = pong = 0;
+	pong_stop = false;
+	pthread_create(&th, NULL, ponger, NULL);
+	t0 = rte_rdtsc();
+	t_end = t0 + cycles;
+	for (;;) {
+		uint64_t s = rte_rdtsc();
+		if (samples != NULL ? s >= t_end : i == n)
+			break;
+		__atomic_store_n(&ping, ++i, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&pong, __ATOMIC_ACQUIRE) != i)
+			;
+		if (samples != NULL && k < PLACEMENT_SAMPLES)
+			samples[k++] = (uint32_t)RTE_MIN(rte_rdtsc() - s, (uint64_t)UINT32_MAX);
+	}
+	uint64_t t1 = rte_rdtsc();
+	pong_stop = true;
+	pthread_join(th, NULL);
+	if (samples == NULL)
+		return (double)(t1 - t0) / (double)n;
+	qsort(samples, k, sizeof(*samples), cmp_u32);
+	return k ? samples[k / 20] : 0;
+}
+
 int
 main(int argc, char **argv)
 {
-	struct timespec ts0, ts1;
-	pthread_t th;
 
+	if (argc > 1 && strcmp(argv[1], "--placement") == 0) {
+		double ms = argc > 2 ? atof(argv[2]) : 20;
+		uint32_t *samples = malloc(PLACEMENT_SAMPLES * sizeof(*samples));
+
+		if (!(ms > 0 && ms <= 10000) || samples == NULL)
+			return 2;
+		cpu_a = 0;
+		cpu_b = 1;
+		pin(cpu_a);
+		printf("line_rt_cycles %.0f\n",
+		       line_round_trip(0, (uint64_t)(ms * 1e-3 * tsc_hz_over(0.01)), samples));
+		free(samples);
+		return 0;
+	}
 	cpu_a = argc > 2 ? atoi(argv[1]) : 0;
 	cpu_b = argc > 2 ? atoi(argv[2]) : 1;
 	n_frames = argc > 3 ? strtoull(argv[3], NULL, 10) : 20000000ULL;
-	/* The TSC rate, without EAL: 0.2 s against CLOCK_MONOTONIC. */
-	clock_gettime(CLOCK_MONOTONIC, &ts0);
-	uint64_t c0 = rte_rdtsc();
-	do
-		clock_gettime(CLOCK_MONOTONIC, &ts1);
-	while ((double)(ts1.tv_sec - ts0.tv_sec) + (double)(ts1.tv_nsec - ts0.tv_nsec) / 1e9 < 0.2);
-	double hz = (double)(rte_rdtsc() - c0) /
-		    ((double)(ts1.tv_sec - ts0.tv_sec) + (double)(ts1.tv_nsec - ts0.tv_nsec) / 1e9);
+	double hz = tsc_hz();
 
 	slots = aligned_alloc(4096, (size_t)SLOTS * SLOT_SIZE);
 	bufs = aligned_alloc(4096, (size_t)SLOTS * SLOT_SIZE);
@@ -167,17 +247,9 @@ main(int argc, char **argv)
 	printf("TSC %.2f GHz, CPUs %d -> %d, %d-slot ring, bursts of %d\n", hz / 1e9, cpu_a, cpu_b,
 	       SLOTS, BURST);
 
-	pthread_create(&th, NULL, ponger, NULL);
-	uint64_t t0 = rte_rdtsc();
-	for (uint64_t i = 1; i <= PINGS; i++) {
-		__atomic_store_n(&ping, i, __ATOMIC_RELEASE);
-		while (__atomic_load_n(&pong, __ATOMIC_ACQUIRE) != i)
-			;
-	}
-	uint64_t t1 = rte_rdtsc();
-	pthread_join(th, NULL);
-	printf("%-34s %7.1f TSC cycles round trip (%.0f ns)\n", "cache line ping-pong",
-	       (double)(t1 - t0) / PINGS, (double)(t1 - t0) / PINGS * 1e9 / hz);
+	double rt = line_round_trip(PINGS, 0, NULL);
+	printf("%-34s %7.1f TSC cycles round trip (%.0f ns)\n", "cache line ping-pong", rt,
+	       rt * 1e9 / hz);
 	ring_run(1, hz);
 	ring_run(0, hz);
 	free(slots);

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ SLUICE = BUILD / "sluice"
 #: Extra Sluice command-line options (--switch-args).
 SWITCH_ARGS: list[str] = []
 SLUICECTL = BUILD / "sluicectl"
+HOP = BUILD.parent / "src" / "gen" / "bench_hop"
 GEN = BUILD / "sluice-gen"
 
 SEED_RATES = [0.25, 0.5, 1.0, 2.5, 5.0, 9.0, 24.0, 39.0]
@@ -426,11 +427,51 @@ class Settings:
     tmp: str
     retries: int = 2
     learn_s: float = 0.0
+    #: Wait up to this long for the two vCPUs to share a core's caches before a trial, and
+    #: run it again (twice at most) when they did not at its end (0: no gate; --placement-wait).
+    placement_wait_s: float = 0.0
+    #: What the gate saw: trials, those run again, those left far, seconds waited.
+    gate: dict[str, float] = field(default_factory=lambda: {
+        "trials": 0, "rerun": 0, "far": 0, "wait_s": 0.0})
+
+
+#: A line round trip (bench_hop --placement) below this many TSC cycles: the vCPUs share a
+#: core's caches (~300 measured here; ~1,300 when not).
+NEAR_CYCLES = 700
+
+
+def placement_cycles() -> int:
+    """placement() as a number (a large one when it could not be measured)."""
+    p = placement()
+    return int(p) if p.isdigit() else 1 << 30
+
+
+def gated(s: Settings, run: Callable[[], Trial]) -> Trial:
+    """Run a trial in the near placement when s.placement_wait_s allows (see Settings)."""
+    if s.placement_wait_s <= 0:
+        return run()
+    s.gate["trials"] += 1
+    for attempt in range(3):
+        t0 = time.monotonic()
+        before = placement_cycles()
+        while before >= NEAR_CYCLES and time.monotonic() - t0 < s.placement_wait_s:
+            time.sleep(0.2)
+            before = placement_cycles()
+        s.gate["wait_s"] += time.monotonic() - t0
+        t = run()
+        after = placement_cycles()
+        if before < NEAR_CYCLES and after < NEAR_CYCLES:
+            return t
+        if attempt < 2:
+            s.gate["rerun"] += 1
+    s.gate["far"] += 1
+    return t
 
 
 def trial(dev: Device, case: str, size: int, gbps: float, s: Settings,
           duration: float | None = None) -> Trial:
-    return dev.gen.run(decomp.streams(case, gbps, size), duration or s.trial_s, case, size, gbps)
+    return gated(s, lambda: dev.gen.run(decomp.streams(case, gbps, size), duration or s.trial_s,
+                                        case, size, gbps))
 
 
 def passes(dev: Device, case: str, size: int, gbps: float, s: Settings) -> tuple[bool, Trial]:
@@ -464,6 +505,23 @@ def zero_loss(dev: Device, case: str, size: int, hi_gbps: float, s: Settings,
     if best is not None and best.tx_pps > 0:
         mpps = min(mpps, best.tx_pps / 1e6)
     return lo, mpps
+
+
+def paired_ratio(num: Sequence[float], den: Sequence[float]) -> float:
+    """Median over rounds of num[r] / den[r] (both measured in round r)."""
+    rs = [n / d for n, d in zip(num, den) if d > 0]
+    return round(statistics.median(rs), 3) if rs else 0.0
+
+
+def placement() -> str:
+    """The two vCPUs' cache-line round trip (bench_hop --placement, ~10 ms), TSC cycles:
+    ~300 when the host runs them on one core's caches, ~1,300 when not; '?' if not built."""
+    try:
+        r = subprocess.run([str(HOP), "--placement"], capture_output=True, text=True,
+                           timeout=30)
+        return r.stdout.split()[-1] if r.returncode == 0 and r.stdout else "?"
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
 
 
 def _per_gbps(case: str, size: int) -> float:
@@ -652,6 +710,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="memif queues from the generator into the device, a burst each in turn, "
                          "all polled by its one core (default 4); their rings add up to ride "
                          "out the millisecond stalls of a shared machine's cores (1: one ring)")
+    ap.add_argument("--placement-wait", type=float, default=20.0,
+                    help="seconds to wait before each trial for the host to run the two vCPUs "
+                         "on one core's caches (bench_hop --placement), and run a trial again "
+                         "when it ended elsewhere (default 20; 0: measure whatever the "
+                         "placement)")
     ap.add_argument("--ovs", choices=("auto", "no"), default="auto",
                     help="run the cases against OVS-DPDK too (auto: when openvswitch-switch-dpdk "
                          "is installed or apt-get can install it)")
@@ -680,6 +743,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if a.smoke:
         a.cases, a.rates, a.sizes = "tc1,tc2_1k,tc3_2,tc4,tc5,tc6", "0.05,0.1", "128"
         a.trial = 0.3
+        a.placement_wait = 0.0
         a.no_search = a.no_chain = a.no_testpmd = True
         a.ovs = "no"
     return a
@@ -756,7 +820,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: Json = {}
     with tempfile.TemporaryDirectory(prefix="sldecomp-") as tmp:
         s = Settings(a.trial, a.search_trial, a.tolerance, a.batch_us, tmp,
-                     learn_s=a.learn)
+                     learn_s=a.learn, placement_wait_s=a.placement_wait)
         log("1. generator ceiling (memif loopback, no switch)")
         ceiling = gen_ceiling(s)
         results.update(ceiling)
@@ -766,6 +830,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                  else [r for r in SEED_RATES if r <= ceil_gbps])
         zl: dict[str, list[float]] = {}
         sat: dict[str, list[float]] = {}
+        place: dict[str, list[str]] = {}
         if not a.no_search:
             contenders = ((["testpmd"] if not a.no_testpmd and shutil.which("dpdk-testpmd")
                            else []) + cases + [f"ovs:{c}" for c in ovs_cases])
@@ -776,6 +841,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     kind = ("testpmd" if c == "testpmd" else
                             "ovs" if c.startswith("ovs:") else "sluice")
                     case = "tc1" if c == "testpmd" else c.removeprefix("ovs:")
+                    place.setdefault(c, []).append(placement())
                     with device(kind, case, tmp, a.batch_us) as dev:
                         learn(dev, case, s)
                         smpps = saturation(dev, case, s)
@@ -786,8 +852,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         g, mpps = zero_loss(dev, case, 128, hi, s)
                     zl.setdefault(c, []).append(mpps)
                     sat.setdefault(c, []).append(smpps)
+                    place[c][-1] = f"{place[c][-1]}/{placement()}"
                     log(f"   round {rnd + 1}: {c:12s} {g:6.3f} Gb/s = {mpps:6.3f} Mpps zero-loss, "
-                        f"{smpps:6.3f} Mpps saturated")
+                        f"{smpps:6.3f} Mpps saturated (vCPU line round trip {place[c][-1]} "
+                        "cycles before/after)")
             med = {c: statistics.median(v) for c, v in zl.items()}
             for c, v in med.items():
                 key = "io" if c == "testpmd" else c.replace("ovs:", "ovs_")
@@ -812,29 +880,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             if sbase:
                 for c, k in (("tc3_8", "tc3_n8_sat_ratio"), ("tc2_32k", "tc2_32k_sat_ratio")):
                     if c in smed:
-                        results[k] = round(smed[c] / sbase, 3)
-            sp = [smed[c] for c in ("tc4", "tc5", "tc6") if c in smed]
-            if len(sp) == 3:
-                results["tc456_sat_spread"] = round((max(sp) - min(sp)) / max(sp), 3)
+                        results[k] = paired_ratio(sat[c], sat["tc1"])
+            if all(c in sat for c in ("tc4", "tc5", "tc6")):
+                rs = [[sat[c][r] for c in ("tc4", "tc5", "tc6")] for r in range(a.rounds)]
+                results["tc456_sat_spread"] = round(statistics.median(
+                    (max(x) - min(x)) / max(x) if max(x) else 1.0 for x in rs), 3)
+            for c, pl in place.items():
+                key = "io" if c == "testpmd" else c.replace("ovs:", "ovs_")
+                results[f"{key}_line_rt_cycles"] = ", ".join(pl)
             base = med.get("tc1")
             if base:
+                # Ratios to TC1 are paired: per round (the cases of one round run minutes
+                # apart, where the host's placement of the two vCPUs, and with it the memif
+                # hop's cost, can change between rounds), then the median over rounds.
                 for c in cases:
                     if c != "tc1":
-                        results[f"{c}_ratio"] = round(med[c] / base, 3)
+                        results[f"{c}_ratio"] = paired_ratio(zl[c], zl["tc1"])
+                        results[f"{c}_ratio_of_medians"] = round(med[c] / base, 3)
                 if "tc3_8" in med:
                     results["tc3_n8_ratio"] = results["tc3_8_ratio"]
                     results["tc3_n8_ratio_best"] = round(max(zl["tc3_8"]) / max(zl["tc1"]), 3)
                 if "tc2_32k" in med:
                     results["tc2_32k_ratio_best"] = round(max(zl["tc2_32k"]) / max(zl["tc1"]), 3)
                 if "testpmd" in med:
-                    results["tc1_io_ratio"] = round(base / med["testpmd"], 3)
+                    results["tc1_io_ratio"] = paired_ratio(zl["tc1"], zl["testpmd"])
             for c in ovs_cases:
-                # Sluice's zero-loss throughput over OVS-DPDK's, same case, same run.
-                if med.get(f"ovs:{c}"):
-                    results[f"ovs_{c}_ratio"] = round(med[c] / med[f"ovs:{c}"], 3)
+                # Sluice's zero-loss throughput over OVS-DPDK's, same case, same round.
+                if med.get(f"ovs:{c}") and c in zl:
+                    results[f"ovs_{c}_ratio"] = paired_ratio(zl[c], zl[f"ovs:{c}"])
             p = [med[c] for c in ("tc4", "tc5", "tc6") if c in med]
             if len(p) == 3:
-                results["tc456_spread"] = round((max(p) - min(p)) / max(p), 3)
+                # Per round, then the median (as the ratios above).
+                rs = [[zl[c][r] for c in ("tc4", "tc5", "tc6")] for r in range(a.rounds)]
+                results["tc456_spread"] = round(statistics.median(
+                    (max(x) - min(x)) / max(x) if max(x) else 1.0 for x in rs), 3)
+                results["tc456_spread_of_medians"] = round((max(p) - min(p)) / max(p), 3)
                 bp = [max(zl[c]) for c in ("tc4", "tc5", "tc6")]
                 results["tc456_spread_best"] = round((max(bp) - min(bp)) / max(bp), 3)
         log(f"4. sweep: {', '.join(cases)} at {rates} Gb/s, sizes {sizes}, {a.trial} s trials")
@@ -901,7 +981,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[f"{c}_longest_chain"] = an.longest_chain
     results.update({"loss_tolerance_pct": a.tolerance, "search_trial_s": a.search_trial,
                     "sweep_trial_s": a.trial, "rounds": a.rounds, "batch_us": a.batch_us,
-                    "memif_ring_log2": a.ring_log2, "memif_queues": a.queues})
+                    "memif_ring_log2": a.ring_log2, "memif_queues": a.queues,
+                    "placement_wait_s": a.placement_wait,
+                    "placement_trials": int(s.gate["trials"]),
+                    "placement_rerun": int(s.gate["rerun"]),
+                    "placement_far_trials": int(s.gate["far"]),
+                    "placement_waited_s": round(s.gate["wait_s"], 1)})
     # Report.
     md = ["# Seed 001 decomposition study on Sluice", "",
           f"sluice-gen over net_memif, generator on core 0, datapath on core 1, no hugepages; "
@@ -916,7 +1001,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                "transport's ceiling across the two processes" +
                (f" ({ceil} Mpps): a device at 90 % of it or more is measured at the harness's "
                 "limit, not its own (marked *ceiling*)." if ceil else " (not measured)."), "",
-               "| case | Mpps | ratio to TC1 (to OVS) | rounds | saturated Mpps | rounds |",
+               "| case | Mpps | ratio to TC1 (to OVS), median of per-round ratios | rounds | "
+               "saturated Mpps | rounds |",
                "|---|---|---|---|---|---|"]
         for c, vals in zl.items():
             key = "io" if c == "testpmd" else c.replace("ovs:", "ovs_")
