@@ -540,12 +540,14 @@ def mpps_to_gbps(case: str, size: int, mpps: float) -> float:
     return mpps / _per_gbps(case, size)
 
 
-def learn(dev: Device, case: str, s: Settings) -> None:
+def learn(dev: Device, case: str, s: Settings) -> list[Trial]:
     """RFC 2544's learning frames (section 23): the case's streams at LEARN_GBPS for
     s.learn_s before a fresh device is measured, so what it builds from traffic (Sluice's
-    auto-promotion, checked once a second; OVS's megaflows) is in place for the first trial."""
+    auto-promotion, checked once a second; OVS's megaflows) is in place for the first trial.
+    Returns the trial (for counter checks), or none."""
     if s.learn_s > 0:
-        trial(dev, case, 128, LEARN_GBPS, s, s.learn_s)
+        return [trial(dev, case, 128, LEARN_GBPS, s, s.learn_s)]
+    return []
 
 
 def saturation(dev: Device, case: str, s: Settings, gbps: float = SAT_GBPS) -> float:
@@ -744,6 +746,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         a.cases, a.rates, a.sizes = "tc1,tc2_1k,tc3_2,tc4,tc5,tc6", "0.05,0.1", "128"
         a.trial = 0.3
         a.placement_wait = 0.0
+        a.learn = 0.3
         a.no_search = a.no_chain = a.no_testpmd = True
         a.ovs = "no"
     return a
@@ -924,6 +927,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for c in cases:
             for size in sizes:
                 with device("sluice", c, tmp, a.batch_us) as dev:
+                    learned = learn(dev, c, s)  # a fresh device, as before the searches
                     trials = []
                     for r in rates:
                         t = trial(dev, c, size, r, s)
@@ -935,10 +939,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         flows_hit[c] = {"flows": dumped.count("n_packets="),
                                         "unused": dumped.count("n_packets=0,")}
                 assert isinstance(dev, SluiceDevice)
-                checks[f"{c}_{size}"] = check_counts(dev, trials)
+                checks[f"{c}_{size}"] = check_counts(dev, learned + trials)
                 sweep += trials
         for c in ovs_cases:
             with device("ovs", c, tmp, a.batch_us) as dev:
+                learn(dev, c, s)
                 for r in rates:
                     t = trial(dev, c, 128, r, s)
                     t.case = f"ovs:{c}"
