@@ -175,6 +175,22 @@ parse_double(const char *opt, const char *s, double min, double max, double *out
 	return 0;
 }
 
+/* A whole number in [lo, hi] (queue counts). */
+static int
+parse_whole(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	double v;
+
+	if (parse_double(opt, s, lo, hi, &v) < 0)
+		return -1;
+	if (v != (unsigned)v) {
+		fprintf(stderr, "sluice-gen: %s '%s': expected a whole number\n", opt, s);
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
 static int
 parse_options(int argc, char **argv, struct options *o)
 {
@@ -249,24 +265,12 @@ parse_options(int argc, char **argv, struct options *o)
 		case 'j': o->json_path = optarg; break;
 		case 4: o->commands = true; break;
 		case 5:
-			if (parse_double("--rx-queues", optarg, 1, 16, &v) < 0)
+			if (parse_whole("--rx-queues", optarg, 1, 16, &o->rx_queues) < 0)
 				return -1;
-			if (v != (unsigned)v) {
-				fprintf(stderr, "sluice-gen: --rx-queues '%s': expected a whole number\n",
-					optarg);
-				return -1;
-			}
-			o->rx_queues = (unsigned)v;
 			break;
 		case 6:
-			if (parse_double("--tx-queues", optarg, 1, 16, &v) < 0)
+			if (parse_whole("--tx-queues", optarg, 1, 16, &o->tx_queues) < 0)
 				return -1;
-			if (v != (unsigned)v) {
-				fprintf(stderr, "sluice-gen: --tx-queues '%s': expected a whole number\n",
-					optarg);
-				return -1;
-			}
-			o->tx_queues = (unsigned)v;
 			break;
 		case 'q': o->quiet = true; break;
 		case 'V': printf("sluice-gen %s\n", SL_VERSION); exit(0);

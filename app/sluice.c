@@ -209,6 +209,22 @@ parse_number(const char *opt, const char *s, double lo, double hi, double *out)
 	return 0;
 }
 
+/* A whole number in [lo, hi] (counts: workers, queues). */
+static int
+parse_whole(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	double v;
+
+	if (parse_number(opt, s, lo, hi, &v) < 0)
+		return -EINVAL;
+	if (v != (unsigned)v) {
+		fprintf(stderr, "sluice: %s: invalid value '%s' (expected a whole number)\n", opt, s);
+		return -EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
 /* Instance names become file and directory names: keep them plain. */
 static bool
 name_valid(const char *s)
@@ -286,14 +302,8 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 	while ((c = getopt_long(argc, argv, "p:f:F:d:s:b:m:j:DcqVhC:vn:w:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
-			if (parse_number("--workers", optarg, 1, SL_DISPATCH_WORKERS_MAX, &v) < 0)
+			if (parse_whole("--workers", optarg, 1, SL_DISPATCH_WORKERS_MAX, &o->workers) < 0)
 				return -1;
-			if (v != (unsigned)v) {
-				fprintf(stderr, "sluice: --workers: invalid value '%s' (expected a whole "
-						"number)\n", optarg);
-				return -1;
-			}
-			o->workers = (unsigned)v;
 			break;
 		case 'X':
 			if (strcmp(optarg, "rss") != 0 && strcmp(optarg, "io") != 0) {
@@ -329,14 +339,8 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 			o->worker_ring = (unsigned)v;
 			break;
 		case 0x102:
-			if (parse_number("--rx-queues", optarg, 1, SL_RX_QUEUES_MAX, &v) < 0)
+			if (parse_whole("--rx-queues", optarg, 1, SL_RX_QUEUES_MAX, &o->rx_queues) < 0)
 				return -1;
-			if (v != (unsigned)v) {
-				fprintf(stderr, "sluice: --rx-queues: invalid value '%s' (expected a "
-						"whole number)\n", optarg);
-				return -1;
-			}
-			o->rx_queues = (unsigned)v;
 			break;
 		case 'C':
 			if (o->n_controllers == SL_ARRAY_SIZE(o->controllers)) {

@@ -750,8 +750,9 @@ pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb
 	 * their LUT on above probe / search + 10 %, where a hit on a plain entry
 	 * saves its instruction walk too (hit_gain).
 	 */
-	if (!pl->ffp_off && !sb->ffp_on && hit_gain(ti) > ti->probe_cyc) {
-		uint64_t thr = ti->probe_cyc * 1024 * 11 / 10 / hit_gain(ti);
+	uint64_t gain = hit_gain(ti);
+	if (!pl->ffp_off && !sb->ffp_on && gain > ti->probe_cyc) {
+		uint64_t thr = ti->probe_cyc * 1024 * 11 / 10 / gain;
 		if (thr < 1000) {
 			sb->ffp_adapt = true;
 			sb->ffp_adapt_thr = (uint16_t)thr;
