@@ -66,7 +66,7 @@ struct options {
 	bool no_cache;
 	bool no_ffp;                 /* --no-ffp (issue 6) */
 	bool ffp_no_model;           /* --ffp-no-cost-model */
-	bool no_ffp_path;            /* --no-ffp-path */
+	bool no_ffp_path;            /* --no-flow-cache (--no-ffp-path) */
 	struct sl_ffp_auto ffp_auto; /* --ffp-auto PPS[:MIN_TIMEOUT] */
 	unsigned chain_warn;   /* warn when a goto chain reaches this many tables (0 = off) */
 	const char *controllers[16]; /* --controller targets */
@@ -172,8 +172,9 @@ usage(FILE *f)
 		"                           (pipeline only; results are the same)\n"
 		"      --ffp-no-cost-model  a fast-path LUT before every mask/lpm table with\n"
 		"                           low-latency entries, even where it does not pay\n"
-		"      --no-ffp-path        no whole-path records: the FFP's per-table LUTs only\n"
-		"                           (docs/ffp.md; results are the same)\n"
+		"      --no-flow-cache      no whole-pipeline flow cache (path records): every\n"
+		"                           packet crosses the tables (docs/ffp.md; results\n"
+		"                           are the same); --no-ffp-path is the old name\n"
 		"      --ffp-auto PPS[:T]   auto-promote entries without timeouts (or with\n"
 		"                           timeouts >= T s) hit >= PPS times a second\n"
 		"      --fwd-mode MODES     forwarding modes (docs/flexforward.md): openflow (default)\n"
@@ -260,6 +261,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"no-ffp", no_argument, NULL, 0x601},
 		{"ffp-no-cost-model", no_argument, NULL, 0x602},
 		{"no-ffp-path", no_argument, NULL, 0x604},
+		{"no-flow-cache", no_argument, NULL, 0x604},
 		{"ffp-auto", required_argument, NULL, 0x603},
 		{"chain-warn", required_argument, NULL, 0x500},
 		{"controller", required_argument, NULL, 'C'},

@@ -807,7 +807,7 @@ flow_ll_set(struct sl_pipeline *pl, struct pl_table *pt, struct sl_flow *f, uint
 	if (f->ll == ll)
 		return false;
 	__atomic_store_n(&f->ll, ll, __ATOMIC_RELAXED);
-	if (was && !now) /* path records holding @f go stale (ffp_path.c, path_sig) */
+	if (was != now) /* path records holding @f go stale: their ll bit (ffp_path.c, path_sig) */
 		__atomic_fetch_add(&pl->ll_epoch, 1, __ATOMIC_RELEASE);
 	if (ti != NULL && was != now) {
 		const struct pl_dtable *sb = pl_standby(pt);

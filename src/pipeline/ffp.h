@@ -115,25 +115,27 @@ struct ffp_obs {
 };
 
 /*
- * Path records (ffp_path.c, docs/ffp.md "Path records"): Sluice's addition
- * on top of the seed's per-table LUTs.  A packet whose whole way through the
- * pipeline hit only low-latency entries, all but the last without
- * apply_actions (goto_table, and write_actions, clear_actions or
- * write_metadata only), leaves a record keyed by the union of the fields
- * every table with low-latency entries reads (layouts and guards: the path
+ * Path records: the whole-pipeline flow cache (ffp_path.c, docs/ffp.md
+ * "Path records").  On by default for every entry (--no-flow-cache turns it
+ * off), in front of the per-table path.  A packet whose way through the
+ * pipeline ran no apply_actions before its last lookup (goto_table, and
+ * write_actions, clear_actions or write_metadata only) leaves a record keyed
+ * by the union of the fields every table reads (layouts and guards: the path
  * spec).  The next packet with that key is answered at the pipeline's entry
  * with one extraction and one probe, then the recorded entries' instructions
- * (goto-only hops and a last plain output without a call).  Exact: the packet
- * is not modified before its last lookup (metadata writes are the entries'
- * constants over the initial metadata, which is in the key when a table
- * matches it), so each table's key is a part of the union key; a record holds
- * the sum of the covered tables' versions (plus the spec generation), and any
- * change to any of them (versions only grow) makes it stale.  Per-table LUTs
- * carry on underneath and survive changes through their journals.
+ * (goto-only hops and a last plain output without a call), whatever the
+ * number of tables.  Exact: the packet is not modified before its last
+ * lookup (metadata writes are the entries' constants over the initial
+ * metadata, which is in the key when a table matches it), so each table's
+ * key is a part of the union key; a record holds the sum of the tables'
+ * versions (plus the spec generation and the mark epoch), and any change to
+ * any table (versions only grow) makes it stale.  Groups, ports and the
+ * action set are read live when the recorded instructions run.  Per-table
+ * LUTs carry on underneath and survive changes through their journals.
  */
-#define FFP_PATH_TABLES 8  /* tables a path spec covers at most (more: no path records) */
-#define FFP_PATH_HOPS 6    /* tables one record spans at most */
-#define FFP_PATH_SETS 16384 /* x 2 ways, 128 bytes a record: 4 MB per worker */
+#define FFP_PATH_TABLES 16 /* tables a path spec covers at most (more: no path records) */
+#define FFP_PATH_HOPS 8    /* tables one record spans at most */
+#define FFP_PATH_SETS 16384 /* x 2 ways, 192 bytes a record: 6 MB per worker */
 
 struct ffp_path_spec {
 	uint32_t gen;                          /* 0: no path records */
@@ -145,18 +147,18 @@ struct ffp_path_spec {
 };
 
 struct ffp_path_rec {
-	uint64_t sig;      /* spec generation << 40 + sum of the covered tables' versions */
+	uint64_t sig;      /* spec generation << 40 + mark epoch + sum of the tables' versions */
 	uint8_t used;
 	uint8_t n_hops;
 	uint8_t out;       /* plain record (goto-only hops, a last FFP_REC_OUTPUT): its port, else 0 */
 	uint8_t plain;     /* bit k: hop k's instructions are a plain goto (run without a call) */
 	uint8_t lru;       /* way 0 only: the set's way to evict next (a line a probe reads anyway) */
-	uint8_t pad[3];
+	uint8_t ll;        /* every hop's entry is low-latency: the packet stays in its class */
+	uint8_t pad[2];
 	uint8_t key[FFP_KEY_MAX];
 	/* second line: read on a hit only */
 	uint8_t tab[FFP_PATH_HOPS];
-	uint8_t pad2[2];
-	const struct sl_flow *flow[FFP_PATH_HOPS];
+	const struct sl_flow *flow[FFP_PATH_HOPS]; /* hops 6 and 7 on the third line */
 	uint32_t pend_pkts;  /* hits not yet credited to the entries (deferred credits) */
 	uint32_t pend_bytes;
 } __attribute__((aligned(64)));
@@ -167,14 +169,17 @@ struct ffp_path {
 };
 
 /*
- * Adaptive, per worker: a lane that misses costs an extraction and a probe,
- * so the path is probed while at least FFP_PATH_ON/1024 of the lanes end on
- * a recordable path (hit or not), off below FFP_PATH_OFF/1024, judged over
- * windows of FFP_OBS_WINDOW lanes (sampled while off).
+ * Adaptive, per worker: a lane that misses costs an extraction, a probe and
+ * a record fill, a hit saves every table's lookup.  The cache is probed
+ * while at least FFP_PATH_ON/1024 of the lanes that reach it hit, and steps
+ * aside below FFP_PATH_OFF/1024 (a million flows, a churn of new flows, a
+ * flood of random 5-tuples), judged over windows of FFP_OBS_WINDOW lanes.
+ * While off, one burst in FFP_PATH_SAMPLE is still run through it (probe and
+ * fill), so a working set that fits again is noticed; the rest pay nothing.
  */
-#define FFP_PATH_ON 410  /* 40 % */
-#define FFP_PATH_SAMPLE 16 /* while off, one burst in 16 is tracked (the rest pay nothing) */
-#define FFP_PATH_OFF 307 /* 30 % */
+#define FFP_PATH_ON 256  /* 25 % */
+#define FFP_PATH_SAMPLE 16
+#define FFP_PATH_OFF 128 /* 12.5 % */
 
 /*
  * Deferred credits (sl_pipeline_ctx_defer_credits, the datapath workers): a
@@ -195,7 +200,6 @@ struct ffp_ctx {
 	uint64_t pdone;    /* ... that ended with the plain output */
 	uint64_t phit;     /* lanes answered by a record */
 	struct ffp_path_rec *prec[SL_BURST_MAX]; /* ... and their records */
-	bool pkeys;        /* pkey[] extracted (the path is on) */
 	bool defer;        /* deferred credits (above) */
 	uint32_t n_dirty;
 	struct ffp_path_rec *dirty[FFP_PATH_DIRTY]; /* records with pend_pkts > 0 (maybe twice) */
@@ -301,7 +305,7 @@ pl_ffp_path_hop(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t, const struc
 	struct ffp_ctx *fc = ctx->ffp;
 	uint64_t bit = UINT64_C(1) << i;
 	/* Before the last lookup the packet must stay as it came: no apply_actions. */
-	bool ok = (ctx->ll_lanes & bit) && fc->pn[i] < FFP_PATH_HOPS &&
+	bool ok = fc->pn[i] < FFP_PATH_HOPS &&
 		  (fc->pspec->covers[t / 64] >> (t % 64) & 1) &&
 		  (next < 0 || (!(f->insn_flags & SL_INSN_APPLY) && f->goto_table == next));
 

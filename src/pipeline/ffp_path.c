@@ -9,6 +9,13 @@
 
 /* ---- control side ---- */
 
+/* A table packets can reach: it has a table object, a table-miss entry or a match-all entry. */
+static inline bool
+table_in_use(const struct pl_dtable *lv)
+{
+	return lv->tbl != NULL || lv->miss != NULL || lv->all_hit != NULL;
+}
+
 /* The spec the live tables call for now (gen left 0). */
 static void
 spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
@@ -17,14 +24,18 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 	unsigned n = 0;
 
 	memset(sp, 0, sizeof(*sp));
-	if (pl->ffp_off || pl->ffp_path_off || __atomic_load_n(&pl->n_state_ids, __ATOMIC_RELAXED))
+	/*
+	 * State tables change per packet (set_state): the cache steps aside
+	 * while the pipeline has any.
+	 */
+	if (pl->ffp_path_off || __atomic_load_n(&pl->n_state_ids, __ATOMIC_RELAXED))
 		return;
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
 		const struct pl_table *pt = &pl->tables[t];
-		if (pt->ffp == NULL || pt->ffp->n_ll == 0 || pt->state != NULL)
-			continue;
 		const struct pl_dtable *lv = pt->live;
-		if (sp->n_tables == FFP_PATH_TABLES)
+		if (lv == NULL || !table_in_use(lv))
+			continue;
+		if (pt->state != NULL || sp->n_tables == FFP_PATH_TABLES)
 			goto none;
 		sp->tables[sp->n_tables] = (uint8_t)t;
 		sp->shape[sp->n_tables++] = lv->shape;
@@ -42,9 +53,10 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 		}
 	}
 	/*
-	 * One table: its LUT is already the whole path, and the cost model decides
-	 * it; a path record would only add an extraction (TC4 of issue #5: a
-	 * 25-row table, 1,104 -> 1,200 ns per burst with a path record).
+	 * One table: its lookup (with the decision cache or the FFP's LUT in
+	 * front) is already the whole path; a path record would only add an
+	 * extraction (TC4 of issue #5: a 25-row table, 1,104 -> 1,200 ns per
+	 * burst with a path record).
 	 */
 	if (sp->n_tables < 2)
 		goto none;
@@ -271,13 +283,14 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	fc->pspec = NULL;
 	fc->phit = 0;
 	/*
-	 * Off, a worker only samples what the path would answer: one burst in
-	 * FFP_PATH_SAMPLE.  Without the cost model (tests) the path is always on.
+	 * Off (ffp.h, adaptive), a worker runs one burst in FFP_PATH_SAMPLE
+	 * through the cache to learn its hit rate.  Without the cost model
+	 * (tests) the cache is always on.
 	 */
 	bool on = fc->pobs.on || pl->ffp_no_model;
 	if (!on && (++fc->psample & (FFP_PATH_SAMPLE - 1)) != 0)
 		return 0;
-	if (sp == NULL || lanes == 0 || fc->path == NULL || pl->ffp_off ||
+	if (sp == NULL || lanes == 0 || fc->path == NULL ||
 	    __atomic_load_n(&pl->n_state_ids, __ATOMIC_RELAXED) != 0 || (sig = path_sig(pl, sp)) == 0)
 		return 0;
 	fc->pspec = sp;
@@ -286,9 +299,6 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	fc->pdone = 0;
 	memset(fc->pn, 0, sizeof(fc->pn));
 	fc->pobs.n += (uint32_t)__builtin_popcountll(lanes);
-	fc->pkeys = on;
-	if (!fc->pkeys)
-		return 0; /* only counting what the path would answer (ffp.h, adaptive) */
 
 	struct ffp_path *ph = fc->path;
 	unsigned size = sp->layout.key_size;
@@ -360,6 +370,8 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		run_pkts++;
 		run_bytes += pkts[i].len;
 		hit |= UINT64_C(1) << i;
+		if (!r->ll) /* a normal entry on the way: the packet leaves the low-latency class */
+			ctx->ll_lanes &= ~(UINT64_C(1) << i);
 		if (r->out != 0 && pl_port_plain_ok(pl, r->out, pkts[i].in_port)) {
 			struct pkt_state *st = &ctx->st[i];
 			st->flow = r->flow[r->n_hops - 1];
@@ -394,7 +406,7 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 	struct ffp_obs *o = &fc->pobs;
 	unsigned i;
 
-	o->win += (uint32_t)__builtin_popcountll(done | fc->phit);
+	o->win += (uint32_t)__builtin_popcountll(fc->phit);
 	if (sl_unlikely(o->n >= FFP_OBS_WINDOW)) {
 		uint32_t frac = (uint32_t)((uint64_t)o->win * 1024 / o->n);
 		if (frac >= FFP_PATH_ON)
@@ -404,7 +416,7 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 		o->n = o->win = 0;
 	}
 	/* The tables must not have changed during the burst: the records' decisions are theirs. */
-	if (!fc->pkeys || done == 0 || path_sig(pl, sp) != fc->psig)
+	if (done == 0 || path_sig(pl, sp) != fc->psig)
 		return;
 	struct ffp_path *ph = fc->path;
 	unsigned size = sp->layout.key_size;
@@ -437,9 +449,11 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 		path_credit_pending(pl, ctx->now, r);
 		s[0].lru = (uint8_t)(w ^ 1);
 		unsigned nh = fc->pn[i];
-		uint8_t arg, plain = 0, out = 0;
+		uint8_t arg, plain = 0, out = 0, ll = 1;
 		for (unsigned k = 0; k < nh; k++) {
 			uint8_t kind = pl_ffp_flow_kind(fc->pflow[i][k], &arg);
+			/* Any mark change moves the signature (ll_epoch): ll stays true to the marks. */
+			ll &= __atomic_load_n(&fc->pflow[i][k]->ll, __ATOMIC_RELAXED) != 0;
 			if (k + 1 < nh && kind == FFP_REC_GOTO)
 				plain |= (uint8_t)(1u << k);
 			else if (k + 1 == nh && kind == FFP_REC_OUTPUT)
@@ -452,6 +466,7 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 		/* A plain record (goto-only hops, then a plain output) is finished by the lookup. */
 		r->out = plain == (uint8_t)((1u << (nh - 1)) - 1) ? out : 0;
 		r->plain = plain;
+		r->ll = ll;
 		r->used = 1;
 	}
 }

@@ -104,11 +104,11 @@ struct sl_pipeline {
 	bool ffp_no_model;           /* LUT wherever eligible, whatever the cost model says */
 	struct sl_ffp_auto ffp_auto; /* auto-promotion policy */
 	uint64_t ffp_auto_last;      /* TSC of the last auto-promotion check, 0 = none yet */
-	bool ffp_path_off;           /* whole-path records disabled (default on with the FFP) */
+	bool ffp_path_off;           /* whole-pipeline flow cache (path records) disabled (default on) */
 	uint32_t ffp_path_gen;       /* last path spec generation given out */
 	struct ffp_path_spec *path_spec; /* two slots (left-right), NULL until needed (ffp_path.c) */
 	const struct ffp_path_spec *path_live; /* the slot workers read (atomic), NULL: none */
-	uint32_t ll_epoch;           /* marks cleared so far (atomic): part of path records' sig */
+	uint32_t ll_epoch;           /* mark changes so far (atomic): part of path records' sig */
 };
 
 /* Add to a flow or group counter several workers may write (one writer: plain add). */

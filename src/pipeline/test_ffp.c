@@ -227,15 +227,28 @@ path_tests(void)
 	CHECK(lookups(0) == 8 && lookups(1) == 8, "table counters: %lu %lu",
 	      (unsigned long)lookups(0), (unsigned long)lookups(1));
 
-	/* A normal packet leaves no record. */
+	/*
+	 * A packet through a normal entry leaves a record too (the cache is for
+	 * every entry); its hits leave the low-latency class as the tables would.
+	 */
 	mkframe(0x0a020101, 0xc0a80101);
-	CHECK(run(2, &ll) == 2 && !ll && path().inserts == 1, "normal: no record");
+	CHECK(run(2, &ll) == 2 && !ll && path().inserts == 2, "normal: a record");
+	uint64_t h0 = path().hits;
+	CHECK(run(2, &ll) == 2 && !ll && path().hits == h0 + 2, "normal: answered, not low-latency");
+	/* Marking its entry makes the record stale: the packet is low-latency from then on. */
+	filter(&flt, NULL, 0, 2);
+	CHECK(sl_pipeline_flow_set_ll(pl, &flt, true) == 1, "marked");
+	CHECK(run(2, &ll) == 2 && ll, "marked entry: low-latency (record stale)");
+	CHECK(run(2, &ll) == 2 && ll && path().hits == h0 + 4, "marked: answered, low-latency");
+	CHECK(sl_pipeline_flow_set_ll(pl, &flt, false) == 1, "unmarked");
+	CHECK(run(2, &ll) == 2 && !ll, "unmarked again: normal");
 
 	/* Any change to a covered table makes records stale: the tables decide again. */
 	mkframe(0x0a010101, 0xc0a80101);
 	add(0, 200, 0x0a010100, 24, 0, 0, false, -1, 3, 4);
 	CHECK(run(1, &ll) == 3 && !ll, "new rule wins over the record");
-	CHECK(path().stale == 1, "stale record seen");
+	CHECK(path().stale == 5, "stale record seen (and 2 lanes after each mark change): %lu",
+	      (unsigned long)path().stale);
 	filter(&flt, NULL, 0, 4);
 	CHECK(sl_pipeline_flow_del(pl, &flt, SL_FLOW_REMOVED_DELETE) == 1, "deleted again");
 	uint64_t h = path().hits;
