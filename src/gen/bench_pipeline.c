@@ -12,6 +12,9 @@
  * go through sl_pipeline_run_burst in bursts of 32; frames are copied into
  * place outside the timed region (actions may change them).
  *
+ * A line "option no-flow-cache" runs the case without the whole-pipeline
+ * flow cache (sluice --no-flow-cache).
+ *
  * Usage: bench_pipeline [-l] ROUNDS BURSTS NAME=FILE...  -l marks every
  * entry low-latency, so the FFP (its path records) carries all packets, as
  * auto-promotion (--ffp-auto) does in the switch.  Rounds interleave the
@@ -112,6 +115,13 @@ load_case(struct bcase *c, const char *path)
 		} else if (strcmp(line, "group") == 0) {
 			if (add_group(c->pl, sp) < 0)
 				return -1;
+		} else if (strcmp(line, "option") == 0) {
+			/* "option no-flow-cache": the per-table path alone (sluice --no-flow-cache). */
+			if (strcmp(sp, "no-flow-cache") != 0) {
+				fprintf(stderr, "option %s: unknown\n", sp);
+				return -1;
+			}
+			sl_pipeline_ffp_path_enable(c->pl, false);
 		} else if (strcmp(line, "stream") == 0 && n_streams < 64) {
 			struct sl_gen_stream_spec s;
 			if (sl_gen_stream_parse(sp, &s, err, sizeof(err)) != 0 ||
@@ -138,6 +148,7 @@ load_case(struct bcase *c, const char *path)
 	c->frames = calloc(N_FRAMES, FRAME_MAX);
 	if (c->ctx == NULL || c->frames == NULL)
 		return -1;
+	sl_pipeline_ctx_defer_credits(c->ctx, true);
 	/* Round-robin over the streams, each cycling through its own frames. */
 	for (unsigned i = 0; i < N_FRAMES; i++) {
 		const struct sl_gen_frames *f = &fr[i % n_streams];
@@ -211,6 +222,9 @@ main(int argc, char **argv)
 				t0 = __rdtsc();
 				c->out += sl_pipeline_run_burst(c->pl, c->ctx, pkts, BURST, &hooks,
 								out, dr);
+				/* As the datapath worker: deferred credits, flushed every 256 bursts. */
+				if ((b & 255) == 255)
+					sl_pipeline_ctx_flush_credits(c->pl, c->ctx);
 				cycles += __rdtsc() - t0;
 			}
 			c->res[r] = (double)cycles / ((double)bursts * BURST) / hz * 1e9;

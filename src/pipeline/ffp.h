@@ -209,7 +209,7 @@ struct ffp_ctx {
 	uint8_t pn[SL_BURST_MAX];
 	uint8_t ptab[SL_BURST_MAX][FFP_PATH_HOPS];
 	const struct sl_flow *pflow[SL_BURST_MAX][FFP_PATH_HOPS];
-	uint32_t pset[SL_BURST_MAX];
+	uint32_t pset[SL_BURST_MAX];  /* per lane: its key's hash (two-choice sets, ffp_path.c) */
 	uint8_t pkey[SL_BURST_MAX][FFP_KEY_MAX] SL_CACHE_ALIGNED;
 
 	int8_t lut_of[SL_TABLES_MAX]; /* LUT index per table, -1 none */

@@ -1016,6 +1016,71 @@ key_op_compile(struct sl_key_layout *l, unsigned i, uint8_t dst)
 	}
 }
 
+/*
+ * The ops of layout @l on an IPv4 frame of the common shape (struct
+ * sl_key_move): L3 starts at 14, L4 at 34, the Ethertype is 0x0800, no VLAN.
+ * An op that reads nothing there (another Ethertype, VLAN vid) gives no move:
+ * the key stays zero, as sl_key_extract's generic path leaves it.
+ */
+static void
+key_moves_compile(struct sl_key_layout *l)
+{
+	unsigned need = 34;
+
+	l->n_moves = 0;
+	for (unsigned i = 0; i < l->n_fields; i++) {
+		const struct sl_key_op *op = &l->ops[i];
+		struct sl_key_move mv = {.dst = op->dst};
+		unsigned base;
+
+		switch (op->kind) {
+		case SL_KOP_FRAME:
+			base = 0;
+			break;
+		case SL_KOP_L3:
+			if (op->eth != 0 && op->eth != 0x0800)
+				continue;
+			base = 14;
+			break;
+		case SL_KOP_L3_IPV4:
+			base = 14;
+			break;
+		case SL_KOP_L4:
+			base = 34;
+			break;
+		case SL_KOP_L4_PROTO:
+			base = 34;
+			mv.proto = op->proto;
+			break;
+		case SL_KOP_ETH_TYPE:
+			mv.src = 12;
+			mv.n = 2;
+			l->moves[l->n_moves++] = mv;
+			continue;
+		case SL_KOP_IP_PROTO:
+			mv.src = 23;
+			mv.n = 1;
+			l->moves[l->n_moves++] = mv;
+			continue;
+		case SL_KOP_VLAN_VID:
+			continue;
+		case SL_KOP_IN_PORT:
+			mv.src = 0xffff;
+			l->moves[l->n_moves++] = mv;
+			continue;
+		default:
+			mv.src = op->field;
+			l->moves[l->n_moves++] = mv;
+			continue;
+		}
+		mv.src = (uint16_t)(base + op->src);
+		mv.n = op->n;
+		need = SL_MAX(need, base + op->need);
+		l->moves[l->n_moves++] = mv;
+	}
+	l->moves_need = (uint16_t)need;
+}
+
 int
 sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigned n)
 {
@@ -1045,6 +1110,7 @@ sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigne
 		l->n_fields++;
 	}
 	l->key_size = (uint16_t)SL_MAX(8u, (ofs + 7) / 8 * 8);
+	key_moves_compile(l);
 	return 0;
 }
 
@@ -1057,6 +1123,45 @@ sl_key_layout_find(const struct sl_key_layout *l, const struct sl_field *f)
 	return -1;
 }
 
+/* Is @p an IPv4 frame of the shape key_moves_compile assumes, holding @need bytes? */
+static inline bool
+ipv4_plain_shape(const struct sl_pkt *p, unsigned need)
+{
+	const uint8_t *d = p->data;
+
+	return p->len >= 34 && p->len >= need && rd16(d + 12) == 0x0800 && d[14] == 0x45 &&
+	       (rd16(d + 20) & 0x1fff) == 0;
+}
+
+/* sl_key_extract on a frame of that shape: the layout's moves. */
+static SL_ALWAYS_INLINE void
+key_extract_moves(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
+{
+	const uint8_t *d = p->data;
+	uint8_t proto = d[23];
+
+	if (p->l2_end == SL_OFS_UNSET) {
+		/* What parse_l2_slow and parse_l4_slow would find: later stages need not parse. */
+		p->n_vlans = 0;
+		p->eth_type = 0x0800;
+		p->l2_end = p->l3_ofs = 14;
+		p->ip_proto = proto;
+		p->l4_ofs = 34;
+	}
+	for (unsigned k = 0; k < l->n_moves; k++) {
+		const struct sl_key_move *mv = &l->moves[k];
+		if (sl_likely(mv->n != 0)) {
+			if (mv->proto == 0 || mv->proto == proto)
+				copy_small(key + mv->dst, d + mv->src, mv->n);
+		} else if (mv->src == 0xffff) {
+			put_be(key + mv->dst, 4, p->in_port);
+		} else {
+			ensure_l4(p); /* parsed already unless an action changed the frame */
+			field_read(p, &l->fields[mv->src], key + mv->dst);
+		}
+	}
+}
+
 void
 sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 {
@@ -1065,6 +1170,10 @@ sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 	/* Zero the whole key first: padding and absent fields must compare equal. */
 	for (unsigned i = 0; i < size; i += 8)
 		memset(key + i, 0, 8);
+	if (sl_likely((l->need_l4 || l->need_l2) && ipv4_plain_shape(p, l->moves_need))) {
+		key_extract_moves(l, p, key);
+		return;
+	}
 	if (l->need_l4)
 		ensure_l4(p);
 	else if (l->need_l2)

@@ -282,6 +282,20 @@ enum {
 	SL_KOP_FIELD,    /* anything else: the generic field read */
 };
 
+/*
+ * The layout's ops for the most common frame shape: Ethernet without VLAN
+ * tags, IPv4 with a 20-byte header (0x45), not a later fragment.  There every
+ * base is a constant (L3 at 14, L4 at 34), so each op is a plain copy from
+ * the frame (or, for the rest, the generic field read) and no parse is
+ * needed (sl_key_extract checks the shape and fills the parse state).
+ */
+struct sl_key_move {
+	uint16_t src;  /* frame offset; for n == 0: index of a generic field */
+	uint8_t dst;   /* offset in the key */
+	uint8_t n;     /* bytes; 0: in_port (src 0xffff) or a generic field read */
+	uint8_t proto; /* IP protocol required, 0: any */
+};
+
 struct sl_key_layout {
 	uint8_t n_fields;                        /* fields in the layout */
 	uint8_t need_l4;                         /* some field needs L4 parsing */
@@ -290,6 +304,9 @@ struct sl_key_layout {
 	uint8_t offsets[SL_KEY_FIELDS_MAX];      /* byte offset of each field in the key */
 	uint8_t need_l2;                         /* some op reads a parsed L2 value */
 	struct sl_key_op ops[SL_KEY_FIELDS_MAX]; /* one per field, in field order */
+	uint8_t n_moves;                         /* IPv4 shape (struct sl_key_move) */
+	uint16_t moves_need;                     /* frame bytes every move needs (>= 34) */
+	struct sl_key_move moves[SL_KEY_FIELDS_MAX];
 };
 
 /**

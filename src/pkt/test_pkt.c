@@ -309,7 +309,7 @@ build_random(uint8_t *f, unsigned cap)
 static void
 test_key_extract_random(void)
 {
-	unsigned checked = 0, bad = 0;
+	unsigned checked = 0, bad = 0, bad_parse = 0;
 
 	for (unsigned it = 0; it < 100000; it++) {
 		struct sl_field fs[8];
@@ -345,7 +345,15 @@ test_key_extract_random(void)
 		if (memcmp(key, ref, l.key_size) != 0 && bad++ < 5)
 			fprintf(stderr, "key mismatch: iteration %u, %u fields, frame %u B\n", it,
 				l.n_fields, len);
+		/* The parse state extraction leaves (IPv4 shortcut included) is the parser's. */
+		sl_pkt_parse_l4(&p);
+		sl_pkt_parse_l4(&q);
+		if ((p.l2_end != q.l2_end || p.l3_ofs != q.l3_ofs || p.l4_ofs != q.l4_ofs ||
+		     p.eth_type != q.eth_type || p.ip_proto != q.ip_proto ||
+		     p.n_vlans != q.n_vlans) && bad_parse++ < 5)
+			fprintf(stderr, "parse state differs: iteration %u, frame %u B\n", it, len);
 	}
+	CHECK(bad_parse == 0, "parse state after extraction = the parser's (%u differ)", bad_parse);
 	CHECK(bad == 0 && checked > 50000, "precompiled extraction = field reads (%u of %u differ)",
 	      bad, checked);
 }
