@@ -33,6 +33,8 @@
 
 #include "pipeline_priv.h"
 
+#include <stddef.h>
+
 #define FFP_KEY_MAX DC_KEY_MAX /* larger keys get no LUT */
 #define FFP_JOURNAL 128        /* changes kept per table copy */
 #define FFP_LUTS_MAX 16        /* LUTs per worker (tables beyond: no LUT, counted) */
@@ -135,6 +137,7 @@ struct ffp_obs {
  */
 #define FFP_PATH_TABLES 16 /* tables a path spec covers at most (more: no path records) */
 #define FFP_PATH_HOPS 8    /* tables one record spans at most */
+#define FFP_PATH_KEY_MAX SL_KEY_MAX /* larger union keys: no flow cache */
 #define FFP_PATH_SETS 16384 /* x 2 ways, 192 bytes a record: 6 MB per worker */
 
 struct ffp_path_spec {
@@ -146,6 +149,11 @@ struct ffp_path_spec {
 	struct sl_key_layout layout;           /* union of their fields and guards */
 };
 
+/*
+ * Three lines: a probe reads the first (keys up to 48 bytes), a hit the
+ * second (the rest of a longer key, hops 0-3 and the deferred credits) and,
+ * for more than four hops, the third.
+ */
 struct ffp_path_rec {
 	uint64_t sig;      /* spec generation << 40 + mark epoch + sum of the tables' versions */
 	uint8_t used;
@@ -154,14 +162,16 @@ struct ffp_path_rec {
 	uint8_t plain;     /* bit k: hop k's instructions are a plain goto (run without a call) */
 	uint8_t lru;       /* way 0 only: the set's way to evict next (a line a probe reads anyway) */
 	uint8_t ll;        /* every hop's entry is low-latency: the packet stays in its class */
-	uint8_t pad[2];
-	uint8_t key[FFP_KEY_MAX];
-	/* second line: read on a hit only */
+	uint8_t miss;      /* the way ends in a table miss (no entry: a drop) ... */
+	uint8_t miss_at;   /* ... at this table, after n_hops entries (maybe none) */
+	uint8_t key[FFP_PATH_KEY_MAX];
 	uint8_t tab[FFP_PATH_HOPS];
-	const struct sl_flow *flow[FFP_PATH_HOPS]; /* hops 6 and 7 on the third line */
 	uint32_t pend_pkts;  /* hits not yet credited to the entries (deferred credits) */
 	uint32_t pend_bytes;
+	const struct sl_flow *flow[FFP_PATH_HOPS];
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct ffp_path_rec) == 192, "a path record is three lines");
+_Static_assert(offsetof(struct ffp_path_rec, key) + 48 == 64, "48 key bytes in the first line");
 
 struct ffp_path {
 	struct ffp_path_rec rec[FFP_PATH_SETS * FFP_WAYS];
@@ -197,7 +207,8 @@ struct ffp_ctx {
 	const struct ffp_path_spec *pspec; /* NULL: the path is not used in this burst */
 	uint64_t psig;
 	uint64_t ptrack;   /* lanes still on a recordable path */
-	uint64_t pdone;    /* ... that ended with the plain output */
+	uint64_t pdone;    /* ... that ended (an entry without goto, or a table miss) */
+	uint64_t pmissed;  /* ... with a table miss, at pmiss_at[i] */
 	uint64_t phit;     /* lanes answered by a record */
 	struct ffp_path_rec *prec[SL_BURST_MAX]; /* ... and their records */
 	bool defer;        /* deferred credits (above) */
@@ -207,10 +218,11 @@ struct ffp_ctx {
 	struct ffp_obs pobs;
 	struct ffp_path *path;
 	uint8_t pn[SL_BURST_MAX];
+	uint8_t pmiss_at[SL_BURST_MAX];
 	uint8_t ptab[SL_BURST_MAX][FFP_PATH_HOPS];
 	const struct sl_flow *pflow[SL_BURST_MAX][FFP_PATH_HOPS];
 	uint32_t pset[SL_BURST_MAX];  /* per lane: its key's hash (two-choice sets, ffp_path.c) */
-	uint8_t pkey[SL_BURST_MAX][FFP_KEY_MAX] SL_CACHE_ALIGNED;
+	uint8_t pkey[SL_BURST_MAX][FFP_PATH_KEY_MAX] SL_CACHE_ALIGNED;
 
 	int8_t lut_of[SL_TABLES_MAX]; /* LUT index per table, -1 none */
 	unsigned n_luts;
@@ -317,6 +329,24 @@ pl_ffp_path_hop(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t, const struc
 	fc->pflow[i][fc->pn[i]++] = f;
 	if (next < 0)
 		fc->pdone |= bit;
+}
+/*
+ * Lane @i, tracked, missed table @t, which has no table-miss entry: a drop,
+ * recordable like a way that ends in an entry (no apply_actions before).
+ */
+static inline void
+pl_ffp_path_miss(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	uint64_t bit = UINT64_C(1) << i;
+
+	if (!(fc->pspec->covers[t / 64] >> (t % 64) & 1)) {
+		fc->ptrack &= ~bit;
+		return;
+	}
+	fc->pmiss_at[i] = (uint8_t)t;
+	fc->pmissed |= bit;
+	fc->pdone |= bit;
 }
 /* At the end of the burst: fill records for the lanes that ended on a recordable path. */
 void pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx);

@@ -61,7 +61,7 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 	if (sp->n_tables < 2)
 		goto none;
 	/* sl_key_layout_init drops the fields several tables share. */
-	if (sl_key_layout_init(&sp->layout, fields, n) != 0 || sp->layout.key_size > FFP_KEY_MAX)
+	if (sl_key_layout_init(&sp->layout, fields, n) != 0 || sp->layout.key_size > FFP_PATH_KEY_MAX)
 		goto none;
 	return;
 none:
@@ -265,6 +265,8 @@ path_tstats(struct sl_pipeline_ctx *ctx, const struct ffp_path_rec *r, uint64_t 
 		ctx->tstats[r->tab[k]].lookups += pkts;
 		ctx->tstats[r->tab[k]].matched += pkts;
 	}
+	if (r->miss)
+		ctx->tstats[r->miss_at].lookups += pkts;
 }
 
 /* Credit @pkts packets and @bytes bytes to every entry of record @r. */
@@ -362,6 +364,7 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	fc->psig = sig;
 	fc->ptrack = lanes;
 	fc->pdone = 0;
+	fc->pmissed = 0;
 	memset(fc->pn, 0, sizeof(fc->pn));
 	fc->pobs.n += (uint32_t)__builtin_popcountll(lanes);
 
@@ -405,6 +408,8 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		fc->prec[i] = r;
 		found |= UINT64_C(1) << i;
 		sl_prefetch0((const uint8_t *)r + 64);
+		if (r->n_hops > 4)
+			sl_prefetch0((const uint8_t *)r + 128);
 	}
 	/*
 	 * Stage C: credit the recorded entries.  Goto-only hops ending in a plain
@@ -436,7 +441,7 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		hit |= UINT64_C(1) << i;
 		if (!r->ll) /* a normal entry on the way: the packet leaves the low-latency class */
 			ctx->ll_lanes &= ~(UINT64_C(1) << i);
-		if (r->out != 0 && pl_port_plain_ok(pl, r->out, pkts[i].in_port)) {
+		if (r->out != 0 && !r->miss && pl_port_plain_ok(pl, r->out, pkts[i].in_port)) {
 			struct pkt_state *st = &ctx->st[i];
 			st->flow = r->flow[r->n_hops - 1];
 			st->pending_out = r->out;
@@ -445,8 +450,8 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		} else {
 			rest |= UINT64_C(1) << i;
 		}
-		if (r->n_hops > ctx->chain_max)
-			ctx->chain_max = r->n_hops;
+		if (r->n_hops + r->miss > ctx->chain_max)
+			ctx->chain_max = (uint8_t)(r->n_hops + r->miss);
 	}
 	if (run != NULL)
 		path_hits(pl, ctx, run, run_pkts, run_bytes);
@@ -510,7 +515,7 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 			uint8_t kind = pl_ffp_flow_kind(fc->pflow[i][k], &arg);
 			/* Any mark change moves the signature (ll_epoch): ll stays true to the marks. */
 			ll &= __atomic_load_n(&fc->pflow[i][k]->ll, __ATOMIC_RELAXED) != 0;
-			if (k + 1 < nh && kind == FFP_REC_GOTO)
+			if ((k + 1 < nh || (fc->pmissed >> i & 1)) && kind == FFP_REC_GOTO)
 				plain |= (uint8_t)(1u << k);
 			else if (k + 1 == nh && kind == FFP_REC_OUTPUT)
 				out = arg;
@@ -519,8 +524,10 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 		}
 		r->sig = fc->psig;
 		r->n_hops = (uint8_t)nh;
+		r->miss = (uint8_t)(fc->pmissed >> i & 1);
+		r->miss_at = fc->pmiss_at[i];
 		/* A plain record (goto-only hops, then a plain output) is finished by the lookup. */
-		r->out = plain == (uint8_t)((1u << (nh - 1)) - 1) ? out : 0;
+		r->out = !r->miss && nh > 0 && plain == (uint8_t)((1u << (nh - 1)) - 1) ? out : 0;
 		r->plain = plain;
 		r->ll = ll;
 		r->used = 1;

@@ -761,6 +761,9 @@ flow_build(struct sl_pipeline *pl, const struct sl_flow_spec *fs)
 	f->created_tsc = sl_pipeline_tsc();
 	f->n_match = fs->match.n_fields;
 	memcpy(f->match, fs->match.fields, fs->match.n_fields * sizeof(f->match[0]));
+	uint8_t port;
+	/* The datapath runs such an entry without reading its action list (pipeline_run.c). */
+	f->plain_out = pl_ffp_flow_kind(f, &port) == FFP_REC_OUTPUT ? port : 0;
 	return f;
 }
 

@@ -272,6 +272,30 @@ path_tests(void)
 	run(1, NULL);
 	CHECK(run(1, &ll) == 2 && ll && path().hits == h + 4, "answered after the mark is back");
 
+	/* A way that ends in a table miss (table 1 has no miss entry) is a record too: a drop. */
+	{
+		const struct sl_pipeline_ctx *cs[1] = {ctx};
+		uint64_t drops[SL_DROP__MAX], ins = path().inserts, hm = path().hits;
+		uint64_t l1 = lookups(1), p1 = flow_packets(0, 1);
+		mkframe(0x0a010101, 0x0b000001);
+		CHECK(run(2, &ll) == SL_PORT_DROP && path().inserts == ins + 1, "miss: recorded");
+		CHECK(run(2, &ll) == SL_PORT_DROP && path().hits == hm + 2, "miss: answered");
+		sl_pipeline_drop_stats(cs, 1, drops);
+		CHECK(lookups(1) == l1 + 4 && flow_packets(0, 1) == p1 + 4,
+		      "miss: table 1 looked up %lu times, table 0's entry hit %lu",
+		      (unsigned long)(lookups(1) - l1), (unsigned long)(flow_packets(0, 1) - p1));
+		struct sl_pipeline_table_stats ts;
+		sl_pipeline_table_stats(cs, 1, 1, &ts);
+		CHECK(ts.missed >= 4 && drops[SL_DROP_TABLE_MISS] >= 4, "miss: counted as misses");
+		/* A table-miss entry added to table 1 makes the record stale: it decides now. */
+		add(1, 0, 0, 0, 0, 0, false, -1, 3, 9);
+		CHECK(run(1, &ll) == 3, "miss entry: output 3");
+		filter(&flt, NULL, 1, 9);
+		CHECK(sl_pipeline_flow_del(pl, &flt, SL_FLOW_REMOVED_DELETE) == 1, "miss entry deleted");
+		CHECK(run(1, &ll) == SL_PORT_DROP, "dropped again");
+		mkframe(0x0a010101, 0xc0a80101);
+	}
+
 	/*
 	 * A last entry with other instructions (set_field, then output) is recorded
 	 * too; its instructions run on every hit.

@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_TABLES_MAX 6
+#define N_TABLES_MAX 8
 #define POOL 512
 #define FRAME_LEN 160
 #define STAMP_OFS 128 /* stamps at 128 + 2 * table; random fields stay below 96 */
@@ -49,6 +49,14 @@ static unsigned N_TABLES = 5;
 static unsigned kind_of[N_TABLES_MAX];
 static double ll_share;
 static unsigned plain_in; /* one flow in plain_in is plain (goto or output only) */
+/*
+ * Flow-cache rounds: no flow stamps its id (a stamp is an apply action, and
+ * a path with one before its last table is never cached), so most paths are
+ * cached; winners are checked through the counters.  Flows that are not
+ * plain write metadata (later direct and mask tables match it) or rewrite a
+ * field later tables read (set_field: such paths must not be cached).
+ */
+static bool no_stamps;
 
 static uint64_t rng_state;
 
@@ -244,6 +252,27 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 	bool plain = rndn(plain_in) == 0 || (kind_of[t] == T_ALL && rndn(2));
 	if (plain)
 		goto next;
+	if (no_stamps) {
+		static const struct sl_field rewrites[] = {
+			{.id = SL_FIELD_ETH_SRC}, {.id = SL_FIELD_IPV4_DST}, {.id = SL_FIELD_UDP_DST}};
+		unsigned what = 1 + rndn(3); /* bit 0: metadata, bit 1: a rewrite */
+		if (what & 2) {
+			const struct sl_field *f = &rewrites[rndn(SL_ARRAY_SIZE(rewrites))];
+			a = &fs->insns.apply[fs->insns.n_apply++];
+			a->type = SL_ACT_SET_FIELD;
+			a->set_field.f = *f;
+			random_value(f, a->set_field.value, m, true);
+			if (f->id == SL_FIELD_IPV4_DST)
+				a->set_field.value[0] = 10;
+			fs->insns.has_apply = true;
+		}
+		if (what & 1) {
+			fs->insns.has_metadata = true;
+			fs->insns.metadata = rndn(16);
+			fs->insns.metadata_mask = 0xff;
+		}
+		goto next;
+	}
 	/* Stamp the flow id into the frame. */
 	a = &fs->insns.apply[fs->insns.n_apply++];
 	a->type = SL_ACT_SET_FIELD;
@@ -646,12 +675,14 @@ main(int argc, char **argv)
 			for (unsigned t = 0; t < 5; t++)
 				kind_of[t] = t;
 		} else {
-			N_TABLES = 2 + rndn(5);
+			N_TABLES = 2 + rndn(N_TABLES_MAX - 1);
 			for (unsigned t = 0; t < N_TABLES; t++)
 				kind_of[t] = rndn(T__KINDS);
 		}
 		ll_share = round == 0 ? 0.5 : (double)(1 + rndn(9)) / 10.0;
 		plain_in = round % 2 ? 2 : 4;
+		/* Every other round from round 1 (with path records on: not round % 4 == 3). */
+		no_stamps = round % 4 == 1 || round % 4 == 2;
 		SL_VERIFY(sl_pipeline_create(&pl) == 0);
 		/* Path records (ffp.h) on, except every fourth round: per-table LUTs alone. */
 		sl_pipeline_ffp_path_enable(pl, round % 4 != 3);
@@ -830,9 +861,11 @@ main(int argc, char **argv)
 			/*
 			 * Updates between bursts: adds, deletes, modifies, marks at random
 			 * priorities; after one burst in four, or (odd rounds) in sixteen,
-			 * so that path records live long enough to be used.
+			 * or (flow-cache rounds) in 256, so that path records live long
+			 * enough to be used (any change makes them all stale).
 			 */
-			for (unsigned k = rndn(round % 2 ? 16 : 4) == 0 ? 1 + rndn(8) : 0; k > 0; k--) {
+			unsigned every = no_stamps ? 256 : round % 2 ? 16 : 4;
+			for (unsigned k = rndn(every) == 0 ? 1 + rndn(8) : 0; k > 0; k--) {
 				unsigned t = rndn(N_TABLES);
 				switch (rndn(6)) {
 				case 0:
@@ -875,6 +908,8 @@ main(int argc, char **argv)
 			ptot.inserts += ps.inserts;
 			ptot.stale += ps.stale;
 			ptot.evictions += ps.evictions;
+			if (getenv("SL_DIFF_VERBOSE") != NULL)
+				fprintf(stderr, "round %u: %u tables, no_stamps %d, path spec %u tables %u B, %lu hits, %lu misses, %lu inserts, %lu stale\n", round, N_TABLES, no_stamps, ps.n_tables, ps.key_bytes, (unsigned long)ps.hits, (unsigned long)ps.misses, (unsigned long)ps.inserts, (unsigned long)ps.stale);
 		}
 		counter_mismatches += check_counters(pl, ctx, round);
 		sl_pipeline_ctx_destroy(ctx);

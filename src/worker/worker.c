@@ -411,8 +411,6 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 			    rte_pktmbuf_headroom(m), in_port);
 		pkts[i].opaque = m;
 		rx_bytes += rte_pktmbuf_pkt_len(m);
-		if (w->ll_dynfield >= 0) /* low-latency until it hits a normal entry */
-			*RTE_MBUF_DYNFIELD(m, w->ll_dynfield, uint8_t *) = 1;
 	}
 	if (ps != NULL) {
 		ps->rx_packets += n;
@@ -421,7 +419,7 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 
 	/* Stage 2: the pipeline over the whole burst. */
 	sl_fwd_run_burst(w->fwd, w->pl, w->ctx, pkts, n, &hooks, out_ports, drops);
-	if (w->ll_dynfield >= 0) {
+	if (w->ll_dynfield >= 0) { /* low-latency until it hits a normal entry (set once, here) */
 		uint64_t ll = sl_pipeline_ll_lanes(w->ctx);
 		for (unsigned i = 0; i < n; i++)
 			*RTE_MBUF_DYNFIELD(mbufs[i], w->ll_dynfield, uint8_t *) = (uint8_t)(ll >> i & 1);
