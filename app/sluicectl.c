@@ -130,7 +130,7 @@ usage(FILE *f)
 	        "  add-states FILE|-          set-state arguments, one set per line\n"
 	        "  del-states TABLE [KEY]     delete a flow's state (all without KEY)\n\n"
 	        "Telemetry commands:\n"
-	        "  stats [ports|tables|drops|datapath|latency|controller|ffp|info|all]\n"
+	        "  stats [ports|tables|drops|datapath|latency|controller|flow_cache|ffp|info|all]\n"
 	        "  monitor [--interval SEC] [--count N]   live rates (q or Ctrl-C to stop)\n"
 	        "  capture start PORT [--dir rx|tx|both] [--file PATH] [--count N]\n"
 	        "                [--bytes N] [--snaplen N]\n"
@@ -2114,6 +2114,7 @@ static const struct stats_section {
     {"datapath", "/sluice/datapath", stats_datapath},
     {"latency", "/sluice/latency", stats_latency},
     {"controller", "/sluice/controller", NULL}, /* key/value */
+    {"flow_cache", "/sluice/flow_cache", NULL}, /* key/value */
     {"ffp", "/sluice/ffp", stats_ffp},          /* fast forwarding path (issue 6) */
 };
 
@@ -2128,7 +2129,7 @@ cmd_stats(const char *what)
 		found |= strcmp(sections[i].what, what) == 0;
 	if (!all && !found)
 		return usage_error("stats: unknown section '%s' (expected ports, tables, drops, "
-		                   "datapath, latency, controller, ffp, info or all)",
+		                   "datapath, latency, controller, flow_cache, ffp, info or all)",
 		                   what);
 	if ((ex = tel_connect(&t)) != 0)
 		return ex;

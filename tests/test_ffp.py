@@ -80,13 +80,14 @@ def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: 
     low-latency and 50 normal packets; table 0 has one low-latency entry (also in
     the text form of stats ffp, with its active and adaptive columns); without the cost
     model its LUT filled (3 keys) and answered the rest, with path records on or off (one
-    table: no path spec, the LUT is the whole path); sluicectl add-flow ...,low_latency
+    table: no path spec, the LUT is the whole path; /sluice/flow_cache says "one table", or
+    "disabled" with --no-flow-cache); sluicectl add-flow ...,low_latency
     marks a new flow (dump-flows shows it)."""
     if not testing.openflow_supported(sluice_bin):
         pytest.skip("this sluice has no -C/--controller")
     extra: tuple[str, ...] = () if model else ("--ffp-no-cost-model",)
     if not paths:
-        extra += ("--no-ffp-path",)
+        extra += ("--no-flow-cache",)
     with switch(sluice_bin, sluicectl_bin, tmp_path, extra) as ctl:
         dump = ctl.ok("dump-flows")
         marked = [ln for ln in dump.splitlines() if "low_latency" in ln]
@@ -97,6 +98,8 @@ def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: 
         assert t0["eligible"] == 1 and t0["low_latency_entries"] == 1, t0
         ph = st["path"]
         assert ph["tables"] == 0 and ph["hits"] == 0, ph  # one table: no path spec
+        fc = ctl.json("stats", "flow_cache")
+        assert fc["spec"] == ("one table" if paths else "disabled") and fc["policy"] == "-", fc
         if not model:
             assert t0["active"] == 1 and t0["inserts"] == 3 and t0["entries"] == 3, t0
             # Every packet starts low-latency and probes once the LUT exists (after the
@@ -121,9 +124,11 @@ def test_path_records(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path) -> 
     10.1.0.0/30, UDP port 2000; 200 frames replayed (150 low-latency over 3 keys), no cost
     model (path records always probed).
     Verify: /sluice/ffp path covers 2 tables with a 16-byte key (nw_dst, udp_dst and the
-    dl_type and nw_proto guards); 3 records, the low-latency frames after the first burst
-    answered by them; both entries credited for all 150 low-latency packets (dump-flows
-    n_packets); the text form's path line."""
+    dl_type and nw_proto guards); 4 records (the flow cache takes every entry: the normal
+    flow's way is one too), the frames after the first burst answered by them; both
+    low-latency entries credited for all 150 low-latency packets (dump-flows n_packets), the
+    normal one for 50; the text form's path line; /sluice/flow_cache (sluicectl stats
+    flow_cache) shows the spec active, the policy on and the same hits."""
     if not testing.openflow_supported(sluice_bin):
         pytest.skip("this sluice has no -C/--controller")
     with switch(sluice_bin, sluicectl_bin, tmp_path, ("--ffp-no-cost-model",),
@@ -132,11 +137,15 @@ def test_path_records(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path) -> 
         assert st["low_latency_packets"] == 150 and st["normal_packets"] == 50, st
         ph = st["path"]
         assert ph["tables"] == 2 and ph["key_bytes"] == 16, ph
-        assert ph["inserts"] == 3 and ph["entries"] == 3 and ph["probing_workers"] >= 1, ph
-        assert ph["hits"] + ph["misses"] <= N and ph["hits"] >= 150 - 3 - 32, ph
+        assert ph["inserts"] == 4 and ph["entries"] == 4 and ph["probing_workers"] >= 1, ph
+        assert ph["hits"] + ph["misses"] <= N and ph["hits"] >= N - 4 - 32, ph
         dump = ctl.ok("dump-flows")
         marked = [ln for ln in dump.splitlines() if "low_latency" in ln]
         assert len(marked) == 2 and all("n_packets=150" in ln for ln in marked), dump
+        assert any("priority=5" in ln and "n_packets=50" in ln for ln in dump.splitlines()), dump
+        fc = ctl.json("stats", "flow_cache")
+        assert fc["spec"] == "active" and fc["policy"] == "on" and fc["tables"] == 2, fc
+        assert fc["hits"] == ph["hits"] and fc["workers_on"] == fc["workers"] >= 1, fc
         text = ctl.ok("stats", "ffp")
         line = next(ln for ln in text.splitlines() if ln.startswith("path:"))
         assert f"hits {ph['hits']}" in line and "key_bytes 16" in line, text

@@ -553,6 +553,41 @@ ffp_class(struct rte_tel_data *d, const char *name, uint64_t packets, const stru
 	dict_u64(d, key, h->max_ns);
 }
 
+/* The whole-pipeline flow cache: its spec, its adaptive state and counters over all workers. */
+static int
+h_flow_cache(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = sl_worker_ctxs(mgmt->p.worker, ctxs, SL_DISPATCH_WORKERS_MAX);
+	struct sl_ffp_path_stats ps;
+	uint64_t probes;
+
+	(void)params, (void)err, (void)err_size;
+	sl_pipeline_ffp_path_stats(mgmt->p.pl, ctxs, n_ctxs, &ps);
+	probes = ps.hits + ps.misses;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "spec", sl_flow_cache_inactive_name(ps.inactive));
+	/* Each worker's adaptive rule: on, or stepped aside (too few hits: probes 1 burst in 16). */
+	rte_tel_data_add_dict_string(d, "policy",
+				     ps.inactive != SL_FLOW_CACHE_ACTIVE ? "-"
+				     : ps.probing == n_ctxs	      ? "on"
+				     : ps.probing == 0		      ? "stepped aside"
+								      : "mixed");
+	dict_u64(d, "workers", n_ctxs);
+	dict_u64(d, "workers_on", ps.probing);
+	dict_u64(d, "tables", ps.n_tables);
+	dict_u64(d, "key_bytes", ps.key_bytes);
+	dict_u64(d, "entries", ps.entries);
+	dict_u64(d, "capacity", ps.capacity);
+	dict_u64(d, "hits", ps.hits);
+	dict_u64(d, "misses", ps.misses);
+	dict_u64(d, "hit_permille", probes ? ps.hits * 1000 / probes : 0);
+	dict_u64(d, "inserts", ps.inserts);
+	dict_u64(d, "stale", ps.stale);
+	dict_u64(d, "evictions", ps.evictions);
+	return 0;
+}
+
 static int
 h_ffp(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
@@ -978,6 +1013,8 @@ static const struct {
 	{"/sluice/latency/histogram", h_latency_histogram,
 	 "Latency histogram (ns buckets). Parameter: pipeline | packet_in"},
 	{"/sluice/ffp", h_ffp, "Fast forwarding path: classes and LUTs. No parameters"},
+	{"/sluice/flow_cache", h_flow_cache,
+	 "Whole-pipeline flow cache: spec, adaptive policy, hits. No parameters"},
 	{"/sluice/controller", h_controller, "OpenFlow agent and controller port. No parameters"},
 	{"/sluice/capture", h_capture, "Capture status. No parameters"},
 	{"/sluice/capture/start", h_capture_start,

@@ -16,40 +16,47 @@ table_in_use(const struct pl_dtable *lv)
 	return lv->tbl != NULL || lv->miss != NULL || lv->all_hit != NULL;
 }
 
-/* The spec the live tables call for now (gen left 0). */
-static void
+/* The spec the live tables call for now (gen left 0); returns why there is none. */
+static enum sl_flow_cache_inactive
 spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 {
 	struct sl_field fields[SL_KEY_FIELDS_MAX * 2];
+	enum sl_flow_cache_inactive why = SL_FLOW_CACHE_ACTIVE;
 	unsigned n = 0;
 
 	memset(sp, 0, sizeof(*sp));
+	if (pl->ffp_path_off)
+		return SL_FLOW_CACHE_DISABLED;
 	/*
 	 * State tables change per packet (set_state): the cache steps aside
 	 * while the pipeline has any.
 	 */
-	if (pl->ffp_path_off || __atomic_load_n(&pl->n_state_ids, __ATOMIC_RELAXED))
-		return;
+	if (__atomic_load_n(&pl->n_state_ids, __ATOMIC_RELAXED))
+		return SL_FLOW_CACHE_STATE;
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
 		const struct pl_table *pt = &pl->tables[t];
 		const struct pl_dtable *lv = pt->live;
 		if (lv == NULL || !table_in_use(lv))
 			continue;
-		if (pt->state != NULL || sp->n_tables == FFP_PATH_TABLES)
+		if (pt->state != NULL) {
+			why = SL_FLOW_CACHE_STATE;
 			goto none;
+		}
+		if (sp->n_tables == FFP_PATH_TABLES) {
+			why = SL_FLOW_CACHE_TOO_MANY;
+			goto none;
+		}
 		sp->tables[sp->n_tables] = (uint8_t)t;
 		sp->shape[sp->n_tables++] = lv->shape;
 		sp->covers[t / 64] |= UINT64_C(1) << (t % 64);
 		/* sl_key_layout_init drops duplicates; collect at most what a layout holds. */
-		for (unsigned i = 0; i < lv->layout.n_fields; i++) {
-			if (n == SL_KEY_FIELDS_MAX * 2)
+		for (unsigned i = 0; i < lv->layout.n_fields + lv->n_guards; i++) {
+			if (n == SL_KEY_FIELDS_MAX * 2) {
+				why = SL_FLOW_CACHE_KEY_TOO_BIG;
 				goto none;
-			fields[n++] = lv->layout.fields[i];
-		}
-		for (unsigned g = 0; g < lv->n_guards; g++) {
-			if (n == SL_KEY_FIELDS_MAX * 2)
-				goto none;
-			fields[n++] = lv->guards[g].f;
+			}
+			fields[n++] = i < lv->layout.n_fields ? lv->layout.fields[i]
+							       : lv->guards[i - lv->layout.n_fields].f;
 		}
 	}
 	/*
@@ -58,14 +65,40 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 	 * extraction (TC4 of issue #5: a 25-row table, 1,104 -> 1,200 ns per
 	 * burst with a path record).
 	 */
-	if (sp->n_tables < 2)
+	if (sp->n_tables < 2) {
+		why = SL_FLOW_CACHE_ONE_TABLE;
 		goto none;
+	}
 	/* sl_key_layout_init drops the fields several tables share. */
-	if (sl_key_layout_init(&sp->layout, fields, n) != 0 || sp->layout.key_size > FFP_PATH_KEY_MAX)
+	if (sl_key_layout_init(&sp->layout, fields, n) != 0 ||
+	    sp->layout.key_size > FFP_PATH_KEY_MAX) {
+		why = SL_FLOW_CACHE_KEY_TOO_BIG;
 		goto none;
-	return;
+	}
+	return SL_FLOW_CACHE_ACTIVE;
 none:
 	memset(sp, 0, sizeof(*sp));
+	return why;
+}
+
+const char *
+sl_flow_cache_inactive_name(enum sl_flow_cache_inactive why)
+{
+	switch (why) {
+	case SL_FLOW_CACHE_ACTIVE:
+		return "active";
+	case SL_FLOW_CACHE_DISABLED:
+		return "disabled";
+	case SL_FLOW_CACHE_STATE:
+		return "state tables";
+	case SL_FLOW_CACHE_ONE_TABLE:
+		return "one table";
+	case SL_FLOW_CACHE_TOO_MANY:
+		return "too many tables";
+	case SL_FLOW_CACHE_KEY_TOO_BIG:
+		return "key too big";
+	}
+	return "?";
 }
 
 static bool
@@ -95,7 +128,7 @@ pl_ffp_path_update(struct sl_pipeline *pl)
 	struct ffp_path_spec want;
 	const struct ffp_path_spec *cur = pl->path_live;
 
-	spec_build(pl, &want);
+	pl->path_inactive = (uint8_t)spec_build(pl, &want);
 	if (cur == NULL ? want.n_tables == 0 : spec_equal(cur, &want))
 		return false;
 	if (pl->path_spec == NULL) {
@@ -140,6 +173,7 @@ sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl,
 	const struct ffp_path_spec *sp = __atomic_load_n(&pl->path_live, __ATOMIC_ACQUIRE);
 
 	memset(st, 0, sizeof(*st));
+	st->inactive = (enum sl_flow_cache_inactive)pl->path_inactive;
 	if (sp != NULL) {
 		st->n_tables = sp->n_tables;
 		st->key_bytes = sp->layout.key_size;
@@ -156,6 +190,7 @@ sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl,
 		st->evictions += s->evictions;
 		st->stale += s->stale;
 		st->probing += fc->pobs.on;
+		st->capacity += FFP_PATH_SETS * FFP_WAYS;
 	}
 }
 

@@ -66,6 +66,7 @@ sl_pipeline_create(struct sl_pipeline **out)
 	}
 	pl->dcache = true;
 	pl->last_table = -1;
+	pl->path_inactive = SL_FLOW_CACHE_ONE_TABLE; /* no table yet */
 	*out = pl;
 	return 0;
 }

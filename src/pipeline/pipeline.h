@@ -836,20 +836,37 @@ void sl_pipeline_ffp_lut_stats(const struct sl_pipeline_ctx *const ctxs[], unsig
 			       unsigned table_id, struct sl_ffp_lut_stats *st);
 
 /**
- * Whole-path records (docs/ffp.md "Path records"): a packet that hit only
- * low-latency goto/output entries leaves a record that answers the next
- * packet of its flow at the pipeline's entry.  On by default with the FFP;
- * off keeps only the seed's per-table LUTs.  Control thread; published.
+ * The whole-pipeline flow cache (path records, docs/ffp.md "The flow
+ * cache"): a packet whose way through the tables ran no apply_actions before
+ * its last lookup leaves a record keyed by the union of every table's
+ * fields; the next packet with that key is answered at the pipeline's entry
+ * with one extraction and one probe, whatever the number of tables.  On by
+ * default; each worker steps aside while too few lanes hit.  Off, every
+ * packet crosses the tables (results are the same).  Control thread;
+ * published.
  */
 void sl_pipeline_ffp_path_enable(struct sl_pipeline *pl, bool on);
+
+/** Why the flow cache has no spec (sl_ffp_path_stats.inactive). */
+enum sl_flow_cache_inactive {
+	SL_FLOW_CACHE_ACTIVE,
+	SL_FLOW_CACHE_DISABLED,    /* sl_pipeline_ffp_path_enable(false), --no-flow-cache */
+	SL_FLOW_CACHE_STATE,       /* the pipeline has state tables (per-packet changes) */
+	SL_FLOW_CACHE_ONE_TABLE,   /* fewer than two tables in use: the table is the path */
+	SL_FLOW_CACHE_TOO_MANY,    /* more tables than FFP_PATH_TABLES */
+	SL_FLOW_CACHE_KEY_TOO_BIG, /* the union of the tables' fields exceeds SL_KEY_MAX */
+};
+const char *sl_flow_cache_inactive_name(enum sl_flow_cache_inactive why);
 
 /** Path records: the spec (control thread) and counters summed over workers. */
 struct sl_ffp_path_stats {
 	uint64_t entries, hits, misses, inserts, evictions;
 	uint64_t stale;      /* probes that found the key with an outdated signature */
-	uint64_t probing;    /* workers whose adaptive rule has the path on */
+	uint64_t probing;    /* workers whose adaptive rule has the cache on (else stepped aside) */
+	uint64_t capacity;   /* records, all workers */
 	unsigned n_tables;   /* tables the spec covers (0: no path records) */
 	unsigned key_bytes;  /* the union key */
+	enum sl_flow_cache_inactive inactive;
 };
 void sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl,
 				const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,

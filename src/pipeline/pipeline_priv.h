@@ -106,6 +106,7 @@ struct sl_pipeline {
 	uint64_t ffp_auto_last;      /* TSC of the last auto-promotion check, 0 = none yet */
 	bool ffp_path_off;           /* whole-pipeline flow cache (path records) disabled (default on) */
 	uint32_t ffp_path_gen;       /* last path spec generation given out */
+	uint8_t path_inactive;       /* enum sl_flow_cache_inactive of the last spec built */
 	struct ffp_path_spec *path_spec; /* two slots (left-right), NULL until needed (ffp_path.c) */
 	const struct ffp_path_spec *path_live; /* the slot workers read (atomic), NULL: none */
 	uint32_t ll_epoch;           /* mark changes so far (atomic): part of path records' sig */
