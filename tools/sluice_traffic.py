@@ -4,15 +4,20 @@
 Pure Python (no scapy), so the demo and the benchmarks need nothing beyond python3.
 
     sluice_traffic.py rules three-stage OUT.flows
-    sluice_traffic.py rules tc1 OUT.flows
+    sluice_traffic.py rules tc1 OUT.flows        (also chain8, depth32k)
     sluice_traffic.py pcap three-stage OUT.pcap --flows 10000 [--size 64] [--mix demo]
-    sluice_traffic.py pcap tc1 OUT.pcap --flows 1
+    sluice_traffic.py pcap tc1 OUT.pcap --flows 1   (chain8 and depth32k use tc1's traffic)
 
 The three-stage pipeline follows seed 000's traffic-processing model (and the
 Open vSwitch comparison in shared/BENCH-NOTES.md): stage 1 an Ethernet mask
 table (8 masked destination-MAC rules), stage 2 an ACL mask table (100 rules
 with source/destination prefixes and masked ports, distinct masks), stage 3
 a FIB on an LPM table (1,000 prefixes plus a default route).
+
+The other rule sets forward tc1's traffic (UDP from 10.0.0.0/8 to 10.64.0.1:5001, destination
+MAC 02:00:00:00:00:02, in on port 1) to port 2: tc1 one in_port rule; chain8 a goto chain of
+8 tables, each matching a real field of every frame (no match-all table); depth32k 32,768
+exact eth_dst entries the traffic never matches, above the in_port forward rule.
 """
 
 from __future__ import annotations
@@ -106,6 +111,46 @@ def rules_tc1() -> str:
     )
 
 
+#: The chain8 tables: each matches one real field of tc1's frames, the last one forwards.
+CHAIN8_MATCHES = [
+    "ip",                              # eth_type
+    "in_port=1",
+    "dl_dst=02:00:00:00:00:02",
+    "ip,nw_proto=17",
+    "ip,nw_src=10.0.0.0/8",
+    "ip,nw_dst=10.64.0.0/16",
+    "udp,tp_dst=5001",
+    "udp",
+]
+N_DEPTH = 32768
+
+
+def rules_chain8() -> str:
+    lines = ["# 8-table goto chain, every table matching a real field of the tc1 traffic."]
+    for t, match in enumerate(CHAIN8_MATCHES):
+        last = t == len(CHAIN8_MATCHES) - 1
+        action = f"output:{OUT_PORT}" if last else f"goto_table:{t + 1}"
+        lines.append(f"table={t},priority=100,{match} actions={action}")
+    return "\n".join(lines) + "\n"
+
+
+def depth_mac(i: int) -> str:
+    """The i-th never-matched destination MAC of depth32k (as seed 001 TC2's)."""
+    return f"02:10:00:{(i >> 16) & 0xff:02x}:{(i >> 8) & 0xff:02x}:{i & 0xff:02x}"
+
+
+def rules_depth32k() -> str:
+    lines = [f"# {N_DEPTH} exact eth_dst entries the traffic never matches, then the forward rule."]
+    lines += [f"table=0,priority=200,dl_dst={depth_mac(i)} actions=output:{OUT_PORT}"
+              for i in range(N_DEPTH)]
+    lines.append(f"table=0,priority=100,in_port=1 actions=output:{OUT_PORT}")
+    return "\n".join(lines) + "\n"
+
+
+RULES = {"three-stage": rules_three_stage, "tc1": rules_tc1, "chain8": rules_chain8,
+         "depth32k": rules_depth32k}
+
+
 def csum(data: bytes) -> int:
     if len(data) % 2:
         data += b"\0"
@@ -153,7 +198,7 @@ def packets(profile: str, n_flows: int, size: int, mix: str) -> list[bytes]:
     fib = fib_prefixes(rules_rng)
     out = []
     for i in range(n_flows):
-        if profile == "tc1":
+        if profile in ("tc1", "chain8", "depth32k"):
             dst_mac = bytes.fromhex("020000000002")
             src, dst = (10 << 24) | (i & 0xFFFFFF), (10 << 24) | 0x400001
             proto, sp, dp = 17, 1024 + (i % 50000), 5001
@@ -197,7 +242,7 @@ def write_pcap(path: str, frames: list[bytes]) -> None:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("what", choices=["rules", "pcap"])
-    ap.add_argument("profile", choices=["three-stage", "tc1"])
+    ap.add_argument("profile", choices=list(RULES))
     ap.add_argument("out")
     ap.add_argument("--flows", type=int, default=1, help="distinct 5-tuples (pcap)")
     ap.add_argument("--size", type=int, default=64, help="frame size in bytes, 60..1518")
@@ -209,7 +254,7 @@ def main(argv: list[str]) -> int:
     if a.flows < 1 or a.flows > 1_000_000:
         ap.error(f"--flows {a.flows}: must be 1..1000000")
     if a.what == "rules":
-        text = rules_three_stage() if a.profile == "three-stage" else rules_tc1()
+        text = RULES[a.profile]()
         with open(a.out, "w") as f:
             f.write(text)
     else:

@@ -23,8 +23,68 @@ def test_control_args() -> None:
 
 def test_forwarding_args() -> None:
     a = forwarding.parse_args([])
-    assert (a.rounds, a.intervals, a.interval) == (3, 3, 1.0)
+    assert (a.rounds, a.intervals, a.interval, a.ovs) == (3, 3, 1.0, "auto")
+    assert a.case_list == ["tc1", "chain8", "depth32k", "three_stage"]
+    assert a.flow_list == [1, 10_000, 1_000_000]
     assert a.out.endswith("bench/results/forwarding.json")
+    a = forwarding.parse_args(["--cases", "chain8,tc1", "--flows", "10k,1", "--ovs", "no"])
+    assert (a.case_list, a.flow_list, a.ovs) == (["chain8", "tc1"], [10_000, 1], "no")
+    assert [forwarding.flow_label(n) for n in (1, 10_000, 1_000_000, 2500)] == [
+        "1", "10k", "1m", "2500"]
+
+
+def test_forwarding_sizes_and_options() -> None:
+    """Pools hold the whole pcap (net_pcap infinite_rx), EAL -m holds the pool; OVS cannot
+    run a 1M-frame pcap; the cache-off flag is found as a whole option only."""
+    assert forwarding.mbufs_for(1) == 32768 and forwarding.mbufs_for(1_000_000) == 1_032_768
+    assert forwarding.eal_mem_mb(32768) == 1024
+    assert forwarding.eal_mem_mb(1_032_768) >= 1_032_768 * 2304 / 2**20 + 512
+    assert forwarding.ovs_skip_reason(10_000) is None
+    assert "262,144" in (forwarding.ovs_skip_reason(1_000_000) or "")
+    assert forwarding.has_option("  --no-flow-cache   off\n", "--no-flow-cache")
+    assert not forwarding.has_option("  --no-flow-cache-x\n  --no-cache\n", "--no-flow-cache")
+
+
+def test_forwarding_rules_and_rates(tmp_path: Path) -> None:
+    """OVS gets the flow lines without comments and table declarations; Sluice's rates skip
+    the warm-up and partial intervals."""
+    f = tmp_path / "r.flows"
+    f.write_text("# c\ntable=2,kind=lpm,fields=nw_dst,name=fib\n\n"
+                 "table=2,ip,nw_dst=10.0.0.0/8 actions=output:2\n")
+    assert forwarding.ovs_rules(str(f)) == ["table=2,ip,nw_dst=10.0.0.0/8 actions=output:2"]
+    samples = [{"t": t, "tx": int(t * 1e7), "busy_cycles": int(t * 2e9),
+                "packets": int(t * 1e7)} for t in (0.0, 0.5, 1.0, 1.5, 2.0, 2.2)]
+    rates, busy = forwarding.sluice_rates({"samples": samples}, 2, 0.5)
+    assert [round(r) for r in rates] == [10_000_000, 10_000_000] and busy == 200.0
+    assert forwarding.sluice_duration(3, 1.0) == 4.3
+
+
+def test_forwarding_figures() -> None:
+    """Ratios are medians of per-round ratios; old names kept; skips are reported."""
+    R = forwarding.Runs
+    runs = {("testpmd", "1"): R({0: [30e6], 1: [20e6], 2: [40e6]}),
+            ("sluice:tc1", "1"): R({0: [15e6], 1: [12e6], 2: [16e6]}, {0: 200.0, 1: 210.0,
+                                                                        2: 190.0}),
+            ("percache:tc1", "1"): R({0: [10e6], 1: [6e6], 2: [8e6]}),
+            ("ovs:tc1", "1"): R({0: [10e6], 1: [8e6], 2: [12e6]}),
+            ("sluice:chain8", "1"): R({0: [12e6], 1: [6e6], 2: [8e6]})}
+    skipped = {("ovs:chain8", "1"): "--ovs no"}
+    res, rows = forwarding.figures(runs, skipped, ["tc1", "chain8"], ["1"], 3e9)
+    assert res["testpmd_mpps_1"] == 30.0 and res["tc1_mpps_1"] == 15.0
+    assert res["tc1_ratio_1"] == res["tc1_ratio"] == 0.5  # 0.5, 0.6, 0.4
+    assert res["tc1_vs_ovs_1"] == 1.5 and res["tc1_vs_percache_1"] == 2.0
+    assert res["chain8_vs_tc1_1"] == 0.5  # per round 12/15, 6/12, 8/16
+    assert res["tc1_cycles_per_pkt_1"] == 200.0 and res["tc1_busy_cycles_per_pkt_1"] == 200.0
+    assert res["tc1_spread_1"] == round(4 / 15, 3)
+    assert res["ovs_chain8_skipped_1"] == "--ovs no" and "ovs_chain8_mpps_1" not in res
+    assert "chain8_percache_mpps_1" not in res and "chain8_percache_skipped_1" not in res
+    lines = forwarding.table_lines(rows)
+    assert lines[0].split() == ["contender", "flows", "Mpps", "cyc/pkt", "ratio", "vs", "ovs",
+                                "vs", "off", "spread"]
+    assert lines[1].split() == ["testpmd", "1", "30.00", "100.0", "-", "-", "-", "0.67"]
+    assert lines[2].split() == ["tc1", "1", "15.00", "200.0", "0.50", "1.50", "2.00", "0.27"]
+    assert ["ovs_chain8", "1", "[1]"] in [ln.split() for ln in lines]
+    assert lines[-1] == "[1] skipped: --ovs no"
 
 
 def test_control_message_sets() -> None:
@@ -53,16 +113,6 @@ def test_control_summary_table() -> None:
         "dump_100k_s                           0.123                       ",
         "flow_mods_per_s_exact           943,851.680    193,602.371    4.88",
         "packet_in_rtt_us                  1,531.417                       ",
-    ]
-
-
-def test_forwarding_table() -> None:
-    assert forwarding.table_lines([("testpmd", 1, 46.246, 60.5, 1.0, None, 0.0),
-                                   ("three_stage_nocache", 10000, 4.43, 632.6, 0.17, 621.5,
-                                    0.031)]) == [
-        "contender             flows     Mpps  cyc/pkt  ratio  busy cyc  spread",
-        "testpmd                   1    46.25     60.5   1.00              0.00",
-        "three_stage_nocache   10000     4.43    632.6   0.17     621.5    0.03",
     ]
 
 

@@ -1,6 +1,7 @@
 """Benchmark drivers (``bench/run NAME`` calls them; or ``python -m sluice.bench.NAME``).
 
-- :mod:`sluice.bench.forwarding`: dpdk-testpmd io-forwarding vs Sluice on the same vdevs.
+- :mod:`sluice.bench.forwarding`: dpdk-testpmd io-forwarding vs Sluice (whole-pipeline cache
+  on and off) vs Open vSwitch-DPDK on the same vdevs, pcaps and rules.
 - :mod:`sluice.bench.control`: OpenFlow control path (flow_mod rates, flow dump,
   packet_in round trip), vs Open vSwitch when installed.
 - :mod:`sluice.bench.dispatch`: the I/O core's schedulers, real ns/packet and the
@@ -11,6 +12,8 @@
 - :mod:`sluice.bench.flexforward`: FlexForward's forwarding modes (seed 003).
 - :mod:`sluice.bench.decomposition`: the seed-001 study with sluice-gen over memif.
 - :mod:`sluice.bench.pipeline_cost`: the same test cases through the pipeline alone (no I/O).
+- :mod:`sluice.bench.ovs`: Open vSwitch-DPDK as a contender (install, private instance),
+  shared by forwarding and decomposition.
 
 Each prints a table and writes ``bench/results/NAME.json`` (``--out`` elsewhere).
 They find the source tree (tools/, build/) with :func:`sluice.testing.repo_root`.

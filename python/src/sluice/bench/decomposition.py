@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from sluice import decomp
+from sluice.bench.ovs import OvsSwitch, ovs_available
 from sluice.telemetry import runtime_dir
 from sluice.testing import REPO, Proc, unique
 
@@ -329,84 +330,29 @@ class TestpmdDevice(Device):
         shutil.rmtree(runtime_dir(self.tag), ignore_errors=True)
 
 
-OVS_VSWITCHD_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
-OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
-
-
-def ovs_available(install: bool) -> bool:
-    """Open vSwitch with its DPDK datapath; apt-get installs it when asked (root only)."""
-    if not os.path.exists(OVS_VSWITCHD_DPDK) and install and os.geteuid() == 0:
-        log("   installing openvswitch-switch-dpdk (apt-get)")
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends",
-                        "openvswitch-switch-dpdk"], capture_output=True, timeout=900,
-                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-    return (os.path.exists(OVS_VSWITCHD_DPDK) and os.path.exists(OVS_SCHEMA)
-            and shutil.which("ovsdb-server") is not None)
-
-
 class OvsDevice(Device):
-    """Open vSwitch's userspace (DPDK) datapath: a private ovsdb-server and ovs-vswitchd-dpdk in
-    a network namespace of their own (the netdev datapath owns a tap named after its type),
-    PMD on core 1, no hugepages (BENCH-NOTES' recipe), the same rules through
-    ovs-ofctl -O OpenFlow13."""
+    """Open vSwitch's userspace (DPDK) datapath (sluice.bench.ovs.OvsSwitch: a private
+    ovsdb-server and ovs-vswitchd-dpdk in a network namespace of their own, PMD on core 1, no
+    hugepages), the same rules and groups through ovs-ofctl -O OpenFlow13."""
 
     name = "ovs"
     memif_extra = ",socket-abstract=no"
     gen_rx_queues = 2
 
     def start(self) -> None:
-        self.run = os.path.join(self.tmp, self.tag + "-ovs")
-        os.makedirs(self.run)
-        self.env = {**os.environ, "OVS_RUNDIR": self.run, "OVS_DBDIR": self.run,
-                    "OVS_LOGDIR": self.run}
-        self.netns = self.tag
-        self.procs: list[Proc] = []
-        subprocess.run(["ip", "netns", "add", self.netns], check=True, capture_output=True)
-        db, sock = os.path.join(self.run, "conf.db"), os.path.join(self.run, "db.sock")
-        self.db = f"unix:{sock}"
-        subprocess.run(["ovsdb-tool", "create", db, OVS_SCHEMA], check=True, capture_output=True)
-        self.procs.append(Proc(["ovsdb-server", db, f"--remote=punix:{sock}",
-                                f"--unixctl={self.run}/ovsdb.ctl", "--no-chdir"],
-                               netns=self.netns, env=self.env, name="ovsdb-server"))
-        deadline = time.monotonic() + 20
-        while not os.path.exists(sock):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"ovsdb-server did not start:\n{self.procs[0].output}")
-            time.sleep(0.05)
-        vsctl = ["ovs-vsctl", f"--db={self.db}", "--timeout=60"]
-        extra = (f"--no-huge -m 1024 --legacy-mem --no-pci --file-prefix={self.tag} "
-                 "--log-level=lib.eal:error")
-        subprocess.run([*vsctl, "--no-wait", "init", "--", "set", "Open_vSwitch", ".",
-                        "other_config:dpdk-init=true", f"other_config:dpdk-extra={extra}",
-                        "other_config:dpdk-lcore-mask=0x1", "other_config:pmd-cpu-mask=0x2"],
-                       check=True, capture_output=True, env=self.env)
-        self.procs.append(Proc([OVS_VSWITCHD_DPDK, self.db, f"--unixctl={self.run}/vswitchd.ctl",
-                                "--no-chdir", f"--log-file={self.run}/vswitchd.log"],
-                               netns=self.netns, env=self.env, name="ovs-vswitchd"))
-        br = [*vsctl, "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev",
-              "protocols=OpenFlow13", "fail_mode=secure"]
-        for i, dev in enumerate(self.server_ports()):
-            br += ["--", "add-port", "br0", f"p{i + 1}", "--", "set", "Interface", f"p{i + 1}",
-                   "type=dpdk", f"options:dpdk-devargs={dev}", f"ofport_request={i + 1}",
-                   f"options:n_rxq={self.queues}"]
-        r = subprocess.run(br, capture_output=True, text=True, env=self.env, timeout=120)
-        if r.returncode != 0:
-            raise RuntimeError(f"ovs-vsctl add-br failed: {r.stderr}\n{self.procs[-1].output}")
-        target = f"unix:{self.run}/br0.mgmt"
-        for g in decomp.groups(self.case):
-            subprocess.run(["ovs-ofctl", "-O", "OpenFlow13", "add-group", target, g],
-                           check=True, capture_output=True, text=True, timeout=60)
-        rules = os.path.join(self.tmp, f"{self.tag}.ovs.flows")
-        with open(rules, "w") as f:
-            f.write("\n".join(decomp.strip_declarations(decomp.flows(self.case))) + "\n")
-        subprocess.run(["ovs-ofctl", "-O", "OpenFlow13", "add-flows", target, rules],
-                       check=True, capture_output=True, text=True, timeout=300)
+        self.ovs = OvsSwitch(self.tmp, self.tag)
+        try:
+            self.ovs.start()
+            self.ovs.bridge(self.server_ports(),
+                            decomp.strip_declarations(decomp.flows(self.case)),
+                            decomp.groups(self.case), n_rxq=self.queues)
+        except BaseException:
+            self.ovs.stop()
+            raise
 
     def stop(self) -> None:
-        for p in reversed(getattr(self, "procs", [])):
-            p.stop(timeout=20)
-        subprocess.run(["ip", "netns", "del", self.netns], capture_output=True)
-        shutil.rmtree(runtime_dir(self.tag), ignore_errors=True)
+        if getattr(self, "ovs", None) is not None:
+            self.ovs.stop()
 
 
 DEVICES: dict[str, type[Device]] = {"sluice": SluiceDevice, "testpmd": TestpmdDevice,
@@ -803,7 +749,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     ovs_cases: list[str] = []
     if a.ovs != "no":
-        if ovs_available(install=True):
+        if ovs_available(install=True, log=log):
             ovs_cases = [c for c in (a.ovs_cases or a.cases).split(",") if c]
         else:
             log("decomposition: Open vSwitch with DPDK (openvswitch-switch-dpdk) is not "
