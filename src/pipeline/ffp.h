@@ -147,6 +147,21 @@ struct ffp_path_spec {
 	uint32_t shape[FFP_PATH_TABLES];       /* pl_dtable.shape the layout was built from */
 	uint64_t covers[(SL_TABLES_MAX + 63) / 64]; /* bitmap of tables[] */
 	struct sl_key_layout layout;           /* union of their fields and guards */
+	/*
+	 * Frame keys (ffp_path.c, path_key): on a plain IPv4 frame
+	 * (sl_pkt_ipv4_plain) the key is the frame's first fwords words
+	 * under fmask (the bytes the layout's moves read), then metadata when
+	 * a table matches it, then a word with in_port and the frame-key mark;
+	 * other frames use the layout, then a word without the mark.  Finer
+	 * than the layout's key (it keeps bytes some protocols do not read):
+	 * equal frame keys give equal layout keys.
+	 */
+	uint8_t fmode;        /* frame keys in use (the layout reads only fixed bytes) */
+	uint8_t fwords;
+	uint8_t fmd;          /* metadata in frame keys */
+	uint8_t key_size;     /* the path key: the larger of both forms */
+	uint16_t fneed;       /* frame bytes a frame key needs */
+	uint64_t fmask[FFP_PATH_KEY_MAX / 8];
 };
 
 /*

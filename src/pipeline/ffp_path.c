@@ -16,6 +16,49 @@ table_in_use(const struct pl_dtable *lv)
 	return lv->tbl != NULL || lv->miss != NULL || lv->all_hit != NULL;
 }
 
+/*
+ * Frame keys (ffp.h): the frame bytes the layout's moves read on a plain
+ * IPv4 frame.  Only when every field is such a move, in_port or metadata
+ * (a generic field read may read anything), and the key fits.
+ */
+static void
+frame_keys_compile(struct ffp_path_spec *sp)
+{
+	const struct sl_key_layout *l = &sp->layout;
+	uint8_t mask[FFP_PATH_KEY_MAX] = {0};
+	unsigned end = 0;
+
+	sp->fmode = 0;
+	for (unsigned k = 0; k < l->n_moves; k++) {
+		const struct sl_key_move *mv = &l->moves[k];
+		if (mv->n == 0 && mv->src == 0xffff)
+			continue; /* in_port: always in the last word */
+		if (mv->n == 0) {
+			if (l->fields[mv->src].id != SL_FIELD_METADATA)
+				return;
+			sp->fmd = 1;
+			continue;
+		}
+		if (mv->src + mv->n > FFP_PATH_KEY_MAX)
+			return;
+		memset(mask + mv->src, 0xff, mv->n);
+		end = SL_MAX(end, mv->src + mv->n);
+		/* Read only under an IP protocol: the protocol byte tells the keys apart. */
+		if (mv->proto != 0) {
+			mask[23] = 0xff;
+			end = SL_MAX(end, 24u);
+		}
+	}
+	sp->fwords = (uint8_t)((end + 7) / 8);
+	unsigned size = sp->fwords * 8u + 8u * sp->fmd + 8u;
+	if (size > FFP_PATH_KEY_MAX)
+		return;
+	memcpy(sp->fmask, mask, sizeof(sp->fmask));
+	sp->fneed = (uint16_t)SL_MAX(l->moves_need, sp->fwords * 8u);
+	sp->key_size = (uint8_t)SL_MAX(sp->key_size, size);
+	sp->fmode = 1;
+}
+
 /* The spec the live tables call for now (gen left 0); returns why there is none. */
 static enum sl_flow_cache_inactive
 spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
@@ -69,12 +112,14 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 		why = SL_FLOW_CACHE_ONE_TABLE;
 		goto none;
 	}
-	/* sl_key_layout_init drops the fields several tables share. */
+	/* sl_key_layout_init drops the fields several tables share; one word marks the form. */
 	if (sl_key_layout_init(&sp->layout, fields, n) != 0 ||
-	    sp->layout.key_size > FFP_PATH_KEY_MAX) {
+	    sp->layout.key_size + 8u > FFP_PATH_KEY_MAX) {
 		why = SL_FLOW_CACHE_KEY_TOO_BIG;
 		goto none;
 	}
+	sp->key_size = (uint8_t)(sp->layout.key_size + 8);
+	frame_keys_compile(sp);
 	return SL_FLOW_CACHE_ACTIVE;
 none:
 	memset(sp, 0, sizeof(*sp));
@@ -176,7 +221,7 @@ sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl,
 	st->inactive = (enum sl_flow_cache_inactive)pl->path_inactive;
 	if (sp != NULL) {
 		st->n_tables = sp->n_tables;
-		st->key_bytes = sp->layout.key_size;
+		st->key_bytes = sp->key_size;
 	}
 	for (unsigned c = 0; c < n_ctxs; c++) {
 		const struct ffp_ctx *fc = ctxs[c]->ffp;
@@ -373,6 +418,37 @@ path_hits(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct ffp_
 		path_credit_pending(pl, ctx->now, r);
 }
 
+#define PATH_KEY_FRAME (UINT64_C(1) << 63) /* the last word of a frame key */
+
+/* Packet @p's path key under spec @sp (ffp.h: frame keys, else the layout). */
+static inline void
+path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key)
+{
+	unsigned size = sp->key_size;
+	uint64_t last;
+
+	if (sp->fmode && sl_pkt_ipv4_plain(p, sp->fneed)) {
+		unsigned w;
+		for (w = 0; w < sp->fwords; w++) {
+			uint64_t x;
+			__builtin_memcpy(&x, p->data + 8 * w, 8);
+			x &= sp->fmask[w];
+			__builtin_memcpy(key + 8 * w, &x, 8);
+		}
+		for (; w * 8 < size - 8; w++)
+			__builtin_memcpy(key + 8 * w, &(uint64_t){0}, 8);
+		if (sp->fmd)
+			__builtin_memcpy(key + size - 16, &p->metadata, 8);
+		last = PATH_KEY_FRAME | p->in_port;
+	} else {
+		sl_key_extract(&sp->layout, p, key);
+		for (unsigned o = sp->layout.key_size; o < size - 8; o += 8)
+			__builtin_memcpy(key + o, &(uint64_t){0}, 8);
+		last = 0;
+	}
+	__builtin_memcpy(key + size - 8, &last, 8);
+}
+
 uint64_t
 pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		   struct sl_pkt *pkts, uint32_t out_ports[], unsigned *n_out)
@@ -404,14 +480,14 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	fc->pobs.n += (uint32_t)__builtin_popcountll(lanes);
 
 	struct ffp_path *ph = fc->path;
-	unsigned size = sp->layout.key_size;
+	unsigned size = sp->key_size;
 	/*
 	 * Stage A: the union keys; then hash them and prefetch the first line of
 	 * both ways (a separate loop: hashing a key right after its byte-wise
 	 * stores stalls on store forwarding).
 	 */
 	SL_FOR_EACH_LANE(i, lanes)
-	sl_key_extract(&sp->layout, &pkts[i], fc->pkey[i]);
+	path_key(sp, &pkts[i], fc->pkey[i]);
 	SL_FOR_EACH_LANE(i, lanes)
 	{
 		uint32_t h = path_hash(fc->pkey[i], size), a = path_set_a(h), b = path_set_b(h);
@@ -523,7 +599,7 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 	if (done == 0 || path_sig(pl, sp) != fc->psig)
 		return;
 	struct ffp_path *ph = fc->path;
-	unsigned size = sp->layout.key_size;
+	unsigned size = sp->key_size;
 	SL_FOR_EACH_LANE(i, done)
 	{
 		uint32_t h = fc->pset[i];

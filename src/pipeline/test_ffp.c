@@ -213,8 +213,12 @@ path_tests(void)
 	bool ll;
 
 	setup(true);
-	/* ipv4_src, ipv4_dst and the tables' dl_type guard: 10 bytes, padded to 16. */
-	CHECK(path().n_tables == 2 && path().key_bytes == 16, "spec: 2 tables, %u-byte key",
+	/*
+	 * ipv4_src, ipv4_dst and the tables' dl_type guard: 10 bytes, padded to 16,
+	 * plus the form word: 24; a frame key (ffp.h) covers bytes 12..33 (five
+	 * words) and the form word: 48.
+	 */
+	CHECK(path().n_tables == 2 && path().key_bytes == 48, "spec: 2 tables, %u-byte key",
 	      path().key_bytes);
 
 	mkframe(0x0a010101, 0xc0a80101);

@@ -1123,16 +1123,6 @@ sl_key_layout_find(const struct sl_key_layout *l, const struct sl_field *f)
 	return -1;
 }
 
-/* Is @p an IPv4 frame of the shape key_moves_compile assumes, holding @need bytes? */
-static inline bool
-ipv4_plain_shape(const struct sl_pkt *p, unsigned need)
-{
-	const uint8_t *d = p->data;
-
-	return p->len >= 34 && p->len >= need && rd16(d + 12) == 0x0800 && d[14] == 0x45 &&
-	       (rd16(d + 20) & 0x1fff) == 0;
-}
-
 /* sl_key_extract on a frame of that shape: the layout's moves. */
 static SL_ALWAYS_INLINE void
 key_extract_moves(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
@@ -1140,14 +1130,6 @@ key_extract_moves(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 	const uint8_t *d = p->data;
 	uint8_t proto = d[23];
 
-	if (p->l2_end == SL_OFS_UNSET) {
-		/* What parse_l2_slow and parse_l4_slow would find: later stages need not parse. */
-		p->n_vlans = 0;
-		p->eth_type = 0x0800;
-		p->l2_end = p->l3_ofs = 14;
-		p->ip_proto = proto;
-		p->l4_ofs = 34;
-	}
 	for (unsigned k = 0; k < l->n_moves; k++) {
 		const struct sl_key_move *mv = &l->moves[k];
 		if (sl_likely(mv->n != 0)) {
@@ -1170,7 +1152,7 @@ sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 	/* Zero the whole key first: padding and absent fields must compare equal. */
 	for (unsigned i = 0; i < size; i += 8)
 		memset(key + i, 0, 8);
-	if (sl_likely((l->need_l4 || l->need_l2) && ipv4_plain_shape(p, l->moves_need))) {
+	if (sl_likely((l->need_l4 || l->need_l2) && sl_pkt_ipv4_plain(p, l->moves_need))) {
 		key_extract_moves(l, p, key);
 		return;
 	}

@@ -211,6 +211,30 @@ sl_pkt_init(struct sl_pkt *p, uint8_t *data, uint16_t len, uint16_t headroom, ui
 	p->n_vlans = 0;
 }
 
+/**
+ * Is @p an untagged IPv4 frame with a 20-byte header (0x45), not a later
+ * fragment, of at least @need (and 34) bytes?  The common shape, for which
+ * every field sits at a fixed offset (struct sl_key_move).  When it is, the
+ * parse state is filled as the parser would (nothing to parse later).
+ */
+static inline bool
+sl_pkt_ipv4_plain(struct sl_pkt *p, unsigned need)
+{
+	const uint8_t *d = p->data;
+
+	if (p->len < 34 || p->len < need || d[12] != 0x08 || d[13] != 0x00 || d[14] != 0x45 ||
+	    ((d[20] & 0x1f) | d[21]) != 0)
+		return false;
+	if (p->l2_end == SL_OFS_UNSET) {
+		p->n_vlans = 0;
+		p->eth_type = 0x0800;
+		p->l2_end = p->l3_ofs = 14;
+		p->ip_proto = d[23];
+		p->l4_ofs = 34;
+	}
+	return true;
+}
+
 /** Parse L2 (Ethernet, VLANs, MPLS) if not done yet.  Never fails: short frames read as zeros. */
 void sl_pkt_parse_l2(struct sl_pkt *p);
 /** Parse up to L4 if not done yet (implies L2). */
