@@ -109,7 +109,8 @@ main(int argc, char **argv)
 		sl_pipeline_cache_enable(pls[k], false);
 		sl_pipeline_ffp_enable(pls[k], k == 1);
 		sl_pipeline_ffp_cost_model(pls[k], strstr(opts, "nomodel") == NULL);
-		sl_pipeline_ffp_path_enable(pls[k], strstr(opts, "nopath") == NULL);
+		/* The plain pipeline (k = 0) has no flow cache either: it is the seed's baseline. */
+		sl_pipeline_ffp_path_enable(pls[k], k == 1 && strstr(opts, "nopath") == NULL);
 		memset(&pe, 0, sizeof(pe));
 		if (sl_flowfile_load(argv[1], on_table, on_flow, pls[k], &pe) < 0) {
 			sl_parse_error_format(&pe, msg, sizeof(msg));

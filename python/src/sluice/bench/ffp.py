@@ -16,11 +16,12 @@ classes and are marked; ACL/SEADP/WSM entries of the low-latency service are mar
 normal flows hit a normal stage-2 entry.  A flow's frames share one destination MAC (one of
 256 stations, drawn per flow), as frames of one flow behind a router do.
 
-Contenders, interleaved round by round: ``pipeline`` (--no-ffp --no-cache: the seed's plain
-pipeline), ``composite`` (FFP on, --no-cache, the cost model deciding, path records on), and
-at 64 B pure low-latency, for reference, ``pipeline_dcache`` (--no-ffp with Sluice's decision
-cache) and ``composite_tables`` (--no-cache --no-ffp-path: the seed's per-table LUTs alone,
-figures ``*_tables_only``).
+Contenders, interleaved round by round: ``pipeline`` (--no-ffp --no-cache --no-flow-cache:
+the seed's plain pipeline), ``composite`` (FFP on, --no-cache, the cost model deciding, path
+records, i.e. the flow cache, on), and at 64 B pure low-latency, for reference,
+``pipeline_dcache`` (--no-ffp --no-flow-cache with Sluice's decision cache) and
+``composite_tables`` (--no-cache --no-flow-cache: the seed's per-table LUTs alone, figures
+``*_tables_only``).
 Traffic: pcap files replayed by net_pcap (infinite_rx) into net_null, one forwarding lcore.
 Throughput: median Tx rate (the forwarding core is saturated: the maximum rate, nothing is
 lost inside the switch). Latency: the switch's own per-class histograms (/sluice/ffp):
@@ -398,7 +399,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     scenarios = [s for s in a.scenarios.split(",") if s]
     sizes = [int(x) for x in a.sizes.split(",") if x]
     shares = [int(x) for x in a.shares.split(",") if x]
-    contenders = {"pipeline": ["--no-ffp", "--no-cache"], "composite": ["--no-cache"]}
+    contenders = {"pipeline": ["--no-ffp", "--no-cache", "--no-flow-cache"],
+                  "composite": ["--no-cache"]}
     results: dict[str, float] = {}
     data: dict[str, Any] = {}
     lines: list[str] = []
@@ -422,11 +424,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         r = run_switch(pcap, rules, extra, a.warmup, a.measure,
                                        f"{sc_name[0]}{key[1]}{cont[0]}")
                         runs.setdefault((key[0], key[1], cont), []).append(r)
-                r = run_switch(pcaps[("size", sizes[0])], rules, ["--no-ffp"], a.warmup,
-                               a.measure, f"{sc_name[0]}d")
+                r = run_switch(pcaps[("size", sizes[0])], rules, ["--no-ffp", "--no-flow-cache"],
+                               a.warmup, a.measure, f"{sc_name[0]}d")
                 runs.setdefault(("dcache", sizes[0], "pipeline_dcache"), []).append(r)
                 # The seed's design alone: per-table LUTs, no path records.
-                r = run_switch(pcaps[("size", sizes[0])], rules, ["--no-cache", "--no-ffp-path"],
+                r = run_switch(pcaps[("size", sizes[0])], rules, ["--no-cache", "--no-flow-cache"],
                                a.warmup, a.measure, f"{sc_name[0]}t")
                 runs.setdefault(("tables", sizes[0], "composite_tables"), []).append(r)
                 print(f"  {sc_name}: round {rnd + 1}/{a.rounds} done", flush=True)
@@ -479,7 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[f"{sc_name}_ll_mpps_{sizes[0]}b_pipeline"] = round(p["mpps"], 3)
             results[f"{sc_name}_ll_mpps_{sizes[0]}b_composite"] = round(c["mpps"], 3)
             results[f"{sc_name}_ll_mpps_{sizes[0]}b_pipeline_dcache"] = round(dc, 3)
-            # Per-table LUTs alone (--no-ffp-path): the seed's FFP without Sluice's path records.
+            # Per-table LUTs alone (--no-flow-cache): the seed's FFP without Sluice's path records.
             results[f"{sc_name}_ll_mpps_{sizes[0]}b_tables_only"] = round(tb["mpps"], 3)
             results[f"{sc_name}_ll_p50_ns_tables_only"] = tb["ll_p50"]
             if p["ll_p50"] and tb["ll_p50"]:
@@ -523,9 +525,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"{c['gbps']:.2f} | {p['ll_p50']:.0f}/{p['ll_p99']:.0f}/"
                              f"{p['ll_p999']:.0f} | {c['ll_p50']:.0f}/{c['ll_p99']:.0f}/"
                              f"{c['ll_p999']:.0f} |")
-            lines += ["", f"Reference: pipeline with the decision cache (--no-ffp), "
+            lines += ["", f"Reference: pipeline with the decision cache (--no-ffp "
+                          f"--no-flow-cache), "
                           f"{sizes[0]} B pure low-latency: {dc:.3f} Mpps", "",
-                      f"Per-table LUTs alone (`--no-ffp-path`, the seed's design), {sizes[0]} B "
+                      f"Per-table LUTs alone (`--no-flow-cache`, the seed's design), "
+                      f"{sizes[0]} B "
                       f"pure low-latency: {tb['mpps']:.3f} Mpps, LL p50 {tb['ll_p50']:.0f} ns "
                       f"(p99 {tb['ll_p99']:.0f}); composite path records (last run): "
                       f"{cr0.get('path_hits', 0):.0f} hits, {cr0.get('path_misses', 0):.0f} misses, "
@@ -575,8 +579,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dump(results, f, indent=1, sort_keys=True)
     header = ["# FFP benchmark (bench/run ffp)", "",
               "Re-run: `bench/run ffp` (options: `bench/run ffp --help`). Pipeline = "
-              "`--no-ffp --no-cache`; composite = `--no-cache` (FFP on, cost model, path records "
-              "on); tables only = `--no-cache --no-ffp-path` (the seed's per-table LUTs). Latency = "
+              "`--no-ffp --no-cache --no-flow-cache`; composite = `--no-cache` (FFP on, cost "
+              "model, path records (the flow cache) on); tables only = `--no-cache "
+              "--no-flow-cache` (the seed's per-table LUTs). Latency = "
               "the switch's per-class histograms (/sluice/ffp): burst time in the pipeline, "
               "once per packet. Medians of the rounds. The Mpps figures are the switch's Tx rate "
               "on a forwarding core shared with whatever else runs (on the 2-core development VM: "
