@@ -123,8 +123,8 @@ def test_path_records(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path) -> 
     """Steps: two tables (nw_dst -> goto 1, udp_dst -> output:2), both low-latency for
     10.1.0.0/30, UDP port 2000; 200 frames replayed (150 low-latency over 3 keys), no cost
     model (path records always probed).
-    Verify: /sluice/ffp path covers 2 tables with a 16-byte key (nw_dst, udp_dst and the
-    dl_type and nw_proto guards); 4 records (the flow cache takes every entry: the normal
+    Verify: /sluice/ffp path covers 2 tables with a 48-byte key (a frame key: bytes 12..37
+    under the mask of nw_dst, udp_dst and the dl_type and nw_proto guards, then in_port); 4 records (the flow cache takes every entry: the normal
     flow's way is one too), the frames after the first burst answered by them; both
     low-latency entries credited for all 150 low-latency packets (dump-flows n_packets), the
     normal one for 50; the text form's path line; /sluice/flow_cache (sluicectl stats
@@ -136,7 +136,7 @@ def test_path_records(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path) -> 
         st = ffp_stats(ctl, N)
         assert st["low_latency_packets"] == 150 and st["normal_packets"] == 50, st
         ph = st["path"]
-        assert ph["tables"] == 2 and ph["key_bytes"] == 16, ph
+        assert ph["tables"] == 2 and ph["key_bytes"] == 48, ph  # a frame key: 5 words + 1
         assert ph["inserts"] == 4 and ph["entries"] == 4 and ph["probing_workers"] >= 1, ph
         assert ph["hits"] + ph["misses"] <= N and ph["hits"] >= N - 4 - 32, ph
         dump = ctl.ok("dump-flows")
@@ -148,4 +148,4 @@ def test_path_records(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path) -> 
         assert fc["hits"] == ph["hits"] and fc["workers_on"] == fc["workers"] >= 1, fc
         text = ctl.ok("stats", "ffp")
         line = next(ln for ln in text.splitlines() if ln.startswith("path:"))
-        assert f"hits {ph['hits']}" in line and "key_bytes 16" in line, text
+        assert f"hits {ph['hits']}" in line and "key_bytes 48" in line, text

@@ -699,6 +699,10 @@ LATENCY = {"pipeline": {"count": 147000, "mean_ns": 1830, "max_ns": 41000, "p50_
                          "p99_ns": 0, "p999_ns": 0}}
 CONTROLLER = {"packet_outs": 2, "packet_ins_queued": 5, "connections": 1,
               "conn_0": "punix:/run/sluice/fake.mgmt service"}
+FLOW_CACHE = {"spec": "active", "policy": "stepped aside", "workers": 1, "workers_on": 0,
+              "tables": 3, "key_bytes": 48, "entries": 32768, "capacity": 32768, "hits": 32,
+              "misses": 933504, "hit_permille": 0, "inserts": 933504, "stale": 0,
+              "evictions": 900736}
 CAPTURE = {"state": "running", "port": 1, "dir": "rx", "file": "/tmp/x.pcapng", "count": 10,
            "bytes": 67108864, "snaplen": 65535, "captured": 0, "written_bytes": 0, "dropped": 0}
 LOG = {"app": "notice", "ofswitch": "info"}
@@ -715,6 +719,7 @@ def fake_tel(sluicectl_bin: Path) -> Iterator[tuple[FakeTelemetry, Ctl, Counters
         "/sluice/datapath": cnt.datapath,
         "/sluice/latency": lambda p: LATENCY,
         "/sluice/controller": lambda p: CONTROLLER,
+        "/sluice/flow_cache": lambda p: FLOW_CACHE,
         "/sluice/capture": lambda p: CAPTURE,
         "/sluice/capture/start": lambda p: CAPTURE,
         "/sluice/capture/stop": lambda p: {"error": "no capture to stop"},
@@ -737,14 +742,16 @@ def test_stats_fake(fake_tel: tuple[FakeTelemetry, Ctl, Counters]) -> None:
     Steps:
         1. stats (all), stats ports, stats --json, stats drops --json against the fake.
     Verify:
-        Every section heading and its values appear; ports show name and state; the
+        Every section heading (flow_cache included, its policy shown) and its values appear; ports show name and state; the
         latency percentiles are printed with units; uptime 3723 s is "1h02m03s";
         --json all has one member per section equal to the served values.
     """
     srv, ctl, _ = fake_tel
     text = ctl.ok("stats")
-    for sec in ("info", "ports", "tables", "drops", "datapath", "latency", "controller"):
+    for sec in ("info", "ports", "tables", "drops", "datapath", "latency", "controller",
+                "flow_cache"):
         assert f"== {sec} ==" in text, text
+    assert re.search(r"^policy:\s+stepped aside$", text, re.M), text
     assert re.search(r"^uptime:\s+1h02m03s$", text, re.M), text
     assert re.search(r"^\s+1\s+net_pcap0\s+up\s+1000\s+64000\s+0\s+0\s+0\s+0$", text,
                      re.M), text
@@ -755,8 +762,9 @@ def test_stats_fake(fake_tel: tuple[FakeTelemetry, Ctl, Counters]) -> None:
     assert re.search(r"^cycles/packet:\s+45\.0$", text, re.M), text
     assert "conn_0:" in text and "service" in text
     js = ctl.json("stats")
-    assert set(js) == {"info", "ports", "tables", "drops", "datapath", "latency", "controller"}
-    assert js["info"] == INFO and js["latency"] == LATENCY
+    assert set(js) == {"info", "ports", "tables", "drops", "datapath", "latency", "controller",
+                       "flow_cache"}
+    assert js["info"] == INFO and js["latency"] == LATENCY and js["flow_cache"] == FLOW_CACHE
     assert ctl.json("stats", "drops")["ttl-expired"] % 3 == 0
     assert "/sluice/ports" in srv.requests
 

@@ -331,10 +331,17 @@ pl_ffp_path_hop(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t, const struc
 {
 	struct ffp_ctx *fc = ctx->ffp;
 	uint64_t bit = UINT64_C(1) << i;
-	/* Before the last lookup the packet must stay as it came: no apply_actions. */
+	/*
+	 * Before the last lookup the packet must stay as it came: no apply_actions.
+	 * A way ends in an entry without goto_table (next -1, or -2 when its
+	 * actions dropped the packet: a replay decides that again on the packet).
+	 * An entry with goto_table that dropped the packet (dec_ttl on a TTL of 1)
+	 * is no way's end: the next packet with that key may have another TTL.
+	 */
 	bool ok = fc->pn[i] < FFP_PATH_HOPS &&
 		  (fc->pspec->covers[t / 64] >> (t % 64) & 1) &&
-		  (next < 0 || (!(f->insn_flags & SL_INSN_APPLY) && f->goto_table == next));
+		  (next < 0 ? f->goto_table < 0
+			    : !(f->insn_flags & SL_INSN_APPLY) && f->goto_table == next);
 
 	if (!ok) {
 		fc->ptrack &= ~bit;

@@ -255,7 +255,7 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 	if (no_stamps) {
 		static const struct sl_field rewrites[] = {
 			{.id = SL_FIELD_ETH_SRC}, {.id = SL_FIELD_IPV4_DST}, {.id = SL_FIELD_UDP_DST}};
-		unsigned what = 1 + rndn(3); /* bit 0: metadata, bit 1: a rewrite */
+		unsigned what = 1 + rndn(7); /* bit 0: metadata, bit 1: a rewrite, bit 2: dec_ttl */
 		if (what & 2) {
 			const struct sl_field *f = &rewrites[rndn(SL_ARRAY_SIZE(rewrites))];
 			a = &fs->insns.apply[fs->insns.n_apply++];
@@ -264,6 +264,11 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 			random_value(f, a->set_field.value, m, true);
 			if (f->id == SL_FIELD_IPV4_DST)
 				a->set_field.value[0] = 10;
+			fs->insns.has_apply = true;
+		}
+		if (what & 4) { /* drops the packet on a TTL of 0 or 1, which no key holds */
+			a = &fs->insns.apply[fs->insns.n_apply++];
+			a->type = SL_ACT_DEC_NW_TTL;
 			fs->insns.has_apply = true;
 		}
 		if (what & 1) {
@@ -505,6 +510,29 @@ ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
 			const struct sl_action *a = &in->apply[k];
 			if (a->type == SL_ACT_SET_FIELD) {
 				sl_pkt_field_write(p, &a->set_field.f, a->set_field.value);
+			} else if (a->type == SL_ACT_DEC_NW_TTL) {
+				/* IPv4 TTL (RFC 1624 checksum update) or IPv6 hop limit; 0 or 1 drops. */
+				int o = -1;
+				sl_pkt_parse_l2(p);
+				if (p->eth_type == 0x0800 && p->l3_ofs + 20 <= p->len)
+					o = p->l3_ofs + 8;
+				else if (p->eth_type == 0x86dd && p->l3_ofs + 40 <= p->len)
+					o = p->l3_ofs + 7;
+				if (o >= 0 && p->data[o] <= 1) {
+					*out = SL_PORT_DROP;
+					*drop = SL_DROP_TTL_EXPIRED;
+					return;
+				}
+				if (o >= 0 && p->eth_type == 0x0800) {
+					uint8_t old[2] = {p->data[o], p->data[o + 1]};
+					uint16_t cs;
+					p->data[o]--;
+					memcpy(&cs, p->data + o + 2, 2);
+					cs = sl_csum_update(cs, old, p->data + o, 2);
+					memcpy(p->data + o + 2, &cs, 2);
+				} else if (o >= 0) {
+					p->data[o]--;
+				}
 			} else if (a->type == SL_ACT_OUTPUT) {
 				if (a->output.port == p->in_port)
 					skip = SL_DROP_IN_PORT_LOOP;
@@ -804,6 +832,13 @@ main(int argc, char **argv)
 						pool_port[k] = pkts[i].in_port;
 					}
 				}
+				/*
+				 * Flow-cache rounds: one frame in eight gets a TTL (IPv4) or hop
+				 * limit (IPv6) of 0..2, which no key holds: a way that dec_ttl
+				 * dropped must not answer the same key with another TTL.
+				 */
+				if (no_stamps && rndn(8) == 0)
+					frames[i][frames[i][12] == 0x86 ? 21 : 22] = (uint8_t)rndn(3);
 				md0[i] = pkts[i].metadata;
 				memcpy(ref_frames[i], frames[i], FRAME_LEN);
 			}
