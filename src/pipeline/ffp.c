@@ -420,6 +420,12 @@ pl_ffp_burst_end(struct sl_pipeline_ctx *ctx, unsigned n, uint64_t t0)
 		sl_ffp_hist_add(&fc->cls.latency[0], ns, n - n_ll);
 }
 
+bool
+sl_pipeline_ll_ever(const struct sl_pipeline *pl)
+{
+	return __atomic_load_n(&pl->ll_ever, __ATOMIC_ACQUIRE);
+}
+
 uint64_t
 sl_pipeline_ll_lanes(const struct sl_pipeline_ctx *ctx)
 {
@@ -806,6 +812,8 @@ flow_ll_set(struct sl_pipeline *pl, struct pl_table *pt, struct sl_flow *f, uint
 
 	if (f->ll == ll)
 		return false;
+	if (ll)
+		__atomic_store_n(&pl->ll_ever, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&f->ll, ll, __ATOMIC_RELAXED);
 	if (was != now) /* path records holding @f go stale: their ll bit (ffp_path.c, path_sig) */
 		__atomic_fetch_add(&pl->ll_epoch, 1, __ATOMIC_RELEASE);

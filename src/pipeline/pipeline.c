@@ -756,6 +756,8 @@ flow_build(struct sl_pipeline *pl, const struct sl_flow_spec *fs)
 	f->hard_timeout = fs->hard_timeout;
 	f->flags = fs->flags & ~SL_FF_LOW_LATENCY;
 	f->ll = (fs->flags & SL_FF_LOW_LATENCY) ? SL_LL_MARKED : 0;
+	if (f->ll)
+		__atomic_store_n(&pl->ll_ever, true, __ATOMIC_RELEASE);
 	f->cookie = fs->cookie;
 	f->metadata = in->metadata & in->metadata_mask;
 	f->metadata_mask = in->metadata_mask;

@@ -919,6 +919,13 @@ void sl_pipeline_ffp_class_stats(const struct sl_pipeline_ctx *const ctxs[], uns
 uint64_t sl_pipeline_ll_lanes(const struct sl_pipeline_ctx *ctx);
 
 /**
+ * Has any entry ever been low-latency (a mark set, or auto-promotion on)?
+ * Until then every forwarded packet is normal (flag 0) and the worker need
+ * not write the dynfield (zeroed with the pool).  Sticky.  Any thread.
+ */
+bool sl_pipeline_ll_ever(const struct sl_pipeline *pl);
+
+/**
  * Replace the last burst's low-latency flags: for a caller that ran the
  * pipeline on a sub-burst and maps its lanes back (src/fwd).  Worker.
  */

@@ -110,6 +110,7 @@ struct sl_pipeline {
 	struct ffp_path_spec *path_spec; /* two slots (left-right), NULL until needed (ffp_path.c) */
 	const struct ffp_path_spec *path_live; /* the slot workers read (atomic), NULL: none */
 	uint32_t ll_epoch;           /* mark changes so far (atomic): part of path records' sig */
+	bool ll_ever;                /* an entry was marked or auto-promotion on (atomic, sticky) */
 };
 
 /* Add to a flow or group counter several workers may write (one writer: plain add). */

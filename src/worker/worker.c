@@ -419,7 +419,13 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 
 	/* Stage 2: the pipeline over the whole burst. */
 	sl_fwd_run_burst(w->fwd, w->pl, w->ctx, pkts, n, &hooks, out_ports, drops);
-	if (w->ll_dynfield >= 0) { /* low-latency until it hits a normal entry (set once, here) */
+	/*
+	 * Low-latency until it hits a normal entry (set once, here).  Until an
+	 * entry is ever marked every packet is normal, and the field is still 0
+	 * from the pool's initialisation: no write (a line per packet, ~10 % of
+	 * TC1's cycles).
+	 */
+	if (w->ll_dynfield >= 0 && sl_pipeline_ll_ever(w->pl)) {
 		uint64_t ll = sl_pipeline_ll_lanes(w->ctx);
 		for (unsigned i = 0; i < n; i++)
 			*RTE_MBUF_DYNFIELD(mbufs[i], w->ll_dynfield, uint8_t *) = (uint8_t)(ll >> i & 1);
