@@ -418,6 +418,29 @@ path_hits(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct ffp_
 		path_credit_pending(pl, ctx->now, r);
 }
 
+/*
+ * Lane @i's key is recorded in @r: a hit when its signature is current
+ * (returns the lane's bit; the record's second line, and its third when a
+ * hit will read hops 4-7, are fetched for stage C), else a stale miss.
+ */
+static inline uint64_t
+path_found(struct ffp_ctx *fc, struct ffp_path *ph, struct ffp_path_rec *r, uint64_t sig,
+	   unsigned i, uint64_t *misses, uint64_t *stale)
+{
+	if (r->sig != sig) {
+		++*stale;
+		++*misses;
+		return 0;
+	}
+	path_touch(ph, r);
+	fc->prec[i] = r;
+	sl_prefetch0((const uint8_t *)r + 64);
+	/* Deferred hits on a plain record read no entry: hops 4-7 stay where they are. */
+	if (r->n_hops > 4 && (!fc->defer || r->out == 0))
+		sl_prefetch0((const uint8_t *)r + 128);
+	return UINT64_C(1) << i;
+}
+
 #define PATH_KEY_FRAME (UINT64_C(1) << 63) /* the last word of a frame key */
 
 /* Packet @p's path key under spec @sp (ffp.h: frame keys, else the layout). */
@@ -490,37 +513,42 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	path_key(sp, &pkts[i], fc->pkey[i]);
 	SL_FOR_EACH_LANE(i, lanes)
 	{
-		uint32_t h = path_hash(fc->pkey[i], size), a = path_set_a(h), b = path_set_b(h);
+		uint32_t h = path_hash(fc->pkey[i], size), a = path_set_a(h);
 		fc->pset[i] = h;
 		sl_prefetch0(&ph->rec[a * FFP_WAYS]);
 		sl_prefetch0(&ph->rec[a * FFP_WAYS + 1]);
-		sl_prefetch0(&ph->rec[b * FFP_WAYS]);
-		sl_prefetch0(&ph->rec[b * FFP_WAYS + 1]);
 	}
-	/* Stage B: find the records; prefetch their second lines. */
-	uint64_t found = 0, misses = 0, stale = 0;
+	/*
+	 * Stage B: find the records in their first sets (where most keys sit: a
+	 * fill takes a free way there first); the lanes not found there fetch
+	 * their second sets, looked at in stage B2 (as rte_hash's secondary
+	 * buckets: two lines a lane instead of four).
+	 */
+	uint64_t found = 0, misses = 0, stale = 0, second = 0;
 	SL_FOR_EACH_LANE(i, lanes)
 	{
 		uint32_t h = fc->pset[i];
 		struct ffp_path_rec *r = path_find_in(ph, path_set_a(h), fc->pkey[i], size);
 
-		if (r == NULL)
-			r = path_find_in(ph, path_set_b(h), fc->pkey[i], size);
+		if (r == NULL) {
+			uint32_t b = path_set_b(h);
+			sl_prefetch0(&ph->rec[b * FFP_WAYS]);
+			sl_prefetch0(&ph->rec[b * FFP_WAYS + 1]);
+			second |= UINT64_C(1) << i;
+			continue;
+		}
+		found |= path_found(fc, ph, r, sig, i, &misses, &stale);
+	}
+	SL_FOR_EACH_LANE(i, second)
+	{
+		struct ffp_path_rec *r =
+			path_find_in(ph, path_set_b(fc->pset[i]), fc->pkey[i], size);
+
 		if (r == NULL) {
 			misses++;
 			continue;
 		}
-		if (r->sig != sig) {
-			stale++;
-			misses++;
-			continue;
-		}
-		path_touch(ph, r);
-		fc->prec[i] = r;
-		found |= UINT64_C(1) << i;
-		sl_prefetch0((const uint8_t *)r + 64);
-		if (r->n_hops > 4)
-			sl_prefetch0((const uint8_t *)r + 128);
+		found |= path_found(fc, ph, r, sig, i, &misses, &stale);
 	}
 	/*
 	 * Stage C: credit the recorded entries.  Goto-only hops ending in a plain
@@ -553,9 +581,12 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		if (!r->ll) /* a normal entry on the way: the packet leaves the low-latency class */
 			ctx->ll_lanes &= ~(UINT64_C(1) << i);
 		if (r->out != 0 && !r->miss && pl_port_plain_ok(pl, r->out, pkts[i].in_port)) {
-			struct pkt_state *st = &ctx->st[i];
-			st->flow = r->flow[r->n_hops - 1];
-			st->pending_out = r->out;
+			/*
+			 * st.flow is read only by a controller output or a group
+			 * bucket (pipeline_run.c), never after a plain output: left
+			 * alone, so a hit reads no hop (the last may be on line 3).
+			 */
+			ctx->st[i].pending_out = r->out;
 			out_ports[i] = r->out;
 			++*n_out;
 		} else {
