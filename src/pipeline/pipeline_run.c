@@ -18,6 +18,16 @@
 #include <errno.h>
 #include <string.h>
 
+/*
+ * Where a lane goes after an entry's instructions: a table id (>= 0), or one
+ * of these.
+ */
+enum pl_next {
+	PL_NEXT_END = -1,  /* the pipeline ends here: output what is pending */
+	PL_NEXT_DROP = -2, /* an action dropped the packet (reason set) */
+	PL_NEXT_SLOW = -3, /* a shortcut could not decide: run exec_flow */
+};
+
 struct sl_pipeline_ctx *
 sl_pipeline_ctx_create(const struct sl_pipeline *pl)
 {
@@ -536,8 +546,9 @@ exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 }
 
 /*
- * Run flow @f's instructions on packet @i.  Returns the next table, -1 at
- * the end of the pipeline, -2 when the packet was dropped (*reason set).
+ * Run flow @f's instructions on packet @i.  Returns the next table,
+ * PL_NEXT_END at the end of the pipeline, PL_NEXT_DROP when the packet was
+ * dropped (*reason set).
  */
 static int
 exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_flow *f,
@@ -551,7 +562,7 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 	if (flags & SL_INSN_APPLY)
 		for (unsigned k = 0; k < f->n_apply; k++)
 			if (!exec_action(pl, ctx, st, p, &f->actions[k], hooks, reason))
-				return -2;
+				return PL_NEXT_DROP;
 	if (sl_unlikely(flags & (SL_INSN_CLEAR | SL_INSN_WRITE))) {
 		if (flags & SL_INSN_CLEAR) {
 			memset(&st->aset, 0, sizeof(st->aset));
@@ -571,8 +582,8 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 	if (f->goto_table >= 0)
 		return f->goto_table;
 	if (st->has_set && !aset_execute(pl, ctx, st, p, hooks, reason))
-		return -2;
-	return -1;
+		return PL_NEXT_DROP;
+	return PL_NEXT_END;
 }
 
 #ifdef PL_PROF
@@ -587,15 +598,15 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 /*
  * The instructions of a lane the FFP answered, when its record says they are
  * simple (ffp.h, FFP_REC_*): what exec_flow would do, without the flow's
- * action list or a call.  Returns the next table, -1 at the end of the
- * pipeline, -3 when exec_flow must run (any other case).
+ * action list or a call.  Returns the next table, PL_NEXT_END at the end of
+ * the pipeline, PL_NEXT_SLOW when exec_flow must run (any other case).
  */
 static inline int
 ffp_fast(const struct sl_pipeline *pl, const struct ffp_rec *r, const struct sl_flow *f,
 	 const struct sl_pkt *p, struct pkt_state *st)
 {
 	if (r == NULL || r->flow != f)
-		return -3;
+		return PL_NEXT_SLOW;
 	if (r->used == FFP_REC_GOTO) {
 		st->flow = f;
 		return r->arg;
@@ -603,10 +614,10 @@ ffp_fast(const struct sl_pipeline *pl, const struct ffp_rec *r, const struct sl_
 	/* Output: only the plain case of output_one (nothing pending, port up, not in_port). */
 	if (r->used != FFP_REC_OUTPUT || st->has_set || st->pending_out != 0 ||
 	    !pl_port_plain_ok(pl, r->arg, p->in_port))
-		return -3;
+		return PL_NEXT_SLOW;
 	st->flow = f;
 	st->pending_out = r->arg;
-	return -1;
+	return PL_NEXT_END;
 }
 
 /*
@@ -809,7 +820,7 @@ path_run(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, const struct
 	}
 	/* Plain records were finished by the lookup: the last entry's instructions run here. */
 	next = exec_flow(pl, ctx, (struct sl_flow *)r->flow[last], p, st, hooks, &reason);
-	if (next == -1)
+	if (next == PL_NEXT_END)
 		return finish(ctx, st, i, st->skip_reason, out_ports, drops);
 	st->pending_out = 0; /* dropped: outputs done before are already copies */
 	return finish(ctx, st, i, reason, out_ports, drops);
@@ -967,12 +978,12 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			}
 			run_pkts++;
 			run_bytes += pkts[i].len; /* length as the packet enters this table */
-			int next = -3;
+			int next = PL_NEXT_SLOW;
 			if (ffp_found >> i & 1)
 				next = ffp_fast(pl, ctx->ffp->rrec[i], f, &pkts[i], st);
-			if (next == -3 && plain_output(pl, f, &pkts[i], st))
-				next = -1;
-			if (next == -3)
+			if (next == PL_NEXT_SLOW && plain_output(pl, f, &pkts[i], st))
+				next = PL_NEXT_END;
+			if (next == PL_NEXT_SLOW)
 				next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, &reason);
 			if (track && (ctx->ffp->ptrack >> i & 1))
 				pl_ffp_path_hop(ctx, i, (unsigned)t, f, next);
@@ -980,7 +991,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			if (next >= 0) {
 				lanes_push(ctx, (unsigned)next, i);
 				ctx->chain_at[next] = SL_MAX(ctx->chain_at[next], depth);
-			} else if (next == -1) {
+			} else if (next == PL_NEXT_END) {
 				n_out += finish(ctx, st, i, st->skip_reason, out_ports, drops);
 			} else {
 				/* Dropped mid-pipeline: outputs done before are already copies. */
