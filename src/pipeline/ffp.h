@@ -151,15 +151,16 @@ struct ffp_path_spec {
 	 * Frame keys (ffp_path.c, path_key): on a plain IPv4 frame
 	 * (sl_pkt_ipv4_plain) the key is the frame's first fwords words
 	 * under fmask (the bytes the layout's moves read), then metadata when
-	 * a table matches it, then a word with in_port and the frame-key mark;
-	 * other frames use the layout, then a word without the mark.  Finer
-	 * than the layout's key (it keeps bytes some protocols do not read):
-	 * equal frame keys give equal layout keys.
+	 * a table matches it, then a word with in_port; other frames use the
+	 * layout.  A record keeps its key's form (ffp_path_rec.used), so the
+	 * two never match.  Finer than the layout's key (it keeps bytes some
+	 * protocols do not read): equal frame keys give equal layout keys.
 	 */
 	uint8_t fmode;        /* frame keys in use (the layout reads only fixed bytes) */
 	uint8_t fwords;
 	uint8_t fmd;          /* metadata in frame keys */
-	uint8_t key_size;     /* the path key: the larger of both forms */
+	uint8_t key_size;     /* the larger of both forms (each is hashed and compared at its own) */
+	uint8_t fsize;        /* a frame key's bytes */
 	uint16_t fneed;       /* frame bytes a frame key needs */
 	uint64_t fmask[FFP_PATH_KEY_MAX / 8];
 };
@@ -171,7 +172,7 @@ struct ffp_path_spec {
  */
 struct ffp_path_rec {
 	uint64_t sig;      /* spec generation << 40 + mark epoch + sum of the tables' versions */
-	uint8_t used;
+	uint8_t used;      /* 0 free, else the key's form (ffp_path.c, PATH_USED_*) */
 	uint8_t n_hops;
 	uint8_t out;       /* plain record (goto-only hops, a last FFP_REC_OUTPUT): its port, else 0 */
 	uint8_t plain;     /* bit k: hop k's instructions are a plain goto (run without a call) */
@@ -185,7 +186,8 @@ struct ffp_path_rec {
 	uint32_t pend_bytes;
 	const struct sl_flow *flow[FFP_PATH_HOPS];
 } __attribute__((aligned(64)));
-_Static_assert(sizeof(struct ffp_path_rec) == 192, "a path record is three lines");
+_Static_assert(sizeof(struct ffp_path_rec) == 192 && FFP_WAYS == 2,
+	       "a path record is three lines, two a set (path_touch finds the way from that)");
 _Static_assert(offsetof(struct ffp_path_rec, key) + 48 == 64, "48 key bytes in the first line");
 
 struct ffp_path {
@@ -236,6 +238,7 @@ struct ffp_ctx {
 	uint8_t pmiss_at[SL_BURST_MAX];
 	uint8_t ptab[SL_BURST_MAX][FFP_PATH_HOPS];
 	const struct sl_flow *pflow[SL_BURST_MAX][FFP_PATH_HOPS];
+	uint8_t pform[SL_BURST_MAX];  /* per lane: its key's form (ffp_path.c, PATH_USED_*) */
 	uint32_t pset[SL_BURST_MAX];  /* per lane: its key's hash (two-choice sets, ffp_path.c) */
 	uint8_t pkey[SL_BURST_MAX][FFP_PATH_KEY_MAX] SL_CACHE_ALIGNED;
 

@@ -54,6 +54,7 @@ frame_keys_compile(struct ffp_path_spec *sp)
 	if (size > FFP_PATH_KEY_MAX)
 		return;
 	memcpy(sp->fmask, mask, sizeof(sp->fmask));
+	sp->fsize = (uint8_t)size;
 	sp->fneed = (uint16_t)SL_MAX(l->moves_need, sp->fwords * 8u);
 	sp->key_size = (uint8_t)SL_MAX(sp->key_size, size);
 	sp->fmode = 1;
@@ -112,13 +113,13 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 		why = SL_FLOW_CACHE_ONE_TABLE;
 		goto none;
 	}
-	/* sl_key_layout_init drops the fields several tables share; one word marks the form. */
+	/* sl_key_layout_init drops the fields several tables share. */
 	if (sl_key_layout_init(&sp->layout, fields, n) != 0 ||
-	    sp->layout.key_size + 8u > FFP_PATH_KEY_MAX) {
+	    sp->layout.key_size > FFP_PATH_KEY_MAX) {
 		why = SL_FLOW_CACHE_KEY_TOO_BIG;
 		goto none;
 	}
-	sp->key_size = (uint8_t)(sp->layout.key_size + 8);
+	sp->key_size = (uint8_t)sp->layout.key_size;
 	frame_keys_compile(sp);
 	return SL_FLOW_CACHE_ACTIVE;
 none:
@@ -292,25 +293,32 @@ path_set_b(uint32_t h)
 	return b != path_set_a(h) ? b : b ^ 1;
 }
 
-/* The record of @key in set @set, or NULL. */
+/*
+ * The record of @key in set @set, or NULL.  @used is the key's form + 1
+ * (ffp.h: a frame key and a layout key never match, whatever their bytes).
+ */
 static inline struct ffp_path_rec *
-path_find_in(struct ffp_path *ph, uint32_t set, const uint8_t *key, unsigned size)
+path_find_in(struct ffp_path *ph, uint32_t set, const uint8_t *key, unsigned size, uint8_t used)
 {
 	struct ffp_path_rec *s = &ph->rec[set * FFP_WAYS];
 
 	for (unsigned w = 0; w < FFP_WAYS; w++)
-		if (s[w].used && dc_key_equal(s[w].key, key, size))
+		if (s[w].used == used && dc_key_equal(s[w].key, key, size))
 			return &s[w];
 	return NULL;
 }
 
-/* A hit or a fill of way @r: its set's other way goes first. */
+/*
+ * A hit or a fill of way @r: its set's other way goes first.  Records are
+ * three lines, so a record's line number 6k + 3w is odd exactly in way 1:
+ * the way without dividing by 192.
+ */
 static inline void
 path_touch(struct ffp_path *ph, struct ffp_path_rec *r)
 {
-	size_t idx = (size_t)(r - ph->rec);
-	struct ffp_path_rec *s0 = &ph->rec[idx & ~(size_t)(FFP_WAYS - 1)];
-	uint8_t other = (uint8_t)((idx & 1) ^ 1);
+	unsigned way = (unsigned)(((uintptr_t)r - (uintptr_t)ph->rec) >> 6) & 1;
+	struct ffp_path_rec *s0 = r - way;
+	uint8_t other = (uint8_t)(way ^ 1);
 
 	if (s0->lru != other)
 		s0->lru = other;
@@ -441,35 +449,42 @@ path_found(struct ffp_ctx *fc, struct ffp_path *ph, struct ffp_path_rec *r, uint
 	return UINT64_C(1) << i;
 }
 
-#define PATH_KEY_FRAME (UINT64_C(1) << 63) /* the last word of a frame key */
+#define PATH_USED_LAYOUT 1 /* ffp_path_rec.used: the record's key is a layout key */
+#define PATH_USED_FRAME 2  /* ... a frame key */
 
-/* Packet @p's path key under spec @sp (ffp.h: frame keys, else the layout). */
-static inline void
+/*
+ * Packet @p's path key under spec @sp (ffp.h: a frame key, else the layout's);
+ * returns its form as ffp_path_rec.used.
+ */
+static inline uint8_t
 path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key)
 {
-	unsigned size = sp->key_size;
-	uint64_t last;
-
 	if (sp->fmode && sl_pkt_ipv4_plain(p, sp->fneed)) {
-		unsigned w;
+		unsigned size = sp->fsize, w;
 		for (w = 0; w < sp->fwords; w++) {
 			uint64_t x;
 			__builtin_memcpy(&x, p->data + 8 * w, 8);
 			x &= sp->fmask[w];
 			__builtin_memcpy(key + 8 * w, &x, 8);
 		}
-		for (; w * 8 < size - 8; w++)
-			__builtin_memcpy(key + 8 * w, &(uint64_t){0}, 8);
 		if (sp->fmd)
-			__builtin_memcpy(key + size - 16, &p->metadata, 8);
-		last = PATH_KEY_FRAME | p->in_port;
-	} else {
-		sl_key_extract(&sp->layout, p, key);
-		for (unsigned o = sp->layout.key_size; o < size - 8; o += 8)
-			__builtin_memcpy(key + o, &(uint64_t){0}, 8);
-		last = 0;
+			__builtin_memcpy(key + 8 * w, &p->metadata, 8);
+		uint64_t in_port = p->in_port;
+		__builtin_memcpy(key + size - 8, &in_port, 8);
+		return PATH_USED_FRAME;
 	}
-	__builtin_memcpy(key + size - 8, &last, 8);
+	if (sp->fmode)
+		sl_key_extract_ops(&sp->layout, p, key); /* not of the plain shape: no second test */
+	else
+		sl_key_extract(&sp->layout, p, key);
+	return PATH_USED_LAYOUT;
+}
+
+/* The size of a key of form @used (each form is hashed and compared at its own size). */
+static inline unsigned
+path_key_size(const struct ffp_path_spec *sp, uint8_t used)
+{
+	return used == PATH_USED_FRAME ? sp->fsize : sp->layout.key_size;
 }
 
 uint64_t
@@ -503,17 +518,19 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	fc->pobs.n += (uint32_t)__builtin_popcountll(lanes);
 
 	struct ffp_path *ph = fc->path;
-	unsigned size = sp->key_size;
 	/*
 	 * Stage A: the union keys; then hash them and prefetch the first line of
 	 * both ways (a separate loop: hashing a key right after its byte-wise
 	 * stores stalls on store forwarding).
 	 */
 	SL_FOR_EACH_LANE(i, lanes)
-	path_key(sp, &pkts[i], fc->pkey[i]);
+	{
+		fc->pform[i] = path_key(sp, &pkts[i], fc->pkey[i]);
+	}
 	SL_FOR_EACH_LANE(i, lanes)
 	{
-		uint32_t h = path_hash(fc->pkey[i], size), a = path_set_a(h);
+		uint32_t h = path_hash(fc->pkey[i], path_key_size(sp, fc->pform[i]));
+		uint32_t a = path_set_a(h);
 		fc->pset[i] = h;
 		sl_prefetch0(&ph->rec[a * FFP_WAYS]);
 		sl_prefetch0(&ph->rec[a * FFP_WAYS + 1]);
@@ -528,7 +545,8 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	SL_FOR_EACH_LANE(i, lanes)
 	{
 		uint32_t h = fc->pset[i];
-		struct ffp_path_rec *r = path_find_in(ph, path_set_a(h), fc->pkey[i], size);
+		struct ffp_path_rec *r = path_find_in(ph, path_set_a(h), fc->pkey[i],
+						      path_key_size(sp, fc->pform[i]), fc->pform[i]);
 
 		if (r == NULL) {
 			uint32_t b = path_set_b(h);
@@ -541,8 +559,8 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	}
 	SL_FOR_EACH_LANE(i, second)
 	{
-		struct ffp_path_rec *r =
-			path_find_in(ph, path_set_b(fc->pset[i]), fc->pkey[i], size);
+		struct ffp_path_rec *r = path_find_in(ph, path_set_b(fc->pset[i]), fc->pkey[i],
+						      path_key_size(sp, fc->pform[i]), fc->pform[i]);
 
 		if (r == NULL) {
 			misses++;
@@ -630,15 +648,16 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 	if (done == 0 || path_sig(pl, sp) != fc->psig)
 		return;
 	struct ffp_path *ph = fc->path;
-	unsigned size = sp->key_size;
 	SL_FOR_EACH_LANE(i, done)
 	{
 		uint32_t h = fc->pset[i];
+		unsigned size = path_key_size(sp, fc->pform[i]);
 		/* A stale record, or one filled by an earlier lane of this burst: refill it. */
-		struct ffp_path_rec *r = path_find_in(ph, path_set_a(h), fc->pkey[i], size);
+		struct ffp_path_rec *r =
+			path_find_in(ph, path_set_a(h), fc->pkey[i], size, fc->pform[i]);
 
 		if (r == NULL)
-			r = path_find_in(ph, path_set_b(h), fc->pkey[i], size);
+			r = path_find_in(ph, path_set_b(h), fc->pkey[i], size, fc->pform[i]);
 		if (r == NULL) {
 			r = path_victim(ph, h);
 			if (r->used)
@@ -672,6 +691,6 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 		r->out = !r->miss && nh > 0 && plain == (uint8_t)((1u << (nh - 1)) - 1) ? out : 0;
 		r->plain = plain;
 		r->ll = ll;
-		r->used = 1;
+		r->used = fc->pform[i];
 	}
 }

@@ -1147,15 +1147,23 @@ key_extract_moves(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 void
 sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 {
-	unsigned size = l->key_size, n = l->n_fields;
-
-	/* Zero the whole key first: padding and absent fields must compare equal. */
-	for (unsigned i = 0; i < size; i += 8)
-		memset(key + i, 0, 8);
 	if (sl_likely((l->need_l4 || l->need_l2) && sl_pkt_ipv4_plain(p, l->moves_need))) {
+		/* Zero the whole key first: padding and absent fields must compare equal. */
+		for (unsigned i = 0; i < l->key_size; i += 8)
+			memset(key + i, 0, 8);
 		key_extract_moves(l, p, key);
 		return;
 	}
+	sl_key_extract_ops(l, p, key);
+}
+
+void
+sl_key_extract_ops(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
+{
+	unsigned size = l->key_size, n = l->n_fields;
+
+	for (unsigned i = 0; i < size; i += 8)
+		memset(key + i, 0, 8);
 	if (l->need_l4)
 		ensure_l4(p);
 	else if (l->need_l2)

@@ -350,6 +350,11 @@ int sl_key_layout_find(const struct sl_key_layout *l, const struct sl_field *f);
  * (padding zeroed).  Any worker, on its own packet.
  */
 void sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key);
+/**
+ * sl_key_extract without its plain-IPv4 shortcut (the layout's ops, any frame):
+ * for a caller that has found the frame is not of that shape.
+ */
+void sl_key_extract_ops(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key);
 
 /*
  * Checksum helpers shared with the action code.
