@@ -553,6 +553,20 @@ ffp_class(struct rte_tel_data *d, const char *name, uint64_t packets, const stru
 	dict_u64(d, key, h->max_ns);
 }
 
+/* The flow cache's spec size and counters, as /sluice/flow_cache and /sluice/ffp's path show them. */
+static void
+path_counters(struct rte_tel_data *d, const struct sl_ffp_path_stats *ps)
+{
+	dict_u64(d, "tables", ps->n_tables);
+	dict_u64(d, "key_bytes", ps->key_bytes);
+	dict_u64(d, "entries", ps->entries);
+	dict_u64(d, "hits", ps->hits);
+	dict_u64(d, "misses", ps->misses);
+	dict_u64(d, "inserts", ps->inserts);
+	dict_u64(d, "stale", ps->stale);
+	dict_u64(d, "evictions", ps->evictions);
+}
+
 /* The whole-pipeline flow cache: its spec, its adaptive state and counters over all workers. */
 static int
 h_flow_cache(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
@@ -575,16 +589,9 @@ h_flow_cache(const char *params, struct rte_tel_data *d, char *err, size_t err_s
 								      : "mixed");
 	dict_u64(d, "workers", n_ctxs);
 	dict_u64(d, "workers_on", ps.probing);
-	dict_u64(d, "tables", ps.n_tables);
-	dict_u64(d, "key_bytes", ps.key_bytes);
-	dict_u64(d, "entries", ps.entries);
+	path_counters(d, &ps);
 	dict_u64(d, "capacity", ps.capacity);
-	dict_u64(d, "hits", ps.hits);
-	dict_u64(d, "misses", ps.misses);
 	dict_u64(d, "hit_permille", probes ? ps.hits * 1000 / probes : 0);
-	dict_u64(d, "inserts", ps.inserts);
-	dict_u64(d, "stale", ps.stale);
-	dict_u64(d, "evictions", ps.evictions);
 	return 0;
 }
 
@@ -613,15 +620,8 @@ h_ffp(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 		sl_pipeline_ffp_path_stats(mgmt->p.pl, ctxs, n_ctxs, &ps);
 		if (c != NULL) {
 			rte_tel_data_start_dict(c);
-			dict_u64(c, "tables", ps.n_tables);
-			dict_u64(c, "key_bytes", ps.key_bytes);
 			dict_u64(c, "probing_workers", ps.probing);
-			dict_u64(c, "entries", ps.entries);
-			dict_u64(c, "hits", ps.hits);
-			dict_u64(c, "misses", ps.misses);
-			dict_u64(c, "inserts", ps.inserts);
-			dict_u64(c, "stale", ps.stale);
-			dict_u64(c, "evictions", ps.evictions);
+			path_counters(c, &ps);
 			rte_tel_data_add_dict_container(d, "path", c, 0);
 		}
 	}

@@ -26,7 +26,7 @@ frame_keys_compile(struct ffp_path_spec *sp)
 {
 	const struct sl_key_layout *l = &sp->layout;
 	uint8_t mask[FFP_PATH_KEY_MAX] = {0};
-	unsigned end = 0;
+	unsigned end = 0, md = 0;
 
 	sp->fmode = 0;
 	for (unsigned k = 0; k < l->n_moves; k++) {
@@ -36,7 +36,7 @@ frame_keys_compile(struct ffp_path_spec *sp)
 		if (mv->n == 0) {
 			if (l->fields[mv->src].id != SL_FIELD_METADATA)
 				return;
-			sp->fmd = 1;
+			md = 1;
 			continue;
 		}
 		if (mv->src + mv->n > FFP_PATH_KEY_MAX)
@@ -49,10 +49,11 @@ frame_keys_compile(struct ffp_path_spec *sp)
 			end = SL_MAX(end, 24u);
 		}
 	}
-	sp->fwords = (uint8_t)((end + 7) / 8);
-	unsigned size = sp->fwords * 8u + 8u * sp->fmd + 8u;
+	unsigned words = (end + 7) / 8, size = words * 8u + 8u * md + 8u;
 	if (size > FFP_PATH_KEY_MAX)
 		return;
+	sp->fwords = (uint8_t)words;
+	sp->fmd = (uint8_t)md;
 	memcpy(sp->fmask, mask, sizeof(sp->fmask));
 	sp->fsize = (uint8_t)size;
 	sp->fneed = (uint16_t)SL_MAX(l->moves_need, sp->fwords * 8u);
@@ -82,10 +83,6 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 		const struct pl_dtable *lv = pt->live;
 		if (lv == NULL || !table_in_use(lv))
 			continue;
-		if (pt->state != NULL) {
-			why = SL_FLOW_CACHE_STATE;
-			goto none;
-		}
 		if (sp->n_tables == FFP_PATH_TABLES) {
 			why = SL_FLOW_CACHE_TOO_MANY;
 			goto none;

@@ -596,28 +596,18 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 #endif
 
 /*
- * The instructions of a lane the FFP answered, when its record says they are
- * simple (ffp.h, FFP_REC_*): what exec_flow would do, without the flow's
- * action list or a call.  Returns the next table, PL_NEXT_END at the end of
- * the pipeline, PL_NEXT_SLOW when exec_flow must run (any other case).
+ * A lane the FFP answered whose record says its entry only goes to another
+ * table (ffp.h, FFP_REC_GOTO): what exec_flow would do, without the flow's
+ * instructions or a call.  Returns the table, or PL_NEXT_SLOW for any other
+ * record (an output-only entry is plain_output's, below).
  */
 static inline int
-ffp_fast(const struct sl_pipeline *pl, const struct ffp_rec *r, const struct sl_flow *f,
-	 const struct sl_pkt *p, struct pkt_state *st)
+ffp_fast(const struct ffp_rec *r, const struct sl_flow *f, struct pkt_state *st)
 {
-	if (r == NULL || r->flow != f)
-		return PL_NEXT_SLOW;
-	if (r->used == FFP_REC_GOTO) {
-		st->flow = f;
-		return r->arg;
-	}
-	/* Output: only the plain case of output_one (nothing pending, port up, not in_port). */
-	if (r->used != FFP_REC_OUTPUT || st->has_set || st->pending_out != 0 ||
-	    !pl_port_plain_ok(pl, r->arg, p->in_port))
+	if (r == NULL || r->flow != f || r->used != FFP_REC_GOTO)
 		return PL_NEXT_SLOW;
 	st->flow = f;
-	st->pending_out = r->arg;
-	return PL_NEXT_END;
+	return r->arg;
 }
 
 /*
@@ -980,7 +970,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			run_bytes += pkts[i].len; /* length as the packet enters this table */
 			int next = PL_NEXT_SLOW;
 			if (ffp_found >> i & 1)
-				next = ffp_fast(pl, ctx->ffp->rrec[i], f, &pkts[i], st);
+				next = ffp_fast(ctx->ffp->rrec[i], f, st);
 			if (next == PL_NEXT_SLOW && plain_output(pl, f, &pkts[i], st))
 				next = PL_NEXT_END;
 			if (next == PL_NEXT_SLOW)
