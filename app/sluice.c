@@ -670,6 +670,12 @@ on_directive(void *arg, const char *name, const char *value, struct sl_parse_err
 }
 
 static int
+on_group(void *arg, const struct sl_group_spec *gs, struct sl_parse_error *err)
+{
+	return sl_pipeline_group_add(arg, gs, err->msg, sizeof(err->msg));
+}
+
+static int
 load_rules(struct sl_pipeline *pl, const struct options *o)
 {
 	struct sl_parse_error pe;
@@ -677,7 +683,7 @@ load_rules(struct sl_pipeline *pl, const struct options *o)
 	int rc;
 
 	if (o->flows_file != NULL) {
-		const struct sl_flowfile_callbacks cb = {on_table, on_flow, on_directive};
+		const struct sl_flowfile_callbacks cb = {on_table, on_flow, on_directive, on_group};
 		rc = sl_flowfile_load_cb(o->flows_file, &cb, pl, &pe);
 		if (rc < 0) {
 			sl_parse_error_format(&pe, msg, sizeof(msg));

@@ -1126,6 +1126,26 @@ on_table_decl(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *
 	return rc;
 }
 
+/* A group line: a group_mod ADD in the batch. */
+static int
+on_group(void *arg, const struct sl_group_spec *gs, struct sl_parse_error *err)
+{
+	static struct sl_ofp_group_mod gm;
+	struct batch *b = arg;
+	int rc;
+
+	gm.command = SL_OFPGC_ADD;
+	gm.spec = *gs;
+	rc = sl_ofp_group_mod_encode(&b->msgs, 0, &gm);
+	if (rc == -EMSGSIZE) {
+		snprintf(err->msg, sizeof(err->msg), "group too large for one OpenFlow message");
+		return rc;
+	}
+	if (rc == 0)
+		rc = batch_add_origin(b, err->file, err->line);
+	return rc;
+}
+
 /* A "fwd-mode=MODES" line: an SL_OFPX_SET_FWD_MODE message in the batch. */
 static int
 on_directive(void *arg, const char *name, const char *value, struct sl_parse_error *err)
@@ -1367,7 +1387,7 @@ cmd_add_flows(const char *path)
 	}
 	sl_ofp_buf_init(&b.msgs);
 	/* The whole file is checked and encoded before anything is sent. */
-	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow, on_directive};
+	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow, on_directive, on_group};
 	rc = sl_flowfile_load_cb(file, &cb, &b, &pe);
 	if (rc < 0) {
 		if (b.display_file)

@@ -17,6 +17,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -716,6 +718,7 @@ struct parser {
 	uint32_t *out_group;                   /* filter: where out_group=G goes, or NULL */
 	unsigned seen;                         /* SEEN_* keys already given */
 	struct span field_tok[SL_KEY_FIELDS_MAX]; /* token that added each match field */
+	bool bucket;                           /* a group bucket's actions: no match to check */
 };
 
 enum {
@@ -884,6 +887,47 @@ key_uint(struct parser *ps, struct span tok, struct span key, struct span val, u
 	return 0;
 }
 
+/*
+ * ovs-ofctl's vlan_tci=TCI[/MASK]: the 802.1Q TCI with 0x1000 meaning "a tag
+ * is present" (vlan_tci=0 is an untagged frame).  It becomes OpenFlow 1.3's
+ * vlan_vid (the low 13 bits) and vlan_pcp (the top 3, exact or absent; a
+ * PCP needs a tag, so it is only taken with the present bit matched as 1).
+ */
+static int
+vlan_tci_item(struct parser *ps, struct span tok, struct span val)
+{
+	long slash = span_find(val, '/');
+	struct span v = val, mk = {NULL, 0};
+	uint64_t tci, m = 0xffff;
+	uint8_t vv[2], vm[2], pv;
+	int rc;
+
+	if (slash >= 0) {
+		v.n = (size_t)slash;
+		mk = (struct span){val.p + slash + 1, val.n - (size_t)slash - 1};
+	}
+	if (parse_uint(v, 0xffff, &tci) || (slash >= 0 && parse_uint(mk, 0xffff, &m)))
+		return fail(ps->err, tok, -EINVAL, "bad vlan_tci: expected 16-bit TCI[/MASK]");
+	tci &= m;
+	unsigned pcp_mask = (unsigned)(m >> 13);
+	if (pcp_mask != 0 && pcp_mask != 7)
+		return fail(ps->err, tok, -EINVAL,
+			    "vlan_tci: the priority bits (0xe000) must be all in or all out of the mask");
+	if (pcp_mask && !((m & 0x1000) && (tci & 0x1000)) && (tci >> 13) != 0)
+		return fail(ps->err, tok, -EINVAL, "vlan_tci: a priority needs a tag (0x1000)");
+	put_be(vv, 2, tci & 0x1fff);
+	put_be(vm, 2, m & 0x1fff);
+	if ((m & 0x1fff) != 0 &&
+	    (rc = match_add(ps, tok, &(struct sl_field){.id = SL_FIELD_VLAN_VID}, vv, vm)))
+		return rc;
+	if (pcp_mask && (m & 0x1000) && (tci & 0x1000)) {
+		uint8_t full = 7;
+		pv = (uint8_t)(tci >> 13);
+		return match_add(ps, tok, &(struct sl_field){.id = SL_FIELD_VLAN_PCP}, &pv, &full);
+	}
+	return 0;
+}
+
 /* One match / flow-entry item of a flow (not actions). */
 static int
 flow_item(struct parser *ps, struct span tok)
@@ -1007,6 +1051,8 @@ flow_item(struct parser *ps, struct span tok)
 		return 0;
 	}
 
+	if (span_eq(key, "vlan_tci"))
+		return vlan_tci_item(ps, tok, val);
 	if ((rc = resolve_field(ps->err, key, &fs->match, tok, &fr)) ||
 	    (rc = parse_value(ps->err, tok, &fr, val, false, value, mask)))
 		return rc;
@@ -1154,7 +1200,8 @@ make_set_field(struct parser *ps, const struct act_item *it, const struct fref *
 		return fail(ps->err, it->tok, -EINVAL, "field %s is not writable", fname);
 	}
 	rc = parse_value(ps->err, it->tok, fr, val, true, a->set_field.value, mask);
-	if (rc == 0)
+	/* A bucket has no match: a packet without the field is left alone at run time. */
+	if (rc == 0 && !ps->bucket)
 		rc = check_prereq(ps->err, &ps->fs->match, &fr->f, "set_field on ", it->tok);
 	a->type = SL_ACT_SET_FIELD;
 	a->set_field.f = fr->f;
@@ -1598,6 +1645,171 @@ sl_flow_parse_filter_out(const char *text, struct sl_flow_spec *fs, uint32_t *ou
                          uint32_t *out_group, struct sl_parse_error *err)
 {
 	return flow_parse(text, fs, true, out_port, out_group, err);
+}
+
+/*
+ * Groups (ovs-ofctl add-groups syntax).
+ */
+
+static const struct {
+	const char *name;
+	uint8_t type;
+} group_types[] = {
+	{"all", SL_GROUP_ALL},		 {"select", SL_GROUP_SELECT}, {"indirect", SL_GROUP_INDIRECT},
+	{"ff", SL_GROUP_FF},		 {"fast_failover", SL_GROUP_FF},
+};
+
+/* Where the next "bucket=" item of @s starts (at an item boundary, outside parentheses), or NULL. */
+static const char *
+find_bucket(struct span s)
+{
+	int depth = 0;
+
+	for (size_t i = 0; i + 7 <= s.n; i++) {
+		char c = s.p[i];
+		if (c == '(')
+			depth++;
+		else if (c == ')')
+			depth--;
+		else if (depth == 0 && (i == 0 || s.p[i - 1] == ',' || isspace((unsigned char)s.p[i - 1])) &&
+			 strncmp(s.p + i, "bucket=", 7) == 0)
+			return s.p + i;
+	}
+	return NULL;
+}
+
+/* One bucket: "[weight:W,][watch_port:P,][watch_group:G,][actions=]A,A...". */
+static int
+bucket_parse(struct parser *ps, struct span body, uint8_t type, struct sl_bucket_spec *b)
+{
+	struct span rest = span_trim(body), tok;
+	bool in_actions = false;
+	struct act_item it;
+	struct sl_action a;
+	uint64_t n;
+	int rc;
+
+	b->weight = type == SL_GROUP_SELECT ? 1 : 0; /* ovs-ofctl's default weight */
+	b->watch_port = SL_PORT_ANY;
+	b->watch_group = SL_GROUP_ID_ANY;
+	while (rest.n > 0 && (rest.p[rest.n - 1] == ',' || isspace((unsigned char)rest.p[rest.n - 1])))
+		rest.n--;
+	if (rest.n == 0)
+		return 0; /* no actions: the bucket drops */
+	while ((rc = next_action(ps->err, &rest, &tok)) > 0) {
+		if (!in_actions && span_starts(tok, "actions=")) {
+			in_actions = true;
+			tok = span_trim((struct span){tok.p + 8, tok.n - 8});
+			if (tok.n == 0 || span_eq(tok, "drop"))
+				continue;
+		}
+		if ((rc = split_action(ps->err, tok, &it)))
+			return rc;
+		if (!in_actions && it.sep == ':' && span_eq(it.name, "weight")) {
+			if ((rc = act_uint(ps->err, &it, UINT16_MAX, &n)))
+				return rc;
+			b->weight = (uint16_t)n;
+			continue;
+		}
+		if (!in_actions && it.sep == ':' && span_eq(it.name, "watch_port")) {
+			uint32_t port;
+			if (parse_port(it.arg, &port))
+				return fail(ps->err, tok, -EINVAL,
+					    "bad watch_port: expected 1..0xffffff00 or a reserved name");
+			b->watch_port = port;
+			continue;
+		}
+		if (!in_actions && it.sep == ':' && span_eq(it.name, "watch_group")) {
+			if ((rc = act_uint(ps->err, &it, GROUP_ID_MAX, &n)))
+				return rc;
+			b->watch_group = (uint32_t)n;
+			continue;
+		}
+		if (span_eq(it.name, "bucket_id"))
+			return fail(ps->err, tok, -EINVAL, "bucket_id needs OpenFlow 1.5 (not supported)");
+		in_actions = true; /* bucket parameters come before the actions */
+		if ((rc = parse_action(ps, &it, &a)) ||
+		    (rc = append_action(ps, tok, b->actions, &b->n_actions, &a)))
+			return rc;
+	}
+	return rc;
+}
+
+int
+sl_group_parse(const char *text, struct sl_group_spec *gs, struct sl_parse_error *err)
+{
+	struct sl_parse_error dummy;
+	struct sl_flow_spec scratch; /* parse_action's context: an empty match */
+	struct parser ps;
+	struct span all, head, rest, tok, key, val;
+	const char *at;
+	uint64_t n;
+	bool have_id = false, have_type = false;
+	int rc = 0;
+
+	if (err == NULL)
+		err = &dummy;
+	memset(err, 0, sizeof(*err));
+	memset(&ps, 0, sizeof(ps));
+	sl_flow_spec_init(&scratch);
+	ps.err = err;
+	ps.fs = &scratch;
+	ps.bucket = true;
+	memset(gs, 0, offsetof(struct sl_group_spec, buckets));
+	all = span_trim(span_of(text));
+	ps.text = all;
+	at = find_bucket(all);
+	head = (struct span){all.p, at != NULL ? (size_t)(at - all.p) : all.n};
+	while (head.n > 0 && (head.p[head.n - 1] == ',' || isspace((unsigned char)head.p[head.n - 1])))
+		head.n--;
+	rest = head;
+	while (rest.n > 0 && (rc = next_action(err, &rest, &tok)) > 0) {
+		split_kv(tok, &key, &val);
+		if (span_eq(key, "group_id")) {
+			if (have_id)
+				return fail(err, tok, -EINVAL, "duplicate 'group_id'");
+			if (parse_uint(val, GROUP_ID_MAX, &n))
+				return fail(err, tok, -EINVAL, "bad group_id: expected 0..0xffffff00");
+			gs->group_id = (uint32_t)n;
+			have_id = true;
+		} else if (span_eq(key, "type")) {
+			unsigned i;
+			if (have_type)
+				return fail(err, tok, -EINVAL, "duplicate 'type'");
+			for (i = 0; i < SL_ARRAY_SIZE(group_types); i++)
+				if (span_eq(val, group_types[i].name))
+					break;
+			if (i == SL_ARRAY_SIZE(group_types))
+				return fail(err, tok, -EINVAL,
+					    "bad group type: expected all, select, indirect or ff");
+			gs->type = group_types[i].type;
+			have_type = true;
+		} else {
+			return fail(err, tok, -EINVAL,
+				    "unknown group item: expected group_id=, type= or bucket=");
+		}
+	}
+	if (rc < 0)
+		return rc;
+	if (!have_id)
+		return fail(err, all, -EINVAL, "missing group_id=");
+	if (!have_type)
+		return fail(err, all, -EINVAL, "missing type= (all, select, indirect or ff)");
+	while (at != NULL) {
+		struct span after = {at + 7, all.n - (size_t)(at + 7 - all.p)};
+		const char *next = find_bucket(after);
+		struct span body = {after.p, next != NULL ? (size_t)(next - after.p) : after.n};
+
+		if (gs->n_buckets == SL_GROUP_BUCKETS_MAX)
+			return fail(err, (struct span){at, 7}, -E2BIG, "too many buckets (max %d)",
+				    SL_GROUP_BUCKETS_MAX);
+		memset(&gs->buckets[gs->n_buckets], 0, sizeof(gs->buckets[0]));
+		if ((rc = bucket_parse(&ps, body, gs->type, &gs->buckets[gs->n_buckets])))
+			return rc;
+		gs->n_buckets++;
+		at = next;
+	}
+	return 0;
 }
 
 /*
@@ -2221,7 +2433,21 @@ load_line(const char *text, const char *path, unsigned lineno, const struct sl_f
 	 * callback that sends the item elsewhere (sluicectl add-flows) reads
 	 * where it came from to report a later, asynchronous failure.
 	 */
-	if (is_table_decl(text)) {
+	if (t.n > 9 && strncmp(t.p, "group_id=", 9) == 0) {
+		struct sl_group_spec *gs = malloc(sizeof(*gs)); /* about 20 kB: not on the stack */
+
+		if (gs == NULL)
+			return fail(err, t, -ENOMEM, "out of memory");
+		rc = sl_group_parse(text, gs, err);
+		if (rc == 0 && cb->on_group != NULL) {
+			snprintf(err->file, sizeof(err->file), "%s", path);
+			err->line = lineno;
+			rc = cb->on_group(arg, gs, err);
+		}
+		free(gs);
+		if (rc == 0 || cb->on_group == NULL)
+			return rc;
+	} else if (is_table_decl(text)) {
 		rc = sl_table_spec_parse(text, &ts, err);
 		if (rc || on_table == NULL)
 			return rc;
@@ -2272,7 +2498,7 @@ int
 sl_flowfile_load(const char *path, sl_flowfile_table_fn on_table, sl_flowfile_flow_fn on_flow,
 		 void *arg, struct sl_parse_error *err)
 {
-	const struct sl_flowfile_callbacks cb = {on_table, on_flow, NULL};
+	const struct sl_flowfile_callbacks cb = {on_table, on_flow, NULL, NULL};
 
 	return sl_flowfile_load_cb(path, &cb, arg, err);
 }

@@ -58,6 +58,11 @@
  *                           the OFPVID_PRESENT bit: vlan_vid=0x1000/0x1000
  *                           matches any tagged frame, vlan_vid=0x100a is
  *                           dl_vlan=10.  Maskable.
+ *   vlan_tci                ovs-ofctl's 16-bit TCI[/MASK], 0x1000 meaning "a
+ *                           tag is present" (vlan_tci=0: untagged): becomes
+ *                           vlan_vid (the low 13 bits, masked) and an exact
+ *                           dl_vlan_pcp (the top 3 bits, all or none of them
+ *                           in the mask, only with the present bit set)
  *   tp_src tp_dst           resolve to tcp_/udp_/sctp_ by the nw_proto already
  *                           in the match (so "tcp,tp_dst=80" works and
  *                           "tp_dst=80,tcp" does not); error when there is none
@@ -104,6 +109,9 @@
  *                          the match's nw_proto (error when it has none)
  *   push_vlan:0x8100|0x88a8  pop_vlan  strip_vlan (= pop_vlan)
  *   dec_ttl  mod_nw_ttl:N (also set_nw_ttl:N, set_ttl:N)  copy_ttl_out
+ *                          (dec_ttl needs no ip match, unlike in ovs-ofctl:
+ *                          OpenFlow 1.3 gives it no prerequisite, and a
+ *                          packet that is not IP passes it unchanged)
  *   copy_ttl_in  group:N (0..0xffffff00)  set_queue:N
  *   set_state:S  set_state(S[,table=T][,idle_ms=MS][,hard_ms=MS][,rollback=R])
  *                          OpenState (pipeline.h "Stateful stages"): set the
@@ -112,7 +120,12 @@
  *                          an apply action only
  * Instructions (after all plain actions, each at most once, any order):
  *   write_actions(A,...)   action set; one action per type (one per field for
- *                          set_field), at most SL_ACTIONS_MAX;
+ *                          set_field), at most SL_ACTIONS_MAX; the set runs
+ *                          in the order of OpenFlow 1.3 section 5.10 (push
+ *                          before set_field), whatever the written order,
+ *                          so "write_actions(set_field:5->vlan_vid,
+ *                          push_vlan:0x8100)" is accepted (ovs-ofctl refuses
+ *                          it, reading the list in order);
  *                          "write_actions()" is an empty action set
  *   clear_actions
  *   write_metadata:V[/M]   64-bit, mask default all ones
@@ -145,6 +158,21 @@
  * error on any other kind.  Flows match the loaded state with "state=S[/M]".
  *
  * ----------------------------------------------------------------------------
+ * Groups (sl_group_parse; ovs-ofctl add-groups syntax)
+ * ----------------------------------------------------------------------------
+ *
+ *   group_id=N,type=TYPE[,bucket=BUCKET]...
+ *
+ * N is 0..0xffffff00; TYPE all, select, indirect or ff (fast_failover).  A
+ * BUCKET is "[weight:W,][watch_port:P,][watch_group:G,][actions=]A[,A]...":
+ * the parameters first, then the actions of the action syntax above (no
+ * instructions).  weight defaults to 1 in select groups (as ovs-ofctl), 0
+ * elsewhere.  A bucket has no match, so set_field needs no prerequisite:
+ * a packet without the field is left alone.  Whether the group is valid
+ * (an indirect group has one bucket, ...) is the pipeline's call
+ * (sl_pipeline_group_add).
+ *
+ * ----------------------------------------------------------------------------
  * Flow files (sl_flowfile_load)
  * ----------------------------------------------------------------------------
  *
@@ -152,7 +180,8 @@
  * the end of the physical line; blank lines are skipped; a backslash ending a
  * physical line (after comment removal and trailing blanks) joins the next
  * line to it with a space.  A line with a "kind=" key is a table
- * declaration, any other line a flow.  Errors report the number of the
+ * declaration, a line starting "group_id=" a group (put it before the flows
+ * that use it), any other line a flow.  Errors report the number of the
  * first physical line of the logical line.  Loading stops at the first error.
  * A line "fwd-mode=MODES" is a directive (sl_flowfile_load_cb): the switch's
  * forwarding modes (docs/flexforward.md), handed over as text.
@@ -237,6 +266,17 @@ int sl_flow_parse_filter(const char *text, struct sl_flow_spec *fs, struct sl_pa
  */
 int sl_flow_parse_filter_out(const char *text, struct sl_flow_spec *fs, uint32_t *out_port,
                              uint32_t *out_group, struct sl_parse_error *err);
+
+/**
+ * Parse a group in ovs-ofctl add-groups syntax (see the file comment).
+ *
+ * @param text  The line.
+ * @param gs    Out: the group (buckets past n_buckets are left as they were).
+ * @param err   Out: filled on error; may be NULL.
+ * @return 0, -EINVAL (err says where), -E2BIG (too many buckets or actions).
+ *         Any thread.
+ */
+int sl_group_parse(const char *text, struct sl_group_spec *gs, struct sl_parse_error *err);
 
 /**
  * Print a flow in canonical ovs-ofctl-like syntax, e.g.
@@ -341,11 +381,16 @@ int sl_flowfile_load(const char *path, sl_flowfile_table_fn on_table, sl_flowfil
 typedef int (*sl_flowfile_directive_fn)(void *arg, const char *name, const char *value,
 					struct sl_parse_error *err);
 
+/** Loader callback for a group line; return 0 or -errno, with err->msg set. */
+typedef int (*sl_flowfile_group_fn)(void *arg, const struct sl_group_spec *gs,
+				    struct sl_parse_error *err);
+
 /** The callbacks of sl_flowfile_load_cb; any may be NULL (accepts lines of its kind). */
 struct sl_flowfile_callbacks {
 	sl_flowfile_table_fn on_table;
 	sl_flowfile_flow_fn on_flow;
 	sl_flowfile_directive_fn on_directive;
+	sl_flowfile_group_fn on_group;
 };
 
 /**

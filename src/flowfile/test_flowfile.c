@@ -116,6 +116,15 @@ static const struct {
 	{"vlan_vid=0x1000/0x1000 actions=pop_vlan",
 	 "table=0, priority=32768,vlan_vid=0x1000/0x1000 actions=pop_vlan"},
 	{"vlan_vid=0x1005 actions=drop", "table=0, priority=32768,dl_vlan=5 actions=drop"},
+	/* ovs-ofctl's vlan_tci: vlan_vid plus an exact vlan_pcp. */
+	{"vlan_tci=0x100a/0x1fff actions=drop", "table=0, priority=32768,dl_vlan=10 actions=drop"},
+	{"vlan_tci=0 actions=drop", "table=0, priority=32768,dl_vlan=0xffff actions=drop"},
+	{"vlan_tci=0x700a actions=drop",
+	 "table=0, priority=32768,dl_vlan=10,dl_vlan_pcp=3 actions=drop"},
+	{"vlan_tci=0x1000/0x1000 actions=drop",
+	 "table=0, priority=32768,vlan_vid=0x1000/0x1000 actions=drop"},
+	{"vlan_tci=0x7000/0xf000 actions=drop",
+	 "table=0, priority=32768,vlan_vid=0x1000/0x1000,dl_vlan_pcp=3 actions=drop"},
 	{"metadata=0x5/0xff,table=2 actions=goto_table:3",
 	 "table=2, priority=32768,metadata=0x5/0xff actions=goto_table:3"},
 	{"metadata=7 actions=write_metadata:0x10/0xf0,goto_table:1",
@@ -269,6 +278,9 @@ static const struct {
 	{"ipv6,icmp_type=3 actions=drop", "icmp_type requires icmp", "icmp_type=3"},
 	{"arp_op=1 actions=drop", "arp_op requires arp", "arp_op=1"},
 	{"dl_vlan_pcp=3 actions=drop", "requires a VLAN tag", "dl_vlan_pcp=3"},
+	{"vlan_tci=0x6000/0x6000 actions=drop", "priority bits", "vlan_tci=0x6000/0x6000"},
+	{"vlan_tci=0x6000/0xefff actions=drop", "needs a tag", "vlan_tci=0x6000/0xefff"},
+	{"vlan_tci=0x10000 actions=drop", "bad vlan_tci", "vlan_tci=0x10000"},
 	{"icmp6,nd_target=::1 actions=drop", "nd_target requires icmpv6_type", "nd_target=::1"},
 	{"tp_dst=80,tcp actions=drop", "requires tcp, udp or sctp", "tp_dst=80"},
 	{"table=2 actions=goto_table:2", "goto_table must go forward", "goto_table:2"},
@@ -626,6 +638,97 @@ test_load(void)
 	check(rc == -ENOENT && strstr(text, "cannot open"), "missing file '%s'", text);
 }
 
+static unsigned n_groups_seen;
+
+static int
+on_group(void *arg, const struct sl_group_spec *gs, struct sl_parse_error *err)
+{
+	(void)arg;
+	(void)err;
+	n_groups_seen += gs->group_id == 7 && gs->n_buckets == 2;
+	return 0;
+}
+
+/* Groups in ovs-ofctl add-groups syntax (sl_group_parse) and as flow-file lines. */
+static void
+test_groups(void)
+{
+	static struct sl_group_spec gs;
+	struct sl_parse_error err;
+	int rc;
+
+	rc = sl_group_parse("group_id=1,type=all,bucket=output:2,bucket=output:3", &gs, &err);
+	check(rc == 0 && gs.group_id == 1 && gs.type == SL_GROUP_ALL && gs.n_buckets == 2 &&
+		      gs.buckets[0].n_actions == 1 && gs.buckets[1].actions[0].output.port == 3 &&
+		      gs.buckets[0].watch_port == SL_PORT_ANY,
+	      "all group: %d %s", rc, err.msg);
+	rc = sl_group_parse("group_id=2,type=select,bucket=weight:10,actions=output:2,"
+			    "bucket=weight:5,output:3,bucket=output:4",
+			    &gs, &err);
+	check(rc == 0 && gs.n_buckets == 3 && gs.buckets[0].weight == 10 &&
+		      gs.buckets[1].weight == 5 && gs.buckets[2].weight == 1 &&
+		      gs.buckets[1].actions[0].output.port == 3,
+	      "select weights: %d %s", rc, err.msg);
+	rc = sl_group_parse("group_id=3, type=ff, bucket=watch_port:2,output:2, "
+			    "bucket=watch_port:3,actions=output:3",
+			    &gs, &err);
+	check(rc == 0 && gs.type == SL_GROUP_FF && gs.buckets[0].watch_port == 2 &&
+		      gs.buckets[1].watch_port == 3 && gs.buckets[1].n_actions == 1,
+	      "ff watch ports: %d %s", rc, err.msg);
+	/* A bucket has no match: set_field needs no prerequisite there. */
+	rc = sl_group_parse("group_id=4,type=indirect,bucket=set_field:80->tcp_dst,"
+			    "set_field:00:00:00:00:00:10->eth_dst,push_vlan:0x8100,output:1",
+			    &gs, &err);
+	check(rc == 0 && gs.buckets[0].n_actions == 4 &&
+		      gs.buckets[0].actions[0].type == SL_ACT_SET_FIELD,
+	      "bucket set_field without a match: %d %s", rc, err.msg);
+	rc = sl_group_parse("group_id=5,type=indirect", &gs, &err);
+	check(rc == 0 && gs.n_buckets == 0, "no buckets: %d", rc);
+	rc = sl_group_parse("group_id=6,type=all,bucket=actions=drop,bucket=", &gs, &err);
+	check(rc == 0 && gs.n_buckets == 2 && gs.buckets[0].n_actions == 0, "empty buckets: %d %s",
+	      rc, err.msg);
+
+	static const struct {
+		const char *text, *msg, *token;
+	} bad[] = {
+		{"type=all,bucket=output:1", "missing group_id=", NULL},
+		{"group_id=1,bucket=output:1", "missing type=", NULL},
+		{"group_id=1,type=foo", "bad group type", "type=foo"},
+		{"group_id=0xffffff01,type=all", "bad group_id", "group_id=0xffffff01"},
+		{"group_id=1,type=all,bucket=goto_table:1", "not allowed here", "goto_table:1"},
+		{"group_id=1,type=all,selection_method=hash", "unknown group item",
+		 "selection_method=hash"},
+		{"group_id=1,type=select,bucket=output:1,weight:3", "unknown action", "weight:3"},
+		{"group_id=1,type=ff,bucket=watch_port:0,output:1", "bad watch_port", "watch_port:0"},
+		{"group_id=1,type=all,bucket=bucket_id:1,output:1", "OpenFlow 1.5", "bucket_id:1"},
+	};
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(bad); i++) {
+		rc = sl_group_parse(bad[i].text, &gs, &err);
+		check(rc == -EINVAL && strstr(err.msg, bad[i].msg) != NULL &&
+			      (bad[i].token == NULL || strcmp(err.token, bad[i].token) == 0),
+		      "group error '%s': %d '%s' near '%s'", bad[i].text, rc, err.msg, err.token);
+	}
+
+	static const char file[] = "group_id=7,type=all,bucket=output:1,bucket=output:2\n"
+				   "priority=1 actions=group:7\n";
+	char path[] = "/tmp/test_flowfile_XXXXXX";
+	struct sink sk;
+	struct sl_flowfile_callbacks cb = {on_table, on_flow, NULL, on_group};
+	check(write_temp(path, file) == 0, "temp file");
+	memset(&sk, 0, sizeof(sk));
+	rc = sl_flowfile_load_cb(path, &cb, &sk, &err);
+	check(rc == 0 && n_groups_seen == 1 && sk.n_flows == 1, "group line loaded: %d %u %u", rc,
+	      n_groups_seen, sk.n_flows);
+	unlink(path);
+	strcpy(path + strlen(path) - 6, "XXXXXX");
+	static const char badfile[] = "priority=1 actions=drop\ngroup_id=7,type=none\n";
+	check(write_temp(path, badfile) == 0, "temp file");
+	rc = sl_flowfile_load_cb(path, &cb, &sk, &err);
+	check(rc == -EINVAL && err.line == 2 && strstr(err.msg, "bad group type"),
+	      "bad group line: %d line %u '%s'", rc, err.line, err.msg);
+	unlink(path);
+}
+
 /* sl_flow_parse_filter_out: out_port / out_group on top of the filter syntax. */
 static void
 test_filter_out(void)
@@ -689,6 +792,7 @@ main(void)
 	test_format_constructed();
 	test_table_specs();
 	test_load();
+	test_groups();
 	test_filter_out();
 	test_error_format();
 	printf("%u passed, %u failed\n", n_pass, n_fail);

@@ -1367,11 +1367,14 @@ packet_ins_forward(struct sl_ofswitch *sw)
 
 	for (unsigned k = 0; k < n; k++) {
 		const struct sl_worker_pin *info = rte_mbuf_to_priv(ms[k]);
-		const uint8_t *data = rte_pktmbuf_mtod(ms[k], const uint8_t *);
+		/* The whole packet, in segments when it is longer than one mbuf (to_controller). */
+		static uint8_t whole[UINT16_MAX];
+		uint32_t len = rte_pktmbuf_pkt_len(ms[k]);
+		const uint8_t *data = rte_pktmbuf_read(ms[k], 0, len, whole);
 		bool sent = false;
 
 		if (sw->standalone_on) {
-			standalone_packet_in(sw, info, data, rte_pktmbuf_data_len(ms[k]));
+			standalone_packet_in(sw, info, data, len);
 			rte_pktmbuf_free(ms[k]);
 			continue;
 		}
@@ -1383,8 +1386,8 @@ packet_ins_forward(struct sl_ofswitch *sw)
 			.in_port = info->pin.in_port,
 			.metadata = info->pin.metadata,
 			.data = data,
-			.data_len = info->total_len,
-			.max_len = rte_pktmbuf_data_len(ms[k]),
+			.data_len = len,
+			.max_len = SL_OFPCML_NO_BUFFER, /* not buffered: the entire packet */
 		};
 		for (unsigned i = 0; i < sw->n_conns; i++) {
 			struct conn *c = sw->conns[i];

@@ -166,7 +166,7 @@ struct pkt_state {
 	struct action_set aset;
 };
 
-/* Private copy of a packet for an "all" group's bucket that modifies it. */
+/* Private copy of a packet for a group bucket that must leave the packet as it was (exec_group). */
 #define PL_SCRATCH_HEADROOM 128
 #define PL_SCRATCH_SIZE (PL_SCRATCH_HEADROOM + 9216)
 

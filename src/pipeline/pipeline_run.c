@@ -216,16 +216,20 @@ pop_vlan(struct sl_pkt *p)
 	return true;
 }
 
-/* IPv4 TTL / IPv6 hop limit access: returns the byte's offset or -1. */
+/*
+ * IPv4 TTL / IPv6 hop limit access: returns the byte's offset, -1 when the
+ * packet is not IP, -2 when its IP header lies about its length (pkt.h:
+ * not IP for matching, where its TTL reads as 0).
+ */
 static int
 ttl_ofs(struct sl_pkt *p)
 {
 	sl_pkt_parse_l2(p);
-	if (p->eth_type == 0x0800 && p->l3_ofs + 20 <= p->len)
-		return p->l3_ofs + 8;
-	if (p->eth_type == 0x86dd && p->l3_ofs + 40 <= p->len)
-		return p->l3_ofs + 7;
-	return -1;
+	if (p->eth_type != 0x0800 && p->eth_type != 0x86dd)
+		return -1;
+	if (p->ip_end == 0)
+		return -2;
+	return p->l3_ofs + (p->eth_type == 0x0800 ? 8 : 7);
 }
 
 static void
@@ -262,7 +266,7 @@ inner_ip_ttl_ofs(struct sl_pkt *p)
 
 static bool exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		       struct pkt_state *st, struct sl_pkt *p, const struct sl_action *a,
-		       const struct sl_pipeline_hooks *hooks, uint8_t *reason);
+		       const struct sl_pipeline_hooks *hooks, uint8_t *reason, bool final);
 
 /*
  * Execute one action.  Returns false when the packet is dropped (the reason
@@ -283,8 +287,8 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		}
 		do_output(pl, ctx, st, p, a->output.port, hooks);
 		return true;
-	case SL_ACT_GROUP:
-		return exec_group(pl, ctx, st, p, a, hooks, reason);
+	case SL_ACT_GROUP: /* something may follow: exec_listed knows better */
+		return exec_group(pl, ctx, st, p, a, hooks, reason, false);
 	case SL_ACT_SET_STATE: /* state_stage.c */
 		pl_state_exec(pl, ctx, p, a);
 		return true;
@@ -310,9 +314,9 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 	case SL_ACT_DEC_NW_TTL:
 		flush_pending(ctx, st, p, hooks);
 		o = ttl_ofs(p);
-		if (o < 0)
+		if (o == -1)
 			return true;
-		if (p->data[o] <= 1) {
+		if (o == -2 || p->data[o] <= 1) { /* a lying header's TTL is 0, as OVS reads it */
 			*reason = SL_DROP_TTL_EXPIRED;
 			return false;
 		}
@@ -415,9 +419,9 @@ aset_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct p
 			return false;
 	for (unsigned i = 0; i < as->n_set; i++)
 		exec_action(pl, ctx, st, p, as->set[i], hooks, reason);
-	/* Spec 5.10: a group action in the set wins over an output action. */
+	/* Spec 5.10: a group action in the set wins over an output action, and ends the packet. */
 	if (as->group != NULL)
-		return exec_action(pl, ctx, st, p, as->group, hooks, reason);
+		return exec_group(pl, ctx, st, p, as->group, hooks, reason, true);
 	if (as->output != NULL)
 		exec_action(pl, ctx, st, p, as->output, hooks, reason);
 	return true;
@@ -470,10 +474,12 @@ run_bucket(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 }
 
 /*
- * A bucket of an "all" group that is not the last: it works on a copy of
- * the packet as it entered the group.  Buckets that only output need no
- * copy of their own (outputs copy when needed); others run on a scratch
- * copy whose outputs are emitted as copies.
+ * A bucket that must leave the packet as it entered the group (OpenFlow 1.3
+ * section 5.6.1: each bucket works on a clone): an "all" group's buckets but
+ * the last, and any bucket when the packet goes on after the group.  Buckets
+ * that only output need no copy of their own (outputs copy when needed);
+ * others run on a scratch copy whose outputs are emitted as copies, and
+ * whose drop (dec_ttl) drops the copy only.
  */
 static void
 run_bucket_copy(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
@@ -485,7 +491,9 @@ run_bucket_copy(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struc
 		run_bucket(pl, ctx, st, p, b, hooks, &reason);
 		return;
 	}
+	/* A clone that is dropped counts as a copy and a drop (the conservation law). */
 	if (p->len + PL_SCRATCH_HEADROOM > PL_SCRATCH_SIZE) {
+		ctx->copies++;
 		ctx->drops[SL_DROP_CLONE_FAILED]++;
 		return;
 	}
@@ -494,16 +502,24 @@ run_bucket_copy(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struc
 	q.data = ctx->scratch + PL_SCRATCH_HEADROOM;
 	q.headroom = PL_SCRATCH_HEADROOM;
 	memcpy(q.data, p->data, p->len);
-	if (run_bucket(pl, ctx, &qs, &q, b, hooks, &reason))
+	if (run_bucket(pl, ctx, &qs, &q, b, hooks, &reason)) {
 		flush_pending(ctx, &qs, &q, hooks);
-	else
+	} else {
+		ctx->copies++;
 		ctx->drops[reason]++;
+	}
 }
 
+/*
+ * Run group action @a.  @final: nothing happens to the packet after the
+ * group (the action set's group, or the last action of a list that ends the
+ * pipeline), so its last bucket may change the packet itself instead of a
+ * copy.
+ */
 static bool
 exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
 	   struct sl_pkt *p, const struct sl_action *a, const struct sl_pipeline_hooks *hooks,
-	   uint8_t *reason)
+	   uint8_t *reason, bool final)
 {
 	struct pl_group_slot *slot = a->ref;
 	struct pl_group *g = __atomic_load_n(&slot->body, __ATOMIC_ACQUIRE);
@@ -542,7 +558,25 @@ exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 	}
 	pl_count(pl, &b->n_packets, 1);
 	pl_count(pl, &b->n_bytes, p->len);
+	if (!final && b->modifies) {
+		run_bucket_copy(pl, ctx, st, p, b, hooks);
+		return true;
+	}
 	return run_bucket(pl, ctx, st, p, b, hooks, reason);
+}
+
+/*
+ * Action @a of an apply list; @final: it is the list's last and nothing
+ * follows it for this packet (exec_group).
+ */
+static inline bool
+exec_listed(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	    struct sl_pkt *p, const struct sl_action *a, const struct sl_pipeline_hooks *hooks,
+	    uint8_t *reason, bool final)
+{
+	if (sl_unlikely(a->type == SL_ACT_GROUP))
+		return exec_group(pl, ctx, st, p, a, hooks, reason, final);
+	return exec_action(pl, ctx, st, p, a, hooks, reason);
 }
 
 /*
@@ -559,10 +593,15 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 
 	st->flow = f;
 	/* Flow counters are credited per run of lanes by the caller (credit()). */
-	if (flags & SL_INSN_APPLY)
+	if (flags & SL_INSN_APPLY) {
+		/* After the list: another table, or an action set to run? */
+		bool more = f->goto_table >= 0 || (flags & SL_INSN_WRITE) ||
+			    (st->has_set && !(flags & SL_INSN_CLEAR));
 		for (unsigned k = 0; k < f->n_apply; k++)
-			if (!exec_action(pl, ctx, st, p, &f->actions[k], hooks, reason))
+			if (!exec_listed(pl, ctx, st, p, &f->actions[k], hooks, reason,
+					 !more && k + 1 == f->n_apply))
 				return PL_NEXT_DROP;
+	}
 	if (sl_unlikely(flags & (SL_INSN_CLEAR | SL_INSN_WRITE))) {
 		if (flags & SL_INSN_CLEAR) {
 			memset(&st->aset, 0, sizeof(st->aset));
@@ -1035,7 +1074,7 @@ sl_pipeline_exec_actions(const struct sl_pipeline *pl, struct sl_pipeline_ctx *c
 	st->flow = NULL;
 	ctx->now = sl_pipeline_tsc();
 	for (unsigned k = 0; k < n; k++) {
-		if (!exec_action(pl, ctx, st, p, &actions[k], hooks, &reason)) {
+		if (!exec_listed(pl, ctx, st, p, &actions[k], hooks, &reason, k + 1 == n)) {
 			st->pending_out = 0;
 			*out_port = SL_PORT_DROP;
 			*drop = reason;

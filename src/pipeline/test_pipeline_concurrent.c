@@ -78,6 +78,7 @@ frame(uint8_t *d, unsigned dst)
 	memset(d, 0, FRAME_LEN);
 	d[12] = 0x08; /* IPv4 */
 	d[14] = 0x45;
+	d[17] = FRAME_LEN - 14; /* IP total length */
 	d[22] = 64;
 	d[23] = 17;
 	d[30] = 10;

@@ -438,13 +438,25 @@ random_frame(uint8_t *d)
 		d[16] = 0x08;
 		d[17] = 0x00;
 		d[18] = 0x45;
+		d[20] = 0; /* IP total length: the rest of the frame */
+		d[21] = FRAME_LEN - 18;
 		d[27] = 17;
 		return;
 	}
+	if (d[12] == 0x86) {
+		d[18] = 0; /* payload length: the rest of the frame */
+		d[19] = FRAME_LEN - 54;
+		return;
+	}
 	d[14] = 0x45;
+	d[16] = 0; /* IP total length: the rest of the frame (sometimes less, rarely a lie) */
+	d[17] = (uint8_t)(FRAME_LEN - 14 - (rndn(4) == 0 ? rndn(16) : 0));
+	if (rndn(64) == 0)
+		d[17] = (uint8_t)rnd();
 	d[20] = 0;
 	d[21] = 0; /* not a fragment */
 	d[23] = rndn(2) ? 17 : 6;
+	d[46] = (uint8_t)(rndn(16) == 0 ? d[46] : 0x50); /* TCP data offset, mostly 20 bytes */
 	d[26 + 4] = 10;
 	d[15] = (uint8_t)(rndn(4) << 2);
 }
@@ -511,14 +523,17 @@ ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
 			if (a->type == SL_ACT_SET_FIELD) {
 				sl_pkt_field_write(p, &a->set_field.f, a->set_field.value);
 			} else if (a->type == SL_ACT_DEC_NW_TTL) {
-				/* IPv4 TTL (RFC 1624 checksum update) or IPv6 hop limit; 0 or 1 drops. */
+				/*
+				 * IPv4 TTL (RFC 1624 checksum update) or IPv6 hop limit; 0 or 1
+				 * drops, and so does an IP header that lies about its length
+				 * (its TTL reads as 0, pkt.h).
+				 */
 				int o = -1;
 				sl_pkt_parse_l2(p);
-				if (p->eth_type == 0x0800 && p->l3_ofs + 20 <= p->len)
-					o = p->l3_ofs + 8;
-				else if (p->eth_type == 0x86dd && p->l3_ofs + 40 <= p->len)
-					o = p->l3_ofs + 7;
-				if (o >= 0 && p->data[o] <= 1) {
+				bool ip = p->eth_type == 0x0800 || p->eth_type == 0x86dd;
+				if (ip && p->ip_end != 0)
+					o = p->l3_ofs + (p->eth_type == 0x0800 ? 8 : 7);
+				if ((ip && p->ip_end == 0) || (o >= 0 && p->data[o] <= 1)) {
 					*out = SL_PORT_DROP;
 					*drop = SL_DROP_TTL_EXPIRED;
 					return;

@@ -228,12 +228,43 @@ is_ip(uint16_t t)
 	return t == 0x0800 || t == 0x86dd;
 }
 
+/*
+ * Offset after the IP datagram at p->l3_ofs, cut to what is readable
+ * (p->len), or 0 when its header lies (pkt.h, "Packets that lie").  The
+ * frame's tail in other segments counts for the lengths, not for reads.
+ */
+static uint16_t
+ip_end_of(const struct sl_pkt *p)
+{
+	const uint8_t *d = p->data;
+	unsigned l3 = p->l3_ofs, room = p->len + p->tail - l3, tot;
+
+	if (p->eth_type == 0x0800) {
+		if (p->len < l3 + 20)
+			return 0;
+		tot = rd16(d + l3 + 2);
+		unsigned ihl = (d[l3] & 0xf) * 4u;
+		if (ihl < 20 || ihl > tot || tot > room || p->len < l3 + ihl)
+			return 0;
+	} else if (p->eth_type == 0x86dd) {
+		if (p->len < l3 + 40)
+			return 0;
+		tot = 40u + rd16(d + l3 + 4);
+		if (tot > room)
+			return 0;
+	} else {
+		return 0;
+	}
+	return (uint16_t)SL_MIN(l3 + tot, (unsigned)p->len);
+}
+
 static void
 parse_l2_slow(struct sl_pkt *p)
 {
 	uint16_t ofs, type;
 
 	p->n_vlans = 0;
+	p->ip_end = 0;
 	if (sl_unlikely(p->len < 14)) {
 		p->eth_type = 0;
 		p->l2_end = p->l3_ofs = p->len;
@@ -259,6 +290,7 @@ parse_l2_slow(struct sl_pkt *p)
 				break;
 		}
 	}
+	p->ip_end = ip_end_of(p);
 }
 
 static inline void
@@ -278,37 +310,41 @@ static void
 parse_l4_slow(struct sl_pkt *p)
 {
 	const uint8_t *d = p->data;
-	uint16_t l3;
+	unsigned l3, end;
 
 	ensure_l2(p);
 	l3 = p->l3_ofs;
+	end = p->ip_end;
 	p->ip_proto = 0;
+	p->l4_ok = 0;
 	p->l4_ofs = p->len; /* absent unless found below */
-	if (p->eth_type == 0x0800 && l3 + 20 <= p->len) {
-		unsigned ihl = (d[l3] & 0xf) * 4u;
+	if (end == 0)
+		return; /* not IP, or a header that lies */
+	if (p->eth_type == 0x0800) {
 		p->ip_proto = d[l3 + 9];
 		/* Later fragments carry no L4 header (OVS does the same). */
-		if (ihl >= 20 && l3 + ihl <= p->len && (rd16(d + l3 + 6) & 0x1fff) == 0)
-			p->l4_ofs = l3 + ihl;
-	} else if (p->eth_type == 0x86dd && l3 + 40 <= p->len) {
+		if ((rd16(d + l3 + 6) & 0x1fff) != 0)
+			return;
+		p->l4_ofs = (uint16_t)(l3 + (d[l3] & 0xf) * 4u);
+	} else {
 		uint8_t nh = d[l3 + 6];
 		unsigned ofs = l3 + 40;
-		/* Walk a bounded number of extension headers. */
+		/* Walk a bounded number of extension headers, within the datagram. */
 		for (int i = 0; i < 8; i++) {
 			if (nh == 0 || nh == 43 || nh == 60) {
-				if (ofs + 8 > p->len)
+				if (ofs + 8 > end)
 					return;
 				unsigned hlen = (d[ofs + 1] + 1u) * 8;
 				nh = d[ofs];
 				ofs += hlen;
 			} else if (nh == 51) {
-				if (ofs + 8 > p->len)
+				if (ofs + 8 > end)
 					return;
 				unsigned hlen = (d[ofs + 1] + 2u) * 4;
 				nh = d[ofs];
 				ofs += hlen;
 			} else if (nh == 44) {
-				if (ofs + 8 > p->len)
+				if (ofs + 8 > end)
 					return;
 				bool later = (rd16(d + ofs + 2) & 0xfff8) != 0;
 				nh = d[ofs];
@@ -322,9 +358,11 @@ parse_l4_slow(struct sl_pkt *p)
 			}
 		}
 		p->ip_proto = nh;
-		if (ofs <= p->len)
-			p->l4_ofs = (uint16_t)ofs;
+		if (ofs > end)
+			return;
+		p->l4_ofs = (uint16_t)ofs;
 	}
+	p->l4_ok = sl_pkt_l4_whole(d + p->l4_ofs, end - p->l4_ofs, p->ip_proto);
 }
 
 static inline void
@@ -428,32 +466,32 @@ raw_base_ofs(struct sl_pkt *p, unsigned base)
 	}
 }
 
-/* L4 offset when the packet is IP with protocol @proto and @need bytes of L4, else -1. */
+/*
+ * L4 offset when the packet is IP with protocol @proto, a whole L4 header
+ * and @need bytes of it within the datagram, else -1.
+ */
 static inline int
 l4_with(struct sl_pkt *p, uint8_t proto, unsigned need)
 {
 	ensure_l4(p);
-	if (!is_ip(p->eth_type) || p->ip_proto != proto || p->l4_ofs + need > p->len)
+	if (!p->l4_ok || p->ip_proto != proto || p->l4_ofs + need > p->ip_end)
 		return -1;
 	return p->l4_ofs;
 }
 
-/* IPv4 header offset when the whole header (IHL) is in the frame, else -1. */
+/* IPv4 header offset when the packet is IPv4 and its header tells the truth, else -1. */
 static inline int
 ipv4_l3(struct sl_pkt *p)
 {
 	ensure_l2(p);
-	if (p->eth_type != 0x0800 || p->l3_ofs + 20 > p->len)
-		return -1;
-	unsigned ihl = (p->data[p->l3_ofs] & 0xf) * 4u;
-	return ihl >= 20 && p->l3_ofs + ihl <= p->len ? p->l3_ofs : -1;
+	return p->eth_type == 0x0800 && p->ip_end != 0 ? p->l3_ofs : -1;
 }
 
 static inline int
 ipv6_l3(struct sl_pkt *p)
 {
 	ensure_l2(p);
-	return p->eth_type == 0x86dd && p->l3_ofs + 40 <= p->len ? p->l3_ofs : -1;
+	return p->eth_type == 0x86dd && p->ip_end != 0 ? p->l3_ofs : -1;
 }
 
 static inline int
@@ -676,20 +714,19 @@ l4_csum_ofs(struct sl_pkt *p)
 	int o;
 
 	ensure_l4(p);
-	if (!is_ip(p->eth_type) || p->l4_ofs >= p->len)
+	if (!p->l4_ok)
 		return -1;
-	o = p->l4_ofs;
+	o = p->l4_ofs; /* a whole header: TCP 20 bytes, UDP and ICMP 8 */
 	switch (p->ip_proto) {
 	case 6:
-		return o + 18 <= p->len ? o + 16 : -1;
+		return o + 16;
 	case 17:
-		if (o + 8 > p->len || (p->eth_type == 0x0800 && p->data[o + 6] == 0 &&
-				       p->data[o + 7] == 0))
+		if (p->eth_type == 0x0800 && p->data[o + 6] == 0 && p->data[o + 7] == 0)
 			return -1;
 		return o + 6;
 	case 1:
 	case 58:
-		return o + 4 <= p->len ? o + 2 : -1;
+		return o + 2;
 	default:
 		return -1;
 	}
@@ -721,7 +758,8 @@ write_l4_covered(struct sl_pkt *p, unsigned ofs, const uint8_t *value, unsigned 
 
 /*
  * SCTP's checksum is a CRC32c over the whole SCTP packet (RFC 4960 appendix
- * B), not a ones'-complement sum, so a port rewrite recomputes it.  Bitwise
+ * B: up to the datagram's end, never over Ethernet padding), not a
+ * ones'-complement sum, so a port rewrite recomputes it.  Bitwise
  * (no table): rewriting SCTP ports is rare and the packets are short.
  */
 static uint32_t
@@ -737,15 +775,19 @@ crc32c(const uint8_t *d, unsigned n)
 	return ~crc;
 }
 
-/* @l4: offset of the SCTP common header; the checksum is stored little-endian. */
+/*
+ * @l4: offset of the (whole) SCTP common header; the checksum is stored
+ * little-endian.  A frame with a tail in other segments keeps its checksum:
+ * the CRC needs bytes out of reach.
+ */
 static void
 sctp_crc_recompute(struct sl_pkt *p, unsigned l4)
 {
-	if (l4 + 12 > p->len)
+	if (p->tail != 0)
 		return;
 	uint8_t *c = p->data + l4 + 8;
 	memset(c, 0, 4);
-	uint32_t crc = crc32c(p->data + l4, p->len - l4);
+	uint32_t crc = crc32c(p->data + l4, p->ip_end - l4);
 	c[0] = (uint8_t)crc;
 	c[1] = (uint8_t)(crc >> 8);
 	c[2] = (uint8_t)(crc >> 16);
@@ -917,6 +959,8 @@ sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *v)
 	}
 	case SL_FIELD_RAW:
 		write_bits(p, raw_base_ofs(p, f->raw_base), f->raw_bit_off, f->raw_n_bits, v);
+		/* Raw bytes may be a length, type or header size the parse state rests on. */
+		sl_pkt_reparse(p);
 		return 0;
 	default:
 		return -ENOENT;
@@ -1178,22 +1222,21 @@ sl_key_extract_ops(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key
 		case SL_KOP_FRAME:
 			base = 0;
 			break;
-		case SL_KOP_L3:
-			if (op->eth != 0 && op->eth != eth)
+		case SL_KOP_L3: /* with an Ethertype: IPv6 only (ipv6_l3) */
+			if (op->eth != 0 && (op->eth != eth || p->ip_end == 0))
 				continue;
 			base = l3;
 			break;
-		case SL_KOP_L3_IPV4:
-			if (eth != 0x0800 || l3 + 20 > len || (d[l3] & 0xf) * 4u < 20 ||
-			    l3 + (d[l3] & 0xf) * 4u > len)
+		case SL_KOP_L3_IPV4: /* ipv4_l3 */
+			if (eth != 0x0800 || p->ip_end == 0)
 				continue;
 			base = l3;
 			break;
 		case SL_KOP_L4:
 			base = l4;
 			break;
-		case SL_KOP_L4_PROTO:
-			if (!is_ip((uint16_t)eth) || p->ip_proto != op->proto)
+		case SL_KOP_L4_PROTO: /* l4_with: the whole header holds op->need */
+			if (!p->l4_ok || p->ip_proto != op->proto)
 				continue;
 			base = l4;
 			break;

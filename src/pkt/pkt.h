@@ -167,7 +167,8 @@ void sl_field_prereq(enum sl_field_id id, uint16_t eth_types[2], unsigned *n_eth
 /** Per-packet context; lives in worker scratch, never allocated per packet. */
 struct sl_pkt {
 	uint8_t *data;     /* first byte of the frame */
-	uint16_t len;      /* frame length in bytes */
+	uint16_t len;      /* frame length in bytes (contiguous at data: all a read may see) */
+	uint16_t tail;     /* bytes of the frame after len, out of reach (other mbuf segments) */
 	uint16_t headroom; /* bytes before data that a push may use */
 	uint16_t l2_end;   /* offset of the byte after Ethernet + VLAN tags, or SL_OFS_UNSET */
 	uint16_t l3_ofs;   /* offset after MPLS labels (the L3 header) */
@@ -176,6 +177,8 @@ struct sl_pkt {
 	uint16_t vlan_ofs; /* offset of the outermost VLAN tag's TCI, valid when n_vlans > 0 */
 	uint8_t ip_proto;  /* valid once l4_ofs is set and the packet is IP */
 	uint8_t n_vlans;   /* VLAN tags parsed */
+	uint16_t ip_end;   /* with l2_end: offset after the IP datagram (at most len); 0 = not IP */
+	uint8_t l4_ok;     /* with l4_ofs: the L4 header of ip_proto is whole (sl_pkt_l4_whole) */
 	uint32_t in_port;  /* OpenFlow ingress port */
 	uint64_t metadata; /* OpenFlow metadata register */
 	uint32_t state;    /* flow state loaded by the last state table (src/state), 0 = default */
@@ -200,6 +203,7 @@ sl_pkt_init(struct sl_pkt *p, uint8_t *data, uint16_t len, uint16_t headroom, ui
 {
 	p->data = data;
 	p->len = len;
+	p->tail = 0;
 	p->headroom = headroom;
 	p->l2_end = SL_OFS_UNSET;
 	p->l4_ofs = SL_OFS_UNSET;
@@ -211,11 +215,46 @@ sl_pkt_init(struct sl_pkt *p, uint8_t *data, uint16_t len, uint16_t headroom, ui
 	p->n_vlans = 0;
 }
 
+/*
+ * Packets that lie.  An IP header is believed only when its lengths fit the
+ * frame (the rules of Open vSwitch's ipv4/ipv6_sanity_check): IPv4 needs
+ * 20 <= IHL * 4 <= total length <= the bytes after L2; IPv6 needs 40 +
+ * payload length <= those bytes (a frame's tail in other segments counts).  A frame that fails keeps its eth_type (it
+ * still matches dl_type=0x0800) but is not IP: every L3 and L4 field reads
+ * as zero and set_field finds no header to write.  Bytes past the datagram
+ * (Ethernet padding) are not L4: L4 reads and checksums stop at ip_end.  An
+ * L4 header counts only when it is whole: TCP 20 bytes and its data offset,
+ * UDP 8, SCTP 12, ICMP and ICMPv6 8 (OVS's sizes too).
+ */
+
+/** Is the L4 header of protocol @proto whole in the @room bytes at @l4? */
+static inline bool
+sl_pkt_l4_whole(const uint8_t *l4, unsigned room, uint8_t proto)
+{
+	switch (proto) {
+	case 6: {
+		if (room < 20)
+			return false;
+		unsigned off = (l4[12] >> 4) * 4u;
+		return off >= 20 && off <= room;
+	}
+	case 17:
+	case 1:
+	case 58:
+		return room >= 8;
+	case 132:
+		return room >= 12;
+	default:
+		return true;
+	}
+}
+
 /**
- * Is @p an untagged IPv4 frame with a 20-byte header (0x45), not a later
- * fragment, of at least @need (and 34) bytes?  The common shape, for which
- * every field sits at a fixed offset (struct sl_key_move).  When it is, the
- * parse state is filled as the parser would (nothing to parse later).
+ * Is @p an untagged IPv4 frame with a 20-byte header (0x45), whose total
+ * length fits the frame, not a later fragment, with a whole L4 header, of at
+ * least @need (and 34) bytes?  The common shape, for which every field sits
+ * at a fixed offset (struct sl_key_move).  When it is, the parse state is
+ * filled as the parser would (nothing to parse later).
  */
 static inline bool
 sl_pkt_ipv4_plain(struct sl_pkt *p, unsigned need)
@@ -225,12 +264,17 @@ sl_pkt_ipv4_plain(struct sl_pkt *p, unsigned need)
 	if (p->len < 34 || p->len < need || d[12] != 0x08 || d[13] != 0x00 || d[14] != 0x45 ||
 	    ((d[20] & 0x1f) | d[21]) != 0)
 		return false;
+	unsigned tot = (unsigned)d[16] << 8 | d[17];
+	if (tot < 20 || tot + 14 > p->len || !sl_pkt_l4_whole(d + 34, tot - 20, d[23]))
+		return false;
 	if (p->l2_end == SL_OFS_UNSET) {
 		p->n_vlans = 0;
 		p->eth_type = 0x0800;
 		p->l2_end = p->l3_ofs = 14;
+		p->ip_end = (uint16_t)(tot + 14);
 		p->ip_proto = d[23];
 		p->l4_ofs = 34;
+		p->l4_ok = 1;
 	}
 	return true;
 }

@@ -141,6 +141,146 @@ test_sctp(void)
 	port[0] = 0x13;
 	CHECK(sl_pkt_field_write(&p, &fld, port) == 0 && memcmp(f, frame, sizeof(f)) == 0,
 	      "rewriting the old port back restores the original frame");
+
+	/* Ethernet padding after the datagram is not SCTP: the CRC stops at the IP length. */
+	uint8_t padded[74];
+	memcpy(padded, frame, sizeof(frame));
+	memset(padded + sizeof(frame), 0xee, sizeof(padded) - sizeof(frame));
+	port[0] = 0x00;
+	port[1] = 80;
+	sl_pkt_init(&p, padded, sizeof(padded), 0, 1);
+	CHECK(sl_pkt_field_write(&p, &fld, port) == 0, "write sctp_dst (padded frame)");
+	CHECK(memcmp(padded + 42, "\x23\x93\x31\x8a", 4) == 0 && padded[66] == 0xee,
+	      "sctp crc32c over the datagram only: %02x%02x%02x%02x", padded[42], padded[43],
+	      padded[44], padded[45]);
+}
+
+/* Read @id of @f (a fresh context) into @out. */
+static void
+read_fresh(uint8_t *f, unsigned len, enum sl_field_id id, uint8_t *out)
+{
+	struct sl_pkt p;
+	struct sl_field fld = {.id = (uint8_t)id};
+
+	sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
+	memset(out, 0xa5, 16);
+	sl_pkt_field_read(&p, &fld, out);
+}
+
+static bool
+all_zero(const uint8_t *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (b[i] != 0)
+			return false;
+	return true;
+}
+
+/*
+ * IP headers that lie about their length (pkt.h, "Packets that lie"): not
+ * IP for matching, nothing written, and the layout path agrees.
+ */
+static void
+test_ip_lies(void)
+{
+	static const struct {
+		const char *what;
+		unsigned ofs;  /* byte of the IPv4 header to change */
+		uint8_t value;
+	} lies[] = {
+		{"total length past the frame", 3, 33},
+		{"total length below the header", 3, 19},
+		{"header length below 20", 0, 0x44},
+		{"header length past the total length", 0, 0x49},
+	};
+	static const enum sl_field_id l3l4[] = {
+		SL_FIELD_IP_DSCP, SL_FIELD_IP_ECN, SL_FIELD_IP_PROTO, SL_FIELD_IP_TTL,
+		SL_FIELD_IPV4_SRC, SL_FIELD_IPV4_DST, SL_FIELD_UDP_SRC, SL_FIELD_UDP_DST,
+	};
+	struct sl_field layout_fields[] = {{.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IP_DSCP},
+					   {.id = SL_FIELD_IPV4_SRC}, {.id = SL_FIELD_UDP_DST}};
+	struct sl_key_layout l;
+	uint8_t f[160], copy[160], out[16], key[SL_KEY_MAX];
+	struct sl_pkt p;
+
+	CHECK(sl_key_layout_init(&l, layout_fields, 4) == 0, "layout");
+	for (unsigned k = 0; k < SL_ARRAY_SIZE(lies); k++) {
+		unsigned len = build_udp4(f, false);
+		f[14 + lies[k].ofs] = lies[k].value;
+		bool zero = true;
+		for (unsigned i = 0; i < SL_ARRAY_SIZE(l3l4); i++) {
+			struct sl_field fld = {.id = (uint8_t)l3l4[i]};
+			read_fresh(f, len, l3l4[i], out);
+			zero = zero && all_zero(out, sl_field_size(&fld));
+		}
+		read_fresh(f, len, SL_FIELD_ETH_TYPE, out);
+		CHECK(zero && out[0] == 0x08 && out[1] == 0x00,
+		      "%s: every L3/L4 field reads 0, eth_type stays 0x0800", lies[k].what);
+		sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
+		sl_key_extract(&l, &p, key);
+		CHECK(key[0] == 0x08 && all_zero(key + 2, l.key_size - 2),
+		      "%s: the key holds eth_type only", lies[k].what);
+		memcpy(copy, f, len);
+		sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
+		struct sl_field src = {.id = SL_FIELD_IPV4_SRC}, dscp = {.id = SL_FIELD_IP_DSCP};
+		CHECK(sl_pkt_field_write(&p, &src, (const uint8_t *)"\x01\x02\x03\x04") ==
+				  -ENOENT &&
+			  sl_pkt_field_write(&p, &dscp, (const uint8_t *)"\x2e") == -ENOENT &&
+			  memcmp(f, copy, len) == 0,
+		      "%s: set_field finds no header and writes nothing", lies[k].what);
+	}
+
+	/* The truth with Ethernet padding: fields read, and padding is not L4. */
+	unsigned len = build_udp4(f, false);
+	memset(f + len, 0xee, 60 - len);
+	read_fresh(f, 60, SL_FIELD_UDP_DST, out);
+	CHECK(out[0] == 0x13 && out[1] == 0x89, "padded frame: udp_dst 5001");
+	sl_pkt_init(&p, f, 60, 0, 1);
+	struct sl_field udst = {.id = SL_FIELD_UDP_DST};
+	CHECK(sl_pkt_field_write(&p, &udst, (const uint8_t *)"\x00\x35") == 0 &&
+		      udp4_csums_ok(f, 14) && f[46] == 0xee,
+	      "padded frame: udp_dst written, checksum valid, padding untouched");
+
+	/* A frame whose rest sits in other segments (tail): its lengths count it. */
+	len = build_udp4(f, false);
+	f[17] = (uint8_t)(len - 14 + 100);
+	sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
+	p.tail = 100;
+	struct sl_field usrc = {.id = SL_FIELD_UDP_SRC};
+	sl_pkt_field_read(&p, &usrc, out);
+	CHECK(out[0] == 0x04 && out[1] == 0x00, "a tail in other segments: still IP, udp_src read");
+	sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
+	sl_pkt_field_read(&p, &usrc, out);
+	CHECK(all_zero(out, 2), "the same lengths without the tail: not IP");
+
+	/* A datagram too short for its L4 header: IP, but no ports. */
+	len = build_udp4(f, false);
+	f[17] = 20 + 4;
+	read_fresh(f, len, SL_FIELD_IP_PROTO, out);
+	CHECK(out[0] == 17, "truncated UDP: nw_proto still 17");
+	read_fresh(f, len, SL_FIELD_UDP_SRC, out);
+	CHECK(all_zero(out, 2), "truncated UDP: udp_src reads 0");
+
+	/* IPv6 whose payload length runs past the frame. */
+	uint8_t g[96] = {0};
+	g[12] = 0x86;
+	g[13] = 0xdd;
+	g[14] = 0x60;
+	g[18] = 0;
+	g[19] = 60; /* 40 + 60 > 96 - 14 */
+	g[20] = 17;
+	g[21] = 64;
+	g[22 + 15] = 1;
+	g[54] = 0x04; /* udp_src 0x04xx */
+	read_fresh(g, sizeof(g), SL_FIELD_IPV6_SRC, out);
+	bool z = all_zero(out, 16);
+	read_fresh(g, sizeof(g), SL_FIELD_IP_PROTO, out);
+	CHECK(z && out[0] == 0, "IPv6 payload length past the frame: not IP");
+	g[19] = 40; /* the truth, with padding */
+	read_fresh(g, sizeof(g), SL_FIELD_IPV6_SRC, out);
+	z = out[15] == 1;
+	read_fresh(g, sizeof(g), SL_FIELD_UDP_SRC, out);
+	CHECK(z && out[0] == 0x04, "IPv6 with a true payload length: fields read");
 }
 
 static void
@@ -201,6 +341,7 @@ test_ipv6(void)
 	f[15] = 0x0a; /* flow label 0xabcde */
 	f[16] = 0xbc;
 	f[17] = 0xde;
+	f[19] = 8 + 24; /* payload length: hop-by-hop + neighbour solicitation */
 	f[20] = 0; /* hop-by-hop */
 	f[21] = 64;
 	f[22 + 16 + 15] = 2; /* dst ::2 */
@@ -292,14 +433,30 @@ build_random(uint8_t *f, unsigned cap)
 		}
 	}
 	/* Lengths cluster where fields begin to fit: just past the L3 start. */
+	unsigned len;
 	switch (rnd(4)) {
 	case 0:
-		return rnd(cap + 1);
+		len = rnd(cap + 1);
+		break;
 	case 1:
-		return SL_MIN(cap, l3 + 40 + 8 + rnd(40));
+		len = SL_MIN(cap, l3 + 40 + 8 + rnd(40));
+		break;
 	default:
-		return SL_MIN(cap, l3 + rnd(72));
+		len = SL_MIN(cap, l3 + rnd(72));
+		break;
 	}
+	/* IP lengths mostly tell the truth (some padding), else they stay random. */
+	if (rnd(4) != 0 && len >= l3 + 8) {
+		unsigned dgram = len - l3 - (rnd(4) == 0 ? rnd(8) : 0);
+		if (type == 0x0800) {
+			f[l3 + 2] = (uint8_t)(dgram >> 8);
+			f[l3 + 3] = (uint8_t)dgram;
+		} else if (type == 0x86dd && dgram >= 40) {
+			f[l3 + 4] = (uint8_t)((dgram - 40) >> 8);
+			f[l3 + 5] = (uint8_t)(dgram - 40);
+		}
+	}
+	return len;
 }
 
 /*
@@ -350,7 +507,8 @@ test_key_extract_random(void)
 		sl_pkt_parse_l4(&q);
 		if ((p.l2_end != q.l2_end || p.l3_ofs != q.l3_ofs || p.l4_ofs != q.l4_ofs ||
 		     p.eth_type != q.eth_type || p.ip_proto != q.ip_proto ||
-		     p.n_vlans != q.n_vlans) && bad_parse++ < 5)
+		     p.n_vlans != q.n_vlans || p.ip_end != q.ip_end || p.l4_ok != q.l4_ok) &&
+		    bad_parse++ < 5)
 			fprintf(stderr, "parse state differs: iteration %u, frame %u B\n", it, len);
 	}
 	CHECK(bad_parse == 0, "parse state after extraction = the parser's (%u differ)", bad_parse);
@@ -364,6 +522,7 @@ main(void)
 	test_ipv4();
 	test_malformed();
 	test_sctp();
+	test_ip_lies();
 	test_ipv6();
 	test_layout();
 	test_key_extract_random();

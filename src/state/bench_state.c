@@ -48,7 +48,9 @@ frame(uint8_t *f, uint32_t i)
 		f[2 + k] = f[8 + k] = (uint8_t)(i >> (24 - 8 * k));
 	f[12] = 0x08;
 	f[14] = 0x45;
+	f[17] = 50; /* IP total length: the 64-byte frame */
 	f[23] = 6;
+	f[46] = 0x50; /* TCP data offset: 20 bytes */
 	for (int k = 0; k < 4; k++)
 		f[26 + k] = (uint8_t)((0x0a000000u + i) >> (24 - 8 * k));
 }

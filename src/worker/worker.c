@@ -243,8 +243,44 @@ sl_worker_set_pin_rate(struct sl_worker *w, uint64_t pps)
 }
 
 /*
- * Queue a packet-in (a copy of up to max_len bytes).  Its fate is counted
- * on the controller port: tx when queued, tx_drops with a reason otherwise.
+ * Copy @len bytes of @src into a fresh mbuf of @mp, chaining segments when
+ * they do not fit one.  NULL when the pool runs dry.
+ */
+static struct rte_mbuf *
+copy_chained(struct rte_mempool *mp, const uint8_t *src, unsigned len)
+{
+	struct rte_mbuf *head = NULL;
+
+	do {
+		struct rte_mbuf *seg = rte_pktmbuf_alloc(mp);
+		unsigned n;
+		char *dst;
+
+		if (seg == NULL)
+			goto fail;
+		n = RTE_MIN(len, (unsigned)rte_pktmbuf_tailroom(seg));
+		dst = rte_pktmbuf_append(seg, (uint16_t)n);
+		rte_memcpy(dst, src, n);
+		if (head == NULL) {
+			head = seg;
+		} else if (rte_pktmbuf_chain(head, seg) != 0) {
+			rte_pktmbuf_free(seg);
+			goto fail;
+		}
+		src += n;
+		len -= n;
+	} while (len > 0);
+	return head;
+fail:
+	rte_pktmbuf_free(head);
+	return NULL;
+}
+
+/*
+ * Queue a packet-in: a copy of the whole packet.  Sluice buffers nothing,
+ * and an unbuffered packet-in carries the entire packet whatever the
+ * output's max_len (OpenFlow 1.3.5 section 7.4.1).  Its fate is counted on
+ * the controller port: tx when queued, tx_drops with a reason otherwise.
  */
 static void
 to_controller(struct sl_worker *w, const struct sl_pkt *p, const struct sl_pin *pin)
@@ -252,8 +288,6 @@ to_controller(struct sl_worker *w, const struct sl_pkt *p, const struct sl_pin *
 	struct sl_worker *l = w->lead; /* owns the packet-in ring and pool */
 	struct rte_mbuf *m;
 	struct sl_worker_pin *info;
-	uint16_t len;
-	char *dst;
 
 	if (!l->controller_up || l->pin_ring == NULL) {
 		w->pin_drops.no_controller++;
@@ -275,17 +309,12 @@ to_controller(struct sl_worker *w, const struct sl_pkt *p, const struct sl_pin *
 		}
 		w->pin_tokens -= hz;
 	}
-	len = (uint16_t)RTE_MIN((unsigned)p->len, (unsigned)pin->max_len);
-	if (len > RTE_MBUF_DEFAULT_DATAROOM)
-		len = RTE_MBUF_DEFAULT_DATAROOM;
-	m = rte_pktmbuf_alloc(l->pin_mp);
-	if (m == NULL || (dst = rte_pktmbuf_append(m, len)) == NULL) {
-		rte_pktmbuf_free(m);
+	m = copy_chained(l->pin_mp, p->data, p->len);
+	if (m == NULL) {
 		w->pin_drops.no_mbuf++;
 		w->ctrl.tx_drops++;
 		return;
 	}
-	rte_memcpy(dst, p->data, len);
 	info = rte_mbuf_to_priv(m);
 	info->pin = *pin;
 	info->total_len = p->len;
@@ -409,6 +438,9 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 		/* Multi-segment frames are matched on their first segment only. */
 		sl_pkt_init(&pkts[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
 			    rte_pktmbuf_headroom(m), in_port);
+		if (sl_unlikely(m->nb_segs > 1)) /* the rest still counts for IP lengths */
+			pkts[i].tail = (uint16_t)RTE_MIN(rte_pktmbuf_pkt_len(m) - m->data_len,
+							 (uint32_t)UINT16_MAX);
 		pkts[i].opaque = m;
 		rx_bytes += rte_pktmbuf_pkt_len(m);
 	}
@@ -491,6 +523,9 @@ packet_outs_run(struct sl_worker *w)
 		w->ctrl.rx_bytes += rte_pktmbuf_pkt_len(m);
 		sl_pkt_init(&p, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
 			    rte_pktmbuf_headroom(m), d->in_port);
+		if (m->nb_segs > 1)
+			p.tail = (uint16_t)RTE_MIN(rte_pktmbuf_pkt_len(m) - m->data_len,
+						   (uint32_t)UINT16_MAX);
 		p.opaque = m;
 		w->reinject_port = d->in_port;
 		sl_pipeline_exec_actions(w->pl, w->ctx, &p, d->actions, d->n_actions, &hooks, &out,
