@@ -132,17 +132,28 @@ add_stream(struct options *o, const char *text)
 static int
 add_stream_file(struct options *o, const char *path)
 {
-	char line[1024];
+	char *line = NULL;
+	size_t cap = 0;
 	unsigned lineno = 0;
+	long got;
 	FILE *f = fopen(path, "r");
 
 	if (f == NULL) {
 		fprintf(stderr, "sluice-gen: --streams %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	while (fgets(line, sizeof(line), f) != NULL) {
+	while ((got = sl_read_line(f, &line, &cap, SL_LINE_MAX)) != 0) {
 		char *p = line, *end;
 		lineno++;
+		if (got < 0) { /* never cut a line or stop early without saying so */
+			fprintf(stderr, "sluice-gen: --streams %s:%u: %s\n", path, lineno,
+				got == -E2BIG    ? "line too long"
+				: got == -EILSEQ ? "NUL byte in the line"
+						 : strerror((int)-got));
+			free(line);
+			fclose(f);
+			return -1;
+		}
 		while (*p == ' ' || *p == '\t')
 			p++;
 		end = p + strlen(p);
@@ -152,10 +163,12 @@ add_stream_file(struct options *o, const char *path)
 			continue;
 		if (add_stream(o, p) < 0) {
 			fprintf(stderr, "sluice-gen: (in %s:%u)\n", path, lineno);
+			free(line);
 			fclose(f);
 			return -1;
 		}
 	}
+	free(line);
 	fclose(f);
 	return 0;
 }

@@ -1530,6 +1530,7 @@ cmd_add_states(const char *path)
 	char *line = NULL, *argv[8], where[300];
 	size_t cap = 0;
 	unsigned lineno = 0;
+	long got;
 	int rc = 0;
 
 	if (f == NULL) {
@@ -1537,11 +1538,19 @@ cmd_add_states(const char *path)
 		return EXIT_USAGE;
 	}
 	sl_ofp_buf_init(&b.msgs);
-	while (getline(&line, &cap, f) >= 0) {
+	while ((got = sl_read_line(f, &line, &cap, SL_LINE_MAX)) != 0) {
 		int argc = 0;
 		char *save = NULL, *tok;
 
 		lineno++;
+		if (got < 0) { /* never a silent end: name the line and the cause */
+			errmsg("add-states: %s:%u: %s", path, lineno,
+			       got == -E2BIG    ? "line too long"
+			       : got == -EILSEQ ? "NUL byte in the line"
+						: strerror((int)-got));
+			rc = got == -E2BIG || got == -EILSEQ ? EXIT_USAGE : EXIT_REFUSED;
+			break;
+		}
 		line[strcspn(line, "#\n")] = '\0';
 		for (tok = strtok_r(line, " \t", &save); tok && argc < 8;
 		     tok = strtok_r(NULL, " \t", &save))

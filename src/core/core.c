@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* getc_unlocked under -std=c11 */
+#endif
 #include "core.h"
 
 #include <dirent.h>
@@ -42,6 +45,43 @@ sl_lat_hist_quantile_ns(const struct sl_lat_hist *h, double q)
 			return b + 1 >= SL_LAT_BUCKETS ? h->max_ns : sl_lat_bucket_edge_ns(b);
 	}
 	return h->max_ns;
+}
+
+long
+sl_read_line(FILE *f, char **buf, size_t *cap, size_t max)
+{
+	size_t n = 0;
+	int c;
+
+	errno = 0;
+	for (;;) {
+		c = getc_unlocked(f);
+		if (c == EOF)
+			break;
+		if (c == '\0')
+			return -EILSEQ;
+		if (n == max)
+			return -E2BIG;
+		if (n + 2 > *cap) {
+			size_t ncap = *cap < 256 ? 256 : *cap * 2;
+			char *nb;
+
+			if (ncap > max + 2)
+				ncap = max + 2;
+			if ((nb = realloc(*buf, ncap)) == NULL)
+				return -ENOMEM;
+			*buf = nb;
+			*cap = ncap;
+		}
+		(*buf)[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (c == EOF && ferror(f))
+		return errno ? -errno : -EIO;
+	if (n > 0)
+		(*buf)[n] = '\0';
+	return (long)n;
 }
 
 int

@@ -124,6 +124,22 @@ const char *sl_drop_reason_name(enum sl_drop_reason r);
  */
 int sl_dir_remove(const char *path);
 
+/** Longest line sl_read_line accepts by default (a flow line is a few hundred bytes). */
+#define SL_LINE_MAX 65536
+
+/**
+ * Read one line of @f (its newline included when there is one) into *@buf,
+ * grown as needed (free it after the last call), never past @max bytes.
+ * Configuration readers use it so that nothing is silently cut or lost: a
+ * read error is an error, not an end of file, and so are a line longer
+ * than @max and a NUL byte (text after it would be ignored).
+ *
+ * @return the line's length (> 0); 0 at the end of the file; -E2BIG (line
+ *         longer than @max), -EILSEQ (NUL byte), -ENOMEM or the read's
+ *         -errno (-EIO when unknown).  Control path.
+ */
+long sl_read_line(FILE *f, char **buf, size_t *cap, size_t max);
+
 /*
  * Latency histogram: log2 buckets in nanoseconds.  Bucket 0 holds < 256 ns,
  * bucket i (1 <= i < SL_LAT_BUCKETS - 1) [2^(i+7), 2^(i+8)) ns, the last one

@@ -1,14 +1,55 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* test_core: drop-reason names and the latency histogram. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* fmemopen */
+#endif
+/* test_core: drop-reason names, the latency histogram, the bounded line reader. */
+#include <errno.h>
 #include <string.h>
 
 #include "core.h"
 #include "sl_test.h"
 
+/* sl_read_line over @text (@n bytes): the results of successive calls, as a string. */
+static void
+read_lines(const char *text, size_t n, size_t max, char *out, size_t out_size)
+{
+	FILE *f = fmemopen((void *)text, n, "r");
+	char *buf = NULL;
+	size_t cap = 0, used = 0;
+	long got;
+
+	out[0] = '\0';
+	do {
+		got = sl_read_line(f, &buf, &cap, max);
+		used += (size_t)snprintf(out + used, out_size - used, "%ld%s", got,
+					 got > 0 && buf[got - 1] == '\n' ? "n," : ",");
+	} while (got > 0 && used < out_size);
+	free(buf);
+	fclose(f);
+}
+
+static void
+test_read_line(void)
+{
+	char out[128];
+
+	read_lines("ab\ncde\n\nlast", 12, 100, out, sizeof(out));
+	CHECK(strcmp(out, "3n,4n,1n,4,0,") == 0, "lines: %s", out);
+	read_lines("", 0, 100, out, sizeof(out));
+	CHECK(strcmp(out, "0,") == 0, "empty file: %s", out);
+	read_lines("0123456789\n", 11, 8, out, sizeof(out));
+	CHECK(strcmp(out, "-7,") == 0, "too long is -E2BIG: %s", out); /* E2BIG = 7 */
+	read_lines("ok\nbad\0tail\n", 13, 100, out, sizeof(out));
+	CHECK(strcmp(out, "3n,-84,") == 0, "a NUL is -EILSEQ: %s", out); /* EILSEQ = 84 */
+	CHECK(E2BIG == 7 && EILSEQ == 84, "errno values the strings assume");
+}
+
 int
 main(void)
 {
 	struct sl_lat_hist h;
+
+	test_read_line();
 
 	CHECK(strcmp(sl_drop_reason_name(SL_DROP_TABLE_MISS), "table-miss") == 0, "name");
 	CHECK(strcmp(sl_drop_reason_name(SL_DROP__MAX), "unknown") == 0, "out of range");

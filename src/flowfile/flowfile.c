@@ -26,6 +26,8 @@
 #define TABLE_ID_MAX (SL_TABLES_MAX - 1)
 /* Highest group id (OFPG_MAX). */
 #define GROUP_ID_MAX 0xffffff00u
+/* Longest logical line (backslash continuations joined) a flow file may hold. */
+#define FLOWFILE_LOGICAL_MAX (16 * SL_LINE_MAX)
 /* OFPCML_NO_BUFFER: send the whole packet to the controller. */
 #define CONTROLLER_MAX_LEN_ALL 0xffff
 /* OFPVID_PRESENT. */
@@ -2512,7 +2514,7 @@ sl_flowfile_load_cb(const char *path, const struct sl_flowfile_callbacks *cb, vo
 	size_t line_cap = 0, log_len = 0, log_cap = 0;
 	unsigned lineno = 0, start = 0;
 	bool pending = false;
-	ssize_t got;
+	long got;
 	FILE *f;
 	int rc = 0;
 
@@ -2530,14 +2532,20 @@ sl_flowfile_load_cb(const char *path, const struct sl_flowfile_callbacks *cb, vo
 		size_t n;
 		bool more;
 
-		errno = 0;
-		got = getline(&line, &line_cap, f);
+		/* Bounded: a read error or an endless line is an error, never an end of file. */
+		got = sl_read_line(f, &line, &line_cap, SL_LINE_MAX);
 		if (got < 0) {
-			if (ferror(f)) {
-				rc = errno ? -errno : -EIO;
+			rc = (int)got;
+			err->line = lineno + 1;
+			if (rc == -E2BIG)
+				fail(err, span_of(path), rc, "line longer than %d bytes", SL_LINE_MAX);
+			else if (rc == -EILSEQ)
+				fail(err, span_of(path), rc, "NUL byte in the line");
+			else
 				fail(err, span_of(path), rc, "read error: %s", strerror(-rc));
-				break;
-			}
+			break;
+		}
+		if (got == 0) {
 			if (!pending)
 				break;
 			/* A backslash on the last line: the logical line ends here. */
@@ -2559,6 +2567,13 @@ sl_flowfile_load_cb(const char *path, const struct sl_flowfile_callbacks *cb, vo
 				fail(err, span_of(path), rc, "out of memory");
 				break;
 			}
+			if (log_len + n > FLOWFILE_LOGICAL_MAX) {
+				rc = -E2BIG;
+				err->line = start;
+				fail(err, span_of(path), rc,
+				     "continued line longer than %d bytes", FLOWFILE_LOGICAL_MAX);
+				break;
+			}
 			if ((rc = append(&logical, &log_len, &log_cap, line, n))) {
 				fail(err, span_of(path), rc, "out of memory");
 				break;
@@ -2573,7 +2588,7 @@ sl_flowfile_load_cb(const char *path, const struct sl_flowfile_callbacks *cb, vo
 			break;
 		}
 		log_len = 0;
-		if (got < 0)
+		if (got == 0)
 			break;
 	}
 	if (rc)
