@@ -117,7 +117,7 @@ usage(FILE *f)
 		"OpenFlow:\n"
 		"  -C, --controller TARGET  controller channel (repeatable): tcp:IP[:PORT] (connect,\n"
 		"                           default port 6653), ptcp:PORT[:IP] (listen, e.g. for\n"
-		"                           ovs-ofctl), unix:PATH, punix:PATH\n"
+		"                           ovs-ofctl; IP default 127.0.0.1), unix:PATH, punix:PATH\n"
 		"      --dpid HEX           datapath id (default: from the first port's MAC)\n"
 		"      --fail-mode MODE     secure | standalone (default standalone: a learning\n"
 		"                           switch while controllers are configured but none is up)\n"

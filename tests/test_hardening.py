@@ -79,3 +79,36 @@ def test_sluicectl_add_states_long_line(tmp_path: Path) -> None:
                        text=True, timeout=20)
     assert r.returncode == 2, r
     assert f"{f}:2: line too long" in r.stderr
+
+
+# --------------------------------------------------------------------------
+# Weak defaults
+# --------------------------------------------------------------------------
+
+
+def _tcp_listeners(port: int) -> set[str]:
+    """Local addresses (hex, as /proc/net/tcp writes them) listening on @port."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        addr, hexport = fields[1].split(":")
+        if int(hexport, 16) == port and fields[3] == "0A":  # TCP_LISTEN
+            found.add(addr)
+    return found
+
+
+def test_ptcp_without_address_listens_on_loopback(sluice_bin: Path) -> None:
+    """``ptcp:PORT`` listened on 0.0.0.0, giving any peer flow_mod rights; now 127.0.0.1."""
+    from sluice import testing
+    from sluice.testing import Sluice, SluiceConfig
+
+    if not testing.openflow_supported(sluice_bin):
+        pytest.skip("this sluice has no -C/--controller")
+    port = testing.free_tcp_port()
+    sw = Sluice(SluiceConfig(ports=["net_null0,no-rx=1"], controllers=(f"ptcp:{port}",)),
+                binary=sluice_bin)
+    try:
+        sw.wait_listening()
+        assert _tcp_listeners(port) == {"0100007F"}, _tcp_listeners(port)
+    finally:
+        sw.stop()

@@ -705,11 +705,14 @@ conn_read(struct sl_ofconn *c)
 /* Active targets: connect and reconnect.                                    */
 /* ------------------------------------------------------------------------- */
 
-/* Next attempt after a failure or a drop; see "Timers" in ofconn.h. */
+/*
+ * Next attempt after a failure or a drop; see "Timers" in ofconn.h.
+ * @was_up: the connection had finished its HELLO exchange.
+ */
 static void
-target_schedule(struct sl_ofconn_mgr *mgr, struct target *t, uint64_t now, uint64_t up_ms)
+target_schedule(struct sl_ofconn_mgr *mgr, struct target *t, uint64_t now, bool was_up)
 {
-	if (t->backoff_ms == 0 || up_ms >= t->backoff_ms)
+	if (t->backoff_ms == 0 || was_up)
 		t->backoff_ms = mgr->p.backoff_min_ms;
 	else
 		t->backoff_ms = (uint32_t)SL_MIN((uint64_t)t->backoff_ms * 2, mgr->p.backoff_max_ms);
@@ -753,7 +756,7 @@ target_connect(struct sl_ofconn_mgr *mgr, struct target *t)
 close_fd:
 	close(fd);
 retry:
-	target_schedule(mgr, t, now_ms(), 0);
+	target_schedule(mgr, t, now_ms(), false);
 }
 
 /* A non-blocking connect finished (POLLOUT or POLLERR). */
@@ -979,9 +982,13 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 	}
 
 	if (plen == 4 && !strncmp(spec, "ptcp", 4)) {
-		/* ptcp:PORT[:IP]; everything after the port is the address. */
+		/*
+		 * ptcp:PORT[:IP]; everything after the port is the address.  A
+		 * listener gives any peer full control: loopback unless an address
+		 * is written out (issue #21).
+		 */
 		char *c2 = strchr(rest, ':');
-		const char *ip = "0.0.0.0";
+		const char *ip = "127.0.0.1";
 		int port;
 
 		t->kind = TK_PTCP;
@@ -1373,7 +1380,7 @@ retire(struct sl_ofconn_mgr *mgr)
 			uint64_t now = now_ms();
 
 			t->conn = NULL;
-			target_schedule(mgr, t, now, c->connected_ms ? now - c->connected_ms : 0);
+			target_schedule(mgr, t, now, c->connected_ms != 0);
 		}
 		mlog(mgr, SL_OFCONN_LOG_DBG, false, "%s: closed", c->name);
 		conn_free(c);

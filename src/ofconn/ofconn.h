@@ -113,12 +113,13 @@
  *     counts as activity then: a peer that neither reads nor sends for two
  *     intervals is dropped.
  *   - Reconnect: the first attempt for an active target starts when it is
- *     added.  After a failed attempt, or after a connection that did not stay
- *     up (negotiated) for at least the current backoff, the next attempt waits
- *     the backoff, which starts at backoff_min_ms and doubles up to
- *     backoff_max_ms.  A connection that stayed up longer resets the backoff
- *     to backoff_min_ms.  A connect that neither succeeds nor fails is
- *     abandoned after hello_timeout_ms, like a silent peer.
+ *     added.  After a failed attempt (refused, or closed before the HELLO
+ *     exchange finished) the next attempt waits the backoff, which starts at
+ *     backoff_min_ms and doubles up to backoff_max_ms.  A connection that was
+ *     up (negotiated) resets the backoff to backoff_min_ms, however short it
+ *     lived: a controller that restarts is reached again at once.  A connect
+ *     that neither succeeds nor fails is abandoned after hello_timeout_ms,
+ *     like a silent peer.
  *
  * ----------------------------------------------------------------------------
  * Concurrency

@@ -766,6 +766,78 @@ test_reconnect(void)
 	rec_reset(&r);
 }
 
+/*
+ * A short-lived but successful connection resets the backoff: after failed
+ * attempts have pushed it past 800 ms, a controller that accepts, says HELLO
+ * and drops at once is tried again after backoff_min_ms, not after a doubled
+ * backoff (issue #21).
+ */
+static void
+test_backoff_resets(void)
+{
+	struct rec r;
+	struct sl_ofconn_params p;
+	struct sl_ofconn_mgr *mgr;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof sin;
+	struct peer *pe = calloc(1, sizeof *pe);
+	char target[64], err[256];
+	int lfd, one = 1, port, fd = -1;
+	uint64_t t0, gap;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	bind(lfd, (struct sockaddr *)&sin, sizeof sin);
+	getsockname(lfd, (struct sockaddr *)&sin, &sl);
+	port = ntohs(sin.sin_port);
+	close(lfd);
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	sl_ofconn_params_init(&p); /* backoff 100 ms doubling to 8 s */
+	mgr = mgr_new(&r, &p);
+	snprintf(target, sizeof target, "tcp:127.0.0.1:%d", port);
+	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == 0, "%s", err);
+	pump_for(mgr, 1700); /* refused at 0, 0.1, 0.3, 0.7, 1.5 s: the backoff is now 1.6 s */
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	sin.sin_port = htons((uint16_t)port);
+	CHECK(bind(lfd, (struct sockaddr *)&sin, sizeof sin) == 0, "rebind %s", strerror(errno));
+	listen(lfd, 4);
+	set_nonblock(lfd);
+	t0 = ms_now();
+	while (fd < 0 && ms_now() - t0 < 5000) {
+		sl_ofconn_mgr_poll(mgr, 10);
+		fd = accept(lfd, NULL, NULL);
+	}
+	CHECK(fd >= 0, "connected once the controller listens");
+	peer_init(pe, fd);
+	expect_switch_hello(mgr, pe);
+	peer_hello(mgr, pe, 0x04, 0);
+	CHECK(pump_until(mgr, &r.n_connect, 1, 2000), "controller connected");
+
+	/* It drops at once: the next attempt comes after the minimum, not 3.2 s. */
+	peer_close(pe);
+	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "disconnect seen");
+	fd = -1;
+	t0 = ms_now();
+	while (fd < 0 && ms_now() - t0 < 5000) {
+		sl_ofconn_mgr_poll(mgr, 10);
+		fd = accept(lfd, NULL, NULL);
+	}
+	gap = ms_now() - t0;
+	CHECK(fd >= 0 && gap < 1000, "reconnected after %llu ms (backoff reset to 100 ms)",
+	      (unsigned long long)gap);
+	if (fd >= 0)
+		close(fd);
+	close(lfd);
+	sl_ofconn_mgr_destroy(mgr);
+	free(pe);
+	rec_reset(&r);
+}
+
 static void
 test_probe(void)
 {
@@ -1233,6 +1305,7 @@ main(void)
 	test_hello_failures();
 	test_echo_and_framing();
 	test_reconnect();
+	test_backoff_resets();
 	test_probe();
 	test_unix();
 	test_many();
