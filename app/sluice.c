@@ -12,6 +12,7 @@
  * 2 usage or configuration error (bad option, bad flow file).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -644,7 +645,18 @@ eal_args(int argc, char **argv, int first_eal, struct options *o, char **out, ch
 static int
 on_table(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
 {
-	return sl_pipeline_table_declare(arg, ts, err->msg, sizeof(err->msg));
+	static unsigned declared_at[SL_TABLES_MAX]; /* line of each table's declaration, 0: none */
+
+	/* A second declaration used to replace the first without a word. */
+	if (ts->table_id < SL_TABLES_MAX && declared_at[ts->table_id] != 0) {
+		snprintf(err->msg, sizeof(err->msg), "table %u is already declared (line %u)",
+			 ts->table_id, declared_at[ts->table_id]);
+		return -EEXIST;
+	}
+	int rc = sl_pipeline_table_declare(arg, ts, err->msg, sizeof(err->msg));
+	if (rc == 0 && ts->table_id < SL_TABLES_MAX)
+		declared_at[ts->table_id] = err->line;
+	return rc;
 }
 
 static int
@@ -1227,6 +1239,15 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	if (exit_now >= 0)
 		return exit_now;
+	/* A --json file that cannot be written would lose the run's data at exit: check now. */
+	if (o.json_path != NULL && !o.check_only) {
+		int fd = open(o.json_path, O_WRONLY | O_CREAT, 0644);
+		if (fd < 0) {
+			fprintf(stderr, "sluice: --json %s: %s\n", o.json_path, strerror(errno));
+			return EXIT_USAGE;
+		}
+		close(fd);
+	}
 
 	if (sl_pipeline_create(&pl) < 0) {
 		fprintf(stderr, "sluice: out of memory\n");

@@ -1052,6 +1052,7 @@ struct batch {
 	const char *display_file; /* shown instead of the path (stdin) */
 	const char *label;        /* origin of messages not from a file: the command */
 	unsigned n_refused;
+	unsigned declared_at[SL_TABLES_MAX]; /* add-flows: line declaring each table, 0: none */
 };
 
 static int
@@ -1113,6 +1114,14 @@ static int
 on_table_decl(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
 {
 	struct batch *b = arg;
+
+	if (ts->table_id < SL_TABLES_MAX && b->declared_at[ts->table_id] != 0) {
+		snprintf(err->msg, sizeof(err->msg), "table %u is already declared (line %u)",
+		         ts->table_id, b->declared_at[ts->table_id]);
+		return -EEXIST;
+	}
+	if (ts->table_id < SL_TABLES_MAX)
+		b->declared_at[ts->table_id] = err->line;
 	int rc = ts->kind == SL_TABLE_STATE ? sl_ofp_state_table_encode(&b->msgs, 0, ts) /* #9 */
 	                                    : sl_ofp_table_declare_encode(&b->msgs, 0, ts);
 

@@ -112,3 +112,60 @@ def test_ptcp_without_address_listens_on_loopback(sluice_bin: Path) -> None:
         assert _tcp_listeners(port) == {"0100007F"}, _tcp_listeners(port)
     finally:
         sw.stop()
+
+
+# --------------------------------------------------------------------------
+# Smaller ones
+# --------------------------------------------------------------------------
+
+
+def _sluice(sluice_bin: Path, *args: str, prefix: str) -> subprocess.CompletedProcess[str]:
+    import shutil
+
+    try:
+        return subprocess.run(
+            [str(sluice_bin), *args, "--", "--no-huge", "-m", "256", "--no-pci",
+             f"--file-prefix={prefix}", "-l", "0,1", "--log-level=lib.eal:error"],
+            capture_output=True, text=True, timeout=60)
+    finally:
+        shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
+
+
+@pytest.mark.parametrize("mode,message", [
+    ("hypercube:", "hypercube: missing addr="),
+    ("hypercube:addr=1", "hypercube: no neighbours"),
+    ("keyflow:tag=0xf2", "keyflow: missing key="),
+])
+def test_fwd_mode_needs_its_parameters(sluice_bin: Path, mode: str, message: str) -> None:
+    """``--fwd-mode hypercube:`` was accepted with no address or neighbours."""
+    from conftest import unique_prefix
+
+    r = _sluice(sluice_bin, "-p", "net_null0,no-rx=1", "--fwd-mode", mode, "-d", "0.1",
+                prefix=unique_prefix("fm"))
+    assert r.returncode == 2, r
+    assert message in r.stderr
+
+
+def test_unwritable_json_is_refused_at_start(sluice_bin: Path, tmp_path: Path) -> None:
+    """An unwritable ``-j FILE`` was found only at exit, losing the run's data."""
+    from conftest import unique_prefix
+
+    t0 = time.monotonic()
+    r = _sluice(sluice_bin, "-p", "net_null0,no-rx=1", "-j", str(tmp_path / "no" / "x.json"),
+                "-d", "30", prefix=unique_prefix("js"))
+    assert r.returncode == 2, r
+    assert "--json" in r.stderr and "No such file or directory" in r.stderr
+    assert time.monotonic() - t0 < 30  # refused before the 30 s run, not after it
+
+
+def test_table_declared_twice_is_an_error(sluice_bin: Path, tmp_path: Path) -> None:
+    """A second declaration of a table silently replaced the first."""
+    f = tmp_path / "dup.flows"
+    f.write_text("table=1,kind=lpm,fields=nw_dst\npriority=1 actions=drop\ntable=1,kind=mask\n")
+    r = check(sluice_bin, f)
+    assert r.returncode == 2, r
+    assert f"{f}:3: table 1 is already declared (line 1)" in r.stderr
+    if SLUICECTL.exists():
+        r = subprocess.run([str(SLUICECTL), "add-flows", str(f)], capture_output=True, text=True,
+                           timeout=20)
+        assert r.returncode == 2 and "table 1 is already declared (line 1)" in r.stderr, r

@@ -267,9 +267,8 @@ sl_fwd_params_parse(const char *text, struct sl_fwd_params *p, char *err, size_t
 		mp = &p->modes[p->n_modes++];
 		mp->mode = e->mode;
 		mp->tag = e->default_tag;
-		if (colon == NULL)
-			continue;
-		for (kv = strtok_r(colon + 1, ",", &save2); kv != NULL;
+		unsigned seen = 0; /* bit i: required[i] was given */
+		for (kv = colon != NULL ? strtok_r(colon + 1, ",", &save2) : NULL; kv != NULL;
 		     kv = strtok_r(NULL, ",", &save2)) {
 			char *eq = strchr(kv, '=');
 			uint32_t v;
@@ -280,6 +279,9 @@ sl_fwd_params_parse(const char *text, struct sl_fwd_params *p, char *err, size_t
 				return -EINVAL;
 			}
 			*eq = '\0';
+			for (unsigned r = 0; e->required != NULL && e->required[r] != NULL; r++)
+				if (strcmp(kv, e->required[r]) == 0)
+					seen |= 1u << r;
 			if (strcmp(kv, "tag") == 0) {
 				if (fwd_parse_u32(eq + 1, &v) < 0 || v > 255) {
 					fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
@@ -290,6 +292,13 @@ sl_fwd_params_parse(const char *text, struct sl_fwd_params *p, char *err, size_t
 			} else if (e->parse_kv(mp, kv, eq + 1) < 0) {
 				fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
 				         "%s: bad parameter %s=%s", e->name, kv, eq + 1);
+				return -EINVAL;
+			}
+		}
+		for (unsigned r = 0; e->required != NULL && e->required[r] != NULL; r++) {
+			if (!(seen & 1u << r)) {
+				fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size, "%s: missing %s=",
+				         e->name, e->required[r]);
 				return -EINVAL;
 			}
 		}

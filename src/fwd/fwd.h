@@ -126,6 +126,8 @@ struct sl_fwd_engine {
 	                      unsigned n, uint32_t out_ports[], uint8_t drops[]);
 	/* Parse one key=value of this mode's text form; 0 or -EINVAL.  Control thread. */
 	int (*parse_kv)(struct sl_fwd_mode_params *p, const char *key, const char *value);
+	/* The keys the text form must give (NULL-terminated), e.g. hypercube's "addr". */
+	const char *const *required;
 	/* Append this mode's key=value list (no mode name, no tag).  Control thread. */
 	int (*format)(const struct sl_fwd_mode_params *p, char *buf, size_t size);
 };

@@ -28,6 +28,9 @@ hc_init(void *state, const struct sl_fwd_mode_params *p, unsigned n_ports, char 
 
 	memset(s, 0, sizeof(*s));
 	s->addr = hc->addr;
+	if (hc->n_neigh == 0)
+		return fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
+		                "hypercube: no neighbours (give nbr=ADDR@PORT for each)");
 	if (hc->n_neigh > SL_FWD_NEIGH_MAX)
 		return fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
 		                "hypercube: %u neighbours, at most %u", hc->n_neigh,
@@ -133,5 +136,6 @@ const struct sl_fwd_engine sl_fwd_hypercube_engine = {
     .init = hc_init,
     .process_burst = hc_process_burst,
     .parse_kv = hc_parse_kv,
+    .required = (const char *const[]){"addr", NULL}, /* and a nbr: hc_init */
     .format = hc_format,
 };

@@ -78,5 +78,6 @@ const struct sl_fwd_engine sl_fwd_keyflow_engine = {
     .init = kf_init,
     .process_burst = kf_process_burst,
     .parse_kv = kf_parse_kv,
+    .required = (const char *const[]){"key", NULL},
     .format = kf_format,
 };

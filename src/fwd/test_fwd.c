@@ -91,6 +91,17 @@ test_text(struct sl_fwd *f)
 	CHECK(sl_fwd_params_parse("hypercube:nbr=4", &p, err, sizeof(err)) == -EINVAL,
 	      "nbr without port");
 	CHECK(sl_fwd_params_parse("keyflow:key", &p, err, sizeof(err)) == -EINVAL, "no '='");
+	/* A mode's required keys (issue #21: "hypercube:" was accepted). */
+	CHECK(sl_fwd_params_parse("hypercube:", &p, err, sizeof(err)) == -EINVAL &&
+	          strstr(err, "missing addr=") != NULL,
+	      "hypercube without addr: %s", err);
+	CHECK(sl_fwd_params_parse("hypercube", &p, err, sizeof(err)) == -EINVAL,
+	      "hypercube without parameters");
+	CHECK(try_params(f, "hypercube:addr=1") == SL_FWD_FAIL_BAD_PARAM,
+	      "hypercube without neighbours");
+	CHECK(sl_fwd_params_parse("keyflow:tag=0xf2", &p, err, sizeof(err)) == -EINVAL &&
+	          strstr(err, "missing key=") != NULL,
+	      "keyflow without key: %s", err);
 	CHECK(sl_fwd_params_parse("openflow:x=1", &p, err, sizeof(err)) == -EINVAL,
 	      "openflow takes no parameters");
 
@@ -108,7 +119,8 @@ test_text(struct sl_fwd *f)
 	CHECK(try_params(f, "hypercube:addr=0,nbr=1@0") == SL_FWD_FAIL_BAD_PORT, "port 0");
 	CHECK(try_params(f, "hypercube:addr=0,nbr=1@1,nbr=2@1") == SL_FWD_FAIL_BAD_PORT,
 	      "two neighbours on one port");
-	CHECK(try_params(f, "hypercube:tag=7;keyflow:key=9,tag=7") == SL_FWD_FAIL_DUP_TAG,
+	CHECK(try_params(f, "hypercube:addr=0,nbr=1@1,tag=7;keyflow:key=9,tag=7") ==
+	          SL_FWD_FAIL_DUP_TAG,
 	      "duplicate tag");
 	CHECK(try_params(f, "keyflow:key=9;keyflow:key=11") == SL_FWD_FAIL_DUP_MODE,
 	      "duplicate mode");
