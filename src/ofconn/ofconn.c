@@ -486,8 +486,8 @@ versions_to_str(uint32_t bits, char *buf, size_t size)
 /*
  * The peer's HELLO.  Without a bitmap element the peer supports every version
  * up to its header version (OVS ofputil_decode_hello), which makes "highest
- * common" the same as min(ours, theirs).  A malformed element list ends the
- * parse; whatever was learnt before it stands.
+ * common" the same as min(ours, theirs).  A malformed element (length below
+ * its 4-byte header, or past the message) fails the HELLO.
  */
 static void
 handle_hello(struct sl_ofconn *c, const uint8_t *msg, size_t len)
@@ -496,13 +496,22 @@ handle_hello(struct sl_ofconn *c, const uint8_t *msg, size_t len)
 	uint32_t peer = hv >= 31 ? UINT32_MAX - 1 : (UINT32_C(1) << (hv + 1)) - 2;
 	bool has_bitmap = false;
 	size_t off = SL_OFCONN_HEADER_LEN;
+	char reason[320];
 
 	while (len - off >= 4) {
 		uint16_t etype = get_be16(msg + off);
 		uint16_t elen = get_be16(msg + off + 2);
 
-		if (elen < 4 || elen > len - off)
-			break;
+		if (elen < 4 || elen > len - off) {
+			snprintf(reason, sizeof reason,
+				 "Malformed hello element: type %u, length %u at offset %zu of %zu.",
+				 etype, elen, off, len);
+			mlog(c->mgr, SL_OFCONN_LOG_WARN, true, "%s: %s", c->name, reason);
+			send_error(c, hv < SL_OFCONN_VERSION ? hv : SL_OFCONN_VERSION, 0,
+				   OFPET_HELLO_FAILED, OFPHFC_INCOMPATIBLE, reason, strlen(reason));
+			conn_start_close(c);
+			return;
+		}
 		if (etype == OFPHET_VERSIONBITMAP && elen >= 8) {
 			peer = get_be32(msg + off + 4);
 			has_bitmap = true;
@@ -525,7 +534,7 @@ handle_hello(struct sl_ofconn *c, const uint8_t *msg, size_t len)
 	}
 
 	/* Incompatible: answer in the peer's highest version so it can parse the error. */
-	char vers[200], reason[320];
+	char vers[200];
 	uint8_t ev = peer ? (uint8_t)(31 - __builtin_clz(peer)) : hv;
 
 	if (has_bitmap) {

@@ -578,6 +578,30 @@ test_hello_failures(void)
 	peer_close(pe);
 	free(pe);
 
+	/* A HELLO element of length 0 (below its own header): HELLO_FAILED, not accepted. */
+	static const uint8_t elems[][8] = {
+		{0, 1, 0, 0, 0, 0, 0, 0},    /* length 0 */
+		{0, 1, 0, 64, 0, 0, 0, 0x10}, /* length past the message */
+	};
+	for (size_t i = 0; i < SL_ARRAY_SIZE(elems); i++) {
+		pe = calloc(1, sizeof *pe);
+		peer_init(pe, tcp_connect(port, 0));
+		expect_switch_hello(mgr, pe);
+		n = (int)mk_msg(m, 0x04, 0 /* HELLO */, 7, elems[i], 8);
+		peer_send(mgr, pe, m, (size_t)n);
+		n = peer_recv(mgr, pe, m, 2000);
+		CHECK(n > 12 && m[1] == 1 && get16(m + 8) == 0 && get16(m + 10) == 0,
+		      "malformed element %zu: HELLO_FAILED/INCOMPATIBLE (n %d type %u)", i, n, m[1]);
+		if (n > 12) {
+			m[n] = '\0';
+			CHECK(strstr((char *)m + 12, "Malformed hello element"), "reason '%s'",
+			      (char *)m + 12);
+		}
+		CHECK(peer_recv(mgr, pe, NULL, 2000) == 0, "malformed element %zu: closed", i);
+		peer_close(pe);
+		free(pe);
+	}
+
 	/* An ERROR before HELLO (the peer refusing us) is logged, not answered. */
 	pe = calloc(1, sizeof *pe);
 	peer_init(pe, tcp_connect(port, 0));

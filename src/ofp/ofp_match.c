@@ -138,6 +138,13 @@ ofp_oxm_decode(const uint8_t *p, size_t avail, bool id_only, struct sl_match_fie
 	}
 	for (unsigned i = 0; i < size; i++)
 		mf->value[i] &= mf->mask[i];
+	/* in_port: a port a packet can come in on (0 is none; as the flow syntax checks). */
+	if (mf->f.id == SL_FIELD_IN_PORT) {
+		uint32_t port = rd32(mf->value);
+		if (port == 0 || (port > SL_PORT_MAX_PHYS && port != SL_PORT_LOCAL &&
+				  port != SL_PORT_CONTROLLER))
+			return FAIL_BMC(err, BAD_VALUE);
+	}
 	return 0;
 }
 

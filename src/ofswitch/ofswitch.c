@@ -999,12 +999,16 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
 	unsigned n_ctxs = sl_worker_ctxs(sw->p.worker, ctxs, SL_DISPATCH_WORKERS_MAX);
 
-	if (sl_ofp_mp_request_decode(msg, len, &req, &e) < 0) {
-		send_error(c, &e, msg, len);
+	/*
+	 * Requests are not reassembled: REQ_MORE is refused before the body is
+	 * read, whatever the body holds (ofp_multipart_request.flags, bytes 10-11).
+	 */
+	if (len >= 12 && (((const uint8_t *)msg)[11] & SL_OFPMPF_REQ_MORE)) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW, msg, len);
 		return;
 	}
-	if (req.flags & SL_OFPMPF_REQ_MORE) {
-		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW, msg, len);
+	if (sl_ofp_mp_request_decode(msg, len, &req, &e) < 0) {
+		send_error(c, &e, msg, len);
 		return;
 	}
 	publish(sw); /* replies show every change made before the request */
