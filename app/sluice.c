@@ -745,6 +745,9 @@ struct run {
 	struct sl_worker *w;    /* the lead worker (readers sum over its group) */
 	struct sl_worker_io *io; /* the I/O core, or NULL */
 	struct sl_ofswitch *sw; /* NULL without --controller */
+	bool have_sw_stats;     /* sw_stats and pins_pending taken before sw went away */
+	struct sl_ofswitch_stats sw_stats;
+	unsigned pins_pending;
 	struct sample samples[SAMPLES_MAX];
 	unsigned n_samples;
 	double elapsed;
@@ -985,6 +988,18 @@ print_summary(const struct run *r)
 		       " publishes, %" PRIu64 " flows expired\n",
 		       ss.msgs_rx, ss.flow_mods, ss.errors_sent, ss.packet_ins_sent, ss.packet_outs,
 		       ss.publishes, ss.flows_expired);
+		/* Packet-ins queued by the workers: each one forwarded, dropped or still queued. */
+		struct sl_worker_port_stats cs;
+		unsigned pending = sl_worker_pin_pending(r->w);
+		sl_worker_ctrl_read(r->w, &cs);
+		uint64_t ends = ss.packet_ins_forwarded + ss.packet_ins_standalone +
+				ss.packet_ins_dropped + pending;
+		printf("check: packet-ins queued %" PRIu64 " = forwarded %" PRIu64
+		       " + standalone %" PRIu64 " + dropped %" PRIu64 " (unwanted %" PRIu64
+		       ", congested %" PRIu64 ", too big %" PRIu64 ") + pending %u: %s\n",
+		       cs.tx_packets, ss.packet_ins_forwarded, ss.packet_ins_standalone,
+		       ss.packet_ins_dropped, ss.pin_drop_unwanted, ss.pin_drop_congested,
+		       ss.pin_drop_too_big, pending, cs.tx_packets == ends ? "OK" : "MISMATCH");
 	}
 	printf("check: rx %" PRIu64 " + copies %" PRIu64 " = tx %" PRIu64 " + tx drops %" PRIu64
 	       " + pipeline drops %" PRIu64 ": %s\n",
@@ -1043,7 +1058,18 @@ write_json(const struct run *r, const char *path)
 	fprintf(f, "  \"drops\": {");
 	for (unsigned d = 0; d < SL_DROP__MAX; d++)
 		fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "", sl_drop_reason_name(d), drops[d]);
-	fprintf(f, "},\n  \"ports\": [");
+	fprintf(f, "},\n");
+	if (r->have_sw_stats) {
+		const struct sl_ofswitch_stats *ss = &r->sw_stats;
+		fprintf(f, "  \"packet_ins\": {\"queued\": %" PRIu64 ", \"forwarded\": %" PRIu64
+			   ", \"standalone\": %" PRIu64 ", \"dropped\": %" PRIu64
+			   ", \"drop_unwanted\": %" PRIu64 ", \"drop_congested\": %" PRIu64
+			   ", \"drop_too_big\": %" PRIu64 ", \"pending\": %u},\n",
+			ctrl.tx_packets, ss->packet_ins_forwarded, ss->packet_ins_standalone,
+			ss->packet_ins_dropped, ss->pin_drop_unwanted, ss->pin_drop_congested,
+			ss->pin_drop_too_big, r->pins_pending);
+	}
+	fprintf(f, "  \"ports\": [");
 	for (unsigned p = 0; p < r->o->n_ports; p++) {
 		struct sl_worker_port_stats pss, *ps = &pss;
 		sl_worker_port_read(r->w, p, &pss);
@@ -1473,6 +1499,11 @@ main(int argc, char **argv)
 		pthread_join(th, NULL);
 	}
 	print_summary(&run);
+	if (run.sw != NULL) {
+		sl_ofswitch_stats(run.sw, &run.sw_stats);
+		run.pins_pending = sl_worker_pin_pending(run.w);
+		run.have_sw_stats = true;
+	}
 	sl_ofswitch_destroy(run.sw);
 	run.sw = NULL;
 	if (o.dump_flows) {

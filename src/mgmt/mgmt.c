@@ -712,7 +712,12 @@ h_controller(const char *params, struct rte_tel_data *d, char *err, size_t err_s
 	dict_u64(d, "flow_mods", ss.flow_mods);
 	dict_u64(d, "errors_sent", ss.errors_sent);
 	dict_u64(d, "packet_ins_sent", ss.packet_ins_sent);
+	dict_u64(d, "packet_ins_forwarded", ss.packet_ins_forwarded);
+	dict_u64(d, "packet_ins_standalone", ss.packet_ins_standalone);
 	dict_u64(d, "packet_ins_dropped", ss.packet_ins_dropped);
+	dict_u64(d, "packet_in_drop_unwanted", ss.pin_drop_unwanted);
+	dict_u64(d, "packet_in_drop_congested", ss.pin_drop_congested);
+	dict_u64(d, "packet_in_drop_too_big", ss.pin_drop_too_big);
 	dict_u64(d, "publishes", ss.publishes);
 	dict_u64(d, "flows_expired", ss.flows_expired);
 	dict_u64(d, "learned", ss.learned);

@@ -1379,9 +1379,11 @@ packet_ins_forward(struct sl_ofswitch *sw)
 
 		if (sw->standalone_on) {
 			standalone_packet_in(sw, info, data, len);
+			sw->st.packet_ins_standalone++;
 			rte_pktmbuf_free(ms[k]);
 			continue;
 		}
+		unsigned wanted = 0, congested = 0;
 		struct sl_ofp_packet_in pi = {
 			.buffer_id = SL_OFP_NO_BUFFER,
 			.reason = info->pin.reason,
@@ -1395,8 +1397,13 @@ packet_ins_forward(struct sl_ofswitch *sw)
 		};
 		for (unsigned i = 0; i < sw->n_conns; i++) {
 			struct conn *c = sw->conns[i];
-			if (!async_allowed(c, c->async.packet_in_mask, pi.reason) || conn_congested(c))
+			if (!async_allowed(c, c->async.packet_in_mask, pi.reason))
 				continue;
+			wanted++;
+			if (conn_congested(c)) {
+				congested++;
+				continue;
+			}
 			sl_ofp_buf_reset(&sw->out);
 			if (sl_ofp_packet_in_encode(&sw->out, 0, &pi) == 0) {
 				send_out(c);
@@ -1404,11 +1411,20 @@ packet_ins_forward(struct sl_ofswitch *sw)
 				sent = true;
 			}
 		}
-		if (!sent)
-			sw->st.packet_ins_dropped++;
-		else
+		/* Every dequeued packet-in ends one way, counted (issue #21). */
+		if (sent) {
+			sw->st.packet_ins_forwarded++;
 			sl_lat_hist_add(&sw->st.packet_in_latency,
 					sl_cycles_to_ns(rte_rdtsc() - info->rx_tsc, sw->lat_mult), 1);
+		} else {
+			sw->st.packet_ins_dropped++;
+			if (wanted == 0)
+				sw->st.pin_drop_unwanted++;
+			else if (congested == wanted)
+				sw->st.pin_drop_congested++;
+			else
+				sw->st.pin_drop_too_big++;
+		}
 		rte_pktmbuf_free(ms[k]);
 	}
 }

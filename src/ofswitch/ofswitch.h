@@ -58,7 +58,19 @@ struct sl_ofswitch_stats {
 	uint64_t errors_sent;      /* OFPT_ERROR replies */
 	uint64_t flow_mods;        /* flow_mods applied */
 	uint64_t packet_ins_sent;  /* packet_in messages sent (one per connection) */
-	uint64_t packet_ins_dropped; /* dequeued but no connection could take them */
+	/*
+	 * The fate of every packet-in the workers queued (sl_worker ctrl tx):
+	 * forwarded to at least one connection, handled by the standalone
+	 * learning switch, or dropped with a reason (the sum is
+	 * packet_ins_dropped).  queued = forwarded + standalone + dropped +
+	 * still in the queue.
+	 */
+	uint64_t packet_ins_forwarded;
+	uint64_t packet_ins_standalone;
+	uint64_t packet_ins_dropped;
+	uint64_t pin_drop_unwanted;  /* no connection, or none whose async config takes the reason */
+	uint64_t pin_drop_congested; /* every connection that wanted it was congested */
+	uint64_t pin_drop_too_big;   /* no packet_in message could hold it */
 	uint64_t packet_outs;      /* packet_outs queued to the worker */
 	uint64_t publishes;
 	uint64_t flows_expired;

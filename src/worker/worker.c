@@ -188,6 +188,12 @@ sl_worker_sync(void *arg)
 }
 
 unsigned
+sl_worker_pin_pending(const struct sl_worker *w)
+{
+	return w->pin_ring != NULL ? rte_ring_count(w->pin_ring) : 0;
+}
+
+unsigned
 sl_worker_pin_dequeue(struct sl_worker *w, struct rte_mbuf **ms, unsigned n)
 {
 	if (w->pin_ring == NULL)

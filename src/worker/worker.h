@@ -217,6 +217,8 @@ void sl_worker_sync(void *w);
  * Control thread.
  */
 unsigned sl_worker_pin_dequeue(struct sl_worker *w, struct rte_mbuf **ms, unsigned n);
+/** Packet-ins queued and not dequeued yet (control thread, for the accounting). */
+unsigned sl_worker_pin_pending(const struct sl_worker *w);
 
 /**
  * Queue a packet_out: the worker runs @actions on a copy of @data
