@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -79,6 +81,7 @@ struct options {
 	bool verbose;
 	const char *name;      /* instance: EAL file prefix, mgmt socket name */
 	const char *mgmt;      /* mgmt socket path, "none", or NULL (default path) */
+	int mgmt_gid;          /* --mgmt-group: group of the mgmt and telemetry sockets, -1: none */
 	const char *log_levels[32]; /* --log-level TYPE:LEVEL, in order */
 	unsigned n_log_levels;
 	bool dumpcap;          /* multi-process EAL so dpdk-dumpcap can attach */
@@ -133,6 +136,8 @@ usage(FILE *f)
 		"                           'dpdk-telemetry.py -f NAME' and 'sluicectl -n NAME' find it\n"
 		"      --mgmt PATH|none     OpenFlow management socket for sluicectl and ovs-ofctl\n"
 		"                           (default /run/sluice/NAME.mgmt; none: no socket)\n"
+		"      --mgmt-group GROUP   group (name or number) that may use the management and\n"
+		"                           telemetry sockets (mode 0660 always; default: root's)\n"
 		"      --log-level TYPE:LEVEL  log level of a type (repeatable): sluice.* or a\n"
 		"                           component (app, mgmt, capture, ofswitch, ofconn,\n"
 		"                           pipeline, worker, port) or a DPDK type (lib.eal);\n"
@@ -273,6 +278,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"verbose", no_argument, NULL, 'v'},
 		{"name", required_argument, NULL, 'n'},
 		{"mgmt", required_argument, NULL, 'G'},
+		{"mgmt-group", required_argument, NULL, 0x103},
 		{"log-level", required_argument, NULL, 'L'},
 		{"dumpcap", no_argument, NULL, 'U'},
 		{"workers", required_argument, NULL, 'w'},
@@ -298,6 +304,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 	o->probe_interval = 5;
 	o->pin_rate = 10000;
 	o->workers = 1;
+	o->mgmt_gid = -1;
 	o->sched = SL_SCHED_ADAPTIVE;
 	o->sched_threshold = SL_DISPATCH_THRESHOLD_DEFAULT;
 	o->worker_ring = 1024;
@@ -400,6 +407,17 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		case 'G':
 			o->mgmt = optarg;
 			break;
+		case 0x103: {
+			struct group *g = getgrnam(optarg);
+			char *end;
+			long gid = g != NULL ? (long)g->gr_gid : strtol(optarg, &end, 10);
+			if (g == NULL && (*optarg == '\0' || *end != '\0' || gid < 0 || gid > INT32_MAX)) {
+				fprintf(stderr, "sluice: --mgmt-group: no group '%s'\n", optarg);
+				return -1;
+			}
+			o->mgmt_gid = (int)gid;
+			break;
+		}
 		case 'L':
 			if (o->n_log_levels == SL_ARRAY_SIZE(o->log_levels)) {
 				fprintf(stderr, "sluice: --log-level: at most %zu\n",
@@ -685,6 +703,27 @@ static int
 on_group(void *arg, const struct sl_group_spec *gs, struct sl_parse_error *err)
 {
 	return sl_pipeline_group_add(arg, gs, err->msg, sizeof(err->msg));
+}
+
+/* DPDK's telemetry socket: mode 0660, in --mgmt-group when given (it reads and changes the switch). */
+static int
+telemetry_socket_secure(int gid)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/dpdk_telemetry.v2", rte_eal_get_runtime_dir());
+	if (chmod(path, 0660) < 0) {
+		if (errno == ENOENT)
+			return 0; /* telemetry disabled (--no-telemetry) */
+		fprintf(stderr, "sluice: telemetry socket %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (gid >= 0 && chown(path, (uid_t)-1, (gid_t)gid) < 0) {
+		fprintf(stderr, "sluice: telemetry socket %s: group %d: %s\n", path, gid,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -1304,9 +1343,19 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	sl_log_init();
+	/*
+	 * Nothing Sluice creates is for others (sockets that control the switch,
+	 * captures of traffic), whatever umask it was started with.
+	 */
+	umask(umask(0) | 0007);
 	if (rte_eal_init(n_eal, eal_argv) < 0) {
 		fprintf(stderr, "sluice: EAL init failed: %s\n", rte_strerror(rte_errno));
 		sl_pipeline_destroy(pl);
+		return EXIT_RUNTIME;
+	}
+	if (telemetry_socket_secure(o.mgmt_gid) < 0) {
+		sl_pipeline_destroy(pl);
+		rte_eal_cleanup();
 		return EXIT_RUNTIME;
 	}
 	if (apply_log_levels(&o) < 0) {
@@ -1426,6 +1475,7 @@ main(int argc, char **argv)
 			.worker = &workers[0],
 			.ports = ports,
 			.n_ports = o.n_ports,
+			.unix_gid = o.mgmt_gid,
 		};
 		rc = sl_ofswitch_create(&sp, &run.sw, err, sizeof(err));
 		if (rc < 0) {

@@ -221,3 +221,60 @@ def test_packet_in_storm_every_drop_is_counted(sluice_bin: Path, tmp_path: Path)
     assert p["drop_congested"] > 0, p
     line = [ln for ln in sw.output.splitlines() if ln.startswith("check: packet-ins")]
     assert line and line[-1].endswith(": OK"), sw.output
+
+
+# --------------------------------------------------------------------------
+# Socket permissions
+# --------------------------------------------------------------------------
+
+
+def _as_nobody() -> None:
+    import os
+
+    os.setgid(65534)
+    os.setuid(65534)
+
+
+def test_sockets_are_0660_whatever_the_umask(sluice_bin: Path, tmp_path: Path) -> None:
+    """Under ``umask 000`` the management and telemetry sockets were 0777 and user
+    nobody installed ``priority=65535 actions=drop``.  Now both are 0660 and nobody's
+    sluicectl is refused; with the file opened up by hand, the switch's SO_PEERCRED
+    check still closes nobody's connection.
+    """
+    import os
+    import stat
+
+    from sluice import testing
+    from sluice.testing import Sluice, SluiceConfig
+
+    if os.geteuid() != 0 or not SLUICECTL.exists():
+        pytest.skip("needs root (to act as nobody) and sluicectl")
+    tmp_path.chmod(0o755)
+    mgmt = tmp_path / "sw.mgmt"
+    old = os.umask(0)
+    try:
+        sw = Sluice(SluiceConfig(ports=["net_null0,no-rx=1"], mgmt=str(mgmt)),
+                    binary=sluice_bin, workdir=str(tmp_path))
+        sw.wait_output("datapath id", 30)
+    finally:
+        os.umask(old)
+    try:
+        tele = testing.runtime_dir(sw.prefix) / "dpdk_telemetry.v2"
+        testing.wait_until(mgmt.exists, 10, "the management socket")
+        for path in (mgmt, tele):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o660, (path, oct(path.stat().st_mode))
+        flow = "priority=65535 actions=drop"
+        r = subprocess.run([str(SLUICECTL), "-t", f"unix:{mgmt}", "add-flow", flow],
+                           capture_output=True, text=True, timeout=20, preexec_fn=_as_nobody)
+        assert r.returncode != 0, r
+        mgmt.chmod(0o666)  # a mistake by hand: the switch itself still says no
+        r = subprocess.run([str(SLUICECTL), "-t", f"unix:{mgmt}", "--timeout", "2", "add-flow",
+                            flow], capture_output=True, text=True, timeout=20,
+                           preexec_fn=_as_nobody)
+        assert r.returncode != 0, r
+        dump = subprocess.run([str(SLUICECTL), "-t", f"unix:{mgmt}", "dump-flows"],
+                              capture_output=True, text=True, timeout=20)
+        assert dump.returncode == 0 and "65535" not in dump.stdout, dump
+        assert "not allowed: refused" in sw.output or sw.alive()
+    finally:
+        sw.stop()

@@ -12,6 +12,9 @@
  * a connection that ends is only marked (CS_CLOSING or CS_DEAD), and the
  * retire step at the end of each poll fires on_disconnect and frees it.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* struct ucred, SO_PEERCRED */
+#endif
 #include "ofconn.h"
 
 #include <arpa/inet.h>
@@ -792,6 +795,26 @@ conn_connect_done(struct sl_ofconn *c)
 /* Passive targets: accept.                                                  */
 /* ------------------------------------------------------------------------- */
 
+/* May the peer of unix socket @fd use it (ofconn.h, unix_gid)?  Logs a refusal. */
+static bool
+unix_peer_allowed(struct sl_ofconn_mgr *mgr, const struct target *t, int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof cr;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+		mlog(mgr, SL_OFCONN_LOG_WARN, true, "%s: no peer credentials (%s): refused", t->spec,
+		     strerror(errno));
+		return false;
+	}
+	if (cr.uid == 0 || cr.uid == geteuid() ||
+	    (mgr->p.unix_gid >= 0 && cr.gid == (gid_t)mgr->p.unix_gid))
+		return true;
+	mlog(mgr, SL_OFCONN_LOG_WARN, true, "%s: peer pid %d uid %u gid %u not allowed: refused",
+	     t->spec, (int)cr.pid, (unsigned)cr.uid, (unsigned)cr.gid);
+	return false;
+}
+
 static void
 listener_accept(struct sl_ofconn_mgr *mgr, struct target *t)
 {
@@ -813,6 +836,10 @@ listener_accept(struct sl_ofconn_mgr *mgr, struct target *t)
 			/* The pending connection stays queued: without a pause poll() spins. */
 			t->accept_pause_until = now_ms() + ACCEPT_PAUSE_MS;
 			return;
+		}
+		if (t->kind == TK_PUNIX && !unix_peer_allowed(mgr, t, fd)) {
+			close(fd);
+			continue;
 		}
 		c = conn_new(mgr, t, fd);
 		if (!c) {
@@ -1034,7 +1061,7 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 
 /* Bind and listen for a ptcp:/punix: target. */
 static int
-target_listen(struct target *t, char *err, size_t err_size)
+target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err_size)
 {
 	char where[120];
 	int one = 1, fd, ret;
@@ -1062,11 +1089,27 @@ target_listen(struct target *t, char *err, size_t err_size)
 	}
 	if (t->kind == TK_PTCP)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (bind(fd, (const struct sockaddr *)&t->addr, t->addr_len) < 0) {
+	/* A unix socket is born with the umask's mode: none for others, then 0660. */
+	mode_t old_mask = t->kind == TK_PUNIX ? umask(0177) : 0;
+	ret = bind(fd, (const struct sockaddr *)&t->addr, t->addr_len);
+	if (t->kind == TK_PUNIX)
+		umask(old_mask);
+	if (ret < 0) {
 		ret = -errno;
 		set_err(err, err_size, "target '%s': bind %s: %s", t->spec, where,
 			strerror(errno));
 		goto close_fd;
+	}
+	if (t->kind == TK_PUNIX) {
+		const char *path = ((struct sockaddr_un *)&t->addr)->sun_path;
+		if (chmod(path, 0660) < 0 ||
+		    (mgr->p.unix_gid >= 0 && chown(path, (uid_t)-1, (gid_t)mgr->p.unix_gid) < 0)) {
+			ret = -errno;
+			set_err(err, err_size, "target '%s': permissions of %s: %s", t->spec, path,
+				strerror(errno));
+			unlink(path);
+			goto close_fd;
+		}
 	}
 	if (t->kind == TK_PUNIX) {
 		t->unlink_path = strdup(((struct sockaddr_un *)&t->addr)->sun_path);
@@ -1118,6 +1161,7 @@ sl_ofconn_params_init(struct sl_ofconn_params *p)
 	p->backoff_max_ms = 8000;
 	p->max_tx_bytes = 4u << 20;
 	p->tx_low_water = 64u << 10;
+	p->unix_gid = -1;
 }
 
 int
@@ -1214,7 +1258,7 @@ sl_ofconn_mgr_add_target(struct sl_ofconn_mgr *mgr, const char *target, char *er
 	}
 	mgr->targets = targets;
 	if (t->passive) {
-		ret = target_listen(t, err, err_size);
+		ret = target_listen(mgr, t, err, err_size);
 		if (ret)
 			goto free_spec;
 		mlog(mgr, SL_OFCONN_LOG_INFO, false, "%s: listening", t->spec);

@@ -185,6 +185,13 @@ struct sl_ofconn_params {
 	uint32_t backoff_max_ms;     /* Reconnect delay cap, >= backoff_min_ms (default 8000). */
 	size_t max_tx_bytes;         /* Output queue bound per connection, >= 65535 (default 4 MB). */
 	size_t tx_low_water;         /* on_writable threshold, < max_tx_bytes (default 64 KB). */
+	/*
+	 * punix: sockets are created mode 0660 whatever the umask, in group
+	 * unix_gid when it is >= 0 (default -1: the creator's group); a peer is
+	 * accepted only when its SO_PEERCRED uid is 0 or ours, or its gid is
+	 * unix_gid.  Any peer of a listener may change every flow.
+	 */
+	int unix_gid;
 	sl_ofconn_conn_fn on_connect;    /* HELLO exchange succeeded; may be NULL. */
 	sl_ofconn_msg_fn on_message;     /* A message for the switch agent; may be NULL. */
 	sl_ofconn_conn_fn on_disconnect; /* Paired with on_connect; may be NULL. */

@@ -1605,6 +1605,7 @@ sl_ofswitch_create(const struct sl_ofswitch_params *p, struct sl_ofswitch **out,
 	sl_ofp_buf_init(&sw->out);
 	sl_ofconn_params_init(&cp);
 	cp.probe_interval_ms = p->probe_interval_ms;
+	cp.unix_gid = p->unix_gid;
 	cp.on_connect = on_connect;
 	cp.on_message = on_message;
 	cp.on_disconnect = on_disconnect;

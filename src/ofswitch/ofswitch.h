@@ -89,6 +89,7 @@ struct sl_ofswitch_params {
 	struct sl_worker *worker;
 	struct sl_port *ports;      /* ports[i] is OpenFlow port i + 1 */
 	unsigned n_ports;
+	int unix_gid;               /* punix: sockets' group (ofconn.h); -1: the creator's */
 };
 
 struct sl_ofswitch;
