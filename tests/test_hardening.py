@@ -278,3 +278,28 @@ def test_sockets_are_0660_whatever_the_umask(sluice_bin: Path, tmp_path: Path) -
         assert "not allowed: refused" in sw.output or sw.alive()
     finally:
         sw.stop()
+
+
+# --------------------------------------------------------------------------
+# Port errors name the file or interface, and exit 2
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("devargs,message", [
+    ("net_pcap0,rx_pcap=/nonexistent/in.pcap",
+     "rx_pcap file '/nonexistent/in.pcap': No such file or directory"),
+    ("net_pcap0,rx_pcap=/dev/null,tx_pcap=/nonexistent/out.pcap",
+     "directory '/nonexistent': No such file or directory"),
+    ("net_af_packet0,iface=slnoiface0", "iface 'slnoiface0': no such network interface"),
+    ("bogus_dev0", "the EAL cannot attach it"),
+    ("net_pcap0,rx_pcap=/dev/null,bogus_key=1", "the EAL cannot attach it"),
+])
+def test_bad_port_names_its_cause(sluice_bin: Path, devargs: str, message: str) -> None:
+    """A missing pcap file or interface said "Operation not permitted"; bad devargs
+    exited 1 or 2.  Now the message names the file or interface and the exit is 2."""
+    from conftest import unique_prefix
+
+    r = _sluice(sluice_bin, "-p", devargs, "-d", "0.1", prefix=unique_prefix("pe"))
+    assert r.returncode == 2, r
+    assert message in r.stderr, r.stderr
+    assert "Operation not permitted" not in r.stderr

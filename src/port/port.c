@@ -3,8 +3,11 @@
 #include "port.h"
 
 #include <errno.h>
+#include <libgen.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_bus.h>
 #include <rte_dev.h>
@@ -36,6 +39,50 @@ find_port(const char *devargs, uint16_t *id)
 	return -ENODEV;
 }
 
+/*
+ * Why a probe failed, from the arguments Sluice understands: a pcap file
+ * that cannot be read or written, an interface that does not exist.  PMDs
+ * report all of these as "Operation not permitted".  Returns false when
+ * nothing is found (the EAL's own lines above say more).
+ */
+static bool
+probe_diagnose(const char *devargs, char *why, size_t size)
+{
+	char buf[512], *save = NULL, *kv;
+
+	snprintf(buf, sizeof(buf), "%s", devargs);
+	strtok_r(buf, ",", &save); /* the device name */
+	while ((kv = strtok_r(NULL, ",", &save)) != NULL) {
+		char *eq = strchr(kv, '=');
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		const char *key = kv, *val = eq + 1;
+		if (strcmp(key, "rx_pcap") == 0 && access(val, R_OK) < 0) {
+			snprintf(why, size, "rx_pcap file '%s': %s", val, strerror(errno));
+			return true;
+		}
+		if (strcmp(key, "tx_pcap") == 0) {
+			char dir[512];
+			snprintf(dir, sizeof(dir), "%s", val);
+			const char *d = dirname(dir);
+			if (access(d, W_OK) < 0) {
+				snprintf(why, size, "tx_pcap file '%s': directory '%s': %s", val, d,
+					 strerror(errno));
+				return true;
+			}
+		}
+		if ((strcmp(key, "iface") == 0 || strcmp(key, "rx_iface") == 0 ||
+		     strcmp(key, "tx_iface") == 0 || strcmp(key, "rx_iface_in") == 0) &&
+		    strncmp(devargs, "net_tap", 7) != 0 && if_nametoindex(val) == 0) {
+			snprintf(why, size, "%s '%s': no such network interface (in this namespace)",
+				 key, val);
+			return true;
+		}
+	}
+	return false;
+}
+
 int
 sl_port_open(const char *devargs, uint32_t of_no, struct rte_mempool *mp, uint16_t n_rxq,
 	     uint16_t n_txq, struct sl_port *port, char *err, size_t err_size)
@@ -49,8 +96,18 @@ sl_port_open(const char *devargs, uint32_t of_no, struct rte_mempool *mp, uint16
 	memset(port, 0, sizeof(*port));
 	if (find_port(devargs, &id) < 0) {
 		rc = rte_dev_probe(devargs);
-		if (rc < 0)
-			return fail(err, err_size, rc, devargs, "probe");
+		if (rc < 0) {
+			char why[400];
+			/* A configuration error whatever errno the PMD chose: -EINVAL (exit 2). */
+			if (probe_diagnose(devargs, why, sizeof(why)))
+				snprintf(err, err_size, "port '%s': %s", devargs, why);
+			else
+				snprintf(err, err_size,
+					 "port '%s': the EAL cannot attach it: unknown device name or "
+					 "arguments its driver refuses (see the EAL lines above)",
+					 devargs);
+			return -EINVAL;
+		}
 		if (find_port(devargs, &id) < 0)
 			return fail(err, err_size, -ENODEV, devargs, "finding the probed port");
 	}
