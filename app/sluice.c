@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <libgen.h>
 #include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -1304,14 +1305,18 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	if (exit_now >= 0)
 		return exit_now;
-	/* A --json file that cannot be written would lose the run's data at exit: check now. */
+	/*
+	 * A --json file that cannot be written would lose the run's data at exit:
+	 * check now, without creating it (a run that fails early writes none).
+	 */
 	if (o.json_path != NULL && !o.check_only) {
-		int fd = open(o.json_path, O_WRONLY | O_CREAT, 0644);
-		if (fd < 0) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", o.json_path);
+		if (access(o.json_path, F_OK) == 0 ? access(o.json_path, W_OK) < 0
+						    : access(dirname(dir), W_OK | X_OK) < 0) {
 			fprintf(stderr, "sluice: --json %s: %s\n", o.json_path, strerror(errno));
 			return EXIT_USAGE;
 		}
-		close(fd);
 	}
 
 	if (sl_pipeline_create(&pl) < 0) {

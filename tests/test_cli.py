@@ -182,13 +182,14 @@ def test_missing_flow_file(sluice_bin: Path, tmp_path: Path) -> None:
     assert str(missing) in out and "No such file" in out
 
 
-def test_nonexistent_pcap_exit_1(sluice_bin: Path, tmp_path: Path) -> None:
-    """A port that cannot be probed is a runtime failure naming the port.
+def test_nonexistent_pcap_exit_2(sluice_bin: Path, tmp_path: Path) -> None:
+    """A port that cannot be probed is a configuration error naming the port and its cause.
 
     Steps:
         1. Run with -p net_pcap0,rx_pcap=MISSING.pcap.
     Verify:
-        Exit 1; the message quotes the port's devargs.
+        Exit 2 (as every bad --port, issue #21); the message quotes the port's devargs
+        and names the missing file.
     """
     dev = f"net_pcap0,rx_pcap={tmp_path / 'missing.pcap'}"
     prefix = unique_prefix("np")
@@ -196,8 +197,9 @@ def test_nonexistent_pcap_exit_1(sluice_bin: Path, tmp_path: Path) -> None:
         sluice_bin, ["-p", dev, "-F", "actions=drop", "-d", "1", "--", *eal_args(prefix)],
         prefix=prefix,
     )
-    assert rc == 1, out
+    assert rc == 2, out
     assert f"port '{dev}'" in out
+    assert f"rx_pcap file '{tmp_path / 'missing.pcap'}': No such file or directory" in out
 
 
 def test_version_string_names_dpdk_once(sluice_bin: Path) -> None:

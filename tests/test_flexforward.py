@@ -136,7 +136,7 @@ def test_fwd_mode_control_one_switch() -> None:
         fwd = sw.telemetry.call("/sluice/fwd")
         assert fwd["modes"] == "openflow+hypercube" and fwd["hypercube_addr"] == 2
     for bad, word in [("keyflow:key=1", "key 1"), ("mesh", "mesh"),
-                      ("hypercube:nbr=1@9", "port 9")]:
+                      ("hypercube:addr=0,nbr=1@9", "port 9"), ("hypercube:", "missing addr=")]:
         r = subprocess.run([str(testing.sluice_binary()), "-p", "net_null0,no-rx=1",
                             "--mgmt", "none", "-d", "1", "--fwd-mode", bad, "--",
                             *testing.eal_args(testing.unique("ffb"), "0,1", 256)],
