@@ -303,3 +303,85 @@ def test_bad_port_names_its_cause(sluice_bin: Path, devargs: str, message: str) 
     assert r.returncode == 2, r
     assert message in r.stderr, r.stderr
     assert "Operation not permitted" not in r.stderr
+
+
+# --------------------------------------------------------------------------
+# af_packet ports: link state from the kernel, no outgoing frames
+# --------------------------------------------------------------------------
+
+
+def test_af_packet_link_follows_the_interface(sluice_bin: Path) -> None:
+    """An af_packet port said "link up" whatever its interface did.  Now taking the
+    veth peer down sends port_status LINK_DOWN (so fast failover can react), up again
+    LIVE, and deleting the interface leaves the port down."""
+    import struct as st
+
+    from sluice import ofp, testing
+    from sluice.testing import Sluice, SluiceConfig, Topology
+
+    if not testing.netns_usable() or not testing.openflow_supported(sluice_bin):
+        pytest.skip("needs root, iproute2 and -C")
+    with Topology() as topo:
+        ns = topo.add_netns("slk")
+        a, b = topo.add_veth("slk", peer_netns=ns)
+        port = testing.free_tcp_port()
+        sw = Sluice(SluiceConfig(ports=testing.af_packet_ports([a]),
+                                 controllers=(f"ptcp:{port}:127.0.0.1",)), binary=sluice_bin)
+        try:
+            (target,) = sw.wait_listening()
+            with ofp.Client.connect(target) as c:
+                c.barrier()
+
+                def next_state(deadline: float) -> int:
+                    end = time.monotonic() + deadline
+                    while time.monotonic() < end:
+                        try:
+                            m = c.recv(timeout=max(0.05, end - time.monotonic()))
+                        except TimeoutError:
+                            break
+                        if m.type == 2:
+                            c.send(ofp.echo_reply(m.body, m.xid))
+                        if m.type == 12:  # PORT_STATUS
+                            return int(st.unpack_from("!I", m.body, 8 + 4 + 4 + 6 + 2 + 16 + 4)[0])
+                    raise AssertionError("no port_status")
+
+                testing.run(["ip", "link", "set", b, "down"], netns=ns)
+                assert next_state(10) & 1, "LINK_DOWN after the peer went down"
+                testing.run(["ip", "link", "set", b, "up"], netns=ns)
+                assert next_state(10) & 4, "LIVE after the peer came back"
+                testing.run(["ip", "link", "del", a])
+                assert next_state(10) & 1, "LINK_DOWN once the interface is gone"
+            assert sw.alive(), sw.output
+        finally:
+            sw.stop()
+
+
+def test_af_packet_ignores_frames_sent_by_others(sluice_bin: Path) -> None:
+    """Frames other sockets send out of the port's interface reached the switch as if
+    received (phantom hosts for a learning controller).  Now the port's rx stays 0."""
+    from scapy.all import Ether, Raw, sendp  # type: ignore[import-untyped]
+
+    from sluice import testing
+    from sluice.testing import Sluice, SluiceConfig, Topology
+
+    if not testing.netns_usable():
+        pytest.skip("needs root and iproute2")
+    with Topology() as topo:
+        ns = topo.add_netns("slo")  # IPv6 off there: the peer stays silent
+        a, _b = topo.add_veth("slo", peer_netns=ns)
+        testing.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{a}.disable_ipv6=1"], check=False)
+        sw = Sluice(SluiceConfig(ports=testing.af_packet_ports([a]), flows=["actions=drop"]),
+                    binary=sluice_bin)
+        try:
+            sw.wait_output("datapath id", 30)
+            time.sleep(0.5)
+            sendp([Ether(src="02:00:00:00:00:99", dst="ff:ff:ff:ff:ff:ff") / Raw(b"x" * 50)] * 20,
+                  iface=a, verbose=False)
+            time.sleep(1.0)
+            rc = sw.stop()
+            assert rc == 0, sw.output
+        finally:
+            if sw.alive():
+                sw.stop()
+        line = [ln for ln in sw.output.splitlines() if "port 1" in ln]
+        assert line and " rx 0 " in line[0], sw.output

@@ -2,11 +2,17 @@
 /* Control path: probing, configuring and starting ethdev ports. */
 #include "port.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
+#include <linux/filter.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rte_bus.h>
@@ -83,6 +89,73 @@ probe_diagnose(const char *devargs, char *why, size_t size)
 	return false;
 }
 
+/* The kernel interface a port's devargs name (iface=, rx_iface=, rx_iface_in=), or "". */
+static void
+kernel_iface_of(const char *devargs, char *iface, size_t size)
+{
+	static const char *const keys[] = {"iface=", "rx_iface=", "rx_iface_in="};
+
+	iface[0] = '\0';
+	if (strncmp(devargs, "net_af_packet", 13) != 0 && strncmp(devargs, "net_af_xdp", 10) != 0 &&
+	    strncmp(devargs, "net_pcap", 8) != 0)
+		return; /* net_tap reports its link itself */
+	for (const char *p = strchr(devargs, ','); p != NULL; p = strchr(p + 1, ',')) {
+		for (unsigned k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			size_t n = strlen(keys[k]);
+			if (strncmp(p + 1, keys[k], n) == 0) {
+				size_t len = strcspn(p + 1 + n, ",");
+				snprintf(iface, size, "%.*s", (int)len, p + 1 + n);
+				return;
+			}
+		}
+	}
+}
+
+/*
+ * af_packet sockets also receive what other sockets send out of their
+ * interface (the namespace's own neighbour and multicast frames), which a
+ * learning controller takes for hosts behind the port.  DPDK 22.11's PMD
+ * does not ask the kernel to skip them, and its sockets are in a fanout
+ * group, where PACKET_IGNORE_OUTGOING has no effect: find its packet
+ * sockets on @ifindex among our file descriptors and give each a socket
+ * filter that drops PACKET_OUTGOING frames.  Returns how many were set.
+ */
+static unsigned
+packet_sockets_ignore_outgoing(unsigned ifindex)
+{
+	static struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0x7fffffff),
+	};
+	const struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		int fd = atoi(e->d_name), dom = 0;
+		socklen_t len = sizeof(dom);
+		struct sockaddr_ll sll;
+		socklen_t sl = sizeof(sll);
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d))
+			continue;
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) < 0 || dom != AF_PACKET)
+			continue;
+		if (getsockname(fd, (struct sockaddr *)&sll, &sl) < 0 ||
+		    (unsigned)sll.sll_ifindex != ifindex)
+			continue;
+		if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int
 sl_port_open(const char *devargs, uint32_t of_no, struct rte_mempool *mp, uint16_t n_rxq,
 	     uint16_t n_txq, struct sl_port *port, char *err, size_t err_size)
@@ -152,6 +225,12 @@ sl_port_open(const char *devargs, uint32_t of_no, struct rte_mempool *mp, uint16
 	port->n_txq = n_txq;
 	rte_eth_dev_get_name_by_port(id, port->name);
 	snprintf(port->devargs, sizeof(port->devargs), "%s", devargs);
+	kernel_iface_of(devargs, port->kernel_iface, sizeof(port->kernel_iface));
+	if (port->kernel_iface[0] != '\0') {
+		port->kernel_ifindex = if_nametoindex(port->kernel_iface);
+		if (strncmp(devargs, "net_af_packet", 13) == 0)
+			packet_sockets_ignore_outgoing(port->kernel_ifindex);
+	}
 	if (rte_eth_macaddr_get(id, &mac) == 0)
 		memcpy(port->mac, mac.addr_bytes, 6);
 	return 0;
@@ -180,6 +259,22 @@ sl_port_link(const struct sl_port *port, struct sl_port_link *link)
 	if (rte_eth_link_get_nowait(port->dpdk_id, &l) < 0)
 		return;
 	link->up = l.link_status == RTE_ETH_LINK_UP;
+	if (port->kernel_iface[0] != '\0') {
+		/*
+		 * The kernel's word: up and running (carrier), and still the
+		 * interface the port opened (one deleted and made again under the
+		 * same name is another interface: the port's sockets are gone).
+		 */
+		struct ifreq ifr;
+		int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", port->kernel_iface);
+		link->up = fd >= 0 && if_nametoindex(port->kernel_iface) == port->kernel_ifindex &&
+			   ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP) &&
+			   (ifr.ifr_flags & IFF_RUNNING);
+		if (fd >= 0)
+			close(fd);
+	}
 	link->speed_mbps = l.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : l.link_speed;
 	link->full_duplex = l.link_duplex == RTE_ETH_LINK_FULL_DUPLEX;
 }

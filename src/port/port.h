@@ -35,6 +35,13 @@ struct sl_port {
 	uint8_t mac[6];
 	uint16_t n_rxq;
 	uint16_t n_txq;
+	/*
+	 * A port over a kernel interface (af_packet, af_xdp, pcap iface=): its
+	 * name and the ifindex it was opened on.  Their PMDs report the link
+	 * as always up; sl_port_link asks the kernel instead.
+	 */
+	char kernel_iface[16];
+	unsigned kernel_ifindex;
 };
 
 /** Link state as OpenFlow shows it. */
