@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,6 +152,7 @@ def test_capture_rx_and_tx_to_pcapng(sluice_bin: Path, tmp_path: Path) -> None:
                        flows=["table=0,priority=10,ip actions=dec_ttl,output:2"],
                        name=testing.unique("tc"))
     rx_file, tx_file = tmp_path / "rx.pcapng", tmp_path / "tx.pcapng"
+    t_start = time.time()
     with Sluice(cfg, binary=sluice_bin) as sw:
         sw.wait_output(r"sluice: name ", timeout=30)
         idle = telemetry(sw, "/sluice/capture")[0]
@@ -170,9 +172,13 @@ def test_capture_rx_and_tx_to_pcapng(sluice_bin: Path, tmp_path: Path) -> None:
         assert 0 < done["captured"] < 1000 and tx_file.stat().st_size <= 4000
         stopped = telemetry(sw, "/sluice/capture/stop")[0]
         assert stopped["state"] == "done"
+    t_end = time.time()
     raw_sent = [bytes(f) for f in sent]
     rx = rdpcap(str(rx_file))
     assert len(rx) == 25
+    # Timestamps are wall-clock time (they were in the year 2265, issue #22).
+    for p in [*rx, *rdpcap(str(tx_file))]:
+        assert t_start - 1 <= float(p.time) <= t_end + 1, (float(p.time), t_start, t_end)
     assert all(bytes(p) in raw_sent for p in rx)
     tx = rdpcap(str(tx_file))
     assert len(tx) == done["captured"]

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_errno.h>
@@ -31,6 +32,8 @@ struct sl_capture {
 	volatile bool full;  /* control -> worker: stop copying */
 	struct rte_mempool *mp;
 	struct rte_ring *ring;
+	/* The clock: wall time base_ns was TSC base_tsc (set at open, read-only after). */
+	uint64_t base_tsc, base_ns, tsc_hz;
 	/* Written by the workers (atomic adds: several may capture at once). */
 	uint64_t queued SL_CACHE_ALIGNED;
 	uint64_t dropped;
@@ -60,6 +63,33 @@ sl_capture_dir_parse(const char *s)
 
 /* ---- Worker ---- */
 
+/*
+ * Wall-clock nanoseconds of TSC @tsc.  rte_pcapng_copy's own conversion
+ * (DPDK 22.11) sets its base lazily, at the first packet, and shares it
+ * between threads without locks: a burst time read before that base wraps
+ * to the year 2265.  The capture keeps its own, fixed at open.
+ */
+static inline uint64_t
+capture_ns(const struct sl_capture *c, uint64_t tsc)
+{
+	if (tsc >= c->base_tsc)
+		return c->base_ns +
+		       (uint64_t)((unsigned __int128)(tsc - c->base_tsc) * 1000000000u / c->tsc_hz);
+	return c->base_ns -
+	       (uint64_t)((unsigned __int128)(c->base_tsc - tsc) * 1000000000u / c->tsc_hz);
+}
+
+/* Overwrite the enhanced packet block's timestamp (bytes 12-19, host order as the file's). */
+static inline void
+capture_stamp(struct rte_mbuf *m, uint64_t ns)
+{
+	uint32_t hi = (uint32_t)(ns >> 32), lo = (uint32_t)ns;
+	uint8_t *epb = rte_pktmbuf_mtod(m, uint8_t *);
+
+	memcpy(epb + 12, &hi, 4);
+	memcpy(epb + 16, &lo, 4);
+}
+
 void
 sl_capture_burst(struct sl_capture *c, uint16_t dpdk_port, unsigned dir, struct rte_mbuf *const *ms,
 		 uint16_t n, uint64_t tsc)
@@ -71,6 +101,7 @@ sl_capture_burst(struct sl_capture *c, uint16_t dpdk_port, unsigned dir, struct 
 		return;
 	uint64_t queued = __atomic_load_n(&c->queued, __ATOMIC_RELAXED);
 
+	uint64_t ns = capture_ns(c, tsc);
 	/* Racy between workers (it may overshoot by a burst each): the drain cuts at the limit. */
 	for (uint16_t i = 0; i < n && queued + n_copies < c->max_packets; i++) {
 		struct rte_mbuf *m = rte_pcapng_copy(dpdk_port, 0, ms[i], c->mp, c->snaplen, tsc,
@@ -80,6 +111,7 @@ sl_capture_burst(struct sl_capture *c, uint16_t dpdk_port, unsigned dir, struct 
 			__atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
 			continue;
 		}
+		capture_stamp(m, ns);
 		copies[n_copies++] = m;
 	}
 	if (n_copies == 0)
@@ -169,6 +201,11 @@ sl_capture_open(const struct sl_capture_params *p, struct sl_capture **out, char
 	else
 		snprintf(os, sizeof(os), "Linux");
 	snprintf(app, sizeof(app), "sluice %s (%s)", SL_VERSION, rte_version());
+	struct timespec ts;
+	c->base_tsc = rte_get_tsc_cycles();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->base_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	c->tsc_hz = rte_get_tsc_hz();
 	c->pcapng = rte_pcapng_fdopen(c->fd, os, NULL, app, NULL);
 	if (c->pcapng == NULL) {
 		snprintf(err, err_size, "%s: cannot write a pcapng header: %s", p->path,
