@@ -115,6 +115,11 @@ usage(FILE *f)
 	        "  dump-tables [--all]        table counters (tables in use, or all)\n"
 	        "  dump-ports [PORT]          port counters\n"
 	        "  dump-groups                groups, buckets and their counters\n"
+	        "  dump-group-stats           the same (ovs-ofctl's name)\n"
+	        "  add-group GROUP            add a group: \"group_id=1,type=all,bucket=output:2,\n"
+	        "                             bucket=output:3\" (ovs-ofctl add-groups syntax)\n"
+	        "  mod-group GROUP            replace a group's type and buckets\n"
+	        "  del-groups [group_id=N]    delete a group (all without an id)\n"
 	        "  add-flow FLOW              add one flow (\"priority=10,ip actions=output:2\")\n"
 	        "  add-flows FILE|-           add a flow file (table declarations and\n"
 	        "                             fwd-mode= lines too)\n"
@@ -1379,6 +1384,55 @@ cmd_fwd_mode(struct sl_ctl_of *c)
 		printf("%s\n", text);
 	}
 	return 0;
+}
+
+/*
+ * add-group GROUP, mod-group GROUP (ovs-ofctl add-groups syntax) and
+ * del-groups [group_id=N]: one group_mod.
+ */
+static int
+cmd_group_mod(const char *cmd, const char *text)
+{
+	static struct sl_ofp_group_mod gm;
+	struct sl_parse_error pe;
+	struct batch b = {.label = cmd};
+	char buf[ERR_MAX];
+	int rc;
+
+	memset(&gm, 0, sizeof(gm));
+	if (strcmp(cmd, "del-groups") == 0) {
+		unsigned long long id = SL_GROUP_ID_ALL;
+		char *end;
+		gm.command = SL_OFPGC_DELETE;
+		if (*text != '\0') {
+			if (strncmp(text, "group_id=", 9) != 0 || text[9] == '\0' ||
+			    (id = strtoull(text + 9, &end, 0), *end != '\0') || id > SL_GROUP_ID_MAX)
+				return usage_error("del-groups: bad group '%s' (expected group_id=N, "
+				                   "N 0..0xffffff00)",
+				                   text);
+		}
+		gm.spec.group_id = (uint32_t)id;
+	} else {
+		gm.command = strcmp(cmd, "add-group") == 0 ? SL_OFPGC_ADD : SL_OFPGC_MODIFY;
+		if (sl_group_parse(text, &gm.spec, &pe) < 0) {
+			sl_parse_error_format(&pe, buf, sizeof(buf));
+			return usage_error("%s: %s", cmd, buf);
+		}
+	}
+	sl_ofp_buf_init(&b.msgs);
+	rc = sl_ofp_group_mod_encode(&b.msgs, 0, &gm);
+	if (rc == 0)
+		rc = batch_add_origin(&b, NULL, 0);
+	if (rc < 0) {
+		batch_free(&b);
+		if (rc == -EMSGSIZE)
+			return usage_error("%s: group too large for one OpenFlow message", cmd);
+		errmsg("out of memory");
+		return EXIT_REFUSED;
+	}
+	rc = run_batch(&b);
+	batch_free(&b);
+	return rc;
 }
 
 static int
@@ -2848,6 +2902,10 @@ static const struct {
     {"dump-tables", true, 1u << (OPT_ALL - OPT_STRICT), 0, 0},
     {"dump-ports", true, 0, 0, 1},
     {"dump-groups", true, 0, 0, 0},
+    {"dump-group-stats", true, 0, 0, 0},
+    {"add-group", true, 0, 1, -1},
+    {"mod-group", true, 0, 1, -1},
+    {"del-groups", true, 0, 0, -1},
     {"add-flow", true, 0, 1, -1},
     {"add-flows", true, 0, 1, 1},
     {"set-fwd-mode", true, 0, 1, -1},
@@ -3011,6 +3069,9 @@ main(int argc, char **argv)
 	/* Commands that check their arguments before connecting. */
 	if (strcmp(cmd, "add-flow") == 0) {
 		ex = cmd_add_flow("add-flow", text, SL_OFPFC_ADD);
+	} else if (strcmp(cmd, "add-group") == 0 || strcmp(cmd, "mod-group") == 0 ||
+	           strcmp(cmd, "del-groups") == 0) {
+		ex = cmd_group_mod(cmd, text ? text : "");
 	} else if (strcmp(cmd, "mod-flows") == 0) {
 		ex = cmd_add_flow("mod-flows", text,
 		                  o.strict ? SL_OFPFC_MODIFY_STRICT : SL_OFPFC_MODIFY);
