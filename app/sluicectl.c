@@ -59,6 +59,8 @@ struct opts {
 	const char *file;
 	const char *bytes;
 	const char *snaplen;
+	bool no_stats;         /* dump-flows: no counters (ovs-ofctl --no-stats) */
+	int sort;              /* dump-flows: 1 --sort, -1 --rsort (by priority), 0 as sent */
 	char target_buf[160];
 	char tel_buf[256];
 };
@@ -111,7 +113,8 @@ usage(FILE *f)
 	        "OpenFlow commands:\n"
 	        "  show                       switch features and ports\n"
 	        "  dump-flows [FILTER]        flows; FILTER: table=N, cookie=V/M, out_port=P,\n"
-	        "                             out_group=G, match fields (ovs-ofctl syntax)\n"
+	        "                             out_group=G, match fields (ovs-ofctl syntax);\n"
+	        "                             --no-stats, --sort / --rsort (by priority)\n"
 	        "  dump-tables [--all]        table counters (tables in use, or all)\n"
 	        "  dump-ports [PORT]          port counters\n"
 	        "  dump-groups                groups, buckets and their counters\n"
@@ -528,6 +531,44 @@ cmd_show(struct sl_ctl_of *c)
  * dump-flows
  */
 
+/* dump-flows --sort/--rsort: the lines, printed once the reply is complete. */
+struct flow_lines {
+	struct flow_line {
+		uint16_t priority;
+		size_t seq; /* reply order: equal priorities keep it */
+		char *text;
+	} *v;
+	size_t n, cap;
+};
+
+static int
+flow_line_keep(struct flow_lines *fl, uint16_t priority, const char *text)
+{
+	if (fl->n == fl->cap) {
+		size_t ncap = fl->cap ? fl->cap * 2 : 256;
+		struct flow_line *nv = realloc(fl->v, ncap * sizeof(*nv));
+		if (nv == NULL)
+			return -1;
+		fl->v = nv;
+		fl->cap = ncap;
+	}
+	if ((fl->v[fl->n].text = strdup(text)) == NULL)
+		return -1;
+	fl->v[fl->n].priority = priority;
+	fl->v[fl->n].seq = fl->n;
+	fl->n++;
+	return 0;
+}
+
+static int
+flow_line_cmp(const void *a, const void *b)
+{
+	const struct flow_line *x = a, *y = b;
+	int d = ((int)x->priority - (int)y->priority) * o.sort;
+
+	return d != 0 ? d : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
 static int
 flow_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs, struct sl_ofp_error *e)
 {
@@ -537,7 +578,6 @@ flow_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs, struc
 	const char *rest;
 	int n;
 
-	(void)m;
 	if (sl_ofp_flow_stats_entry_decode(body, len, ofs, &fs, &st, e) < 0)
 		return -1;
 	if (o.json) {
@@ -575,10 +615,21 @@ flow_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs, struc
 	n = snprintf(head, sizeof(head), "table=%u, ", fs.table_id);
 	rest = strncmp(text, head, (size_t)n) == 0 ? text + n : text;
 	fmt_duration(st.duration_sec, st.duration_nsec, dur, sizeof(dur));
-	printf(" cookie=0x%" PRIx64 ", duration=%s, table=%u, n_packets=%" PRIu64
-	       ", n_bytes=%" PRIu64 ", %s\n",
-	       fs.cookie, dur, fs.table_id, st.packet_count, st.byte_count, rest);
-	return 0;
+	char line[4352];
+	if (o.no_stats) /* ovs-ofctl --no-stats: no duration or counters */
+		n = fs.cookie != 0 ? snprintf(line, sizeof(line), " cookie=0x%" PRIx64 ", %s", fs.cookie,
+		                              text)
+		                   : snprintf(line, sizeof(line), " %s", text);
+	else
+		n = snprintf(line, sizeof(line),
+		             " cookie=0x%" PRIx64 ", duration=%s, table=%u, n_packets=%" PRIu64
+		             ", n_bytes=%" PRIu64 ", %s",
+		             fs.cookie, dur, fs.table_id, st.packet_count, st.byte_count, rest);
+	if (o.sort == 0) {
+		printf("%s\n", line);
+		return 0;
+	}
+	return flow_line_keep(m->user, fs.priority, line);
 }
 
 /* Parse a FILTER (dump-flows, del-flows); exit code 0 or EXIT_USAGE. */
@@ -601,7 +652,8 @@ cmd_dump_flows(struct sl_ctl_of *c, const char *filter_text)
 {
 	static struct sl_flow_spec fs;
 	static struct sl_ofp_mp_request req;
-	struct mp_ctx m = {.type = SL_OFPMP_FLOW, .entry = flow_entry};
+	struct flow_lines lines = {0};
+	struct mp_ctx m = {.type = SL_OFPMP_FLOW, .entry = flow_entry, .user = &lines};
 	char err[ERR_MAX] = "";
 	int rc;
 
@@ -622,6 +674,15 @@ cmd_dump_flows(struct sl_ctl_of *c, const char *filter_text)
 		sl_ctl_jw_array_end(&jw);
 		sl_ctl_jw_object_end(&jw);
 	}
+	if (lines.n > 0) {
+		qsort(lines.v, lines.n, sizeof(lines.v[0]), flow_line_cmp);
+		for (size_t i = 0; i < lines.n; i++) {
+			if (rc >= 0)
+				printf("%s\n", lines.v[i].text);
+			free(lines.v[i].text);
+		}
+	}
+	free(lines.v);
 	return rc < 0 ? of_failed("flow stats request", rc, err) : 0;
 }
 
@@ -2888,6 +2949,9 @@ enum {
 	OPT_FILE,
 	OPT_BYTES,
 	OPT_SNAPLEN,
+	OPT_NO_STATS,
+	OPT_SORT,
+	OPT_RSORT,
 };
 
 /* Which per-command options each command takes. */
@@ -2898,7 +2962,10 @@ static const struct {
 	int min_args, max_args; /* -1: unlimited */
 } commands[] = {
     {"show", true, 0, 0, 0},
-    {"dump-flows", true, 0, 0, -1},
+    {"dump-flows", true,
+     (1u << (OPT_NO_STATS - OPT_STRICT)) | (1u << (OPT_SORT - OPT_STRICT)) |
+         (1u << (OPT_RSORT - OPT_STRICT)),
+     0, -1},
     {"dump-tables", true, 1u << (OPT_ALL - OPT_STRICT), 0, 0},
     {"dump-ports", true, 0, 0, 1},
     {"dump-groups", true, 0, 0, 0},
@@ -2930,8 +2997,9 @@ static const struct {
     {"telemetry", false, 0, 1, 1},
 };
 
-static const char *const opt_names[] = {"--strict", "--all",  "--interval", "--count",
-                                        "--dir",    "--file", "--bytes",    "--snaplen"};
+static const char *const opt_names[] = {"--strict", "--all",   "--interval", "--count",
+                                        "--dir",    "--file",  "--bytes",    "--snaplen",
+                                        "--no-stats", "--sort", "--rsort"};
 
 int
 main(int argc, char **argv)
@@ -2952,6 +3020,9 @@ main(int argc, char **argv)
 	    {"file", required_argument, NULL, OPT_FILE},
 	    {"bytes", required_argument, NULL, OPT_BYTES},
 	    {"snaplen", required_argument, NULL, OPT_SNAPLEN},
+	    {"no-stats", no_argument, NULL, OPT_NO_STATS},
+	    {"sort", optional_argument, NULL, OPT_SORT},
+	    {"rsort", optional_argument, NULL, OPT_RSORT},
 	    {NULL, 0, NULL, 0},
 	};
 	unsigned given = 0, ci;
@@ -3016,6 +3087,19 @@ main(int argc, char **argv)
 			  : opt == OPT_FILE   ? &o.file
 			  : opt == OPT_BYTES  ? &o.bytes
 			                      : &o.snaplen) = optarg;
+			given |= 1u << (opt - OPT_STRICT);
+			break;
+		case OPT_NO_STATS:
+			o.no_stats = true;
+			given |= 1u << (opt - OPT_STRICT);
+			break;
+		case OPT_SORT:
+		case OPT_RSORT:
+			/* ovs-ofctl sorts by any field; priority, its default, is what Sluice offers. */
+			if (optarg != NULL && strcmp(optarg, "priority") != 0)
+				return usage_error("%s: can sort by priority only (got '%s')",
+				                   opt == OPT_SORT ? "--sort" : "--rsort", optarg);
+			o.sort = opt == OPT_SORT ? 1 : -1;
 			given |= 1u << (opt - OPT_STRICT);
 			break;
 		case ':':

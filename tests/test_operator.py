@@ -56,3 +56,36 @@ def test_group_commands_round_trip(sluice_bin: Path, tmp_path: Path) -> None:
         assert sw.alive(), sw.output
     finally:
         sw.stop()
+
+
+def test_dump_flows_sort_and_no_stats(sluice_bin: Path, tmp_path: Path) -> None:
+    """dump-flows --sort / --rsort (priority) and --no-stats, as ovs-ofctl prints them."""
+    if not SLUICECTL.exists():
+        pytest.skip("no sluicectl built")
+    mgmt = tmp_path / "sw.mgmt"
+    sw = Sluice(SluiceConfig(ports=["net_null0,no-rx=1", "net_null1,no-rx=1"], mgmt=str(mgmt),
+                             flows=["priority=5,ip actions=output:1",
+                                    "priority=50,udp actions=output:2",
+                                    "cookie=0x7,priority=20 actions=drop"]),
+                binary=sluice_bin, workdir=str(tmp_path))
+
+    def ctl(*args: str, rc: int = 0) -> list[str]:
+        r = subprocess.run([str(SLUICECTL), "-t", f"unix:{mgmt}", *args], capture_output=True,
+                           text=True, timeout=30)
+        assert r.returncode == rc, (args, r.stdout, r.stderr)
+        return (r.stdout + r.stderr).splitlines()
+
+    try:
+        sw.wait_output("datapath id", 30)
+        testing.wait_until(mgmt.exists, 10, "the management socket")
+        up = ctl("dump-flows", "--sort")
+        assert [ln.split("priority=")[1].split(",")[0].split(" ")[0] for ln in up] == \
+            ["5", "20", "50"], up
+        assert all("n_packets=" in ln for ln in up)
+        down = ctl("dump-flows", "--rsort", "--no-stats")
+        assert down == [" table=0, priority=50,udp actions=output:2",
+                        " cookie=0x7, table=0, priority=20 actions=drop",
+                        " table=0, priority=5,ip actions=output:1"], down
+        assert "priority only" in ctl("dump-flows", "--sort=cookie", rc=2)[0]
+    finally:
+        sw.stop()
