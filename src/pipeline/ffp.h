@@ -174,8 +174,9 @@ struct ffp_path_rec {
 	uint64_t sig;      /* spec generation << 40 + mark epoch + sum of the tables' versions */
 	uint8_t used;      /* 0 free, else the key's form (ffp_path.c, PATH_USED_*) */
 	uint8_t n_hops;
-	uint8_t out;       /* plain record (goto-only hops, a last FFP_REC_OUTPUT): its port, else 0 */
-	uint8_t plain;     /* bit k: hop k's instructions are a plain goto (run without a call) */
+	uint8_t out;       /* plain record (goto-only hops, a last plain output): its port, else 0 */
+	uint8_t plain;     /* bit k < n_hops - 1: hop k is a plain goto (run without a call);
+			      bit n_hops - 1 with out: the output follows a dec_ttl */
 	uint8_t lru;       /* way 0 only: the set's way to evict next (a line a probe reads anyway) */
 	uint8_t ll;        /* every hop's entry is low-latency: the packet stays in its class */
 	uint8_t miss;      /* the way ends in a table miss (no entry: a drop) ... */

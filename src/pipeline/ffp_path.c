@@ -595,7 +595,9 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		hit |= UINT64_C(1) << i;
 		if (!r->ll) /* a normal entry on the way: the packet leaves the low-latency class */
 			ctx->ll_lanes &= ~(UINT64_C(1) << i);
-		if (r->out != 0 && !r->miss && pl_port_plain_ok(pl, r->out, pkts[i].in_port)) {
+		/* A plain record's last hop may be dec_ttl, output (plain bit n_hops - 1). */
+		if (r->out != 0 && !r->miss && pl_port_plain_ok(pl, r->out, pkts[i].in_port) &&
+		    (!(r->plain >> (r->n_hops - 1) & 1) || pl_dec_ttl_plain(&pkts[i]))) {
 			/*
 			 * st.flow is read only by a controller output or a group
 			 * bucket (pipeline_run.c), never after a plain output: left
@@ -668,7 +670,7 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 		path_credit_pending(pl, ctx->now, r);
 		path_touch(ph, r);
 		unsigned nh = fc->pn[i];
-		uint8_t arg, plain = 0, out = 0, ll = 1;
+		uint8_t arg, plain = 0, out = 0, ll = 1, ttl_out = 0;
 		for (unsigned k = 0; k < nh; k++) {
 			uint8_t kind = pl_ffp_flow_kind(fc->pflow[i][k], &arg);
 			/* Any mark change moves the signature (ll_epoch): ll stays true to the marks. */
@@ -677,6 +679,8 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 				plain |= (uint8_t)(1u << k);
 			else if (k + 1 == nh && kind == FFP_REC_OUTPUT)
 				out = arg;
+			else if (k + 1 == nh && fc->pflow[i][k]->plain_ttl_out != 0)
+				out = fc->pflow[i][k]->plain_ttl_out, ttl_out = 1;
 			r->tab[k] = fc->ptab[i][k];
 			r->flow[k] = fc->pflow[i][k];
 		}
@@ -684,9 +688,13 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 		r->n_hops = (uint8_t)nh;
 		r->miss = (uint8_t)(fc->pmissed >> i & 1);
 		r->miss_at = fc->pmiss_at[i];
-		/* A plain record (goto-only hops, then a plain output) is finished by the lookup. */
+		/*
+		 * A plain record (goto-only hops, then a plain output, or dec_ttl and
+		 * output) is finished by the lookup.  The last hop is never a plain
+		 * goto, so its bit in plain says "dec_ttl first" (stage C).
+		 */
 		r->out = !r->miss && nh > 0 && plain == (uint8_t)((1u << (nh - 1)) - 1) ? out : 0;
-		r->plain = plain;
+		r->plain = (uint8_t)(plain | (r->out != 0 && ttl_out ? 1u << (nh - 1) : 0));
 		r->ll = ll;
 		r->used = fc->pform[i];
 	}

@@ -767,6 +767,13 @@ flow_build(struct sl_pipeline *pl, const struct sl_flow_spec *fs)
 	uint8_t port;
 	/* The datapath runs such an entry without reading its action list (pipeline_run.c). */
 	f->plain_out = pl_ffp_flow_kind(f, &port) == FFP_REC_OUTPUT ? port : 0;
+	/* A router's entry, dec_ttl then one output: pl_dec_ttl_plain and no action list. */
+	f->plain_ttl_out = f->insn_flags == SL_INSN_APPLY && f->goto_table < 0 && f->n_apply == 2 &&
+				   f->n_write == 0 && f->actions[0].type == SL_ACT_DEC_NW_TTL &&
+				   f->actions[1].type == SL_ACT_OUTPUT &&
+				   f->actions[1].output.port != 0 && f->actions[1].output.port < 256
+			       ? (uint8_t)f->actions[1].output.port
+			       : 0;
 	return f;
 }
 

@@ -219,6 +219,7 @@ struct sl_flow {
 	uint16_t flags;       /* SL_FF_* (without SL_FF_LOW_LATENCY: see ll) */
 	uint8_t ll;           /* SL_LL_*: low-latency entry (the fast path, ffp.h); atomic byte */
 	uint8_t plain_out;    /* instructions are one apply output to this port (< 256), else 0 */
+	uint8_t plain_ttl_out; /* instructions are apply dec_ttl, output to this port (< 256), else 0 */
 	uint32_t slot;        /* index in the table's flow list (control path) */
 	uint64_t cookie;
 	uint64_t metadata;    /* write_metadata value */

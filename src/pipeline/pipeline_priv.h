@@ -5,6 +5,8 @@
 
 #include "pipeline.h"
 
+#include <string.h>
+
 /*
  * Concurrency: left-right copies.  Each table keeps two copies of what the
  * workers read (struct pl_dtable).  The control thread changes only the
@@ -131,6 +133,45 @@ static inline bool
 pl_port_plain_ok(const struct sl_pipeline *pl, uint32_t port, uint32_t in_port)
 {
 	return port <= pl->n_ports && port != in_port && pl->port_up[port];
+}
+
+/*
+ * dec_ttl on a packet whose parse state is known, when it is the plain case:
+ * IPv4 (header that tells the truth) or IPv6 with a TTL above 1, or no IP at
+ * all (dec_ttl leaves it alone).  Does what exec_action's SL_ACT_DEC_NW_TTL
+ * does (the same RFC 1624 update as sl_csum_update) and returns true;
+ * returns false, having done nothing, in any other case (TTL 0 or 1, a
+ * lying header, parse state unknown), for exec_flow to decide.
+ */
+static inline bool
+pl_dec_ttl_plain(struct sl_pkt *p)
+{
+	if (p->l2_end == SL_OFS_UNSET)
+		return false;
+	if (p->eth_type != 0x0800 && p->eth_type != 0x86dd)
+		return true;
+	if (p->ip_end == 0)
+		return false;
+	uint8_t *ttl = p->data + p->l3_ofs + (p->eth_type == 0x0800 ? 8 : 7);
+	if (*ttl <= 1)
+		return false;
+	if (p->eth_type == 0x86dd) {
+		--*ttl;
+		return true;
+	}
+	/* ~(~HC + ~m + m') over the TTL/protocol word (RFC 1624 eqn. 3). */
+	uint16_t cs, old = (uint16_t)(ttl[0] << 8 | ttl[1]), new_ = (uint16_t)(old - 0x100);
+	memcpy(&cs, ttl + 2, 2);
+	uint32_t sum = (uint16_t)~(uint16_t)((cs >> 8) | (cs << 8));
+	sum += (uint16_t)~old;
+	sum += new_;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (uint16_t)~sum;
+	cs = (uint16_t)((sum >> 8) | (sum << 8));
+	ttl[0]--;
+	memcpy(ttl + 2, &cs, 2);
+	return true;
 }
 
 /* The copy the control thread changes (never read by workers between publishes). */

@@ -668,6 +668,19 @@ plain_output(const struct sl_pipeline *pl, const struct sl_flow *f, const struct
 	return true;
 }
 
+/* plain_output for an entry of apply dec_ttl, output (sl_flow.plain_ttl_out). */
+static inline bool
+plain_ttl_output(const struct sl_pipeline *pl, const struct sl_flow *f, struct sl_pkt *p,
+		 struct pkt_state *st)
+{
+	if (f->plain_ttl_out == 0 || st->has_set || st->pending_out != 0 ||
+	    !pl_port_plain_ok(pl, f->plain_ttl_out, p->in_port) || !pl_dec_ttl_plain(p))
+		return false;
+	st->flow = f;
+	st->pending_out = f->plain_ttl_out;
+	return true;
+}
+
 /* dc_hash, dc_key_equal: pipeline_priv.h (shared with the FFP's LUTs). */
 
 /*
@@ -1010,7 +1023,8 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			int next = PL_NEXT_SLOW;
 			if (ffp_found >> i & 1)
 				next = ffp_fast(ctx->ffp->rrec[i], f, st);
-			if (next == PL_NEXT_SLOW && plain_output(pl, f, &pkts[i], st))
+			if (next == PL_NEXT_SLOW && (plain_output(pl, f, &pkts[i], st) ||
+						     plain_ttl_output(pl, f, &pkts[i], st)))
 				next = PL_NEXT_END;
 			if (next == PL_NEXT_SLOW)
 				next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, &reason);
