@@ -1155,6 +1155,11 @@ sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigne
 	}
 	l->key_size = (uint16_t)SL_MAX(8u, (ofs + 7) / 8 * 8);
 	key_moves_compile(l);
+	/* A table on the pipeline's registers alone (in_port, metadata): sl_key_extract's first case. */
+	l->meta_only = l->n_fields > 0;
+	for (unsigned i = 0; i < l->n_fields; i++)
+		if (l->fields[i].id != SL_FIELD_IN_PORT && l->fields[i].id != SL_FIELD_METADATA)
+			l->meta_only = 0;
 	return 0;
 }
 
@@ -1191,6 +1196,18 @@ key_extract_moves(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 void
 sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 {
+	if (l->meta_only) {
+		/* No frame byte, no op dispatch: the registers in layout order. */
+		for (unsigned i = 0; i < l->key_size; i += 8)
+			memset(key + i, 0, 8);
+		for (unsigned i = 0; i < l->n_fields; i++) {
+			if (l->fields[i].id == SL_FIELD_IN_PORT)
+				put_be(key + l->offsets[i], 4, p->in_port);
+			else
+				put_be(key + l->offsets[i], 8, p->metadata);
+		}
+		return;
+	}
 	if (sl_likely((l->need_l4 || l->need_l2) && sl_pkt_ipv4_plain(p, l->moves_need))) {
 		/* Zero the whole key first: padding and absent fields must compare equal. */
 		for (unsigned i = 0; i < l->key_size; i += 8)
