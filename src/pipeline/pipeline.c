@@ -551,6 +551,38 @@ guard_accept(struct pl_table *pt, const struct sl_match_field *mf)
 }
 
 /* Make sure table @pt exists and its layout covers every field of @m. */
+/*
+ * The layout an undeclared table needs for the flows it holds now plus @m:
+ * the union kept so far also has the fields of flows deleted since, and
+ * must not decide whether a new flow fits (issue #20: a flow refused in an
+ * empty table because of flows long gone).  -E2BIG when even that is too
+ * wide for a key.
+ */
+static int
+layout_of_flows(const struct pl_table *pt, const struct sl_match *m, struct sl_key_layout *nl)
+{
+	struct sl_field fields[SL_KEY_FIELDS_MAX];
+	unsigned n = 0;
+
+	for (unsigned k = 0; k <= pt->n_flows; k++) {
+		const struct sl_match_field *mf = k < pt->n_flows ? pt->flows[k]->match : m->fields;
+		unsigned nf = k < pt->n_flows ? pt->flows[k]->n_match : m->n_fields;
+		for (unsigned i = 0; i < nf; i++) {
+			bool used = false, seen = false;
+			for (unsigned b = 0; b < SL_FIELD_SIZE_MAX; b++)
+				used |= mf[i].mask[b] != 0;
+			for (unsigned j = 0; j < n && !seen; j++)
+				seen = sl_field_equal(&fields[j], &mf[i].f);
+			if (!used || seen)
+				continue;
+			if (n == SL_KEY_FIELDS_MAX)
+				return -E2BIG;
+			fields[n++] = mf[i].f;
+		}
+	}
+	return sl_key_layout_init(nl, fields, n);
+}
+
 static int
 table_prepare(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_match *m, char *err,
 	      size_t err_size)
@@ -610,6 +642,8 @@ table_prepare(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_match
 	for (unsigned i = 0; i < m->n_fields; i++)
 		fields[n++] = m->fields[i].f;
 	rc = sl_key_layout_init(&nl, fields, n);
+	if (rc == -E2BIG && !pt->declared)
+		rc = layout_of_flows(pt, m, &nl);
 	if (rc < 0)
 		return pl_err(pl, SL_FAIL_BAD_MATCH, err, err_size, rc,
 			      "table %u: the union of match fields exceeds a %u-byte key",
