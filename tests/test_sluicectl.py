@@ -997,3 +997,13 @@ def test_monitor_capture_log_real_switch(tel_env: Env, tmp_path: Path) -> None:
     assert ctl.json("log", "sluice.app", "debug")["app"] == "debug"
     r = ctl("telemetry", "/sluice/port,9")
     assert r.returncode == 1 and "no port" in r.stderr, r
+
+
+def test_sluicectl_links_no_dpdk() -> None:
+    """sluicectl is DPDK-free (issue #23): ``ldd`` shows no librte_* library, so the tool
+    runs on a machine without DPDK's shared libraries' dependencies loaded."""
+    binary = Path(__file__).resolve().parent.parent / "build" / "app" / "sluicectl"
+    if not binary.exists():
+        pytest.skip("no sluicectl built")
+    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, timeout=30).stdout
+    assert "librte_" not in out, out
