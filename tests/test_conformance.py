@@ -50,3 +50,22 @@ def test_deleted_flows_do_not_narrow_an_undeclared_table(sluice_bin: Path, tmp_p
         assert ctl("add-flow", WIDE_V4).returncode != 0
     finally:
         sw.stop()
+
+
+def test_tunnel_id_match_and_set(pcap_switch) -> None:  # type: ignore[no-untyped-def]
+    """TUNNEL_ID (OXM 38) is a pipeline field: 0 on ingress (Sluice has no tunnel ports
+    yet), set by set_field, matched by later tables, maskable."""
+    from conftest import assert_balanced
+    from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
+
+    a = bytes(Ether(dst="02:00:00:00:00:02") / IP(dst="10.0.0.1") / UDP(dport=1) / Raw(b"x" * 20))
+    b = bytes(Ether(dst="02:00:00:00:00:02") / IP(dst="10.0.0.2") / UDP(dport=2) / Raw(b"y" * 20))
+    res = pcap_switch(4, {1: [a, b]}, [
+        "table=0,priority=5,tun_id=0,udp,tp_dst=1 actions=set_field:0x1234->tun_id,goto_table:1",
+        "table=0,priority=1 actions=goto_table:1",
+        "table=1,priority=5,tunnel_id=0x1234/0xffff actions=output:2",
+        "table=1,priority=1,tun_id=0 actions=output:3",
+    ])
+    assert [bytes(p) for p in res.out[2]] == [a]
+    assert [bytes(p) for p in res.out[3]] == [b]
+    assert_balanced(res)

@@ -37,7 +37,7 @@ static const struct {
 	{"ip_ecn", SL_FIELD_IP_ECN},     {"icmpv4_type", SL_FIELD_ICMPV4_TYPE},
 	{"icmpv4_code", SL_FIELD_ICMPV4_CODE}, {"ipv6_flabel", SL_FIELD_IPV6_FLABEL},
 	{"ipv6_nd_target", SL_FIELD_IPV6_ND_TARGET}, {"arp_spa", SL_FIELD_ARP_SPA},
-	{"ip_ttl", SL_FIELD_IP_TTL},
+	{"ip_ttl", SL_FIELD_IP_TTL},     {"tunnel_id", SL_FIELD_TUNNEL_ID},
 };
 
 unsigned
@@ -91,6 +91,7 @@ sl_field_maskable(const struct sl_field *f)
 {
 	switch (f->id) {
 	case SL_FIELD_METADATA:
+	case SL_FIELD_TUNNEL_ID:
 	case SL_FIELD_STATE:
 	case SL_FIELD_ETH_DST:
 	case SL_FIELD_ETH_SRC:
@@ -523,6 +524,9 @@ field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 	case SL_FIELD_METADATA:
 		put_be(out, 8, p->metadata);
 		return;
+	case SL_FIELD_TUNNEL_ID:
+		put_be(out, 8, p->tunnel_id);
+		return;
 	case SL_FIELD_STATE:
 		put_be(out, 4, p->state);
 		return;
@@ -821,6 +825,13 @@ sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *v)
 
 	p->state_slot = UINT32_MAX; /* a state key may change: drop the set_state hint */
 	switch (f->id) {
+	case SL_FIELD_TUNNEL_ID: {
+		uint64_t t = 0;
+		for (unsigned i = 0; i < 8; i++)
+			t = t << 8 | v[i];
+		p->tunnel_id = t;
+		return 0;
+	}
 	case SL_FIELD_ETH_DST:
 	case SL_FIELD_ETH_SRC:
 		if (p->len < 14)

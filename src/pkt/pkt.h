@@ -72,7 +72,8 @@
 	_(MPLS_BOS, "mpls_bos", 1, 36, SL_LAYER_L2)                                                \
 	_(IP_TTL, "nw_ttl", 8, -1, SL_LAYER_L3)                                                    \
 	_(RAW, "raw", 0, -1, SL_LAYER_META)                                                        \
-	_(STATE, "state", 32, -1, SL_LAYER_META)
+	_(STATE, "state", 32, -1, SL_LAYER_META)                                                   \
+	_(TUNNEL_ID, "tun_id", 64, 38, SL_LAYER_META)
 
 enum sl_layer {
 	SL_LAYER_META, /* not in the frame: port, metadata */
@@ -181,6 +182,7 @@ struct sl_pkt {
 	uint8_t l4_ok;     /* with l4_ofs: the L4 header of ip_proto is whole (sl_pkt_l4_whole) */
 	uint32_t in_port;  /* OpenFlow ingress port */
 	uint64_t metadata; /* OpenFlow metadata register */
+	uint64_t tunnel_id; /* OpenFlow tunnel_id: 0 on ingress (no tunnel ports yet), set_field sets it */
 	uint32_t state;    /* flow state loaded by the last state table (src/state), 0 = default */
 	uint8_t state_table; /* the table that loaded it, 0xff = none */
 	uint32_t state_slot; /* state table's hint for set_state (src/state), UINT32_MAX = none */
@@ -209,6 +211,7 @@ sl_pkt_init(struct sl_pkt *p, uint8_t *data, uint16_t len, uint16_t headroom, ui
 	p->l4_ofs = SL_OFS_UNSET;
 	p->in_port = in_port;
 	p->metadata = 0;
+	p->tunnel_id = 0;
 	p->state = 0;
 	p->state_table = 0xff;
 	p->state_slot = UINT32_MAX;
