@@ -89,3 +89,31 @@ def test_dump_flows_sort_and_no_stats(sluice_bin: Path, tmp_path: Path) -> None:
         assert "priority only" in ctl("dump-flows", "--sort=cookie", rc=2)[0]
     finally:
         sw.stop()
+
+
+def test_log_lines_carry_severities(sluice_bin: Path) -> None:
+    """Connect, disconnect and fail-mode changes are notices (shown at the default log
+    level), each line stamped with time and severity."""
+    import re
+
+    from sluice import ofp
+
+    if not testing.openflow_supported(sluice_bin):
+        pytest.skip("this sluice has no -C/--controller")
+    port = testing.free_tcp_port()
+    sw = Sluice(SluiceConfig(ports=["net_null0,no-rx=1"],
+                             controllers=(f"ptcp:{port}:127.0.0.1", "tcp:127.0.0.1:1")),
+                binary=sluice_bin)
+    try:
+        (target,) = sw.wait_listening()
+        with ofp.Client.connect(target) as c:
+            c.barrier()
+        testing.wait_until(lambda: "disconnected" in sw.output, 10, "the disconnect notice")
+    finally:
+        sw.stop()
+    stamp = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z notice sluice\.ofswitch: "
+    out = sw.output
+    assert re.search(stamp + r"fail mode standalone: learning switch on \(no controller\)$",
+                     out, re.M), out
+    assert re.search(stamp + r"tcp:127\.0\.0\.1:\d+: connected \(passive\)$", out, re.M), out
+    assert re.search(stamp + r"tcp:127\.0\.0\.1:\d+: disconnected$", out, re.M), out

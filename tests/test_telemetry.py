@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -137,7 +138,8 @@ def test_log_levels_at_run_time(switch: Sluice) -> None:
     testing.wait_until(lambda: "log level of sluice.* set to debug" in switch.output, 10,
                        "the change logged with a timestamp")
     line = next(ln for ln in switch.output.splitlines() if "set to debug" in ln)
-    assert line[:4].isdigit() and "Z sluice.mgmt:" in line
+    # "TIME SEVERITY type: message" (the severity since issue #22)
+    assert line[:4].isdigit() and re.search(r"Z (notice|info) sluice\.mgmt:", line), line
 
 
 def test_capture_rx_and_tx_to_pcapng(sluice_bin: Path, tmp_path: Path) -> None:

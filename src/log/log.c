@@ -137,7 +137,9 @@ stamp_write(void *cookie, const char *buf, size_t size)
 			gettimeofday(&tv, NULL);
 			gmtime_r(&tv.tv_sec, &tm);
 			n = (int)strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-			n += snprintf(ts + n, sizeof(ts) - (size_t)n, ".%06ldZ ", (long)tv.tv_usec);
+			/* The message's severity after the time, as syslog readers expect. */
+			n += snprintf(ts + n, sizeof(ts) - (size_t)n, ".%06ldZ %s ", (long)tv.tv_usec,
+				      sl_log_level_name(rte_log_cur_msg_loglevel()));
 			if (write(STDERR_FILENO, ts, (size_t)n) < 0)
 				return -1;
 			at_line_start = false;

@@ -314,7 +314,8 @@ on_connect(struct sl_ofconn *oc, void *arg)
 	sl_ofp_buf_init(&c->backlog);
 	sl_ofconn_set_user(oc, c);
 	sw->conns[sw->n_conns++] = c;
-	swlog(sw, 6, "%s: connected (%s)", sl_ofconn_name(oc),
+	/* Notices: what an operator looks for in the log by default (syslog 5). */
+	swlog(sw, 5, "%s: connected (%s)", sl_ofconn_name(oc),
 	      sl_ofconn_is_passive(oc) ? "passive" : "controller");
 	standalone_update(sw);
 }
@@ -333,7 +334,7 @@ on_disconnect(struct sl_ofconn *oc, void *arg)
 			break;
 		}
 	}
-	swlog(sw, 6, "%s: disconnected", sl_ofconn_name(oc));
+	swlog(sw, 5, "%s: disconnected", sl_ofconn_name(oc));
 	sl_ofp_buf_free(&c->backlog);
 	free(c);
 	sl_ofconn_set_user(oc, NULL);
@@ -1472,7 +1473,8 @@ standalone_update(struct sl_ofswitch *sw)
 	sw->standalone_on = want;
 	memset(sw->learn, 0, sizeof(sw->learn));
 	standalone_miss_flow(sw, want);
-	swlog(sw, 6, "standalone learning switch %s", want ? "on (no controller)" : "off");
+	swlog(sw, 5, "fail mode standalone: learning switch %s",
+	      want ? "on (no controller)" : "off (a controller is up)");
 	publish(sw);
 }
 
