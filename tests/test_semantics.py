@@ -159,6 +159,25 @@ def test_bucket_dec_ttl_drops_only_its_clone(pcap_switch: Switch) -> None:
     assert drops(res) == {"ttl-expired": 1}
 
 
+def test_bucket_actions_are_an_action_set(pcap_switch: Switch) -> None:
+    """A bucket's actions are applied as an action set (OF 1.3.5 section 5.6, as Open
+    vSwitch does): set_field runs before output whatever the order written, and a
+    second output replaces the first.
+
+    Verify: "output:3,mod_nw_dst:10.9.9.9,output:2" sends the rewritten frame to
+    port 2 only.
+    """
+    frame = udp_frame()
+    res = pcap_switch(3, {1: [frame]}, [
+        "group_id=14,type=all,bucket=output:3,mod_nw_dst:10.9.9.9,output:2",
+        "udp actions=group:14",
+    ])
+    assert res.out[3] == []
+    (out2,) = [bytes(p) for p in res.out[2]]
+    assert Ether(out2)[IP].dst == "10.9.9.9" and checksums_ok(out2)
+    assert drops(res) == {}
+
+
 # --------------------------------------------------------------------------
 # SCTP checksum over the datagram
 # --------------------------------------------------------------------------
@@ -294,5 +313,41 @@ def test_unbuffered_packet_in_carries_the_whole_packet(sluice_bin: Path) -> None
                 assert buffer_id == ofp.OFP_NO_BUFFER
                 assert total_len == len(fr) and data == fr
         assert sw.alive(), sw.output
+    finally:
+        sw.stop()
+
+
+def test_packet_in_from_the_action_set_is_the_writers(sluice_bin: Path) -> None:
+    """An output to the controller written to the action set by an ordinary entry and
+    run at the end of a later table's table-miss entry: reason ACTION (not NO_MATCH),
+    with the writing entry's table and cookie (what Open vSwitch reports too)."""
+    if not testing.openflow_supported(sluice_bin):
+        pytest.skip("this sluice has no -C/--controller")
+    port = testing.free_tcp_port()
+    sw = Sluice(SluiceConfig(ports=["net_null0,no-rx=1", "net_null1,no-rx=1"],
+                             controllers=(f"ptcp:{port}:127.0.0.1",)), binary=sluice_bin)
+    try:
+        (target,) = sw.wait_listening()
+        with ofp.Client.connect(target) as c:
+            c.send(ofp.flow_mod(instructions=[
+                ofp.inst_actions([ofp.action_output(ofp.OFPP_CONTROLLER)],
+                                 kind=ofp.OFPIT_WRITE_ACTIONS),
+                ofp.inst_goto_table(1)], priority=5, cookie=0x11))
+            c.send(ofp.flow_mod(actions=[ofp.action_output(2)], table_id=1, priority=0,
+                                cookie=0x22))
+            c.barrier()
+            c.send(ofp.packet_out(udp_frame(), [ofp.action_output(ofp.OFPP_TABLE)], in_port=1))
+            end = time.monotonic() + 10
+            got = None
+            while got is None and time.monotonic() < end:
+                m = c.recv(timeout=max(0.05, end - time.monotonic()))
+                if m.type == ofp.OFPT_PACKET_IN:
+                    got = m
+                elif m.type == 2:
+                    c.send(ofp.echo_reply(m.body, m.xid))
+            assert got is not None, sw.output
+            _buf, _total, reason, table_id, _data = ofp.parse_packet_in(got)
+            cookie = struct.unpack_from("!Q", got.body, 8)[0]
+            assert (reason, table_id, cookie) == (1, 0, 0x11)  # OFPR_ACTION, table 0
     finally:
         sw.stop()

@@ -36,8 +36,10 @@ body_free(struct pl_group *g)
 {
 	if (g == NULL)
 		return;
-	for (unsigned b = 0; b < g->n_buckets; b++)
+	for (unsigned b = 0; b < g->n_buckets; b++) {
 		free(g->buckets[b].actions);
+		free(g->buckets[b].run);
+	}
 	free(g);
 }
 
@@ -135,6 +137,60 @@ pl_groups_reclaim(struct sl_pipeline *pl)
 			free((void *)v);
 	}
 	gs->n_retired = 0;
+}
+
+/*
+ * A bucket's actions are always applied as an action set (OpenFlow 1.3.5
+ * section 5.6, as Open vSwitch does): one action of each kind (a later one
+ * replaces an earlier one, set_field per field), run in the order of section
+ * 5.10 - copy TTL inwards, pop VLAN, push VLAN, copy TTL outwards, decrement
+ * TTL, set TTL, set_field, queue, output.  So "output:1,CONTROLLER" sends to
+ * the controller only.  The list is fixed when the group is made; @out
+ * holds at most @n actions.  Returns how many.
+ */
+static unsigned
+bucket_set(const struct sl_action *a, unsigned n, struct sl_action *out)
+{
+	static const uint8_t order[] = {SL_ACT_COPY_TTL_IN,  SL_ACT_POP_VLAN,    SL_ACT_PUSH_VLAN,
+					SL_ACT_COPY_TTL_OUT, SL_ACT_DEC_NW_TTL,  SL_ACT_SET_NW_TTL};
+	const struct sl_action *slot[SL_ARRAY_SIZE(order)] = {NULL}, *sets[SL_ACTIONS_MAX];
+	const struct sl_action *queue = NULL, *output = NULL, *other[SL_ACTIONS_MAX];
+	unsigned n_sets = 0, n_other = 0, k = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned s;
+		for (s = 0; s < SL_ARRAY_SIZE(order) && a[i].type != order[s]; s++)
+			;
+		if (s < SL_ARRAY_SIZE(order)) {
+			slot[s] = &a[i];
+		} else if (a[i].type == SL_ACT_SET_FIELD) {
+			unsigned j;
+			for (j = 0; j < n_sets && !sl_field_equal(&sets[j]->set_field.f,
+								  &a[i].set_field.f);
+			     j++)
+				;
+			sets[j] = &a[i];
+			n_sets += j == n_sets;
+		} else if (a[i].type == SL_ACT_SET_QUEUE) {
+			queue = &a[i];
+		} else if (a[i].type == SL_ACT_OUTPUT) {
+			output = &a[i];
+		} else {
+			other[n_other++] = &a[i]; /* nothing else is accepted in a bucket today */
+		}
+	}
+	for (unsigned s = 0; s < SL_ARRAY_SIZE(order); s++)
+		if (slot[s] != NULL)
+			out[k++] = *slot[s];
+	for (unsigned j = 0; j < n_sets; j++)
+		out[k++] = *sets[j];
+	for (unsigned j = 0; j < n_other; j++)
+		out[k++] = *other[j];
+	if (queue != NULL)
+		out[k++] = *queue;
+	if (output != NULL)
+		out[k++] = *output;
+	return k;
 }
 
 /* Does any action change the packet (so an "all" bucket needs a private copy)? */
@@ -248,10 +304,10 @@ body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_gro
 		pb->watch_port = bs->watch_port;
 		pb->watch_group = bs->watch_group;
 		pb->n_actions = bs->n_actions;
-		pb->modifies = actions_modify(bs->actions, bs->n_actions);
 		if (bs->n_actions > 0) {
 			pb->actions = malloc(bs->n_actions * sizeof(*pb->actions));
-			if (pb->actions == NULL) {
+			pb->run = malloc(bs->n_actions * sizeof(*pb->run));
+			if (pb->actions == NULL || pb->run == NULL) {
 				body_free(g);
 				return pl_err(pl, SL_FAIL_NOMEM, err, err_size, -ENOMEM,
 					      "out of memory");
@@ -259,7 +315,9 @@ body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_gro
 			memcpy(pb->actions, bs->actions, bs->n_actions * sizeof(*pb->actions));
 			for (unsigned k = 0; k < bs->n_actions; k++)
 				pb->actions[k].ref = NULL;
+			pb->n_run = (uint8_t)bucket_set(pb->actions, pb->n_actions, pb->run);
 		}
+		pb->modifies = actions_modify(pb->run, pb->n_run);
 	}
 	if (g->type == SL_GROUP_SELECT)
 		select_map_build(g);

@@ -193,6 +193,12 @@ pl_live(const struct pl_table *pt)
 struct action_set {
 	const struct sl_action *copy_ttl_in, *pop_vlan, *push_vlan, *copy_ttl_out;
 	const struct sl_action *dec_ttl, *set_ttl, *queue, *group, *output;
+	/*
+	 * The entries that wrote group and output: a packet-in from the set is
+	 * theirs (reason ACTION unless a table-miss entry wrote it, their table
+	 * and cookie), not the entry whose end runs the set.
+	 */
+	const struct sl_flow *group_by, *output_by;
 	uint8_t n_set;
 	const struct sl_action *set[AS_SET_MAX];
 };
@@ -309,7 +315,9 @@ struct pl_bucket {
 	uint32_t watch_group;
 	uint8_t n_actions;
 	bool modifies;             /* has actions that change the packet (needs its own copy) */
-	struct sl_action *actions;
+	struct sl_action *actions; /* as given (group_desc shows them) */
+	uint8_t n_run;
+	struct sl_action *run;     /* what runs: the actions as an action set (bucket_set) */
 	uint64_t n_packets, n_bytes; /* pl_count: atomic with several workers */
 };
 

@@ -360,7 +360,7 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 }
 
 static void
-aset_write(struct action_set *as, const struct sl_action *a)
+aset_write(struct action_set *as, const struct sl_action *a, const struct sl_flow *by)
 {
 	switch (a->type) {
 	case SL_ACT_COPY_TTL_IN:
@@ -386,9 +386,11 @@ aset_write(struct action_set *as, const struct sl_action *a)
 		break;
 	case SL_ACT_GROUP:
 		as->group = a;
+		as->group_by = by;
 		break;
 	case SL_ACT_OUTPUT:
 		as->output = a;
+		as->output_by = by;
 		break;
 	case SL_ACT_SET_FIELD:
 		for (unsigned i = 0; i < as->n_set; i++) {
@@ -420,10 +422,14 @@ aset_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct p
 	for (unsigned i = 0; i < as->n_set; i++)
 		exec_action(pl, ctx, st, p, as->set[i], hooks, reason);
 	/* Spec 5.10: a group action in the set wins over an output action, and ends the packet. */
-	if (as->group != NULL)
+	if (as->group != NULL) {
+		st->flow = as->group_by;
 		return exec_group(pl, ctx, st, p, as->group, hooks, reason, true);
-	if (as->output != NULL)
+	}
+	if (as->output != NULL) {
+		st->flow = as->output_by;
 		exec_action(pl, ctx, st, p, as->output, hooks, reason);
+	}
 	return true;
 }
 
@@ -467,8 +473,8 @@ run_bucket(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 	   struct sl_pkt *p, const struct pl_bucket *b, const struct sl_pipeline_hooks *hooks,
 	   uint8_t *reason)
 {
-	for (unsigned k = 0; k < b->n_actions; k++)
-		if (!exec_action(pl, ctx, st, p, &b->actions[k], hooks, reason))
+	for (unsigned k = 0; k < b->n_run; k++) /* the bucket's actions as an action set */
+		if (!exec_action(pl, ctx, st, p, &b->run[k], hooks, reason))
 			return false;
 	return true;
 }
@@ -613,7 +619,7 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 				st->has_set = true;
 			}
 			for (unsigned k = 0; k < f->n_write; k++)
-				aset_write(&st->aset, &f->actions[f->n_apply + k]);
+				aset_write(&st->aset, &f->actions[f->n_apply + k], f);
 		}
 	}
 	if (flags & SL_INSN_METADATA)
