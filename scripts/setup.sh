@@ -9,7 +9,7 @@ cd "$root"
 
 apt_pkgs=(build-essential meson ninja-build pkg-config python3 python3-venv python3-pip
 	  dpdk dpdk-dev libdpdk-dev libpcap-dev iproute2 tcpdump clang libclang-rt-14-dev
-	  openvswitch-common openvswitch-testcontroller iperf3 iputils-ping ethtool tmux
+	  openvswitch-common openvswitch-switch openvswitch-testcontroller iperf3 iputils-ping ethtool tmux
 	  mininet net-tools)
 
 log() { printf '[setup] %s\n' "$*"; }
