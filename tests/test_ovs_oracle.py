@@ -285,54 +285,11 @@ ALLOW = {d.name: d for d in ALLOWLIST}
 # ---------------------------------------------------------------------------
 
 
-def bucket_as_action_set(actions: list[str]) -> list[str]:
-    """A bucket's action list in the order and with the duplicates an action set keeps
-    (OF 1.3.5 §5.10): pop, push, dec TTL, set TTL, set-fields (the last per field), one
-    output (the last)."""
-    pop = push = dec = set_ttl = out = None
-    sets: dict[str, str] = {}
-    for a in actions:
-        if a == "pop_vlan":
-            pop = a
-        elif a.startswith("push_vlan"):
-            push = a
-        elif a == "dec_ttl":
-            dec = a
-        elif a.startswith("mod_nw_ttl"):
-            set_ttl = a
-        elif a.startswith("set_field:"):
-            field = a.rsplit(">", 1)[1]
-            sets.pop(field, None)
-            sets[field] = a
-        elif a and a != "drop":
-            out = a
-    return [x for x in (pop, push, dec, set_ttl, *sets.values(), out) if x]
+# Empty today.  The last two - a bucket's actions run as a list instead of an action set
+# (OF 1.3.5 section 5.6) and the reason of a packet-in from the action set - were fixed in
+# Sluice (commit 7a2b21e); a difference found next goes here until it is fixed.
+DIAGNOSES: list[Diagnosis] = []
 
-
-def _miss_flows_not_lowest(rules: RuleSet) -> RuleSet:
-    """Every priority one higher, so a table-miss flow (priority 0, empty match) becomes a
-    plain catch-all at priority 1 and the order of the rest stays."""
-    return rules.subset(rules.groups, [re.sub(r",priority=(\d+)",
-                                              lambda m: f",priority={int(m.group(1)) + 1}", f)
-                                       for f in rules.flows])
-
-
-DIAGNOSES: list[Diagnosis] = [
-    Diagnosis(
-        "group-bucket-action-list",
-        "Sluice runs a group bucket's actions as an action list (in order, duplicates "
-        "kept); OVS runs them as an action set, as OF 1.3.5 §5.6 says (\"the actions in a "
-        "bucket are always applied as an action set\")",
-        lambda rules: map_buckets(rules, bucket_as_action_set),
-    ),
-    Diagnosis(
-        "action-set-packet-in-reason",
-        "a packet-in from the action set when the last table's flow was its table-miss "
-        "flow: Sluice says reason NO_MATCH, OVS ACTION; the table-miss flow did not send it "
-        "(OF 1.3.5 §7.4.1: NO_MATCH is the table-miss flow's own output)",
-        _miss_flows_not_lowest,
-    ),
-]
 
 # ---------------------------------------------------------------------------
 # Fixtures and helpers
