@@ -69,3 +69,40 @@ def test_tunnel_id_match_and_set(pcap_switch) -> None:  # type: ignore[no-untype
     assert [bytes(p) for p in res.out[2]] == [a]
     assert [bytes(p) for p in res.out[3]] == [b]
     assert_balanced(res)
+
+
+def test_nd_sll_and_tll(pcap_switch) -> None:  # type: ignore[no-untyped-def]
+    """IPV6_ND_SLL / IPV6_ND_TLL (OXM 32, 33): the link-layer address options of a
+    neighbour solicitation and advertisement are matched and rewritten (the ICMPv6
+    checksum follows); a message without the option does not match."""
+    from conftest import assert_balanced
+    from scapy.all import (  # type: ignore[import-untyped]
+        ICMPv6ND_NA,
+        ICMPv6ND_NS,
+        ICMPv6NDOptDstLLAddr,
+        ICMPv6NDOptSrcLLAddr,
+        Ether,
+        IPv6,
+    )
+
+    def nd(msg: object) -> bytes:
+        return bytes(Ether(src="02:00:00:00:00:aa", dst="33:33:00:00:00:01")
+                     / IPv6(src="fe80::1", dst="ff02::1") / msg)
+
+    ns = nd(ICMPv6ND_NS(tgt="fe80::2") / ICMPv6NDOptSrcLLAddr(lladdr="02:00:00:00:00:11"))
+    ns_bare = nd(ICMPv6ND_NS(tgt="fe80::2"))
+    na = nd(ICMPv6ND_NA(tgt="fe80::2") / ICMPv6NDOptDstLLAddr(lladdr="02:00:00:00:00:22"))
+    res = pcap_switch(4, {1: [ns, ns_bare, na]}, [
+        "priority=10,icmp6,icmpv6_type=135,nd_sll=02:00:00:00:00:11 actions=output:2",
+        "priority=10,icmp6,icmpv6_type=136,nd_tll=02:00:00:00:00:22 "
+        "actions=set_field:02:00:00:00:00:33->nd_tll,output:3",
+        "priority=1 actions=output:4",
+    ])
+    assert [bytes(p) for p in res.out[2]] == [ns]
+    assert [bytes(p) for p in res.out[4]] == [ns_bare]
+    (out3,) = res.out[3]
+    assert out3[ICMPv6NDOptDstLLAddr].lladdr == "02:00:00:00:00:33"
+    fresh = out3.copy()
+    del fresh[ICMPv6ND_NA].cksum
+    assert Ether(bytes(fresh))[ICMPv6ND_NA].cksum == out3[ICMPv6ND_NA].cksum
+    assert_balanced(res)

@@ -287,6 +287,8 @@ field_vkind(const struct sl_field *f)
 	case SL_FIELD_ETH_SRC:
 	case SL_FIELD_ARP_SHA:
 	case SL_FIELD_ARP_THA:
+	case SL_FIELD_IPV6_ND_SLL:
+	case SL_FIELD_IPV6_ND_TLL:
 		return VK_MAC;
 	case SL_FIELD_IPV4_SRC:
 	case SL_FIELD_IPV4_DST:

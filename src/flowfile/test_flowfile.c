@@ -116,6 +116,12 @@ static const struct {
 	{"vlan_vid=0x1000/0x1000 actions=pop_vlan",
 	 "table=0, priority=32768,vlan_vid=0x1000/0x1000 actions=pop_vlan"},
 	{"vlan_vid=0x1005 actions=drop", "table=0, priority=32768,dl_vlan=5 actions=drop"},
+	/* Neighbour discovery link-layer addresses (OXM 32, 33). */
+	{"icmp6,icmpv6_type=135,nd_sll=02:00:00:00:00:01 actions=drop",
+	 "table=0, priority=32768,icmp6,icmpv6_type=135,nd_sll=02:00:00:00:00:01 actions=drop"},
+	{"icmp6,icmpv6_type=136,ipv6_nd_tll=02:00:00:00:00:02 actions=set_field:02:00:00:00:00:03->nd_tll,output:1",
+	 "table=0, priority=32768,icmp6,icmpv6_type=136,nd_tll=02:00:00:00:00:02 "
+	 "actions=set_field:02:00:00:00:00:03->nd_tll,output:1"},
 	/* ovs-ofctl's vlan_tci: vlan_vid plus an exact vlan_pcp. */
 	{"vlan_tci=0x100a/0x1fff actions=drop", "table=0, priority=32768,dl_vlan=10 actions=drop"},
 	{"vlan_tci=0 actions=drop", "table=0, priority=32768,dl_vlan=0xffff actions=drop"},
@@ -279,6 +285,8 @@ static const struct {
 	{"arp_op=1 actions=drop", "arp_op requires arp", "arp_op=1"},
 	{"dl_vlan_pcp=3 actions=drop", "requires a VLAN tag", "dl_vlan_pcp=3"},
 	{"vlan_tci=0x6000/0x6000 actions=drop", "priority bits", "vlan_tci=0x6000/0x6000"},
+	{"icmp6,icmpv6_type=136,nd_sll=02:00:00:00:00:01 actions=drop", "icmpv6_type=135",
+	 "nd_sll=02:00:00:00:00:01"},
 	{"vlan_tci=0x6000/0xefff actions=drop", "needs a tag", "vlan_tci=0x6000/0xefff"},
 	{"vlan_tci=0x10000 actions=drop", "bad vlan_tci", "vlan_tci=0x10000"},
 	{"icmp6,nd_target=::1 actions=drop", "nd_target requires icmpv6_type", "nd_target=::1"},

@@ -114,6 +114,15 @@ sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size)
 				return -EINVAL;
 			}
 		}
+		/* OpenFlow 1.3 table 12: nd_sll needs a solicitation, nd_tll an advertisement. */
+		if (id == SL_FIELD_IPV6_ND_SLL || id == SL_FIELD_IPV6_ND_TLL) {
+			long want = id == SL_FIELD_IPV6_ND_SLL ? 135 : 136;
+			if (sl_match_exact_value(m, SL_FIELD_ICMPV6_TYPE) != want) {
+				snprintf(err, err_size, "%s requires icmpv6_type=%ld", sl_field_name(id),
+					 want);
+				return -EINVAL;
+			}
+		}
 	}
 	return 0;
 }

@@ -38,6 +38,7 @@ static const struct {
 	{"icmpv4_code", SL_FIELD_ICMPV4_CODE}, {"ipv6_flabel", SL_FIELD_IPV6_FLABEL},
 	{"ipv6_nd_target", SL_FIELD_IPV6_ND_TARGET}, {"arp_spa", SL_FIELD_ARP_SPA},
 	{"ip_ttl", SL_FIELD_IP_TTL},     {"tunnel_id", SL_FIELD_TUNNEL_ID},
+	{"ipv6_nd_sll", SL_FIELD_IPV6_ND_SLL}, {"ipv6_nd_tll", SL_FIELD_IPV6_ND_TLL},
 };
 
 unsigned
@@ -191,6 +192,8 @@ ip_any:
 	case SL_FIELD_ICMPV6_TYPE:
 	case SL_FIELD_ICMPV6_CODE:
 	case SL_FIELD_IPV6_ND_TARGET:
+	case SL_FIELD_IPV6_ND_SLL:
+	case SL_FIELD_IPV6_ND_TLL:
 		*ip_proto = 58;
 		eth_types[(*n_eth_types)++] = 0x86dd;
 		break;
@@ -511,6 +514,31 @@ mpls_ofs(struct sl_pkt *p)
 		       : -1;
 }
 
+/*
+ * Offset of the link-layer address in a neighbour discovery message's
+ * option (RFC 4861 section 4.6.1): the source one (option 1) of a
+ * solicitation (135) for nd_sll, the target one (option 2) of an
+ * advertisement (136) for nd_tll.  -1 when the packet has none.
+ */
+static int
+nd_lladdr_ofs(struct sl_pkt *p, bool sll)
+{
+	const uint8_t *d = p->data;
+	int o = l4_with(p, 58, 24);
+
+	if (o < 0 || p->eth_type != 0x86dd || d[o] != (sll ? 135 : 136))
+		return -1;
+	for (unsigned x = (unsigned)o + 24; x + 8 <= p->ip_end;) {
+		unsigned len = d[x + 1] * 8u;
+		if (len == 0)
+			return -1; /* malformed: RFC 4861 says discard */
+		if (d[x] == (sll ? 1 : 2) && x + len <= p->ip_end)
+			return (int)x + 2;
+		x += len;
+	}
+	return -1;
+}
+
 static SL_ALWAYS_INLINE void
 field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 {
@@ -607,6 +635,13 @@ field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 			memcpy(out, d + o + 8, 16);
 		else
 			memset(out, 0, 16);
+		return;
+	case SL_FIELD_IPV6_ND_SLL:
+	case SL_FIELD_IPV6_ND_TLL:
+		if ((o = nd_lladdr_ofs(p, f->id == SL_FIELD_IPV6_ND_SLL)) >= 0)
+			memcpy(out, d + o, 6);
+		else
+			memset(out, 0, 6);
 		return;
 	case SL_FIELD_ARP_OP:
 		if ((o = arp_l3(p)) >= 0)
@@ -938,6 +973,12 @@ sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *v)
 		    (d[o] != 135 && d[o] != 136))
 			return -ENOENT;
 		write_l4_covered(p, o + 8, v, 16, true);
+		return 0;
+	case SL_FIELD_IPV6_ND_SLL:
+	case SL_FIELD_IPV6_ND_TLL:
+		if ((o = nd_lladdr_ofs(p, f->id == SL_FIELD_IPV6_ND_SLL)) < 0)
+			return -ENOENT;
+		write_l4_covered(p, (unsigned)o, v, 6, true);
 		return 0;
 	case SL_FIELD_ARP_OP:
 	case SL_FIELD_ARP_SHA:

@@ -73,7 +73,9 @@
 	_(IP_TTL, "nw_ttl", 8, -1, SL_LAYER_L3)                                                    \
 	_(RAW, "raw", 0, -1, SL_LAYER_META)                                                        \
 	_(STATE, "state", 32, -1, SL_LAYER_META)                                                   \
-	_(TUNNEL_ID, "tun_id", 64, 38, SL_LAYER_META)
+	_(TUNNEL_ID, "tun_id", 64, 38, SL_LAYER_META)                                              \
+	_(IPV6_ND_SLL, "nd_sll", 48, 32, SL_LAYER_L4)                                              \
+	_(IPV6_ND_TLL, "nd_tll", 48, 33, SL_LAYER_L4)
 
 enum sl_layer {
 	SL_LAYER_META, /* not in the frame: port, metadata */
