@@ -106,3 +106,39 @@ def test_nd_sll_and_tll(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     del fresh[ICMPv6ND_NA].cksum
     assert Ether(bytes(fresh))[ICMPv6ND_NA].cksum == out3[ICMPv6ND_NA].cksum
     assert_balanced(res)
+
+
+def test_ipv6_exthdr_pseudo_field(pcap_switch) -> None:  # type: ignore[no-untyped-def]
+    """IPV6_EXTHDR (OXM 39): which extension headers a packet has, and whether they
+    repeat (UNREP 0x80) or come out of order (UNSEQ 0x100); maskable."""
+    from conftest import assert_balanced
+    from scapy.all import (  # type: ignore[import-untyped]
+        UDP,
+        Ether,
+        IPv6,
+        IPv6ExtHdrDestOpt,
+        IPv6ExtHdrHopByHop,
+        Raw,
+    )
+
+    def v6(*hdrs: object) -> bytes:
+        pkt = Ether(src="02:00:00:00:00:aa", dst="02:00:00:00:00:02") / IPv6(src="::1", dst="::2")
+        for h in hdrs:
+            pkt = pkt / h
+        return bytes(pkt / UDP(sport=1, dport=2) / Raw(b"z" * 8))
+
+    plain = v6()
+    hop_dest = v6(IPv6ExtHdrHopByHop(), IPv6ExtHdrDestOpt())   # HOP | DEST = 0x48
+    out_of_order = v6(IPv6ExtHdrDestOpt(), IPv6ExtHdrHopByHop())  # hop-by-hop not first
+    twice = v6(IPv6ExtHdrDestOpt(), IPv6ExtHdrDestOpt(), IPv6ExtHdrDestOpt())  # a third: repeated
+    res = pcap_switch(5, {1: [plain, hop_dest, out_of_order, twice]}, [
+        "priority=30,ipv6,ipv6_exthdr=0x100/0x100 actions=output:4",
+        "priority=20,ipv6,ipv6_exthdr=0x80/0x80 actions=output:5",
+        "priority=10,ipv6,ipv6_exthdr=0x48 actions=output:2",
+        "priority=1,ipv6,ipv6_exthdr=0 actions=output:3",
+    ])
+    assert [bytes(p) for p in res.out[2]] == [hop_dest]
+    assert [bytes(p) for p in res.out[3]] == [plain]
+    assert [bytes(p) for p in res.out[4]] == [out_of_order]
+    assert [bytes(p) for p in res.out[5]] == [twice]
+    assert_balanced(res)

@@ -279,6 +279,7 @@ field_vkind(const struct sl_field *f)
 		return VK_PORT;
 	case SL_FIELD_METADATA:
 	case SL_FIELD_TUNNEL_ID:
+	case SL_FIELD_IPV6_EXTHDR:
 	case SL_FIELD_ETH_TYPE:
 	case SL_FIELD_IPV6_FLABEL:
 	case SL_FIELD_RAW:

@@ -113,6 +113,7 @@ sl_field_maskable(const struct sl_field *f)
 	case SL_FIELD_IPV6_DST:
 	case SL_FIELD_IPV6_FLABEL:
 	case SL_FIELD_IPV6_ND_TARGET:
+	case SL_FIELD_IPV6_EXTHDR:
 	case SL_FIELD_RAW:
 		return true;
 	default:
@@ -129,6 +130,7 @@ sl_field_writable(enum sl_field_id id)
 	case SL_FIELD_STATE: /* written by set_state, not set_field */
 	case SL_FIELD_ETH_TYPE:
 	case SL_FIELD_IP_PROTO:
+	case SL_FIELD_IPV6_EXTHDR: /* a pseudo-field: what the headers are, not a header */
 	case SL_FIELD__MAX:
 		return false;
 	default:
@@ -160,6 +162,7 @@ sl_field_prereq(enum sl_field_id id, uint16_t eth_types[2], unsigned *n_eth_type
 	case SL_FIELD_IPV6_SRC:
 	case SL_FIELD_IPV6_DST:
 	case SL_FIELD_IPV6_FLABEL:
+	case SL_FIELD_IPV6_EXTHDR:
 		eth_types[(*n_eth_types)++] = 0x86dd;
 		break;
 	case SL_FIELD_IP_DSCP:
@@ -515,6 +518,60 @@ mpls_ofs(struct sl_pkt *p)
 }
 
 /*
+ * OpenFlow's IPV6_EXTHDR pseudo-field (OF 1.3 section 7.2.3.8): which
+ * extension headers the packet has, and whether they repeat or come out of
+ * the order RFC 2460 section 4.1 recommends (hop-by-hop, destination,
+ * routing, fragment, authentication, ESP, destination).  At most 8
+ * headers are walked, within the datagram.
+ */
+enum {
+	IEH_NONEXT = 1 << 0, IEH_ESP = 1 << 1,    IEH_AUTH = 1 << 2,  IEH_DEST = 1 << 3,
+	IEH_FRAG = 1 << 4,   IEH_ROUTER = 1 << 5, IEH_HOP = 1 << 6,   IEH_UNREP = 1 << 7,
+	IEH_UNSEQ = 1 << 8,
+};
+
+static unsigned
+ipv6_exthdr(struct sl_pkt *p)
+{
+	const uint8_t *d = p->data;
+	int l3 = ipv6_l3(p);
+	unsigned flags = 0, ofs, last_rank = 0, n_dest = 0, first = 1;
+
+	if (l3 < 0)
+		return 0;
+	uint8_t nh = d[l3 + 6];
+	ofs = (unsigned)l3 + 40;
+	for (int i = 0; i < 8; i++, first = 0) {
+		unsigned bit, rank, hlen;
+		switch (nh) {
+		case 0: bit = IEH_HOP; rank = 0; break;
+		case 60: bit = IEH_DEST; rank = n_dest == 0 && !(flags & IEH_ROUTER) ? 1 : 6; break;
+		case 43: bit = IEH_ROUTER; rank = 2; break;
+		case 44: bit = IEH_FRAG; rank = 3; break;
+		case 51: bit = IEH_AUTH; rank = 4; break;
+		case 50: bit = IEH_ESP; rank = 5; break;
+		case 59: return flags | IEH_NONEXT;
+		default: return flags; /* an upper-layer header */
+		}
+		if ((flags & bit) && !(bit == IEH_DEST && n_dest == 1))
+			flags |= IEH_UNREP;
+		if (rank < last_rank || (bit == IEH_HOP && !first))
+			flags |= IEH_UNSEQ;
+		last_rank = SL_MAX(last_rank, rank);
+		n_dest += bit == IEH_DEST;
+		flags |= bit;
+		if (bit == IEH_ESP || ofs + 8 > p->ip_end)
+			return flags; /* encrypted, or the rest is not in the datagram */
+		hlen = bit == IEH_FRAG ? 8 : bit == IEH_AUTH ? (d[ofs + 1] + 2u) * 4 : (d[ofs + 1] + 1u) * 8;
+		if (bit == IEH_FRAG && (rd16(d + ofs + 2) & 0xfff8) != 0)
+			return flags; /* a later fragment: what follows is payload */
+		nh = d[ofs];
+		ofs += hlen;
+	}
+	return flags;
+}
+
+/*
  * Offset of the link-layer address in a neighbour discovery message's
  * option (RFC 4861 section 4.6.1): the source one (option 1) of a
  * solicitation (135) for nd_sll, the target one (option 2) of an
@@ -642,6 +699,9 @@ field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 			memcpy(out, d + o, 6);
 		else
 			memset(out, 0, 6);
+		return;
+	case SL_FIELD_IPV6_EXTHDR:
+		put_be(out, 2, ipv6_exthdr(p));
 		return;
 	case SL_FIELD_ARP_OP:
 		if ((o = arp_l3(p)) >= 0)
