@@ -250,15 +250,16 @@ def test_ip_header_lies_make_a_packet_not_ip(pcap_switch: Switch) -> None:
 
 
 def test_dec_ttl_on_a_lying_header_drops(pcap_switch: Switch) -> None:
-    """dec_ttl on a lying IPv4 header: its TTL reads as 0, so the packet is dropped
-    as ttl-expired (Open vSwitch does the same), never decremented in place.
+    """dec_ttl on a lying IPv4 header: there is no TTL to decrement (it reads as 0), so
+    the packet is dropped (as Open vSwitch does), counted as bad-action, never
+    decremented in place.
     """
     lies = lying_frames()
     res = pcap_switch(2, {1: [lies["total-length-long"], udp_frame()]},
                       ["ip actions=dec_ttl,output:2"])
     (out,) = res.out[2]
     assert out[IP].ttl == 63
-    assert drops(res) == {"ttl-expired": 1}
+    assert drops(res) == {"bad-action": 1}
 
 
 def test_ethernet_padding_is_not_l4(pcap_switch: Switch) -> None:

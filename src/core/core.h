@@ -96,7 +96,7 @@ sl_lanes_first(unsigned n)
 	_(NO_HEADROOM, "no-headroom")       /* push_vlan without room in front of the frame */     \
 	_(PORT_DOWN, "port-down")           /* output port administratively down */                \
 	_(TOO_SHORT, "too-short")           /* frame shorter than an Ethernet header */            \
-	_(BAD_ACTION, "bad-action")         /* reserved: an action impossible on this packet */    \
+	_(BAD_ACTION, "bad-action")         /* an action impossible on this packet (dec_ttl, lying IP) */ \
 	_(DISPATCH_FULL, "dispatch-full")   /* I/O core: the chosen worker's ring was full */      \
 	_(FWD_NO_ROUTE, "fwd-no-route")     /* tableless engine: no port for this address/route */ \
 	_(FWD_HOP_LIMIT, "fwd-hop-limit")   /* tableless engine: hops byte of the dst MAC was 0 */  \

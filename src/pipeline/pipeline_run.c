@@ -316,7 +316,11 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		o = ttl_ofs(p);
 		if (o == -1)
 			return true;
-		if (o == -2 || p->data[o] <= 1) { /* a lying header's TTL is 0, as OVS reads it */
+		if (o == -2) { /* a header that lies: no TTL to decrement (OVS reads it as 0 and drops) */
+			*reason = SL_DROP_BAD_ACTION;
+			return false;
+		}
+		if (p->data[o] <= 1) {
 			*reason = SL_DROP_TTL_EXPIRED;
 			return false;
 		}

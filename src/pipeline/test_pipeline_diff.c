@@ -533,7 +533,12 @@ ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
 				bool ip = p->eth_type == 0x0800 || p->eth_type == 0x86dd;
 				if (ip && p->ip_end != 0)
 					o = p->l3_ofs + (p->eth_type == 0x0800 ? 8 : 7);
-				if ((ip && p->ip_end == 0) || (o >= 0 && p->data[o] <= 1)) {
+				if (ip && p->ip_end == 0) {
+					*out = SL_PORT_DROP;
+					*drop = SL_DROP_BAD_ACTION;
+					return;
+				}
+				if (o >= 0 && p->data[o] <= 1) {
 					*out = SL_PORT_DROP;
 					*drop = SL_DROP_TTL_EXPIRED;
 					return;
