@@ -1201,6 +1201,7 @@ struct sl_ofp_packet_in {
 	uint64_t cookie;    /* of the flow that sent it; all ones for a miss without entry */
 	uint32_t in_port;
 	uint64_t metadata;  /* put in the match when non-zero */
+	uint64_t tunnel_id; /* likewise */
 	const uint8_t *data; /* the frame */
 	size_t data_len;     /* its full length (total_len) */
 	uint16_t max_len;    /* bytes of the frame to send; SL_OFPCML_NO_BUFFER = all */

@@ -281,13 +281,14 @@ int
 sl_ofp_packet_in_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_packet_in *pi)
 {
 	struct sl_field f_port = {.id = SL_FIELD_IN_PORT}, f_md = {.id = SL_FIELD_METADATA};
+	struct sl_field f_tun = {.id = SL_FIELD_TUNNEL_ID};
 	uint8_t val[8], ones[8];
 	struct ofp_packet_in *m;
 	struct sl_match match;
 	size_t start = b->len, n;
 	int rc;
 
-	/* OpenFlow 1.3 puts the pipeline fields in a match: in_port, metadata (section 7.4.1). */
+	/* OpenFlow 1.3 puts the pipeline fields in a match: in_port, metadata, tunnel_id (7.4.1). */
 	match.n_fields = 0;
 	memset(ones, 0xff, sizeof(ones));
 	wr32(val, pi->in_port);
@@ -296,6 +297,11 @@ sl_ofp_packet_in_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_
 		wr32(val, (uint32_t)(pi->metadata >> 32));
 		wr32(val + 4, (uint32_t)pi->metadata);
 		sl_match_set(&match, &f_md, val, ones);
+	}
+	if (pi->tunnel_id) {
+		wr32(val, (uint32_t)(pi->tunnel_id >> 32));
+		wr32(val + 4, (uint32_t)pi->tunnel_id);
+		sl_match_set(&match, &f_tun, val, ones);
 	}
 
 	m = (void *)ofp_msg_start(b, SL_OFPT_PACKET_IN, xid, sizeof(*m));

@@ -1392,6 +1392,7 @@ packet_ins_forward(struct sl_ofswitch *sw)
 			.cookie = info->pin.cookie,
 			.in_port = info->pin.in_port,
 			.metadata = info->pin.metadata,
+			.tunnel_id = info->pin.tunnel_id,
 			.data = data,
 			.data_len = len,
 			.max_len = SL_OFPCML_NO_BUFFER, /* not buffered: the entire packet */

@@ -359,6 +359,7 @@ struct sl_pin {
 	uint32_t in_port;
 	uint64_t cookie;  /* of the flow; all-ones from a packet_out */
 	uint64_t metadata;
+	uint64_t tunnel_id;
 };
 
 /**

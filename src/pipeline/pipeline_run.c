@@ -148,6 +148,7 @@ do_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_
 		const struct sl_flow *f = st->flow;
 		st->pin.in_port = p->in_port;
 		st->pin.metadata = p->metadata;
+		st->pin.tunnel_id = p->tunnel_id;
 		if (f != NULL) {
 			st->pin.reason = (f->insn_flags & SL_INSN_TABLE_MISS) ? SL_PIN_NO_MATCH
 									     : SL_PIN_ACTION;
