@@ -13,7 +13,6 @@ vSwitch, tests/test_ovs_oracle.py) showed Sluice getting wrong:
 from __future__ import annotations
 
 import struct
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -59,6 +58,10 @@ def checksums_ok(frame: bytes) -> bool:
     del fresh[layer].chksum
     fresh = Ether(bytes(fresh))
     return bool(fresh[IP].chksum == pkt[IP].chksum and fresh[layer].chksum == pkt[layer].chksum)
+
+
+def _is_packet_in(m: ofp.Msg) -> bool:
+    return m.type == ofp.OFPT_PACKET_IN
 
 
 def drops(res: RunResult) -> dict[str, int]:
@@ -298,18 +301,7 @@ def test_unbuffered_packet_in_carries_the_whole_packet(sluice_bin: Path) -> None
             frames = [udp_frame(payload=b"p" * (100 - 42)), udp_frame(payload=b"q" * 1458)]
             for fr in frames:
                 c.send(ofp.packet_out(fr, [ofp.action_output(ofp.OFPP_TABLE)], in_port=1))
-            got = []
-            end = time.monotonic() + 10
-            while len(got) < len(frames) and time.monotonic() < end:
-                try:
-                    m = c.recv(timeout=max(0.05, end - time.monotonic()))
-                except TimeoutError:
-                    break
-                if m.type == ofp.OFPT_PACKET_IN:
-                    got.append(ofp.parse_packet_in(m))
-                elif m.type == 2:
-                    c.send(ofp.echo_reply(m.body, m.xid))
-            assert len(got) == len(frames), sw.output
+            got = [ofp.parse_packet_in(c.wait_for(_is_packet_in, 10)) for _ in frames]
             for (buffer_id, total_len, _reason, _table, data), fr in zip(got, frames):
                 assert buffer_id == ofp.OFP_NO_BUFFER
                 assert total_len == len(fr) and data == fr
@@ -338,15 +330,7 @@ def test_packet_in_from_the_action_set_is_the_writers(sluice_bin: Path) -> None:
                                 cookie=0x22))
             c.barrier()
             c.send(ofp.packet_out(udp_frame(), [ofp.action_output(ofp.OFPP_TABLE)], in_port=1))
-            end = time.monotonic() + 10
-            got = None
-            while got is None and time.monotonic() < end:
-                m = c.recv(timeout=max(0.05, end - time.monotonic()))
-                if m.type == ofp.OFPT_PACKET_IN:
-                    got = m
-                elif m.type == 2:
-                    c.send(ofp.echo_reply(m.body, m.xid))
-            assert got is not None, sw.output
+            got = c.wait_for(_is_packet_in, 10)
             _buf, _total, reason, table_id, _data = ofp.parse_packet_in(got)
             cookie = struct.unpack_from("!Q", got.body, 8)[0]
             assert (reason, table_id, cookie) == (1, 0, 0x11)  # OFPR_ACTION, table 0

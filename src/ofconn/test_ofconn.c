@@ -702,27 +702,63 @@ test_echo_and_framing(void)
 	rec_reset(&r);
 }
 
+/* A loopback port nothing listens on yet (found by binding, then closed). */
+static int
+closed_port(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof sin;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	bind(fd, (struct sockaddr *)&sin, sizeof sin);
+	getsockname(fd, (struct sockaddr *)&sin, &sl);
+	close(fd);
+	return ntohs(sin.sin_port);
+}
+
+/* Start listening on loopback @port (non-blocking), as a controller that comes up late. */
+static int
+listen_on(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	CHECK(bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0, "rebind %s", strerror(errno));
+	listen(fd, 4);
+	set_nonblock(fd);
+	return fd;
+}
+
+/* Poll @mgr until the switch connects to listener @lfd or @ms pass; the fd or -1. */
+static int
+accept_within(struct sl_ofconn_mgr *mgr, int lfd, uint64_t ms)
+{
+	uint64_t t0 = ms_now();
+	int fd = -1;
+
+	while (fd < 0 && ms_now() - t0 < ms) {
+		sl_ofconn_mgr_poll(mgr, 10);
+		fd = accept(lfd, NULL, NULL);
+	}
+	return fd;
+}
+
 static void
 test_reconnect(void)
 {
 	struct rec r;
 	struct sl_ofconn_params p;
 	struct sl_ofconn_mgr *mgr;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t sl = sizeof sin;
 	struct peer *pe = calloc(1, sizeof *pe);
 	char target[64], err[256];
-	int lfd, one = 1, port, fd = -1;
-	uint64_t t0;
+	int lfd, port, fd;
 
-	/* Find a free port, then leave it closed so the first attempts are refused. */
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	bind(lfd, (struct sockaddr *)&sin, sizeof sin);
-	getsockname(lfd, (struct sockaddr *)&sin, &sl);
-	port = ntohs(sin.sin_port);
-	close(lfd);
+	/* A free port, left closed so the first attempts are refused. */
+	port = closed_port();
 
 	memset(&r, 0, sizeof r);
 	rec_reset(&r);
@@ -734,17 +770,8 @@ test_reconnect(void)
 	CHECK(sl_ofconn_mgr_n_controllers(mgr) == 0, "nothing to connect to yet");
 
 	/* Open the controller late; the switch must find it within a generous bound. */
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	sin.sin_port = htons((uint16_t)port);
-	CHECK(bind(lfd, (struct sockaddr *)&sin, sizeof sin) == 0, "rebind %s", strerror(errno));
-	listen(lfd, 4);
-	set_nonblock(lfd);
-	t0 = ms_now();
-	while (fd < 0 && ms_now() - t0 < 3000) {
-		sl_ofconn_mgr_poll(mgr, 10);
-		fd = accept(lfd, NULL, NULL);
-	}
+	lfd = listen_on(port);
+	fd = accept_within(mgr, lfd, 3000);
 	CHECK(fd >= 0, "switch reconnected within 3 s");
 	peer_init(pe, fd);
 	expect_switch_hello(mgr, pe);
@@ -760,12 +787,7 @@ test_reconnect(void)
 	peer_close(pe);
 	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "disconnect seen");
 	CHECK(sl_ofconn_mgr_n_controllers(mgr) == 0, "no controller");
-	fd = -1;
-	t0 = ms_now();
-	while (fd < 0 && ms_now() - t0 < 3000) {
-		sl_ofconn_mgr_poll(mgr, 10);
-		fd = accept(lfd, NULL, NULL);
-	}
+	fd = accept_within(mgr, lfd, 3000);
 	CHECK(fd >= 0, "reconnected after drop");
 	peer_init(pe, fd);
 	expect_switch_hello(mgr, pe);
@@ -802,20 +824,10 @@ test_backoff_resets(void)
 	struct rec r;
 	struct sl_ofconn_params p;
 	struct sl_ofconn_mgr *mgr;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t sl = sizeof sin;
 	struct peer *pe = calloc(1, sizeof *pe);
 	char target[64], err[256];
-	int lfd, one = 1, port, fd = -1;
+	int lfd, port = closed_port(), fd;
 	uint64_t t0, gap;
-
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	bind(lfd, (struct sockaddr *)&sin, sizeof sin);
-	getsockname(lfd, (struct sockaddr *)&sin, &sl);
-	port = ntohs(sin.sin_port);
-	close(lfd);
 
 	memset(&r, 0, sizeof r);
 	rec_reset(&r);
@@ -825,17 +837,8 @@ test_backoff_resets(void)
 	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == 0, "%s", err);
 	pump_for(mgr, 1700); /* refused at 0, 0.1, 0.3, 0.7, 1.5 s: the backoff is now 1.6 s */
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	sin.sin_port = htons((uint16_t)port);
-	CHECK(bind(lfd, (struct sockaddr *)&sin, sizeof sin) == 0, "rebind %s", strerror(errno));
-	listen(lfd, 4);
-	set_nonblock(lfd);
-	t0 = ms_now();
-	while (fd < 0 && ms_now() - t0 < 5000) {
-		sl_ofconn_mgr_poll(mgr, 10);
-		fd = accept(lfd, NULL, NULL);
-	}
+	lfd = listen_on(port);
+	fd = accept_within(mgr, lfd, 5000);
 	CHECK(fd >= 0, "connected once the controller listens");
 	peer_init(pe, fd);
 	expect_switch_hello(mgr, pe);
@@ -845,12 +848,8 @@ test_backoff_resets(void)
 	/* It drops at once: the next attempt comes after the minimum, not 3.2 s. */
 	peer_close(pe);
 	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "disconnect seen");
-	fd = -1;
 	t0 = ms_now();
-	while (fd < 0 && ms_now() - t0 < 5000) {
-		sl_ofconn_mgr_poll(mgr, 10);
-		fd = accept(lfd, NULL, NULL);
-	}
+	fd = accept_within(mgr, lfd, 5000);
 	gap = ms_now() - t0;
 	CHECK(fd >= 0 && gap < 1000, "reconnected after %llu ms (backoff reset to 100 ms)",
 	      (unsigned long long)gap);

@@ -136,12 +136,12 @@ pl_port_plain_ok(const struct sl_pipeline *pl, uint32_t port, uint32_t in_port)
 }
 
 /*
- * dec_ttl on a packet whose parse state is known, when it is the plain case:
- * IPv4 (header that tells the truth) or IPv6 with a TTL above 1, or no IP at
- * all (dec_ttl leaves it alone).  Does what exec_action's SL_ACT_DEC_NW_TTL
- * does (the same RFC 1624 update as sl_csum_update) and returns true;
- * returns false, having done nothing, in any other case (TTL 0 or 1, a
- * lying header, parse state unknown), for exec_flow to decide.
+ * dec_ttl on a packet whose parse state is known: IPv4 (a header that tells
+ * the truth) or IPv6 with a TTL above 1 is decremented (IPv4's checksum
+ * updated, RFC 1624), a packet that is not IP left alone; returns true.
+ * Returns false, having done nothing, when the packet must be dropped (TTL
+ * 0 or 1, a lying header) or its parse state is unknown: exec_action
+ * decides, and is the only caller that may drop.
  */
 static inline bool
 pl_dec_ttl_plain(struct sl_pkt *p)
@@ -159,17 +159,12 @@ pl_dec_ttl_plain(struct sl_pkt *p)
 		--*ttl;
 		return true;
 	}
-	/* ~(~HC + ~m + m') over the TTL/protocol word (RFC 1624 eqn. 3). */
-	uint16_t cs, old = (uint16_t)(ttl[0] << 8 | ttl[1]), new_ = (uint16_t)(old - 0x100);
-	memcpy(&cs, ttl + 2, 2);
-	uint32_t sum = (uint16_t)~(uint16_t)((cs >> 8) | (cs << 8));
-	sum += (uint16_t)~old;
-	sum += new_;
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (uint16_t)~sum;
-	cs = (uint16_t)((sum >> 8) | (sum << 8));
+	/* The TTL/protocol word changes: update the header checksum over it. */
+	uint8_t old[2] = {ttl[0], ttl[1]};
+	uint16_t cs;
 	ttl[0]--;
+	memcpy(&cs, ttl + 2, 2);
+	cs = sl_csum_update(cs, old, ttl, 2);
 	memcpy(ttl + 2, &cs, 2);
 	return true;
 }

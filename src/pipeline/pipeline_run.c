@@ -314,29 +314,12 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		return true;
 	case SL_ACT_DEC_NW_TTL:
 		flush_pending(ctx, st, p, hooks);
-		o = ttl_ofs(p);
-		if (o == -1)
+		sl_pkt_parse_l2(p);
+		if (pl_dec_ttl_plain(p)) /* decremented, or not IP */
 			return true;
-		if (o == -2) { /* a header that lies: no TTL to decrement (OVS reads it as 0 and drops) */
-			*reason = SL_DROP_BAD_ACTION;
-			return false;
-		}
-		if (p->data[o] <= 1) {
-			*reason = SL_DROP_TTL_EXPIRED;
-			return false;
-		}
-		if (p->eth_type == 0x0800) {
-			/* Incremental checksum (RFC 1624) over the TTL/protocol word. */
-			uint8_t old[2] = {p->data[o], p->data[o + 1]};
-			uint16_t cs;
-			p->data[o]--;
-			memcpy(&cs, p->data + o + 2, 2);
-			cs = sl_csum_update(cs, old, p->data + o, 2);
-			memcpy(p->data + o + 2, &cs, 2);
-		} else {
-			p->data[o]--; /* IPv6 hop limit: no header checksum */
-		}
-		return true;
+		/* What remains is a drop: a header that lies has no TTL (OVS reads 0), or 0/1. */
+		*reason = ttl_ofs(p) == -2 ? SL_DROP_BAD_ACTION : SL_DROP_TTL_EXPIRED;
+		return false;
 	case SL_ACT_COPY_TTL_OUT:
 	case SL_ACT_COPY_TTL_IN:
 		flush_pending(ctx, st, p, hooks);

@@ -774,22 +774,6 @@ sl_pkt_field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
  * Checksums.
  */
 
-uint16_t
-sl_csum_update(uint16_t csum_be, const uint8_t *old, const uint8_t *new_, unsigned n_bytes)
-{
-	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), folded over 16-bit words. */
-	uint32_t sum = (uint16_t)~(uint16_t)((csum_be >> 8) | (csum_be << 8));
-
-	for (unsigned i = 0; i + 1 < n_bytes; i += 2) {
-		sum += (uint16_t)~(uint16_t)(old[i] << 8 | old[i + 1]);
-		sum += (uint16_t)(new_[i] << 8 | new_[i + 1]);
-	}
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	sum = (uint16_t)~sum;
-	return (uint16_t)((sum >> 8) | (sum << 8));
-}
-
 static void
 ipv4_csum_recompute(uint8_t *ip)
 {

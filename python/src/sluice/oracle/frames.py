@@ -348,10 +348,10 @@ def _pseudo(frame: bytes, p: Parsed, n: int) -> bytes:
     return _pseudo6(frame[l3 + 8:l3 + 24], frame[l3 + 24:l3 + 40], p.proto, n)
 
 
-def l4_csum_ok(frame: bytes) -> bool | None:
-    """Whether the L4 checksum of @frame is right (None: no L4 checksum to check: not
-    IP, a fragment, an IP length that does not fit, an unknown protocol, IPv4 UDP
-    without a checksum).  An IPv6 UDP checksum of 0 is wrong (RFC 8200 section 8.1)."""
+def _l4_checksummed(frame: bytes) -> tuple[Parsed, int, bytes, int] | None:
+    """(parse, the L4 offset, the L4 segment up to the IP length, its checksum's offset)
+    when @frame has
+    an L4 checksum that fits (not a fragment, a known protocol), else None."""
     p = parse(frame)
     if p.l4_off is None or p.is_fragment or p.proto not in L4_CSUM_OFF:
         return None
@@ -359,33 +359,41 @@ def l4_csum_ok(frame: bytes) -> bool | None:
     off = L4_CSUM_OFF[p.proto]
     if len(seg) < off + (4 if p.proto == IPPROTO_SCTP else 2):
         return None
+    return p, p.l4_off, seg, off
+
+
+def l4_csum_ok(frame: bytes) -> bool | None:
+    """Whether the L4 checksum of @frame is right (None: no L4 checksum to check: not
+    IP, a fragment, an IP length that does not fit, an unknown protocol, IPv4 UDP
+    without a checksum).  An IPv6 UDP checksum of 0 is wrong (RFC 8200 section 8.1)."""
+    found = _l4_checksummed(frame)
+    if found is None:
+        return None
+    p, l4, seg, off = found
     if p.proto == IPPROTO_SCTP:
         return seg[8:12] == sctp_csum_bytes(seg)
     if p.proto == IPPROTO_UDP and seg[6:8] == b"\0\0":
         return None if p.l3 == "ipv4" else False
-    return fixed_l4(frame)[p.l4_off + off:p.l4_off + off + 2] == seg[off:off + 2]
+    return fixed_l4(frame)[l4 + off:l4 + off + 2] == seg[off:off + 2]
 
 
 def fixed_l4(frame: bytes) -> bytes:
     """@frame with its L4 checksum recomputed (unchanged where l4_csum_ok has nothing to
     check, and an IPv4 UDP checksum of 0 stays 0)."""
-    p = parse(frame)
-    if p.l4_off is None or p.is_fragment or p.proto not in L4_CSUM_OFF:
+    found = _l4_checksummed(frame)
+    if found is None:
         return frame
-    seg = frame[p.l4_off:p.ip_end]
-    off = L4_CSUM_OFF[p.proto]
-    if len(seg) < off + (4 if p.proto == IPPROTO_SCTP else 2):
-        return frame
+    p, l4, seg, off = found
     if p.proto == IPPROTO_UDP and p.l3 == "ipv4" and seg[6:8] == b"\0\0":
         return frame
     if p.proto == IPPROTO_SCTP:
         new = sctp_csum_bytes(seg)
-        return frame[:p.l4_off + 8] + new + frame[p.l4_off + 12:]
+        return frame[:l4 + 8] + new + frame[l4 + 12:]
     z = seg[:off] + b"\0\0" + seg[off + 2:]
     c = inet_csum((b"" if p.proto == IPPROTO_ICMP else _pseudo(frame, p, len(seg))) + z)
     if p.proto == IPPROTO_UDP and c == 0:
         c = 0xFFFF
-    return frame[:p.l4_off + off] + struct.pack("!H", c) + frame[p.l4_off + off + 2:]
+    return frame[:l4 + off] + struct.pack("!H", c) + frame[l4 + off + 2:]
 
 
 def fixed_ipv4(frame: bytes) -> bytes:
