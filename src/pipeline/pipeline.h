@@ -123,6 +123,7 @@ struct sl_instructions {
 	bool clear;       /* clear_actions */
 	bool has_metadata; /* write_metadata */
 	int16_t goto_table; /* -1: none */
+	uint32_t meter_id;  /* meter instruction: the meter (1..SL_METER_ID_MAX); 0: none */
 	uint64_t metadata;
 	uint64_t metadata_mask;
 	struct sl_action apply[SL_ACTIONS_MAX];
@@ -158,6 +159,56 @@ struct sl_group_spec {
 	uint8_t type; /* enum sl_group_type */
 	uint16_t n_buckets;
 	struct sl_bucket_spec buckets[SL_GROUP_BUCKETS_MAX];
+};
+
+/*
+ * Meters (OpenFlow 1.3 section 5.7): a rate limiter a flow's meter
+ * instruction sends its packets through before its other instructions.
+ * Each band has a rate; a packet exceeding bands gets the action of the
+ * band with the highest rate among them (drop, or DSCP remark).
+ */
+#define SL_METER_ID_MAX 0xffff0000u        /* OFPM_MAX: highest meter id */
+#define SL_METER_ID_SLOWPATH 0xfffffffdu   /* OFPM_SLOWPATH (virtual, not supported) */
+#define SL_METER_ID_CONTROLLER 0xfffffffeu /* OFPM_CONTROLLER (virtual, not supported) */
+#define SL_METER_ID_ALL 0xffffffffu        /* OFPM_ALL: every meter (delete, stats) */
+/** Bands in one meter. */
+#define SL_METER_BANDS_MAX 8
+/* Meter flags (OFPMF_*). */
+#define SL_METER_KBPS 0x1  /* rates in kilobits per second */
+#define SL_METER_PKTPS 0x2 /* rates in packets per second */
+#define SL_METER_BURST 0x4 /* burst sizes given (else one second of the rate) */
+#define SL_METER_STATS 0x8 /* collect statistics */
+/** Band types (OFPMBT_*). */
+enum sl_meter_band_type {
+	SL_BAND_DROP = 1,
+	SL_BAND_DSCP_REMARK = 2,
+};
+
+/** One band of a meter, as decoded (host order). */
+struct sl_meter_band_spec {
+	uint8_t type;       /* enum sl_meter_band_type */
+	uint8_t prec_level; /* DSCP remark: drop-precedence levels to add */
+	uint32_t rate;      /* kbps or packets/s, by the meter's flags; > 0 */
+	uint32_t burst;     /* kilobits or packets, with SL_METER_BURST */
+};
+
+/** A meter as decoded from a meter_mod (host order). */
+struct sl_meter_spec {
+	uint32_t meter_id; /* 1..SL_METER_ID_MAX */
+	uint16_t flags;    /* SL_METER_*: exactly one of KBPS and PKTPS */
+	uint8_t n_bands;
+	struct sl_meter_band_spec bands[SL_METER_BANDS_MAX];
+};
+
+/** A meter's counters. */
+struct sl_meter_stats {
+	uint32_t flow_count;   /* flows whose instructions name the meter */
+	uint64_t packets;      /* packets that entered the meter */
+	uint64_t bytes;
+	uint64_t created_tsc;  /* sl_pipeline_tsc at add */
+	uint8_t n_bands;
+	uint64_t band_packets[SL_METER_BANDS_MAX]; /* packets each band was applied to */
+	uint64_t band_bytes[SL_METER_BANDS_MAX];
 };
 
 /** Flow-mod flags (OFPFF_*). */
