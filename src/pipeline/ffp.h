@@ -336,7 +336,9 @@ pl_ffp_path_hop(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t, const struc
 	struct ffp_ctx *fc = ctx->ffp;
 	uint64_t bit = UINT64_C(1) << i;
 	/*
-	 * Before the last lookup the packet must stay as it came: no apply_actions.
+	 * Before the last lookup the packet must stay as it came: no apply_actions,
+	 * and no meter (a meter may drop or remark it; path_run ignores what the
+	 * hops before the last decide).
 	 * A way ends in an entry without goto_table (next -1, or -2 when its
 	 * actions dropped the packet: a replay decides that again on the packet).
 	 * An entry with goto_table that dropped the packet (dec_ttl on a TTL of 1)
@@ -345,7 +347,8 @@ pl_ffp_path_hop(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t, const struc
 	bool ok = fc->pn[i] < FFP_PATH_HOPS &&
 		  (fc->pspec->covers[t / 64] >> (t % 64) & 1) &&
 		  (next < 0 ? f->goto_table < 0
-			    : !(f->insn_flags & SL_INSN_APPLY) && f->goto_table == next);
+			    : !(f->insn_flags & (SL_INSN_APPLY | SL_INSN_METER)) &&
+				      f->goto_table == next);
 
 	if (!ok) {
 		fc->ptrack &= ~bit;

@@ -60,7 +60,8 @@ sl_pipeline_create(struct sl_pipeline **out)
 		pt->version_seq = 1;
 		pt->live = &pt->copy[0];
 	}
-	if (pl_groups_create(pl) < 0) {
+	if (pl_groups_create(pl) < 0 || pl_meters_create(pl) < 0) {
+		pl_groups_destroy(pl);
 		free(pl);
 		return -ENOMEM;
 	}
@@ -101,6 +102,7 @@ sl_pipeline_destroy(struct sl_pipeline *pl)
 		flow_free(pl->dead[i].flow);
 	free(pl->dead);
 	pl_groups_destroy(pl);
+	pl_meters_destroy(pl);
 	free(pl);
 }
 
@@ -754,6 +756,16 @@ actions_copy(struct sl_pipeline *pl, struct sl_action *dst, const struct sl_acti
 		dst[i].ref = dst[i].type == SL_ACT_GROUP ? pl_group_find(pl, dst[i].group_id) : NULL;
 }
 
+/* A meter instruction must name a meter that exists (OVS: OFPMMFC_UNKNOWN_METER). */
+static int
+check_meter(struct sl_pipeline *pl, uint32_t meter_id, char *err, size_t err_size)
+{
+	if (meter_id == 0 || (meter_id <= SL_METER_ID_MAX && pl_meter_find(pl, meter_id) != NULL))
+		return 0;
+	return pl_err(pl, SL_FAIL_UNKNOWN_METER, err, err_size, -ENOENT,
+		      "meter:%u: no such meter", meter_id);
+}
+
 static struct sl_flow *
 flow_build(struct sl_pipeline *pl, const struct sl_flow_spec *fs)
 {
@@ -781,10 +793,12 @@ flow_build(struct sl_pipeline *pl, const struct sl_flow_spec *fs)
 	f->insn_flags = (in->has_apply || in->n_apply ? SL_INSN_APPLY : 0) |
 			(in->has_write || in->n_write ? SL_INSN_WRITE : 0) |
 			(in->clear ? SL_INSN_CLEAR : 0) | (in->has_metadata ? SL_INSN_METADATA : 0) |
+			(in->meter_id != 0 ? SL_INSN_METER : 0) |
 			(fs->priority == 0 && match_is_empty(fs->match.fields, fs->match.n_fields)
 				 ? SL_INSN_TABLE_MISS
 				 : 0);
 	f->goto_table = in->goto_table;
+	f->meter = in->meter_id != 0 ? pl_meter_find(pl, in->meter_id) : NULL; /* checked before */
 	f->priority = fs->priority;
 	f->idle_timeout = fs->idle_timeout;
 	f->hard_timeout = fs->hard_timeout;
@@ -841,6 +855,7 @@ sl_flow_to_spec(const struct sl_flow *f, struct sl_flow_spec *fs)
 	fs->insns.metadata = f->metadata;
 	fs->insns.metadata_mask = f->metadata_mask;
 	fs->insns.goto_table = f->goto_table;
+	fs->insns.meter_id = f->meter != NULL ? ((const struct pl_meter_slot *)f->meter)->id : 0;
 }
 
 static int
@@ -868,10 +883,12 @@ flow_list_remove(struct pl_table *pt, struct sl_flow *f)
 	last->slot = f->slot;
 }
 
-/* Group reference counts follow the flows that hold group actions. */
+/* Group and meter reference counts follow the flows that name them. */
 static void
 flow_group_refs(const struct sl_flow *f, int delta)
 {
+	if (f->meter != NULL)
+		((struct pl_meter_slot *)f->meter)->ref_count += (unsigned)delta;
 	for (unsigned i = 0; i < (unsigned)f->n_apply + f->n_write; i++)
 		if (f->actions[i].type == SL_ACT_GROUP && f->actions[i].ref != NULL)
 			pl_group_ref(f->actions[i].ref, delta);
@@ -962,6 +979,8 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 	rc = pl_check_actions(pl, in->apply, in->n_apply, false, err, err_size);
 	if (rc == 0)
 		rc = pl_check_actions(pl, in->write, in->n_write, false, err, err_size);
+	if (rc == 0)
+		rc = check_meter(pl, in->meter_id, err, err_size);
 	if (rc < 0)
 		return rc;
 	rc = sl_match_check_prereqs(&fs->match, err, err_size);
@@ -1137,6 +1156,9 @@ sl_flow_filter_match(const struct sl_flow *f, const struct sl_flow_filter *flt)
 	if (flt->out_group != SL_GROUP_ID_ANY &&
 	    !flow_outputs_to(f, SL_PORT_ANY, flt->out_group))
 		return false;
+	if (flt->meter_id != 0 &&
+	    (f->meter == NULL || ((const struct pl_meter_slot *)f->meter)->id != flt->meter_id))
+		return false;
 	if (flt->strict)
 		return f->priority == flt->priority && flow_same_match_fields(f->match, f->n_match, m);
 	return fields_covered_by(f->match, f->n_match, m);
@@ -1214,6 +1236,8 @@ sl_pipeline_flow_modify(struct sl_pipeline *pl, const struct sl_flow_filter *flt
 	rc = pl_check_actions(pl, in->apply, in->n_apply, false, err, err_size);
 	if (rc == 0)
 		rc = pl_check_actions(pl, in->write, in->n_write, false, err, err_size);
+	if (rc == 0)
+		rc = check_meter(pl, in->meter_id, err, err_size);
 	if (rc < 0)
 		return rc;
 	if (in->goto_table >= SL_TABLES_MAX)
@@ -1375,7 +1399,7 @@ sl_pipeline_publish(struct sl_pipeline *pl)
 		any = true;
 	}
 	any |= pl_ffp_path_update(pl); /* the FFP's path spec follows the live tables */
-	any |= pl_groups_dirty(pl);
+	any |= pl_groups_dirty(pl) || pl_meters_dirty(pl);
 	if (!any && pl->n_dead == 0)
 		return;
 	/* Workers may still be in the old copies (and hold removed flows): wait them out. */
@@ -1402,6 +1426,7 @@ sl_pipeline_publish(struct sl_pipeline *pl)
 	}
 	pl->n_dead = 0;
 	pl_groups_reclaim(pl);
+	pl_meters_reclaim(pl);
 }
 
 bool
@@ -1412,7 +1437,7 @@ sl_pipeline_dirty(const struct sl_pipeline *pl)
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++)
 		if (pl->tables[t].dirty)
 			return true;
-	return pl_groups_dirty(pl);
+	return pl_groups_dirty(pl) || pl_meters_dirty(pl);
 }
 
 int

@@ -284,6 +284,7 @@ struct sl_flow {
 	uint64_t created_tsc;
 	uint64_t ffp_last_packets; /* packets at the last auto-promotion check (control thread) */
 	struct sl_action *actions; /* n_apply + n_write actions */
+	void *meter;          /* meter instruction (SL_INSN_METER): the meter's slot, else NULL */
 	uint8_t n_match;
 	struct sl_match_field match[]; /* n_match fields, prerequisites included */
 };
@@ -296,6 +297,7 @@ struct sl_flow {
 #define SL_INSN_CLEAR 0x4    /* clear_actions */
 #define SL_INSN_METADATA 0x8 /* write_metadata */
 #define SL_INSN_TABLE_MISS 0x10 /* the table-miss entry (priority 0, empty match) */
+#define SL_INSN_METER 0x20   /* meter instruction (sl_flow.meter), run before the others */
 
 /** A flow's packet count, counts of the entries it replaced included. */
 static inline uint64_t
@@ -351,6 +353,15 @@ enum sl_pipeline_fail {
 	SL_FAIL_BAD_WATCH,
 	SL_FAIL_GROUP_CHAINING,   /* a bucket's group action: chaining is not supported */
 	SL_FAIL_TOO_MANY_GROUPS,
+	SL_FAIL_METER_EXISTS,
+	SL_FAIL_UNKNOWN_METER,    /* meter_mod or a flow's meter instruction: no such meter */
+	SL_FAIL_BAD_METER_ID,
+	SL_FAIL_BAD_METER_FLAGS,
+	SL_FAIL_BAD_RATE,
+	SL_FAIL_BAD_BAND,
+	SL_FAIL_BAD_BAND_VALUE,
+	SL_FAIL_TOO_MANY_METERS,
+	SL_FAIL_TOO_MANY_BANDS,
 };
 
 /** Reasons a flow leaves the pipeline (OFPRR_* values). */
@@ -380,6 +391,7 @@ struct sl_flow_filter {
 	uint64_t cookie_mask;    /* 0: any cookie */
 	uint32_t out_port;       /* SL_PORT_ANY: any; else flows with an output to this port */
 	uint32_t out_group;      /* SL_GROUP_ID_ANY: any; else flows with this group action */
+	uint32_t meter_id;       /* 0: any; else flows whose meter instruction names it */
 	const struct sl_match *match; /* NULL: match everything */
 };
 
@@ -721,6 +733,64 @@ unsigned sl_pipeline_group_count(const struct sl_pipeline *pl);
  * @return ids written.  Control thread.
  */
 unsigned sl_pipeline_group_ids(const struct sl_pipeline *pl, unsigned start, uint32_t *ids,
+			       unsigned max);
+
+/*
+ * Meters (OpenFlow 1.3 section 5.7; the types are above, near sl_meter_spec).
+ * A packet of a flow with a meter instruction goes through the meter first:
+ * each band is a token bucket of its rate and burst; of the bands the packet
+ * exceeds, the one with the highest rate applies (drop: the packet is
+ * dropped, reason "meter"; DSCP remark: an assured-forwarding code point's
+ * drop precedence rises).  Buckets are shared by all workers, lock-free.
+ */
+
+/** What the meter table supports (OFPMP_METER_FEATURES). */
+struct sl_meter_features {
+	uint32_t max_meter;
+	uint32_t band_types;   /* bit (1 << SL_BAND_*) for each supported band type */
+	uint32_t capabilities; /* SL_METER_* flags supported */
+	uint8_t max_bands;
+	uint8_t max_color;
+};
+/** Fill @mf with what Sluice's meters support. */
+void sl_pipeline_meter_features(struct sl_meter_features *mf);
+/**
+ * Add a meter.
+ *
+ * @return 0; -EEXIST (SL_FAIL_METER_EXISTS); -EINVAL with sl_pipeline_fail()
+ *         BAD_METER_ID, BAD_METER_FLAGS, BAD_BAND, BAD_RATE, BAD_BAND_VALUE or
+ *         TOO_MANY_BANDS; -ENOSPC (TOO_MANY_METERS).  Control thread;
+ *         effective at once (flows can name it at the next flow_add).
+ */
+int sl_pipeline_meter_add(struct sl_pipeline *pl, const struct sl_meter_spec *ms, char *err,
+			  size_t err_size);
+/**
+ * Replace a meter's flags and bands (flows keep pointing at it; buckets
+ * start full and band counters restart).
+ *
+ * @return as sl_pipeline_meter_add; -ENOENT (UNKNOWN_METER).  Control thread.
+ */
+int sl_pipeline_meter_modify(struct sl_pipeline *pl, const struct sl_meter_spec *ms, char *err,
+			     size_t err_size);
+/**
+ * Delete meter @meter_id (SL_METER_ID_ALL: every meter) and every flow whose
+ * meter instruction names it (removed with reason SL_FLOW_REMOVED_DELETE:
+ * OpenFlow 1.3 has no meter-delete reason).  A missing meter is not an error.
+ *
+ * @return meters deleted.  Control thread.
+ */
+unsigned sl_pipeline_meter_del(struct sl_pipeline *pl, uint32_t meter_id);
+/**
+ * Read a meter back: its spec and counters.
+ *
+ * @return 0 or -ENOENT.  Control thread.
+ */
+int sl_pipeline_meter_get(const struct sl_pipeline *pl, uint32_t meter_id,
+			  struct sl_meter_spec *ms, struct sl_meter_stats *st);
+/** Number of meters. */
+unsigned sl_pipeline_meter_count(const struct sl_pipeline *pl);
+/** Meter ids in increasing order: up to @max ids from position @start.  @return ids written. */
+unsigned sl_pipeline_meter_ids(const struct sl_pipeline *pl, unsigned start, uint32_t *ids,
 			       unsigned max);
 
 /*

@@ -98,6 +98,7 @@ struct sl_pipeline {
 	unsigned n_dead, dead_cap;
 	struct pl_dead *dead;
 	struct pl_groups *groups;
+	struct pl_meters *meters;
 	bool shared_counters; /* several workers: flow and group counters by atomic add */
 	/* State tables (state_stage.c): ids of tables that are or were state tables (grows only). */
 	unsigned n_state_ids;           /* atomic store/load: workers scan the ids below it */
@@ -341,6 +342,45 @@ void pl_group_ref(void *slot, int delta);
 bool pl_groups_dirty(const struct sl_pipeline *pl);
 /* Free group memory retired before the grace period that just ended. */
 void pl_groups_reclaim(struct sl_pipeline *pl);
+
+/*
+ * Meters (meter.c).  A meter id maps to a slot that lives as long as the
+ * meter; flows' meter instructions point at the slot (sl_flow.meter).  The
+ * body (flags, bands and their buckets) is replaced whole by a modify.
+ */
+struct pl_meter_band {
+	struct sl_meter_band_spec spec;
+	uint64_t inc;  /* cost: pktps, 1/16 cycles a packet; kbps, 2^-16 of those a byte */
+	uint64_t tau;  /* burst tolerance, 1/16 cycles */
+	uint64_t tat;  /* theoretical arrival time, 1/16 cycles (CAS by the workers) */
+	uint64_t n_packets, n_bytes; /* pl_count: packets this band was applied to */
+} __attribute__((aligned(64)));
+
+struct pl_meter {
+	uint16_t flags;
+	uint8_t n_bands;
+	struct pl_meter_band bands[];
+};
+
+struct pl_meter_slot {
+	uint32_t id;
+	struct pl_meter *body;     /* atomic pointer store/load */
+	unsigned ref_count;        /* flows with a meter instruction to this meter */
+	uint64_t n_packets, n_bytes;
+	uint64_t created_tsc;
+};
+
+int pl_meters_create(struct sl_pipeline *pl);
+void pl_meters_destroy(struct sl_pipeline *pl);
+/* The slot of meter @id, or NULL.  Control thread. */
+struct pl_meter_slot *pl_meter_find(struct sl_pipeline *pl, uint32_t id);
+/* True when meter memory waits for a grace period. */
+bool pl_meters_dirty(const struct sl_pipeline *pl);
+/* Free meter memory retired before the grace period that just ended. */
+void pl_meters_reclaim(struct sl_pipeline *pl);
+/* Send packet @p through a meter at TSC @tsc: false when a drop band drops it.  Workers. */
+bool pl_meter_run(const struct sl_pipeline *pl, struct pl_meter_slot *slot, struct sl_pkt *p,
+		  uint64_t tsc);
 
 /* State tables (state_stage.c). */
 int pl_state_declare(struct sl_pipeline *pl, const struct sl_table_spec *ts, char *err,

@@ -587,6 +587,10 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 
 	st->flow = f;
 	/* Flow counters are credited per run of lanes by the caller (credit()). */
+	if (sl_unlikely(flags & SL_INSN_METER) && !pl_meter_run(pl, f->meter, p, ctx->now)) {
+		*reason = SL_DROP_METER;
+		return PL_NEXT_DROP;
+	}
 	if (flags & SL_INSN_APPLY) {
 		/* After the list: another table, or an action set to run? */
 		bool more = f->goto_table >= 0 || (flags & SL_INSN_WRITE) ||
@@ -784,7 +788,8 @@ all_hit_goto(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 {
 	unsigned i;
 
-	if ((f->insn_flags & (SL_INSN_APPLY | SL_INSN_WRITE | SL_INSN_CLEAR | SL_INSN_METADATA)) ||
+	if ((f->insn_flags & (SL_INSN_APPLY | SL_INSN_WRITE | SL_INSN_CLEAR | SL_INSN_METADATA |
+			      SL_INSN_METER)) ||
 	    f->goto_table < 0)
 		return false;
 	ctx->tstats[t].matched += (uint64_t)__builtin_popcountll(lanes);
