@@ -216,7 +216,8 @@ test_rates(void)
 	SL_VERIFY(sl_pipeline_meter_get(pl, 4, NULL, &st) == 0);
 	CHECK(st.packets == 30000 && passed + st.band_packets[1] == 30000, "every packet counted");
 	CHECK(passed >= 19990 && passed <= 20010, "two bands: %lu passed", (unsigned long)passed);
-	CHECK(st.band_packets[0] >= 9980 && st.band_packets[0] <= 10020 &&
+	/* Which packets the lower band remarks depends on the buckets' phases: within 2 %. */
+	CHECK(st.band_packets[0] >= 9800 && st.band_packets[0] <= 10200 &&
 		      st.band_packets[1] >= 9980 && st.band_packets[1] <= 10020,
 	      "remarked %lu, dropped %lu", (unsigned long)st.band_packets[0],
 	      (unsigned long)st.band_packets[1]);
@@ -355,39 +356,36 @@ test_in_pipeline(void)
 	sl_pipeline_publish(pl);
 }
 
-/* Two threads share one band on the real clock: the rate holds, the counters are exact. */
-#define THREAD_CALLS 3000000u
+/*
+ * Two threads share one band.  Their packets are stamped from one shared
+ * tick counter on a simulated clock (offered at twice the rate), so what
+ * passes does not depend on how the threads are scheduled: the rate holds
+ * within the burst and the counters are exact.
+ */
+#define THREAD_CALLS 2000000u
+#define THREAD_RATE 100000u
 static struct pl_meter_slot *shared;
-static uint64_t t_first, t_last;
+static uint64_t ticks, tick_t0;
 
 static void *
 hammer(void *arg)
 {
 	static uint8_t frame[64];
-	uint64_t *passed = arg, first = sl_pipeline_tsc(), now = first;
+	uint64_t *passed = arg, hz = sl_pipeline_tsc_hz();
 
 	for (unsigned k = 0; k < THREAD_CALLS; k++) {
 		struct sl_pkt p;
+		uint64_t tick = __atomic_fetch_add(&ticks, 1, __ATOMIC_RELAXED);
 		sl_pkt_init(&p, frame, 64, 0, 1);
-		now = sl_pipeline_tsc();
-		*passed += pl_meter_run(pl, shared, &p, now);
+		*passed += pl_meter_run(pl, shared, &p, tick_t0 + tick * hz / (2 * THREAD_RATE));
 	}
-	__atomic_fetch_add(&t_last, 0, __ATOMIC_RELAXED);
-	uint64_t v = __atomic_load_n(&t_last, __ATOMIC_RELAXED);
-	while (now > v && !__atomic_compare_exchange_n(&t_last, &v, now, false, __ATOMIC_RELAXED,
-						       __ATOMIC_RELAXED))
-		;
-	v = __atomic_load_n(&t_first, __ATOMIC_RELAXED);
-	while (first < v && !__atomic_compare_exchange_n(&t_first, &v, first, false,
-							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
 	return NULL;
 }
 
 static void
 test_threads(void)
 {
-	struct sl_meter_band_spec b = {.type = SL_BAND_DROP, .rate = 200000, .burst = 100};
+	struct sl_meter_band_spec b = {.type = SL_BAND_DROP, .rate = THREAD_RATE, .burst = 100};
 	struct sl_meter_spec ms = meter(8, SL_METER_PKTPS | SL_METER_BURST, 1, &b);
 	pthread_t th[2];
 	uint64_t passed[2] = {0, 0};
@@ -396,28 +394,25 @@ test_threads(void)
 	sl_pipeline_set_shared_counters(pl, true);
 	SL_VERIFY(sl_pipeline_meter_add(pl, &ms, err, sizeof(err)) == 0);
 	shared = pl_meter_find(pl, 8);
-	t_first = UINT64_MAX;
-	t_last = 0;
+	tick_t0 = sl_pipeline_tsc_hz();
 	for (unsigned i = 0; i < 2; i++)
 		SL_VERIFY(pthread_create(&th[i], NULL, hammer, &passed[i]) == 0);
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
-	double secs = (double)(t_last - t_first) / (double)sl_pipeline_tsc_hz();
-	double allowed = 200000.0 * secs + 100;
-	uint64_t total = passed[0] + passed[1];
+	/* 4e6 packets at 2e5/s: 20 simulated seconds, 2e6 packets' worth of rate. */
+	uint64_t total = passed[0] + passed[1], want = 2ull * THREAD_CALLS / 2;
 	SL_VERIFY(sl_pipeline_meter_get(pl, 8, NULL, &st) == 0);
 	CHECK(st.packets == 2ull * THREAD_CALLS &&
 		      st.band_packets[0] == 2ull * THREAD_CALLS - total,
 	      "exact counters: %lu in, %lu dropped, %lu passed", (unsigned long)st.packets,
 	      (unsigned long)st.band_packets[0], (unsigned long)total);
 	/*
-	 * Never above the rate over the run; near it whenever the threads
-	 * offered well above it (they call far faster than 200 kpps).
+	 * Stamps reach the band slightly out of order: allow 0.1 % below the
+	 * rate; above it, the burst and the cost's rounding to whole units
+	 * (one in about 448,000 at 2.8 GHz).
 	 */
-	CHECK((double)total <= allowed + 1, "%lu passed in %.3f s, at most %.0f",
-	      (unsigned long)total, secs, allowed);
-	CHECK((double)total >= 0.9 * (allowed - 100), "%lu passed in %.3f s, about %.0f",
-	      (unsigned long)total, secs, allowed);
+	CHECK(total <= want + 100 + want / 100000 + 1 && total >= want - want / 1000,
+	      "%lu passed, want %lu (burst 100)", (unsigned long)total, (unsigned long)want);
 	sl_pipeline_meter_del(pl, SL_METER_ID_ALL);
 	sl_pipeline_publish(pl);
 	sl_pipeline_set_shared_counters(pl, false);
