@@ -706,6 +706,12 @@ on_group(void *arg, const struct sl_group_spec *gs, struct sl_parse_error *err)
 	return sl_pipeline_group_add(arg, gs, err->msg, sizeof(err->msg));
 }
 
+static int
+on_meter(void *arg, const struct sl_meter_spec *ms, struct sl_parse_error *err)
+{
+	return sl_pipeline_meter_add(arg, ms, err->msg, sizeof(err->msg));
+}
+
 /* DPDK's telemetry socket: mode 0660, in --mgmt-group when given (it reads and changes the switch). */
 static int
 telemetry_socket_secure(int gid)
@@ -735,7 +741,8 @@ load_rules(struct sl_pipeline *pl, const struct options *o)
 	int rc;
 
 	if (o->flows_file != NULL) {
-		const struct sl_flowfile_callbacks cb = {on_table, on_flow, on_directive, on_group};
+		const struct sl_flowfile_callbacks cb = {on_table, on_flow, on_directive, on_group,
+							 on_meter};
 		rc = sl_flowfile_load_cb(o->flows_file, &cb, pl, &pe);
 		if (rc < 0) {
 			sl_parse_error_format(&pe, msg, sizeof(msg));

@@ -1516,6 +1516,19 @@ parse_actions(struct parser *ps, struct span list)
 	while ((rc = next_action(err, &rest, &tok)) > 0) {
 		if ((rc = split_action(err, tok, &it)))
 			return rc;
+		/* The meter instruction runs first, so it is written first (as ovs-ofctl wants). */
+		if (span_eq(it.name, "meter")) {
+			if (in->meter_id != 0)
+				return fail(err, tok, -EINVAL, "duplicate instruction meter");
+			if (in->n_apply || in->has_apply || insns)
+				return fail(err, tok, -EINVAL, "meter must come first");
+			if ((rc = act_uint(err, &it, SL_METER_ID_MAX, &n)))
+				return rc;
+			if (n == 0)
+				return fail(err, tok, -EINVAL, "bad meter: expected 1..0xffff0000");
+			in->meter_id = (uint32_t)n;
+			continue;
+		}
 		bit = span_eq(it.name, "clear_actions")	   ? INSN_CLEAR
 		      : span_eq(it.name, "write_actions")  ? INSN_WRITE
 		      : span_eq(it.name, "write_metadata") ? INSN_METADATA
@@ -1814,6 +1827,133 @@ sl_group_parse(const char *text, struct sl_group_spec *gs, struct sl_parse_error
 			return rc;
 		gs->n_buckets++;
 		at = next;
+	}
+	return 0;
+}
+
+/* Meter flags as ovs-ofctl spells them. */
+static const struct {
+	const char *name;
+	uint16_t flag;
+} meter_flags[] = {
+	{"kbps", SL_METER_KBPS},
+	{"pktps", SL_METER_PKTPS},
+	{"burst", SL_METER_BURST},
+	{"stats", SL_METER_STATS},
+};
+
+/* Next word of a meter: separated by commas and/or blanks.  False at the end. */
+static bool
+next_word(struct span *rest, struct span *tok)
+{
+	size_t i = 0, j;
+
+	while (i < rest->n && (rest->p[i] == ',' || isspace((unsigned char)rest->p[i])))
+		i++;
+	for (j = i; j < rest->n && rest->p[j] != ',' && !isspace((unsigned char)rest->p[j]); j++)
+		;
+	*tok = (struct span){rest->p + i, j - i};
+	*rest = (struct span){rest->p + j, rest->n - j};
+	return tok->n > 0;
+}
+
+int
+sl_meter_parse(const char *text, struct sl_meter_spec *ms, struct sl_parse_error *err)
+{
+	struct sl_parse_error dummy;
+	struct span all, rest, tok, key, val;
+	struct sl_meter_band_spec *band = NULL;
+	bool have_id = false, in_bands = false;
+	uint64_t n;
+
+	if (err == NULL)
+		err = &dummy;
+	memset(err, 0, sizeof(*err));
+	memset(ms, 0, sizeof(*ms));
+	all = span_trim(span_of(text));
+	rest = all;
+	while (next_word(&rest, &tok)) {
+		split_kv(tok, &key, &val);
+		if (span_eq(key, "bands")) {
+			if (in_bands)
+				return fail(err, tok, -EINVAL, "duplicate 'bands='");
+			in_bands = true;
+			if (val.n == 0)
+				continue;
+			/* "bands=type=drop": the first band's type follows. */
+			tok = val;
+			split_kv(tok, &key, &val);
+		}
+		if (!in_bands) {
+			unsigned i;
+			if (span_eq(key, "meter")) {
+				if (have_id)
+					return fail(err, tok, -EINVAL, "duplicate 'meter'");
+				if (parse_uint(val, SL_METER_ID_MAX, &n) || n == 0)
+					return fail(err, tok, -EINVAL,
+						    "bad meter id: expected 1..0xffff0000");
+				ms->meter_id = (uint32_t)n;
+				have_id = true;
+				continue;
+			}
+			for (i = 0; i < SL_ARRAY_SIZE(meter_flags); i++)
+				if (span_eq(tok, meter_flags[i].name))
+					break;
+			if (i == SL_ARRAY_SIZE(meter_flags))
+				return fail(err, tok, -EINVAL,
+					    "unknown meter item: expected meter=, kbps, pktps, "
+					    "burst, stats or bands=");
+			ms->flags |= meter_flags[i].flag;
+			continue;
+		}
+		if (span_eq(key, "type")) {
+			if (ms->n_bands == SL_METER_BANDS_MAX)
+				return fail(err, tok, -E2BIG, "too many bands (max %d)",
+					    SL_METER_BANDS_MAX);
+			band = &ms->bands[ms->n_bands++];
+			if (span_eq(val, "drop"))
+				band->type = SL_BAND_DROP;
+			else if (span_eq(val, "dscp_remark"))
+				band->type = SL_BAND_DSCP_REMARK;
+			else
+				return fail(err, tok, -EINVAL,
+					    "bad band type: expected drop or dscp_remark");
+			continue;
+		}
+		if (band == NULL)
+			return fail(err, tok, -EINVAL, "a band starts with type=");
+		if (span_eq(key, "rate")) {
+			if (parse_uint(val, UINT32_MAX, &n) || n == 0)
+				return fail(err, tok, -EINVAL, "bad rate: expected 1..4294967295");
+			band->rate = (uint32_t)n;
+		} else if (span_eq(key, "burst_size")) {
+			if (parse_uint(val, UINT32_MAX, &n))
+				return fail(err, tok, -EINVAL,
+					    "bad burst_size: expected 0..4294967295");
+			band->burst = (uint32_t)n;
+		} else if (span_eq(key, "prec_level")) {
+			if (band->type != SL_BAND_DSCP_REMARK)
+				return fail(err, tok, -EINVAL, "prec_level is for dscp_remark bands");
+			if (parse_uint(val, 3, &n) || n == 0)
+				return fail(err, tok, -EINVAL, "bad prec_level: expected 1..3");
+			band->prec_level = (uint8_t)n;
+		} else {
+			return fail(err, tok, -EINVAL,
+				    "unknown band item: expected type=, rate=, burst_size= or "
+				    "prec_level=");
+		}
+	}
+	if (!have_id)
+		return fail(err, all, -EINVAL, "missing meter=");
+	if (!(ms->flags & (SL_METER_KBPS | SL_METER_PKTPS)))
+		ms->flags |= SL_METER_KBPS; /* ovs-ofctl's default */
+	if ((ms->flags & SL_METER_KBPS) && (ms->flags & SL_METER_PKTPS))
+		return fail(err, all, -EINVAL, "kbps and pktps exclude each other");
+	for (unsigned b = 0; b < ms->n_bands; b++) {
+		if (ms->bands[b].rate == 0)
+			return fail(err, all, -EINVAL, "band %u has no rate=", b + 1);
+		if (ms->bands[b].type == SL_BAND_DSCP_REMARK && ms->bands[b].prec_level == 0)
+			ms->bands[b].prec_level = 1; /* ovs-ofctl's default */
 	}
 	return 0;
 }
@@ -2128,6 +2268,10 @@ sb_insns(struct sbuf *b, const struct sl_instructions *in)
 {
 	bool first = true;
 
+	if (in->meter_id != 0) {
+		sb_printf(b, "meter:%u", in->meter_id);
+		first = false;
+	}
 	if (in->has_apply)
 		sb_action_list(b, in->apply, in->n_apply, &first);
 	if (in->clear) {
@@ -2174,6 +2318,29 @@ sl_flow_format_actions(const struct sl_instructions *in, char *buf, size_t size)
 
 	sb_init(&b, buf, size);
 	sb_insns(&b, in);
+	return sb_result(&b);
+}
+
+int
+sl_meter_format(const struct sl_meter_spec *ms, char *buf, size_t size)
+{
+	struct sbuf b;
+
+	sb_init(&b, buf, size);
+	sb_printf(&b, "meter=%u", ms->meter_id);
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(meter_flags); i++)
+		if (ms->flags & meter_flags[i].flag)
+			sb_printf(&b, ",%s", meter_flags[i].name);
+	sb_printf(&b, ",bands=");
+	for (unsigned k = 0; k < ms->n_bands; k++) {
+		const struct sl_meter_band_spec *bs = &ms->bands[k];
+		sb_printf(&b, "%stype=%s,rate=%u", k ? " " : "",
+			  bs->type == SL_BAND_DROP ? "drop" : "dscp_remark", bs->rate);
+		if (bs->burst)
+			sb_printf(&b, ",burst_size=%u", bs->burst);
+		if (bs->type == SL_BAND_DSCP_REMARK)
+			sb_printf(&b, ",prec_level=%u", bs->prec_level);
+	}
 	return sb_result(&b);
 }
 
@@ -2439,7 +2606,16 @@ load_line(const char *text, const char *path, unsigned lineno, const struct sl_f
 	 * callback that sends the item elsewhere (sluicectl add-flows) reads
 	 * where it came from to report a later, asynchronous failure.
 	 */
-	if (t.n > 9 && strncmp(t.p, "group_id=", 9) == 0) {
+	if (t.n > 6 && strncmp(t.p, "meter=", 6) == 0) {
+		struct sl_meter_spec ms;
+
+		rc = sl_meter_parse(text, &ms, err);
+		if (rc || cb->on_meter == NULL)
+			return rc;
+		snprintf(err->file, sizeof(err->file), "%s", path);
+		err->line = lineno;
+		rc = cb->on_meter(arg, &ms, err);
+	} else if (t.n > 9 && strncmp(t.p, "group_id=", 9) == 0) {
 		struct sl_group_spec *gs = malloc(sizeof(*gs)); /* about 20 kB: not on the stack */
 
 		if (gs == NULL)

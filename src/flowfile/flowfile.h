@@ -113,6 +113,9 @@
  *                          OpenFlow 1.3 gives it no prerequisite, and a
  *                          packet that is not IP passes it unchanged)
  *   copy_ttl_in  group:N (0..0xffffff00)  set_queue:N
+ *   meter:N                the meter instruction (1..0xffff0000): the packet
+ *                          goes through meter N before anything else; it
+ *                          must be written first, as ovs-ofctl requires
  *   set_state:S  set_state(S[,table=T][,idle_ms=MS][,hard_ms=MS][,rollback=R])
  *                          OpenState (pipeline.h "Stateful stages"): set the
  *                          state of the packet's update-scope flow in state
@@ -173,6 +176,20 @@
  * (sl_pipeline_group_add).
  *
  * ----------------------------------------------------------------------------
+ * Meters (sl_meter_parse; ovs-ofctl add-meter syntax)
+ * ----------------------------------------------------------------------------
+ *
+ *   meter=N[,kbps|,pktps][,burst][,stats],bands=BAND[ BAND]...
+ *   BAND: type=drop|dscp_remark,rate=R[,burst_size=B][,prec_level=P]
+ *
+ * N is 1..0xffff0000; rates are in kbit/s (kbps, the default) or packets/s
+ * (pktps); burst_size in kilobits or packets counts only with "burst"
+ * (without it a band's burst is one second of its rate); prec_level 1..3
+ * (default 1) is the drop precedence a dscp_remark band adds.  Each
+ * "type=" starts a band; separators may be commas or blanks, as in
+ * "meter=1 pktps burst bands=type=drop rate=1000 burst_size=10".
+ *
+ * ----------------------------------------------------------------------------
  * Flow files (sl_flowfile_load)
  * ----------------------------------------------------------------------------
  *
@@ -180,8 +197,9 @@
  * the end of the physical line; blank lines are skipped; a backslash ending a
  * physical line (after comment removal and trailing blanks) joins the next
  * line to it with a space.  A line with a "kind=" key is a table
- * declaration, a line starting "group_id=" a group (put it before the flows
- * that use it), any other line a flow.  Errors report the number of the
+ * declaration, a line starting "group_id=" a group and one starting
+ * "meter=" a meter (put them before the flows that use them), any other
+ * line a flow.  Errors report the number of the
  * first physical line of the logical line.  Loading stops at the first error.
  * A line "fwd-mode=MODES" is a directive (sl_flowfile_load_cb): the switch's
  * forwarding modes (docs/flexforward.md), handed over as text.
@@ -301,6 +319,13 @@ int sl_group_parse(const char *text, struct sl_group_spec *gs, struct sl_parse_e
  *         >= @size).  Any thread.
  */
 int sl_flow_format(const struct sl_flow_spec *fs, char *buf, size_t size);
+/**
+ * Parse a meter (ovs-ofctl add-meter syntax; see "Meters" above).
+ * @return 0 or -errno with @err set.  Any thread.
+ */
+int sl_meter_parse(const char *text, struct sl_meter_spec *ms, struct sl_parse_error *err);
+/** Print a meter in the syntax sl_meter_parse reads.  @return as sl_flow_format. */
+int sl_meter_format(const struct sl_meter_spec *ms, char *buf, size_t size);
 
 /**
  * Print only a match, as sl_flow_format does between "priority=N," and
@@ -385,12 +410,17 @@ typedef int (*sl_flowfile_directive_fn)(void *arg, const char *name, const char 
 typedef int (*sl_flowfile_group_fn)(void *arg, const struct sl_group_spec *gs,
 				    struct sl_parse_error *err);
 
+/** Loader callback for a meter line; return 0 or -errno, with err->msg set. */
+typedef int (*sl_flowfile_meter_fn)(void *arg, const struct sl_meter_spec *ms,
+				    struct sl_parse_error *err);
+
 /** The callbacks of sl_flowfile_load_cb; any may be NULL (accepts lines of its kind). */
 struct sl_flowfile_callbacks {
 	sl_flowfile_table_fn on_table;
 	sl_flowfile_flow_fn on_flow;
 	sl_flowfile_directive_fn on_directive;
 	sl_flowfile_group_fn on_group;
+	sl_flowfile_meter_fn on_meter;
 };
 
 /**

@@ -737,6 +737,112 @@ test_groups(void)
 	unlink(path);
 }
 
+static unsigned n_meters_seen;
+
+static int
+on_meter(void *arg, const struct sl_meter_spec *ms, struct sl_parse_error *err)
+{
+	(void)arg;
+	(void)err;
+	n_meters_seen += ms->meter_id == 3 && ms->n_bands == 1;
+	return 0;
+}
+
+/* Meters in ovs-ofctl add-meter syntax, the meter instruction, and meter lines in files. */
+static void
+test_meters(void)
+{
+	struct sl_meter_spec ms, back;
+	struct sl_flow_spec fs;
+	struct sl_parse_error err;
+	char text[512];
+	int rc;
+
+	rc = sl_meter_parse("meter=1,kbps,burst,stats,bands=type=drop,rate=1000,burst_size=100 "
+			    "type=dscp_remark,rate=500,prec_level=2",
+			    &ms, &err);
+	check(rc == 0 && ms.meter_id == 1 &&
+		      ms.flags == (SL_METER_KBPS | SL_METER_BURST | SL_METER_STATS) &&
+		      ms.n_bands == 2 && ms.bands[0].type == SL_BAND_DROP &&
+		      ms.bands[0].rate == 1000 && ms.bands[0].burst == 100 &&
+		      ms.bands[1].type == SL_BAND_DSCP_REMARK && ms.bands[1].prec_level == 2,
+	      "two bands: %d %s", rc, err.msg);
+	sl_meter_format(&ms, text, sizeof(text));
+	check(strcmp(text, "meter=1,kbps,burst,stats,bands=type=drop,rate=1000,burst_size=100 "
+			   "type=dscp_remark,rate=500,prec_level=2") == 0,
+	      "format '%s'", text);
+	rc = sl_meter_parse(text, &back, &err);
+	check(rc == 0 && memcmp(&back, &ms, sizeof(ms)) == 0, "round trip: %d %s", rc, err.msg);
+	/* Blanks as separators, as ovs-ofctl's examples write it; kbps by default. */
+	rc = sl_meter_parse("meter=2 burst bands=type=dscp_remark rate=10", &ms, &err);
+	check(rc == 0 && ms.flags == (SL_METER_KBPS | SL_METER_BURST) && ms.n_bands == 1 &&
+		      ms.bands[0].prec_level == 1,
+	      "blanks and defaults: %d %s", rc, err.msg);
+	rc = sl_meter_parse("meter=3,pktps,bands=", &ms, &err);
+	check(rc == 0 && ms.n_bands == 0 && ms.flags == SL_METER_PKTPS, "no bands: %d %s", rc,
+	      err.msg);
+
+	static const struct {
+		const char *text, *msg, *token;
+	} bad[] = {
+		{"kbps,bands=type=drop,rate=1", "missing meter=", NULL},
+		{"meter=0,bands=type=drop,rate=1", "bad meter id", "meter=0"},
+		{"meter=0xffff0001,bands=type=drop,rate=1", "bad meter id", "meter=0xffff0001"},
+		{"meter=1,kbps,pktps,bands=type=drop,rate=1", "exclude each other", NULL},
+		{"meter=1,fast,bands=type=drop,rate=1", "unknown meter item", "fast"},
+		{"meter=1,bands=type=police,rate=1", "bad band type", "type=police"},
+		{"meter=1,bands=rate=1", "a band starts with type=", "rate=1"},
+		{"meter=1,bands=type=drop", "has no rate=", NULL},
+		{"meter=1,bands=type=drop,rate=0", "bad rate", "rate=0"},
+		{"meter=1,bands=type=drop,rate=1,prec_level=1", "for dscp_remark", "prec_level=1"},
+		{"meter=1,bands=type=dscp_remark,rate=1,prec_level=4", "bad prec_level",
+		 "prec_level=4"},
+		{"meter=1,bands=type=drop,rate=1,color=red", "unknown band item", "color=red"},
+	};
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(bad); i++) {
+		rc = sl_meter_parse(bad[i].text, &ms, &err);
+		check(rc == -EINVAL && strstr(err.msg, bad[i].msg) != NULL &&
+			      (bad[i].token == NULL || strcmp(err.token, bad[i].token) == 0),
+		      "meter error '%s': %d '%s' near '%s'", bad[i].text, rc, err.msg, err.token);
+	}
+
+	/* The instruction: first, once, and printed first. */
+	rc = sl_flow_parse("in_port=1 actions=meter:5,output:2", &fs, &err);
+	check(rc == 0 && fs.insns.meter_id == 5 && fs.insns.n_apply == 1, "meter:5: %d %s", rc,
+	      err.msg);
+	sl_flow_format_actions(&fs.insns, text, sizeof(text));
+	check(strcmp(text, "meter:5,output:2") == 0, "actions '%s'", text);
+	rc = sl_flow_parse("in_port=1 actions=meter:5", &fs, &err);
+	sl_flow_format_actions(&fs.insns, text, sizeof(text));
+	check(rc == 0 && fs.insns.meter_id == 5 && strcmp(text, "meter:5") == 0,
+	      "a meter alone: %d '%s'", rc, text);
+	rc = sl_flow_parse("in_port=1 actions=output:2,meter:5", &fs, &err);
+	check(rc == -EINVAL && strstr(err.msg, "meter must come first"), "meter after an action");
+	rc = sl_flow_parse("in_port=1 actions=meter:5,meter:6", &fs, &err);
+	check(rc == -EINVAL && strstr(err.msg, "duplicate instruction meter"), "two meters");
+	rc = sl_flow_parse("in_port=1 actions=meter:0", &fs, &err);
+	check(rc == -EINVAL && strstr(err.msg, "bad meter"), "meter:0");
+
+	static const char file[] = "meter=3,pktps,bands=type=drop,rate=10\n"
+				   "priority=1 actions=meter:3,output:1\n";
+	char path[] = "/tmp/test_flowfile_XXXXXX";
+	struct sink sk;
+	struct sl_flowfile_callbacks cb = {on_table, on_flow, NULL, NULL, on_meter};
+	check(write_temp(path, file) == 0, "temp file");
+	memset(&sk, 0, sizeof(sk));
+	rc = sl_flowfile_load_cb(path, &cb, &sk, &err);
+	check(rc == 0 && n_meters_seen == 1 && sk.n_flows == 1, "meter line loaded: %d %u %u", rc,
+	      n_meters_seen, sk.n_flows);
+	unlink(path);
+	strcpy(path + strlen(path) - 6, "XXXXXX");
+	static const char badfile[] = "priority=1 actions=drop\nmeter=3,bands=type=none\n";
+	check(write_temp(path, badfile) == 0, "temp file");
+	rc = sl_flowfile_load_cb(path, &cb, &sk, &err);
+	check(rc == -EINVAL && err.line == 2 && strstr(err.msg, "bad band type"),
+	      "bad meter line: %d line %u '%s'", rc, err.line, err.msg);
+	unlink(path);
+}
+
 /* sl_flow_parse_filter_out: out_port / out_group on top of the filter syntax. */
 static void
 test_filter_out(void)
@@ -801,6 +907,7 @@ main(void)
 	test_table_specs();
 	test_load();
 	test_groups();
+	test_meters();
 	test_filter_out();
 	test_error_format();
 	printf("%u passed, %u failed\n", n_pass, n_fail);
