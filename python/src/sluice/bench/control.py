@@ -33,6 +33,11 @@ and ovs_ratio_<figure> = Sluice / OVS is added for the flow_mod, dump and packet
 figures (for *_us and *_s figures below 1 means Sluice is faster).  OVS has no table
 kinds: its tables 0 and 1 get the same messages.  Machine: 2 cores, so the client, the
 switch's control thread and its datapath core share them; compare runs, not absolutes.
+
+Meter accuracy (python/src/sluice/bench/meter.py has the details): pktps and kbps drop-band
+meters at 1, 10, 100 and 1,000 kpps, each offered twice its rate by sluice-gen;
+meter_rate_error_<unit>_<rate> = |measured - configured| / configured, and
+meter_rate_error_max the largest.  --meters-only runs just these; --no-meters skips them.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 
 from sluice import ofp, testing
+from sluice.bench import meter
 
 ROOT = str(testing.REPO)
 
@@ -355,6 +361,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--prefill", type=int, default=10_000, help="mask entries before (10000)")
     ap.add_argument("--pktin-rounds", type=int, default=50, help="packet_in samples per round")
     ap.add_argument("--no-ovs", action="store_true", help="skip Open vSwitch even if installed")
+    ap.add_argument("--no-meters", action="store_true", help="skip the meter-accuracy trials")
+    ap.add_argument("--meters-only", action="store_true", help="only the meter-accuracy trials")
+    ap.add_argument("--meter-seconds", type=float, default=2.0,
+                    help="sending time of each meter trial (default 2)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "control.json"))
     return ap.parse_args(argv)
 
@@ -379,13 +389,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bench/control: {testing.sluice_binary()} has no -C/--controller", file=sys.stderr)
         return 2
 
+    if a.meters_only:
+        with tempfile.TemporaryDirectory(prefix="slbench-ctl-") as tmp:
+            figures = meter.run(tmp, a.rounds, a.meter_seconds)
+        # Only the meter figures were measured: the others of an earlier run stay.
+        results: dict[str, float] = {}
+        if os.path.exists(a.out):
+            with open(a.out) as f:
+                results = json.load(f)
+        results.update(figures)
+        return write_results(a, results, [])
+
     t0 = time.perf_counter()
     blobs = (exact_flow_mods(a.n), mask_flow_mods(0, a.prefill, PREFILL_COOKIE),
              mask_flow_mods(a.prefill, a.n, STORM_COOKIE))
     print(f"encoded {a.n:,} exact + {a.prefill + a.n:,} mask flow_mods "
           f"({sum(map(len, blobs)) / 1e6:.1f} MB) in {time.perf_counter() - t0:.2f} s",
           flush=True)
-    results: dict[str, float] = {}
+    results = {}
     with tempfile.TemporaryDirectory(prefix="slbench-ctl-") as tmp:
         sl = run_switch("sluice", lambda: sluice_storm_switch(tmp), sluice_pktin_switch, a,
                         blobs, fwd=True)
@@ -427,11 +448,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                   statistics.median(v), 3)
         else:
             print("ovs-vswitchd not found (Debian openvswitch-switch): no OVS comparison")
+        if not a.no_meters:
+            results.update(meter.run(tmp, a.rounds, a.meter_seconds))
     results["rounds"] = a.rounds
     results["n_flow_mods"] = a.n
+    return write_results(a, results, sl)
+
+
+def write_results(a: argparse.Namespace, results: dict[str, float],
+                  figures: Iterable[str]) -> int:
     print()
-    for line in summary_lines(results, sl):
+    for line in summary_lines(results, figures):
         print(line)
+    for k in sorted(k for k in results if k.startswith("meter_rate_error")):
+        print(f"{k:<28} {results[k]:>14.4f}")
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump(results, f, indent=1, sort_keys=True)
