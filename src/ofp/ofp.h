@@ -66,7 +66,9 @@
  * the specification merges them into an action set: a later action of the
  * same type (same field for set_field) replaces the earlier one in place.
  * apply_actions keeps its list as is (at most SL_ACTIONS_MAX actions, else
- * OFPBAC_TOO_MANY).
+ * OFPBAC_TOO_MANY).  A meter instruction names any meter id but 0 (0 is
+ * OFPMMFC_INVALID_METER); whether the meter exists is the pipeline's
+ * question (OFPMMFC_UNKNOWN_METER), not the codec's.
  *
  * ----------------------------------------------------------------------------
  * Encoding
@@ -309,7 +311,7 @@ enum { SL_OFPSCFC_BAD_FLAGS = 0, SL_OFPSCFC_BAD_LEN = 1, SL_OFPSCFC_EPERM = 2 };
 /** OFPET_ROLE_REQUEST_FAILED codes. */
 enum { SL_OFPRRFC_STALE = 0, SL_OFPRRFC_UNSUP = 1, SL_OFPRRFC_BAD_ROLE = 2 };
 
-/** OFPET_METER_MOD_FAILED codes (Sluice has no meters: the agent answers meter_mod with these). */
+/** OFPET_METER_MOD_FAILED codes (meter_mod, and a meter instruction naming meter 0). */
 enum {
 	SL_OFPMMFC_UNKNOWN = 0,
 	SL_OFPMMFC_METER_EXISTS = 1,
@@ -1082,22 +1084,26 @@ int sl_ofp_actions_encode(struct sl_ofp_buf *b, const struct sl_action *acts, un
  * @param table_id  The flow's table, for the goto_table check; SL_OFPTT_ALL
  *                  skips it (delete requests).
  * @param match     For set_field prerequisite checks.
- * @param in        Out: the instructions (goto_table -1 when absent).
+ * @param in        Out: the instructions (goto_table -1 when absent,
+ *                  meter_id 0 when absent).
  * @return 0, or -1 with: OFPBIC_BAD_LEN (length < 8, not a multiple of 8,
- *         past the list, wrong for its type); OFPBIC_UNKNOWN_INST;
- *         OFPBIC_UNSUP_INST (meter); OFPBIC_BAD_EXPERIMENTER;
+ *         past the list, wrong for its type: meter must be 8);
+ *         OFPBIC_UNKNOWN_INST; OFPBIC_BAD_EXPERIMENTER;
  *         OFPBIC_BAD_TABLE_ID (goto_table not above @table_id or
- *         >= SL_TABLES_MAX); the ONF duplicate-instruction error (see the
- *         file comment); and every sl_ofp_actions_decode error.  Any thread.
+ *         >= SL_TABLES_MAX); OFPMMFC_INVALID_METER (meter id 0; any other
+ *         id is accepted, the virtual OFPM_CONTROLLER and OFPM_SLOWPATH
+ *         included); the ONF duplicate-instruction error (see the file
+ *         comment); and every sl_ofp_actions_decode error.  Any thread.
  */
 int sl_ofp_instructions_decode(const uint8_t *p, size_t len, uint8_t table_id,
 			       const struct sl_match *match, struct sl_instructions *in,
 			       struct sl_ofp_error *err);
 
 /**
- * Append instructions for @in in OVS's order: apply_actions (when has_apply
- * or n_apply), clear_actions, write_actions (when has_write or n_write),
- * write_metadata, goto_table.  Order has no meaning on the wire.
+ * Append instructions for @in in OVS's order: meter (when meter_id is not
+ * 0), apply_actions (when has_apply or n_apply), clear_actions,
+ * write_actions (when has_write or n_write), write_metadata, goto_table.
+ * Order has no meaning on the wire.
  * @return 0, -ENOMEM.  Any thread.
  */
 int sl_ofp_instructions_encode(struct sl_ofp_buf *b, const struct sl_instructions *in);

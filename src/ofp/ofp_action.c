@@ -437,7 +437,18 @@ sl_ofp_instructions_decode(const uint8_t *p, size_t len, uint8_t table_id,
 			in->clear = true;
 			break;
 		case SL_OFPIT_METER:
-			return FAIL_BIC(err, UNSUP_INST);
+			if (ilen != sizeof(struct ofp_instruction_meter))
+				return FAIL_BIC(err, BAD_LEN);
+			/*
+			 * Meter 0 does not exist in any switch (ids start at 1);
+			 * every other id is the pipeline's to look up, the
+			 * virtual ones included, so UNKNOWN_METER comes from there.
+			 */
+			in->meter_id = rd32(ip + 4);
+			if (in->meter_id == 0)
+				return ofp_fail(err, SL_OFPET_METER_MOD_FAILED,
+						SL_OFPMMFC_INVALID_METER);
+			break;
 		case SL_OFPIT_EXPERIMENTER:
 			return FAIL_BIC(err, BAD_EXPERIMENTER);
 		default:
@@ -471,6 +482,15 @@ sl_ofp_instructions_encode(struct sl_ofp_buf *b, const struct sl_instructions *i
 	size_t start = b->len;
 	int rc = -ENOMEM;
 
+	/* The meter comes first: it runs before the other instructions (section 5.7). */
+	if (in->meter_id) {
+		struct ofp_instruction_meter *im = (void *)ofp_buf_put(b, sizeof(*im));
+		if (im == NULL)
+			goto undo;
+		im->type = sl_ofp_hton16(SL_OFPIT_METER);
+		im->len = sl_ofp_hton16(sizeof(*im));
+		im->meter_id = sl_ofp_hton32(in->meter_id);
+	}
 	if ((in->has_apply || in->n_apply) &&
 	    (rc = insn_actions_encode(b, SL_OFPIT_APPLY_ACTIONS, in->apply, in->n_apply)) < 0)
 		goto undo;

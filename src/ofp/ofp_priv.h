@@ -246,6 +246,13 @@ struct ofp_instruction_write_metadata {
 } SL_OFP_PACKED;
 static_assert(sizeof(struct ofp_instruction_write_metadata) == 24, "write_metadata");
 
+struct ofp_instruction_meter {
+	sl_be16 type; /* OFPIT_METER */
+	sl_be16 len;  /* 8 */
+	sl_be32 meter_id;
+} SL_OFP_PACKED;
+static_assert(sizeof(struct ofp_instruction_meter) == 8, "ofp_instruction_meter");
+
 struct ofp_instruction_actions {
 	sl_be16 type;
 	sl_be16 len;
