@@ -357,6 +357,14 @@ enum {
 /** Group-mod commands (ofp_group_mod.command). */
 enum { SL_OFPGC_ADD = 0, SL_OFPGC_MODIFY = 1, SL_OFPGC_DELETE = 2 };
 
+/** Meter-mod commands (ofp_meter_mod.command). */
+enum { SL_OFPMC_ADD = 0, SL_OFPMC_MODIFY = 1, SL_OFPMC_DELETE = 2 };
+/**
+ * The experimenter band type (OFPMBT_EXPERIMENTER); DROP and DSCP_REMARK
+ * are enum sl_meter_band_type, whose values are the wire ones.
+ */
+#define SL_OFPMBT_EXPERIMENTER 0xffff
+
 /** Table numbers: last usable table and "all tables". */
 #define SL_OFPTT_MAX 0xfe
 #define SL_OFPTT_ALL 0xff
@@ -1110,7 +1118,7 @@ int sl_ofp_instructions_encode(struct sl_ofp_buf *b, const struct sl_instruction
 
 /*
  * ============================================================================
- * Controller commands: flow_mod, packet_out, group_mod
+ * Controller commands: flow_mod, packet_out, group_mod, meter_mod
  * ============================================================================
  */
 
@@ -1192,6 +1200,46 @@ int sl_ofp_group_mod_decode(const void *msg, size_t len, struct sl_ofp_group_mod
 			    struct sl_ofp_error *err);
 /** Append a group_mod.  @return 0, -ENOMEM, -EMSGSIZE.  Any thread. */
 int sl_ofp_group_mod_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_group_mod *gm);
+
+/** A decoded meter_mod. */
+struct sl_ofp_meter_mod {
+	uint16_t command; /* SL_OFPMC_* */
+	struct sl_meter_spec spec; /* meter_id, flags, bands; delete: n_bands 0 */
+};
+
+/**
+ * Decode a meter_mod.
+ *
+ * Every band is 16 bytes (ofp_meter_band_drop / _dscp_remark).  Flags are
+ * stored as sent; burst sizes too (0 is allowed, and the specification
+ * ignores them without SL_METER_BURST).  A meter with no bands is valid.
+ * Delete names a meter id (or SL_METER_ID_ALL) and nothing else: its flags
+ * and bands are not looked at (spec.flags keeps the value sent, n_bands is
+ * 0), as OVS does.  The virtual meters OFPM_SLOWPATH and OFPM_CONTROLLER
+ * are refused: Sluice does not implement them.
+ *
+ * Checks, in this order: OFPBRC_BAD_LEN (shorter than 16 bytes);
+ * OFPMMFC_BAD_COMMAND; OFPMMFC_INVALID_METER (meter id 0, or above
+ * SL_METER_ID_MAX except SL_METER_ID_ALL for delete); then for add and
+ * modify: OFPMMFC_BAD_FLAGS (bits outside SL_METER_KBPS | PKTPS | BURST |
+ * STATS, or not exactly one of KBPS and PKTPS); then band by band:
+ * OFPBRC_BAD_LEN (fewer than 16 bytes left, band length not 16);
+ * OFPMMFC_OUT_OF_BANDS (more than SL_METER_BANDS_MAX); OFPMMFC_BAD_BAND
+ * (type not DROP or DSCP_REMARK: experimenter bands included);
+ * OFPMMFC_BAD_RATE (rate 0); OFPMMFC_BAD_BAND_VALUE (DSCP remark
+ * prec_level not 1..3: the drop precedences of RFC 2597 are three).
+ *
+ * @param mm  Out.
+ * @return 0, or -1 with one of the errors above.  Any thread.
+ */
+int sl_ofp_meter_mod_decode(const void *msg, size_t len, struct sl_ofp_meter_mod *mm,
+			    struct sl_ofp_error *err);
+/**
+ * Append a meter_mod (controllers, tests, the fuzz corpus).  Fields are
+ * written as given, unchecked; at most SL_METER_BANDS_MAX bands, the
+ * prec_level byte only for DSCP remark bands.  @return 0, -ENOMEM.  Any thread.
+ */
+int sl_ofp_meter_mod_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_meter_mod *mm);
 
 /*
  * ============================================================================

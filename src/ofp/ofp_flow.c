@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Control path: the messages that carry flows, packets and groups
- * (flow_mod, packet_out, group_mod, packet_in, flow_removed, port_status).
+ * Control path: the messages that carry flows, packets, groups and meters
+ * (flow_mod, packet_out, group_mod, meter_mod, packet_in, flow_removed,
+ * port_status).
  */
 #include "ofp.h"
 
@@ -269,6 +270,125 @@ sl_ofp_group_mod_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_
 	if ((rc = ofp_buckets_encode(b, &gm->spec)) < 0) {
 		b->len = start;
 		return rc;
+	}
+	return ofp_msg_end(b, start);
+}
+
+/*
+ * meter_mod.
+ */
+
+#define MMFC_FAIL(err, c) ofp_fail(err, SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_##c)
+
+/* Decode the bands of a meter_mod or meter_config entry (band list of @len bytes). */
+int
+ofp_meter_bands_decode(const uint8_t *p, size_t len, struct sl_meter_spec *ms,
+		       struct sl_ofp_error *err)
+{
+	ms->n_bands = 0;
+	for (size_t ofs = 0; ofs < len; ofs += sizeof(struct ofp_meter_band)) {
+		const struct ofp_meter_band *ob = (const void *)(p + ofs);
+		struct sl_meter_band_spec *bs;
+		uint16_t type;
+
+		/* Every band OpenFlow 1.3 defines is 16 bytes: anything else cannot be framed. */
+		if (len - ofs < sizeof(*ob) || sl_ofp_ntoh16(ob->len) != sizeof(*ob))
+			return FAIL_BRC(err, BAD_LEN);
+		if (ms->n_bands == SL_METER_BANDS_MAX)
+			return MMFC_FAIL(err, OUT_OF_BANDS);
+		type = sl_ofp_ntoh16(ob->type);
+		if (type != SL_BAND_DROP && type != SL_BAND_DSCP_REMARK)
+			return MMFC_FAIL(err, BAD_BAND);
+		bs = &ms->bands[ms->n_bands++];
+		bs->type = (uint8_t)type;
+		bs->rate = sl_ofp_ntoh32(ob->rate);
+		bs->burst = sl_ofp_ntoh32(ob->burst_size);
+		bs->prec_level = type == SL_BAND_DSCP_REMARK ? ob->prec_level : 0;
+		if (bs->rate == 0)
+			return MMFC_FAIL(err, BAD_RATE);
+		/*
+		 * prec_level is how many drop precedences to add to an AF code
+		 * point; RFC 2597 defines three (AFx1..AFx3), so only 1..3 can
+		 * mean something.
+		 */
+		if (type == SL_BAND_DSCP_REMARK && (bs->prec_level == 0 || bs->prec_level > 3))
+			return MMFC_FAIL(err, BAD_BAND_VALUE);
+	}
+	return 0;
+}
+
+int
+sl_ofp_meter_mod_decode(const void *msg, size_t len, struct sl_ofp_meter_mod *mm,
+			struct sl_ofp_error *err)
+{
+	const uint16_t known = SL_METER_KBPS | SL_METER_PKTPS | SL_METER_BURST | SL_METER_STATS;
+	const struct ofp_meter_mod *m;
+	struct sl_meter_spec *ms = &mm->spec;
+	uint16_t unit;
+
+	m = (const void *)ofp_msg_check(msg, len, SL_OFPT_METER_MOD, sizeof(*m), err);
+	if (m == NULL)
+		return -1;
+	mm->command = sl_ofp_ntoh16(m->command);
+	ms->flags = sl_ofp_ntoh16(m->flags);
+	ms->meter_id = sl_ofp_ntoh32(m->meter_id);
+	ms->n_bands = 0;
+	if (mm->command > SL_OFPMC_DELETE)
+		return MMFC_FAIL(err, BAD_COMMAND);
+	/* Virtual meters (SLOWPATH, CONTROLLER) are above OFPM_MAX too: not supported. */
+	if (ms->meter_id == 0 ||
+	    (ms->meter_id > SL_METER_ID_MAX &&
+	     !(mm->command == SL_OFPMC_DELETE && ms->meter_id == SL_METER_ID_ALL)))
+		return MMFC_FAIL(err, INVALID_METER);
+	/* Delete names a meter and nothing more: flags and bands are ignored (as OVS). */
+	if (mm->command == SL_OFPMC_DELETE)
+		return 0;
+	unit = ms->flags & (SL_METER_KBPS | SL_METER_PKTPS);
+	if ((ms->flags & ~known) || (unit != SL_METER_KBPS && unit != SL_METER_PKTPS))
+		return MMFC_FAIL(err, BAD_FLAGS);
+	return ofp_meter_bands_decode((const uint8_t *)(m + 1), len - sizeof(*m), ms, err);
+}
+
+/* Append the bands of @ms. */
+int
+ofp_meter_bands_encode(struct sl_ofp_buf *b, const struct sl_meter_spec *ms)
+{
+	unsigned n = SL_MIN(ms->n_bands, (unsigned)SL_METER_BANDS_MAX);
+	struct ofp_meter_band *ob;
+
+	if (n == 0)
+		return 0;
+	ob = (void *)ofp_buf_put(b, n * sizeof(*ob));
+	if (ob == NULL)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		const struct sl_meter_band_spec *bs = &ms->bands[i];
+
+		ob[i].type = sl_ofp_hton16(bs->type);
+		ob[i].len = sl_ofp_hton16(sizeof(*ob));
+		ob[i].rate = sl_ofp_hton32(bs->rate);
+		ob[i].burst_size = sl_ofp_hton32(bs->burst);
+		if (bs->type == SL_BAND_DSCP_REMARK)
+			ob[i].prec_level = bs->prec_level;
+	}
+	return 0;
+}
+
+int
+sl_ofp_meter_mod_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_meter_mod *mm)
+{
+	struct ofp_meter_mod *m;
+	size_t start = b->len;
+
+	m = (void *)ofp_msg_start(b, SL_OFPT_METER_MOD, xid, sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
+	m->command = sl_ofp_hton16(mm->command);
+	m->flags = sl_ofp_hton16(mm->spec.flags);
+	m->meter_id = sl_ofp_hton32(mm->spec.meter_id);
+	if (ofp_meter_bands_encode(b, &mm->spec) < 0) {
+		b->len = start;
+		return -ENOMEM;
 	}
 	return ofp_msg_end(b, start);
 }

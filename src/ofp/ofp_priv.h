@@ -370,6 +370,30 @@ struct ofp_bucket {
 } SL_OFP_PACKED;
 static_assert(sizeof(struct ofp_bucket) == 16, "ofp_bucket");
 
+struct ofp_meter_mod {
+	struct ofp_header header;
+	sl_be16 command;
+	sl_be16 flags;
+	sl_be32 meter_id;
+	/* bands */
+} SL_OFP_PACKED;
+static_assert(sizeof(struct ofp_meter_mod) == 16, "ofp_meter_mod");
+
+/*
+ * A meter band: ofp_meter_band_drop (pad[4]), ofp_meter_band_dscp_remark
+ * (prec_level, pad[3]) and ofp_meter_band_experimenter (experimenter) share
+ * this 16-byte layout; only the last word differs.
+ */
+struct ofp_meter_band {
+	sl_be16 type;
+	sl_be16 len;
+	sl_be32 rate;
+	sl_be32 burst_size;
+	uint8_t prec_level; /* DSCP remark; pad for drop */
+	uint8_t pad[3];
+} SL_OFP_PACKED;
+static_assert(sizeof(struct ofp_meter_band) == 16, "ofp_meter_band_drop/dscp_remark");
+
 struct ofp_role_request {
 	struct ofp_header header;
 	sl_be32 role;
@@ -670,6 +694,16 @@ int ofp_buckets_decode(const uint8_t *p, size_t len, struct sl_group_spec *gs,
                        struct sl_ofp_error *err);
 /* Append the buckets of @gs (ofp_bucket + actions each); 0, -ENOMEM, -EINVAL. */
 int ofp_buckets_encode(struct sl_ofp_buf *b, const struct sl_group_spec *gs);
+/*
+ * Decode a meter band list of exactly @len bytes into ms->bands (n_bands
+ * set).  Used by meter_mod and by the client-side meter_config decoder.
+ * 0, or -1 with @err set (OFPBRC_BAD_LEN, OFPMMFC_OUT_OF_BANDS, BAD_BAND,
+ * BAD_RATE, BAD_BAND_VALUE).
+ */
+int ofp_meter_bands_decode(const uint8_t *p, size_t len, struct sl_meter_spec *ms,
+			   struct sl_ofp_error *err);
+/* Append the bands of @ms (16 bytes each); 0 or -ENOMEM. */
+int ofp_meter_bands_encode(struct sl_ofp_buf *b, const struct sl_meter_spec *ms);
 /* Fill a wire ofp_port from a port description. */
 void ofp_port_fill(struct ofp_port *op, const struct sl_ofp_port_desc *pd);
 
