@@ -1332,7 +1332,7 @@ struct sl_ofp_mp_request {
 			uint32_t queue_id; /* 0xffffffff (OFPQ_ALL): all */
 		} queue;                               /* QUEUE */
 		uint32_t group_id;                     /* GROUP (SL_GROUP_ID_ALL: all) */
-		uint32_t meter_id;                     /* METER, METER_CONFIG */
+		uint32_t meter_id;                     /* METER, METER_CONFIG (SL_METER_ID_ALL) */
 	};
 };
 
@@ -1392,8 +1392,17 @@ struct sl_ofp_group_features {
 int sl_ofp_group_features_reply_encode(struct sl_ofp_buf *b, uint32_t xid,
 				       const struct sl_ofp_group_features *gf);
 
-/** Append an OFPMP_METER_FEATURES reply saying "no meters" (all zero).  @return 0, -ENOMEM. */
-int sl_ofp_meter_features_reply_encode(struct sl_ofp_buf *b, uint32_t xid);
+/** OFPMP_METER_FEATURES reply body.  All zero says "no meters". */
+struct sl_ofp_meter_features {
+	uint32_t max_meter;    /* how many meters the switch can hold */
+	uint32_t band_types;   /* bit (1 << SL_BAND_*): DROP 0x2, DSCP_REMARK 0x4 */
+	uint32_t capabilities; /* SL_METER_* flags supported (OFPMF_*) */
+	uint8_t max_bands;     /* bands per meter */
+	uint8_t max_color;     /* colours (0: no colour-aware metering) */
+};
+/** Append an OFPMP_METER_FEATURES reply.  @return 0, -ENOMEM.  Any thread. */
+int sl_ofp_meter_features_reply_encode(struct sl_ofp_buf *b, uint32_t xid,
+				       const struct sl_ofp_meter_features *mf);
 
 /** One OFPMP_PORT_STATS entry; unsupported counters are all ones (UINT64_MAX). */
 struct sl_ofp_port_stats {
@@ -1502,6 +1511,20 @@ int sl_ofp_mp_port_desc_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_p
 int sl_ofp_mp_group_stats_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_group_stats *gs);
 /** Append an OFPMP_GROUP_DESC entry for @gs. */
 int sl_ofp_mp_group_desc_append(struct sl_ofp_mp_writer *w, const struct sl_group_spec *gs);
+/**
+ * Append an OFPMP_METER entry (ofp_meter_stats, 40 bytes, then one
+ * ofp_meter_band_stats of 16 bytes per band: st->n_bands of them, at most
+ * SL_METER_BANDS_MAX).  st->created_tsc is not sent: the caller turns it
+ * into @duration_sec and @duration_nsec, as for groups.
+ */
+int sl_ofp_mp_meter_stats_append(struct sl_ofp_mp_writer *w, uint32_t meter_id,
+				 uint32_t duration_sec, uint32_t duration_nsec,
+				 const struct sl_meter_stats *st);
+/**
+ * Append an OFPMP_METER_CONFIG entry for @ms (ofp_meter_config, 8 bytes:
+ * length, flags, meter_id; then its bands as in a meter_mod).
+ */
+int sl_ofp_mp_meter_config_append(struct sl_ofp_mp_writer *w, const struct sl_meter_spec *ms);
 /** Append an OFPMP_TABLE_FEATURES entry. */
 int sl_ofp_mp_table_features_append(struct sl_ofp_mp_writer *w,
 				    const struct sl_ofp_table_features *tf);
@@ -1622,6 +1645,41 @@ int sl_ofp_group_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs
  */
 int sl_ofp_group_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
                                    struct sl_group_spec *gs, struct sl_ofp_error *err);
+
+/**
+ * Decode the OFPMP_METER entry at body[*ofs] and advance *ofs.
+ *
+ * @param meter_id       Out.
+ * @param duration_sec   Out: the meter's age, seconds.
+ * @param duration_nsec  Out: and nanoseconds beyond them.
+ * @param st             Out: flow_count, packets, bytes, n_bands and the band
+ *                       counters (created_tsc 0: not on the wire).
+ * @return 0, or -1 with OFPBRC_BAD_LEN (entry shorter than 40 bytes, past
+ *         the body, band counters not exactly filling it, more than
+ *         SL_METER_BANDS_MAX of them).  Any thread.
+ */
+int sl_ofp_meter_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                    uint32_t *meter_id, uint32_t *duration_sec,
+                                    uint32_t *duration_nsec, struct sl_meter_stats *st,
+                                    struct sl_ofp_error *err);
+
+/**
+ * Decode the OFPMP_METER_CONFIG entry at body[*ofs] and advance *ofs.
+ * Flags are kept as sent (not checked: a tool shows what the switch says).
+ * @param ms  Out: meter_id, flags, bands.
+ * @return 0, or -1 with: OFPBRC_BAD_LEN (entry shorter than 8 bytes, past
+ *         the body); the band errors of sl_ofp_meter_mod_decode.  Any thread.
+ */
+int sl_ofp_meter_config_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                     struct sl_meter_spec *ms, struct sl_ofp_error *err);
+
+/**
+ * Decode an OFPMP_METER_FEATURES reply body (sl_ofp_mp_reply.body: one
+ * ofp_meter_features, exactly 16 bytes).
+ * @return 0, or -1 with OFPBRC_BAD_LEN (@len not 16).  Any thread.
+ */
+int sl_ofp_meter_features_decode(const uint8_t *body, size_t len,
+                                 struct sl_ofp_meter_features *mf, struct sl_ofp_error *err);
 
 /**
  * Decode the fixed part of the OFPMP_TABLE_FEATURES entry at body[*ofs] and

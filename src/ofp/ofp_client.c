@@ -253,6 +253,82 @@ sl_ofp_group_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
 }
 
 int
+sl_ofp_meter_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                uint32_t *meter_id, uint32_t *duration_sec,
+                                uint32_t *duration_nsec, struct sl_meter_stats *st,
+                                struct sl_ofp_error *err)
+{
+	const struct ofp_meter_stats *o;
+	const struct ofp_meter_band_stats *bc;
+	size_t elen, n;
+
+	o = (const void *)entry_start(body, len, ofs, sizeof(*o), err);
+	if (o == NULL)
+		return -1;
+	elen = sl_ofp_ntoh16(o->len);
+	if (entry_len_check(len, *ofs, elen, sizeof(*o), false, err) < 0)
+		return -1;
+	if ((elen - sizeof(*o)) % sizeof(*bc))
+		return FAIL_BRC(err, BAD_LEN);
+	n = (elen - sizeof(*o)) / sizeof(*bc);
+	if (n > SL_METER_BANDS_MAX)
+		return FAIL_BRC(err, BAD_LEN);
+	memset(st, 0, sizeof(*st));
+	*meter_id = sl_ofp_ntoh32(o->meter_id);
+	*duration_sec = sl_ofp_ntoh32(o->duration_sec);
+	*duration_nsec = sl_ofp_ntoh32(o->duration_nsec);
+	st->flow_count = sl_ofp_ntoh32(o->flow_count);
+	st->packets = sl_ofp_ntoh64(o->packet_in_count);
+	st->bytes = sl_ofp_ntoh64(o->byte_in_count);
+	st->n_bands = (uint8_t)n;
+	bc = (const void *)(o + 1);
+	for (size_t i = 0; i < n; i++) {
+		st->band_packets[i] = sl_ofp_ntoh64(bc[i].packet_band_count);
+		st->band_bytes[i] = sl_ofp_ntoh64(bc[i].byte_band_count);
+	}
+	*ofs += elen;
+	return 0;
+}
+
+int
+sl_ofp_meter_config_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
+                                 struct sl_meter_spec *ms, struct sl_ofp_error *err)
+{
+	const struct ofp_meter_config *o;
+	size_t elen;
+
+	o = (const void *)entry_start(body, len, ofs, sizeof(*o), err);
+	if (o == NULL)
+		return -1;
+	elen = sl_ofp_ntoh16(o->length);
+	if (entry_len_check(len, *ofs, elen, sizeof(*o), false, err) < 0)
+		return -1;
+	ms->flags = sl_ofp_ntoh16(o->flags);
+	ms->meter_id = sl_ofp_ntoh32(o->meter_id);
+	/* The bands may only use the entry's bytes, not the next entry's. */
+	if (ofp_meter_bands_decode((const uint8_t *)(o + 1), elen - sizeof(*o), ms, err) < 0)
+		return -1;
+	*ofs += elen;
+	return 0;
+}
+
+int
+sl_ofp_meter_features_decode(const uint8_t *body, size_t len, struct sl_ofp_meter_features *mf,
+                             struct sl_ofp_error *err)
+{
+	const struct ofp_meter_features *o = (const void *)body;
+
+	if (body == NULL || len != sizeof(*o))
+		return FAIL_BRC(err, BAD_LEN);
+	mf->max_meter = sl_ofp_ntoh32(o->max_meter);
+	mf->band_types = sl_ofp_ntoh32(o->band_types);
+	mf->capabilities = sl_ofp_ntoh32(o->capabilities);
+	mf->max_bands = o->max_bands;
+	mf->max_color = o->max_color;
+	return 0;
+}
+
+int
 sl_ofp_table_features_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
                                    struct sl_ofp_table_features *tf, struct sl_ofp_error *err)
 {

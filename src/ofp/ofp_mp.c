@@ -212,11 +212,20 @@ sl_ofp_group_features_reply_encode(struct sl_ofp_buf *b, uint32_t xid,
 }
 
 int
-sl_ofp_meter_features_reply_encode(struct sl_ofp_buf *b, uint32_t xid)
+sl_ofp_meter_features_reply_encode(struct sl_ofp_buf *b, uint32_t xid,
+				   const struct sl_ofp_meter_features *mf)
 {
-	return mp_reply_start(b, xid, SL_OFPMP_METER_FEATURES, sizeof(struct ofp_meter_features))
-		       ? 0
-		       : -ENOMEM;
+	struct ofp_meter_features *om;
+
+	om = (void *)mp_reply_start(b, xid, SL_OFPMP_METER_FEATURES, sizeof(*om));
+	if (om == NULL)
+		return -ENOMEM;
+	om->max_meter = sl_ofp_hton32(mf->max_meter);
+	om->band_types = sl_ofp_hton32(mf->band_types);
+	om->capabilities = sl_ofp_hton32(mf->capabilities);
+	om->max_bands = mf->max_bands;
+	om->max_color = mf->max_color;
+	return 0;
 }
 
 /*
@@ -480,6 +489,55 @@ sl_ofp_mp_group_desc_append(struct sl_ofp_mp_writer *w, const struct sl_group_sp
 		return w->error = rc;
 	}
 	wr16(b->data + e, (uint16_t)SL_MIN(b->len - e, (size_t)UINT16_MAX));
+	return mp_entry_done(w, e);
+}
+
+int
+sl_ofp_mp_meter_stats_append(struct sl_ofp_mp_writer *w, uint32_t meter_id,
+			     uint32_t duration_sec, uint32_t duration_nsec,
+			     const struct sl_meter_stats *st)
+{
+	unsigned n = SL_MIN(st->n_bands, (unsigned)SL_METER_BANDS_MAX);
+	size_t e = w->buf->len, size = sizeof(struct ofp_meter_stats) +
+					 n * sizeof(struct ofp_meter_band_stats);
+	struct ofp_meter_stats *o = (void *)mp_fixed_entry(w, size);
+	struct ofp_meter_band_stats *bc;
+
+	if (o == NULL)
+		return w->error;
+	o->meter_id = sl_ofp_hton32(meter_id);
+	o->len = sl_ofp_hton16((uint16_t)size);
+	o->flow_count = sl_ofp_hton32(st->flow_count);
+	o->packet_in_count = sl_ofp_hton64(st->packets);
+	o->byte_in_count = sl_ofp_hton64(st->bytes);
+	o->duration_sec = sl_ofp_hton32(duration_sec);
+	o->duration_nsec = sl_ofp_hton32(duration_nsec);
+	bc = (void *)(o + 1);
+	for (unsigned i = 0; i < n; i++) {
+		bc[i].packet_band_count = sl_ofp_hton64(st->band_packets[i]);
+		bc[i].byte_band_count = sl_ofp_hton64(st->band_bytes[i]);
+	}
+	return mp_entry_done(w, e);
+}
+
+int
+sl_ofp_mp_meter_config_append(struct sl_ofp_mp_writer *w, const struct sl_meter_spec *ms)
+{
+	struct sl_ofp_buf *b = w->buf;
+	struct ofp_meter_config *o;
+	size_t e;
+
+	MP_ENTRY_BEGIN(w, e);
+	o = (void *)ofp_buf_put(b, sizeof(*o));
+	if (o == NULL)
+		return w->error = -ENOMEM;
+	o->flags = sl_ofp_hton16(ms->flags);
+	o->meter_id = sl_ofp_hton32(ms->meter_id);
+	if (ofp_meter_bands_encode(b, ms) < 0) {
+		b->len = e;
+		return w->error = -ENOMEM;
+	}
+	wr16(b->data + e, (uint16_t)(b->len - e));
 	return mp_entry_done(w, e);
 }
 

@@ -563,6 +563,33 @@ struct ofp_meter_multipart_request {
 } SL_OFP_PACKED;
 static_assert(sizeof(struct ofp_meter_multipart_request) == 8, "ofp_meter_multipart_request");
 
+struct ofp_meter_stats {
+	sl_be32 meter_id;
+	sl_be16 len;
+	uint8_t pad[6];
+	sl_be32 flow_count;
+	sl_be64 packet_in_count;
+	sl_be64 byte_in_count;
+	sl_be32 duration_sec;
+	sl_be32 duration_nsec;
+	/* band counters */
+} SL_OFP_PACKED;
+static_assert(sizeof(struct ofp_meter_stats) == 40, "ofp_meter_stats");
+
+struct ofp_meter_band_stats {
+	sl_be64 packet_band_count;
+	sl_be64 byte_band_count;
+} SL_OFP_PACKED;
+static_assert(sizeof(struct ofp_meter_band_stats) == 16, "ofp_meter_band_stats");
+
+struct ofp_meter_config {
+	sl_be16 length;
+	sl_be16 flags;
+	sl_be32 meter_id;
+	/* bands */
+} SL_OFP_PACKED;
+static_assert(sizeof(struct ofp_meter_config) == 8, "ofp_meter_config");
+
 struct ofp_meter_features {
 	sl_be32 max_meter;
 	sl_be32 band_types;

@@ -781,7 +781,7 @@ test_golden_multipart(void)
 	      "desc reply");
 	/* Meter features: all zero ("no meters"). */
 	sl_ofp_buf_reset(&b);
-	sl_ofp_meter_features_reply_encode(&b, 2);
+	sl_ofp_meter_features_reply_encode(&b, 2, &(struct sl_ofp_meter_features){0});
 	check_bytes("meter features", b.data, b.len,
 		    "04 13 00 20 00 00 00 02 00 0b 00 00 00 00 00 00"
 		    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");

@@ -35,7 +35,7 @@ parse_flow(const char *text, struct sl_flow_spec *fs)
 }
 
 /* Every entry decoder, behind one signature, for the generic tests. */
-enum kind { K_FLOW, K_TABLE, K_PORT, K_DESC, K_GROUP, K_GDESC, K_FEAT, K__MAX };
+enum kind { K_FLOW, K_TABLE, K_PORT, K_DESC, K_GROUP, K_GDESC, K_FEAT, K_METER, K_MCONF, K__MAX };
 
 static struct sl_flow_spec g_fs;
 static struct sl_ofp_flow_stats g_fst;
@@ -45,6 +45,9 @@ static struct sl_ofp_port_desc g_pd;
 static struct sl_ofp_group_stats g_gs;
 static struct sl_group_spec g_gd;
 static struct sl_ofp_table_features g_tf;
+static uint32_t g_mid, g_msec, g_mnsec;
+static struct sl_meter_stats g_mst;
+static struct sl_meter_spec g_mc;
 
 static int
 decode_one(enum kind k, const uint8_t *body, size_t len, size_t *ofs, struct sl_ofp_error *e)
@@ -62,6 +65,11 @@ decode_one(enum kind k, const uint8_t *body, size_t len, size_t *ofs, struct sl_
 		return sl_ofp_group_stats_entry_decode(body, len, ofs, &g_gs, e);
 	case K_GDESC:
 		return sl_ofp_group_desc_entry_decode(body, len, ofs, &g_gd, e);
+	case K_METER:
+		return sl_ofp_meter_stats_entry_decode(body, len, ofs, &g_mid, &g_msec, &g_mnsec,
+		                                       &g_mst, e);
+	case K_MCONF:
+		return sl_ofp_meter_config_entry_decode(body, len, ofs, &g_mc, e);
 	default:
 		return sl_ofp_table_features_entry_decode(body, len, ofs, &g_tf, e);
 	}
@@ -178,6 +186,16 @@ test_golden_multipart(void)
 	    "0028 01 00 00000005"                   /* length 40, select, group 5 */
 	    "0020 0001 ffffffff ffffffff 00000000"  /* bucket: len 32, weight 1, no watch */
 	    "0000 0010 00000002 ffff 000000000000"; /* output:2 */
+	static const char meter_stats[] =
+	    "00000007 0038 000000000000"           /* meter 7, length 56, pad */
+	    "00000003"                             /* flow_count 3 */
+	    "000000000000000b 00000000000002c0"    /* packets 11, bytes 704 */
+	    "00000002 000f4240"                    /* duration 2.001 s */
+	    "0000000000000004 0000000000000100";   /* band 0: 4 packets, 256 bytes */
+	static const char meter_config[] =
+	    "0028 0009 00000003"                   /* length 40, KBPS|STATS, meter 3 */
+	    "0001 0010 00002710 00000000 00000000" /* drop, rate 10000, burst 0 */
+	    "0002 0010 00001388 00000020 02000000"; /* dscp_remark, rate 5000, burst 32, prec 2 */
 	struct sl_ofp_mp_reply r;
 	struct sl_ofp_error e;
 	uint8_t m[512];
@@ -243,6 +261,42 @@ test_golden_multipart(void)
 	rc = sl_ofp_group_desc_entry_decode(m, n, &ofs, &g_gd, &e);
 	CHECK(rc < 0 && err_is(&e, SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_BAD_TYPE),
 	      "group desc bad type");
+
+	n = sl_test_hex(meter_stats, m, sizeof(m));
+	ofs = 0;
+	rc = sl_ofp_meter_stats_entry_decode(m, n, &ofs, &g_mid, &g_msec, &g_mnsec, &g_mst, &e);
+	CHECK(rc == 0 && ofs == 56 && g_mid == 7 && g_msec == 2 && g_mnsec == 1000000 &&
+	          g_mst.flow_count == 3 && g_mst.packets == 11 && g_mst.bytes == 704 &&
+	          g_mst.n_bands == 1 && g_mst.band_packets[0] == 4 && g_mst.band_bytes[0] == 256 &&
+	          g_mst.created_tsc == 0,
+	      "meter stats golden");
+	m[5] = 0x30; /* length 48: half a band counter */
+	ofs = 0;
+	rc = sl_ofp_meter_stats_entry_decode(m, n, &ofs, &g_mid, &g_msec, &g_mnsec, &g_mst, &e);
+	CHECK(rc < 0 && err_is(&e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN) && ofs == 0,
+	      "meter stats length 48");
+
+	n = sl_test_hex(meter_config, m, sizeof(m));
+	ofs = 0;
+	rc = sl_ofp_meter_config_entry_decode(m, n, &ofs, &g_mc, &e);
+	CHECK(rc == 0 && ofs == 40 && g_mc.meter_id == 3 &&
+	          g_mc.flags == (SL_METER_KBPS | SL_METER_STATS) && g_mc.n_bands == 2 &&
+	          g_mc.bands[0].type == SL_BAND_DROP && g_mc.bands[0].rate == 10000 &&
+	          g_mc.bands[0].burst == 0 && g_mc.bands[1].type == SL_BAND_DSCP_REMARK &&
+	          g_mc.bands[1].rate == 5000 && g_mc.bands[1].burst == 32 &&
+	          g_mc.bands[1].prec_level == 2,
+	      "meter config golden");
+	m[36] = 9; /* prec_level 9 */
+	ofs = 0;
+	rc = sl_ofp_meter_config_entry_decode(m, n, &ofs, &g_mc, &e);
+	CHECK(rc < 0 && err_is(&e, SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_BAD_BAND_VALUE),
+	      "meter config prec_level 9");
+	m[36] = 2;
+	m[1] = 0x20; /* length 32: the second band cut in half */
+	ofs = 0;
+	rc = sl_ofp_meter_config_entry_decode(m, n, &ofs, &g_mc, &e);
+	CHECK(rc < 0 && err_is(&e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN),
+	      "meter config length 32");
 
 	/* Not a multipart reply; too short for one. */
 	n = sl_test_hex("04 12 0010 00000001 0004 0000 00000000", m, sizeof(m));
@@ -456,6 +510,55 @@ test_roundtrip_fixed(void)
 	          g_gd.buckets[1].watch_port == 2 && g_gd.buckets[1].actions[0].output.port == 2,
 	      "group desc round trip");
 
+	/* 1000 meters with 8 bands each: 168 KB, several messages. */
+	sl_ofp_buf_reset(&b);
+	sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_METER, 1, NULL, NULL);
+	static struct sl_meter_stats mst;
+	for (unsigned i = 1; i <= 1000; i++) {
+		memset(&mst, 0, sizeof(mst));
+		mst.flow_count = i;
+		mst.packets = 10ull * i;
+		mst.bytes = UINT64_MAX - i;
+		mst.n_bands = SL_METER_BANDS_MAX;
+		for (unsigned k = 0; k < SL_METER_BANDS_MAX; k++) {
+			mst.band_packets[k] = i + k;
+			mst.band_bytes[k] = 64ull * (i + k);
+		}
+		sl_ofp_mp_meter_stats_append(&w, i, i, 999999999, &mst);
+	}
+	SL_VERIFY(sl_ofp_mp_writer_end(&w) == 0);
+	got = decode_reply(&b, SL_OFPMP_METER, K_METER, &n_msgs);
+	CHECK(got == 1000 && n_msgs == 3 && g_mid == 1000 && g_msec == 1000 &&
+	          g_mnsec == 999999999 && g_mst.flow_count == 1000 && g_mst.packets == 10000 &&
+	          g_mst.bytes == UINT64_MAX - 1000 && g_mst.n_bands == SL_METER_BANDS_MAX &&
+	          g_mst.band_packets[7] == 1007 && g_mst.band_bytes[7] == 64 * 1007,
+	      "meter stats round trip: %ld in %u", got, n_msgs);
+
+	/* Meter configurations: every band count, both band types. */
+	sl_ofp_buf_reset(&b);
+	sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_METER_CONFIG, 1, NULL, NULL);
+	static struct sl_meter_spec mc;
+	for (unsigned i = 0; i <= SL_METER_BANDS_MAX; i++) {
+		memset(&mc, 0, sizeof(mc));
+		mc.meter_id = 100 + i;
+		mc.flags = i % 2 ? SL_METER_PKTPS : SL_METER_KBPS | SL_METER_BURST;
+		mc.n_bands = (uint8_t)i;
+		for (unsigned k = 0; k < i; k++)
+			mc.bands[k] = (struct sl_meter_band_spec){
+			    .type = k % 2 ? SL_BAND_DSCP_REMARK : SL_BAND_DROP,
+			    .prec_level = k % 2 ? 3 : 0,
+			    .rate = 1000 * (k + 1),
+			    .burst = k};
+		sl_ofp_mp_meter_config_append(&w, &mc);
+	}
+	SL_VERIFY(sl_ofp_mp_writer_end(&w) == 0);
+	got = decode_reply(&b, SL_OFPMP_METER_CONFIG, K_MCONF, &n_msgs);
+	CHECK(got == SL_METER_BANDS_MAX + 1 && g_mc.meter_id == 100 + SL_METER_BANDS_MAX &&
+	          g_mc.flags == (SL_METER_KBPS | SL_METER_BURST) &&
+	          g_mc.n_bands == SL_METER_BANDS_MAX &&
+	          memcmp(g_mc.bands, mc.bands, sizeof(mc.bands)) == 0,
+	      "meter config round trip: %ld", got);
+
 	/* Table features for every table (the agent's reply, a few hundred KB). */
 	sl_ofp_buf_reset(&b);
 	sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_TABLE_FEATURES, 1, NULL, NULL);
@@ -489,9 +592,12 @@ sample_body(enum kind k, uint8_t *out, size_t max)
 {
 	static const uint16_t types[K__MAX] = {
 	    SL_OFPMP_FLOW,  SL_OFPMP_TABLE,      SL_OFPMP_PORT_STATS,    SL_OFPMP_PORT_DESC,
-	    SL_OFPMP_GROUP, SL_OFPMP_GROUP_DESC, SL_OFPMP_TABLE_FEATURES};
+	    SL_OFPMP_GROUP, SL_OFPMP_GROUP_DESC, SL_OFPMP_TABLE_FEATURES, SL_OFPMP_METER,
+	    SL_OFPMP_METER_CONFIG};
 	static struct sl_group_spec gd;
 	static struct sl_ofp_table_features tf;
+	static struct sl_meter_stats mst;
+	static struct sl_meter_spec mc;
 	struct sl_ofp_mp_writer w;
 	struct sl_ofp_buf b;
 	struct sl_flow_spec fs;
@@ -533,7 +639,22 @@ sample_body(enum kind k, uint8_t *out, size_t max)
 			gd.buckets[0].actions[0].output.port = 1;
 			sl_ofp_mp_group_desc_append(&w, &gd);
 			break;
-		default:
+		case K_METER:
+			memset(&mst, 0, sizeof(mst));
+			mst.n_bands = 2;
+			sl_ofp_mp_meter_stats_append(&w, i + 1, 1, 2, &mst);
+			break;
+		case K_MCONF:
+			memset(&mc, 0, sizeof(mc));
+			mc.meter_id = i + 1;
+			mc.flags = SL_METER_KBPS;
+			mc.n_bands = 2;
+			mc.bands[0] = (struct sl_meter_band_spec){.type = SL_BAND_DROP, .rate = 1};
+			mc.bands[1] = (struct sl_meter_band_spec){
+			    .type = SL_BAND_DSCP_REMARK, .rate = 2, .prec_level = 1};
+			sl_ofp_mp_meter_config_append(&w, &mc);
+			break;
+		default: /* K_FEAT */
 			memset(&tf, 0, sizeof(tf));
 			tf.table_id = (uint8_t)(250 + i);
 			sl_ofp_mp_table_features_append(&w, &tf);
@@ -549,7 +670,7 @@ sample_body(enum kind k, uint8_t *out, size_t max)
 }
 
 /* Offset of the 16-bit length field of each kind's entries, or -1 for fixed-size entries. */
-static const int len_field[K__MAX] = {0, -1, -1, -1, 0, 0, 0};
+static const int len_field[K__MAX] = {0, -1, -1, -1, 0, 0, 0, 4, 0};
 
 static void
 test_truncation_and_corruption(void)

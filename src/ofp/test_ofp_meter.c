@@ -8,6 +8,9 @@
  * 2. meter_mod: golden add and delete, every error with its exact
  *    type/code, seeded random round trips, every truncation and byte
  *    corruption (exact-size heap copies: ASan sees any over-read).
+ * 3. Multipart: the meter stats, meter config and meter features replies
+ *    and the three requests, byte for byte (the client-side decoders of
+ *    the replies are in test_ofp_client with the other entry decoders).
  *
  * Golden vectors are assembled by hand from the structure definitions of
  * appendix A and commented field by field.
@@ -590,6 +593,124 @@ test_meter_mod_truncation(void)
 	sl_ofp_buf_free(&b);
 }
 
+/*
+ * 3. Multipart.
+ */
+
+static void
+test_multipart_golden(void)
+{
+	struct sl_meter_stats st = {.flow_count = 2,
+				    .packets = 100,
+				    .bytes = 6400,
+				    .created_tsc = 12345, /* not on the wire */
+				    .n_bands = 2,
+				    .band_packets = {10, 5},
+				    .band_bytes = {640, 320}};
+	struct sl_ofp_meter_features mf = {.max_meter = 1024,
+					   .band_types = (1u << SL_BAND_DROP) |
+							 (1u << SL_BAND_DSCP_REMARK),
+					   .capabilities = SL_METER_KBPS | SL_METER_PKTPS |
+							   SL_METER_BURST | SL_METER_STATS,
+					   .max_bands = SL_METER_BANDS_MAX,
+					   .max_color = 0},
+				     mf2;
+	struct sl_ofp_mp_request req, req2;
+	struct sl_ofp_mp_writer w;
+	struct sl_ofp_mp_reply r;
+	struct sl_ofp_error e;
+	struct sl_ofp_buf b;
+	uint8_t m[256];
+	size_t n;
+
+	sl_ofp_buf_init(&b);
+	/* spec: OFPMP_METER reply, meter 1 with two bands, meter 42 with none. */
+	sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_METER, 3, NULL, NULL);
+	CHECK(sl_ofp_mp_meter_stats_append(&w, 1, 10, 500000000, &st) == 0, "meter stats 1");
+	CHECK(sl_ofp_mp_meter_stats_append(&w, 42, 0, 0, &(struct sl_meter_stats){0}) == 0,
+	      "meter stats 42");
+	CHECK(sl_ofp_mp_writer_end(&w) == 0, "meter stats end");
+	check_bytes("meter stats", b.data, b.len,
+		    "04 13 00 80 00 00 00 03 00 09 00 00 00 00 00 00" /* reply, 128, OFPMP_METER */
+		    "00 00 00 01 00 48 00 00 00 00 00 00"             /* meter 1, len 72, pad */
+		    "00 00 00 02"                                     /* flow_count 2 */
+		    "00 00 00 00 00 00 00 64 00 00 00 00 00 00 19 00" /* packets 100, bytes 6400 */
+		    "00 00 00 0a 1d cd 65 00"                         /* duration 10.5 s */
+		    "00 00 00 00 00 00 00 0a 00 00 00 00 00 00 02 80" /* band 0: 10, 640 */
+		    "00 00 00 00 00 00 00 05 00 00 00 00 00 00 01 40" /* band 1: 5, 320 */
+		    "00 00 00 2a 00 28 00 00 00 00 00 00"             /* meter 42, len 40, pad */
+		    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+		    "00 00 00 00 00 00 00 00 00 00 00 00");
+
+	/* spec: OFPMP_METER_CONFIG reply, the golden meter_mod's meter, meter 2 without bands. */
+	n = sl_test_hex(meter_mod_golden, m, sizeof(m));
+	SL_VERIFY(sl_ofp_meter_mod_decode(m, n, &mm, &e) == 0);
+	sl_ofp_buf_reset(&b);
+	sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_METER_CONFIG, 4, NULL, NULL);
+	CHECK(sl_ofp_mp_meter_config_append(&w, &mm.spec) == 0, "meter config 1");
+	CHECK(sl_ofp_mp_meter_config_append(
+		      &w, &(struct sl_meter_spec){.meter_id = 2, .flags = SL_METER_PKTPS}) == 0,
+	      "meter config 2");
+	CHECK(sl_ofp_mp_writer_end(&w) == 0, "meter config end");
+	check_bytes("meter config", b.data, b.len,
+		    "04 13 00 40 00 00 00 04 00 0a 00 00 00 00 00 00" /* reply, 64, METER_CONFIG */
+		    "00 28 00 0d 00 00 00 01"               /* length 40, flags 0xd, meter 1 */
+		    "00 01 00 10 00 00 03 e8 00 00 00 64 00 00 00 00" /* drop 1000/100 */
+		    "00 02 00 10 00 00 01 f4 00 00 00 00 01 00 00 00" /* dscp_remark 500, prec 1 */
+		    "00 08 00 02 00 00 00 02");             /* length 8, PKTPS, meter 2 */
+
+	/* spec: OFPMP_METER_FEATURES reply; all zero for a zeroed struct ("no meters"). */
+	sl_ofp_buf_reset(&b);
+	CHECK(sl_ofp_meter_features_reply_encode(&b, 5, &mf) == 0, "meter features");
+	check_bytes("meter features", b.data, b.len,
+		    "04 13 00 20 00 00 00 05 00 0b 00 00 00 00 00 00"
+		    "00 00 04 00 00 00 00 06 00 00 00 0f 08 00 00 00");
+	CHECK(sl_ofp_mp_reply_decode(b.data, b.len, &r, &e) == 0 &&
+		      r.type == SL_OFPMP_METER_FEATURES &&
+		      sl_ofp_meter_features_decode(r.body, r.body_len, &mf2, &e) == 0 &&
+		      mf2.max_meter == 1024 && mf2.band_types == 0x6 && mf2.capabilities == 0xf &&
+		      mf2.max_bands == SL_METER_BANDS_MAX && mf2.max_color == 0,
+	      "meter features decode: %s", sl_ofp_error_name(&e));
+	CHECK_ERR(sl_ofp_meter_features_decode(r.body, r.body_len - 1, &mf2, &e), e,
+		  SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "meter features of 15 bytes");
+	CHECK_ERR(sl_ofp_meter_features_decode(NULL, 0, &mf2, &e), e, SL_OFPET_BAD_REQUEST,
+		  SL_OFPBRC_BAD_LEN, "meter features, empty body");
+	sl_ofp_buf_reset(&b);
+	sl_ofp_meter_features_reply_encode(&b, 5, &(struct sl_ofp_meter_features){0});
+	check_bytes("meter features, none", b.data, b.len,
+		    "04 13 00 20 00 00 00 05 00 0b 00 00 00 00 00 00"
+		    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
+
+	/* spec: the requests, as a client sends them, and back. */
+	static const struct {
+		uint16_t type;
+		uint32_t meter_id;
+		const char *hex;
+	} reqs[] = {
+		{SL_OFPMP_METER, 1, "04 12 00 18 00 00 00 06 00 09 00 00 00 00 00 00"
+				    "00 00 00 01 00 00 00 00"},
+		{SL_OFPMP_METER, SL_METER_ID_ALL, "04 12 00 18 00 00 00 06 00 09 00 00 00 00 00 00"
+						  "ff ff ff ff 00 00 00 00"},
+		{SL_OFPMP_METER_CONFIG, SL_METER_ID_ALL,
+		 "04 12 00 18 00 00 00 06 00 0a 00 00 00 00 00 00 ff ff ff ff 00 00 00 00"},
+		{SL_OFPMP_METER_FEATURES, 0, "04 12 00 10 00 00 00 06 00 0b 00 00 00 00 00 00"},
+	};
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(reqs); i++) {
+		memset(&req, 0, sizeof(req));
+		req.type = reqs[i].type;
+		req.meter_id = reqs[i].meter_id;
+		sl_ofp_buf_reset(&b);
+		CHECK(sl_ofp_mp_request_encode(&b, 6, &req) == 0, "request %u", i);
+		check_bytes(sl_ofp_mp_type_name(req.type), b.data, b.len, reqs[i].hex);
+		CHECK(sl_ofp_mp_request_decode(b.data, b.len, &req2, &e) == 0 &&
+			      req2.type == req.type &&
+			      (req.type == SL_OFPMP_METER_FEATURES ||
+			       req2.meter_id == req.meter_id),
+		      "request %u decodes: %s", i, sl_ofp_error_name(&e));
+	}
+	sl_ofp_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -600,5 +721,6 @@ main(void)
 	test_meter_mod_errors();
 	test_meter_mod_roundtrip();
 	test_meter_mod_truncation();
+	test_multipart_golden();
 	return sl_test_summary();
 }

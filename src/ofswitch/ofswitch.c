@@ -1159,9 +1159,11 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 		sl_ofp_group_features_reply_encode(&sw->out, h->xid, &gf);
 		break;
 	}
-	case SL_OFPMP_METER_FEATURES:
-		sl_ofp_meter_features_reply_encode(&sw->out, h->xid);
+	case SL_OFPMP_METER_FEATURES: {
+		struct sl_ofp_meter_features mf = {0}; /* no meters yet */
+		sl_ofp_meter_features_reply_encode(&sw->out, h->xid, &mf);
 		break;
+	}
 	case SL_OFPMP_QUEUE:
 		/* No queues: an empty reply. */
 		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_QUEUE, h->xid, mp_flush, c);
