@@ -7,7 +7,9 @@
  * reaches a decoder; header_decode's own check is still exercised by inputs
  * shorter than 4 bytes and by the corpus), then the message goes to the
  * decoder its type selects, and the reusable pieces (match, actions,
- * instructions) also run on the body bytes directly.
+ * instructions) also run on the body bytes directly.  Multipart replies go
+ * through the client-side entry decoders (sluicectl reads them from a
+ * switch it does not trust), entry after entry to the end of the body.
  *
  * Oracle beyond ASan/UBSan: whatever decodes must re-encode, decode again
  * to the same thing and re-encode to the same bytes (encode is idempotent
@@ -19,6 +21,7 @@
 
 static struct sl_ofp_flow_mod fm, fm2;
 static struct sl_ofp_group_mod gm, gm2;
+static struct sl_ofp_meter_mod mm, mm2;
 static struct sl_ofp_packet_out po, po2;
 static struct sl_ofp_mp_request req, req2;
 static struct sl_table_spec ts, ts2;
@@ -79,6 +82,83 @@ fwd_mode_round_trip(const uint8_t *msg, size_t size)
 	if (sl_ofp_fwd_mode_encode(&b2, 1, t2, &fp2) != 0 || b1.len != b2.len ||
 	    memcmp(b1.data, b2.data, b1.len) != 0)
 		abort();
+}
+
+/*
+ * A multipart reply: every entry of its body through the decoder of its
+ * type.  Oracle: a decoder that succeeds moves the offset forward and
+ * never past the body; one that fails leaves it alone.
+ */
+static int
+mp_reply_entries(const uint8_t *msg, size_t size, struct sl_ofp_error *e)
+{
+	static struct sl_flow_spec fs;
+	static struct sl_group_spec gd;
+	static struct sl_ofp_group_stats gst;
+	static struct sl_ofp_table_features tf;
+	static struct sl_meter_stats mst;
+	static struct sl_meter_spec mc;
+	struct sl_ofp_meter_features mf;
+	struct sl_ofp_flow_stats fst;
+	struct sl_ofp_table_stats ts_;
+	struct sl_ofp_port_stats ps;
+	struct sl_ofp_port_desc pd;
+	struct sl_ofp_mp_reply r;
+	uint32_t id, sec, nsec;
+
+	if (sl_ofp_mp_reply_decode(msg, size, &r, e) != 0)
+		return -1;
+	if (r.type == SL_OFPMP_METER_FEATURES)
+		return sl_ofp_meter_features_decode(r.body, r.body_len, &mf, e);
+	for (size_t ofs = 0; ofs < r.body_len;) {
+		size_t before = ofs;
+		int rc;
+
+		switch (r.type) {
+		case SL_OFPMP_FLOW:
+			rc = sl_ofp_flow_stats_entry_decode(r.body, r.body_len, &ofs, &fs, &fst, e);
+			break;
+		case SL_OFPMP_TABLE:
+			rc = sl_ofp_table_stats_entry_decode(r.body, r.body_len, &ofs, &ts_, e);
+			break;
+		case SL_OFPMP_PORT_STATS:
+			rc = sl_ofp_port_stats_entry_decode(r.body, r.body_len, &ofs, &ps, e);
+			break;
+		case SL_OFPMP_PORT_DESC:
+			rc = sl_ofp_port_desc_entry_decode(r.body, r.body_len, &ofs, &pd, e);
+			break;
+		case SL_OFPMP_GROUP:
+			rc = sl_ofp_group_stats_entry_decode(r.body, r.body_len, &ofs, &gst, e);
+			break;
+		case SL_OFPMP_GROUP_DESC:
+			rc = sl_ofp_group_desc_entry_decode(r.body, r.body_len, &ofs, &gd, e);
+			break;
+		case SL_OFPMP_TABLE_FEATURES:
+			rc = sl_ofp_table_features_entry_decode(r.body, r.body_len, &ofs, &tf, e);
+			break;
+		case SL_OFPMP_METER:
+			rc = sl_ofp_meter_stats_entry_decode(r.body, r.body_len, &ofs, &id, &sec,
+							     &nsec, &mst, e);
+			if (rc == 0 && mst.n_bands > SL_METER_BANDS_MAX)
+				abort();
+			break;
+		case SL_OFPMP_METER_CONFIG:
+			rc = sl_ofp_meter_config_entry_decode(r.body, r.body_len, &ofs, &mc, e);
+			if (rc == 0 && mc.n_bands > SL_METER_BANDS_MAX)
+				abort();
+			break;
+		default:
+			return 0; /* no client-side decoder */
+		}
+		if (rc != 0) {
+			if (ofs != before)
+				abort();
+			return rc;
+		}
+		if (ofs <= before || ofs > r.body_len)
+			abort();
+	}
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -160,6 +240,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case SL_OFPT_GROUP_MOD:
 		if ((rc = sl_ofp_group_mod_decode(msg, size, &gm, &e)) == 0)
 			ROUND_TRIP(sl_ofp_group_mod_encode, sl_ofp_group_mod_decode, gm, gm2);
+		break;
+	case SL_OFPT_METER_MOD:
+		if ((rc = sl_ofp_meter_mod_decode(msg, size, &mm, &e)) == 0)
+			ROUND_TRIP(sl_ofp_meter_mod_encode, sl_ofp_meter_mod_decode, mm, mm2);
+		break;
+	case SL_OFPT_MULTIPART_REPLY:
+		rc = mp_reply_entries(msg, size, &e);
 		break;
 	case SL_OFPT_PORT_MOD:
 		rc = sl_ofp_port_mod_decode(msg, size, &u.pm, &e);

@@ -240,6 +240,53 @@ main(int argc, char **argv)
 		sl_ofp_ffp_config_encode(&b, 701, &fc);
 		emit("ffp_config");
 	}
+	/* Meters (#20): meter_mods, a flow with a meter instruction, the three replies. */
+	{
+		struct sl_ofp_meter_mod mm = {
+			.command = SL_OFPMC_ADD,
+			.spec = {.meter_id = 1,
+				 .flags = SL_METER_KBPS | SL_METER_BURST | SL_METER_STATS,
+				 .n_bands = 2,
+				 .bands = {{.type = SL_BAND_DROP, .rate = 1000, .burst = 100},
+					   {.type = SL_BAND_DSCP_REMARK,
+					    .prec_level = 1,
+					    .rate = 500}}}};
+		struct sl_meter_stats mst = {.flow_count = 1, .packets = 5, .bytes = 320,
+					     .n_bands = 2, .band_packets = {1, 2},
+					     .band_bytes = {64, 128}};
+		struct sl_ofp_meter_features mf = {.max_meter = 65536, .band_types = 0x6,
+						   .capabilities = 0xf, .max_bands = 8};
+		struct sl_ofp_mp_writer w;
+
+		sl_ofp_meter_mod_encode(&b, 800, &mm);
+		emit("meter_mod");
+		mm.command = SL_OFPMC_MODIFY;
+		mm.spec.flags = SL_METER_PKTPS;
+		sl_ofp_meter_mod_encode(&b, 801, &mm);
+		emit("meter_mod");
+		mm.command = SL_OFPMC_DELETE;
+		mm.spec.meter_id = SL_METER_ID_ALL;
+		mm.spec.n_bands = 0;
+		sl_ofp_meter_mod_encode(&b, 802, &mm);
+		emit("meter_mod");
+		if (sl_flow_parse("table=0,ip actions=output:1,goto_table:1", &fm.spec, &pe) != 0)
+			return 1;
+		fm.spec.insns.meter_id = 1;
+		sl_ofp_flow_mod_encode(&b, 803, &fm);
+		emit("meter_flow");
+		sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_METER, 804, NULL, NULL);
+		sl_ofp_mp_meter_stats_append(&w, 1, 2, 3, &mst);
+		sl_ofp_mp_writer_end(&w);
+		emit("meter_reply");
+		mm.spec.meter_id = 1;
+		mm.spec.n_bands = 2;
+		sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_METER_CONFIG, 805, NULL, NULL);
+		sl_ofp_mp_meter_config_append(&w, &mm.spec);
+		sl_ofp_mp_writer_end(&w);
+		emit("meter_reply");
+		sl_ofp_meter_features_reply_encode(&b, 806, &mf);
+		emit("meter_reply");
+	}
 	/* Forwarding modes (set and get). */
 	for (unsigned k = 0; k < 3; k++) {
 		static const char *const modes[] = {
