@@ -628,7 +628,7 @@ sl_ofp_mp_table_features_append(struct sl_ofp_mp_writer *w,
 {
 	static const uint16_t insns[] = {SL_OFPIT_GOTO_TABLE, SL_OFPIT_WRITE_METADATA,
 					 SL_OFPIT_WRITE_ACTIONS, SL_OFPIT_APPLY_ACTIONS,
-					 SL_OFPIT_CLEAR_ACTIONS};
+					 SL_OFPIT_CLEAR_ACTIONS, SL_OFPIT_METER};
 	struct sl_field fields[SL_FIELD__MAX + SL_KEY_FIELDS_MAX];
 	struct sl_ofp_buf *b = w->buf;
 	struct ofp_table_features *o;

@@ -250,6 +250,33 @@ fail_to_error(enum sl_pipeline_fail f, bool in_group_mod, bool bad_table_is_goto
 	case SL_FAIL_TOO_MANY_GROUPS:
 		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_OUT_OF_GROUPS, 0};
 		break;
+	case SL_FAIL_METER_EXISTS:
+		e = (struct sl_ofp_error){SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_METER_EXISTS, 0};
+		break;
+	case SL_FAIL_UNKNOWN_METER:
+		e = (struct sl_ofp_error){SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_UNKNOWN_METER, 0};
+		break;
+	case SL_FAIL_BAD_METER_ID:
+		e = (struct sl_ofp_error){SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_INVALID_METER, 0};
+		break;
+	case SL_FAIL_BAD_METER_FLAGS:
+		e = (struct sl_ofp_error){SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_BAD_FLAGS, 0};
+		break;
+	case SL_FAIL_BAD_RATE:
+		e = (struct sl_ofp_error){SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_BAD_RATE, 0};
+		break;
+	case SL_FAIL_BAD_BAND:
+		e = (struct sl_ofp_error){SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_BAD_BAND, 0};
+		break;
+	case SL_FAIL_BAD_BAND_VALUE:
+		e = (struct sl_ofp_error){SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_BAD_BAND_VALUE, 0};
+		break;
+	case SL_FAIL_TOO_MANY_METERS:
+		e = (struct sl_ofp_error){SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_OUT_OF_METERS, 0};
+		break;
+	case SL_FAIL_TOO_MANY_BANDS:
+		e = (struct sl_ofp_error){SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_OUT_OF_BANDS, 0};
+		break;
 	case SL_FAIL_NOMEM:
 	default:
 		if (in_group_mod)
@@ -491,6 +518,41 @@ handle_group_mod(struct conn *c, const uint8_t *msg, size_t len)
 	if (rc < 0) {
 		e = fail_to_error(sl_pipeline_fail(sw->p.pl), true, false);
 		swlog(sw, 7, "group_mod refused: %s", err);
+		send_error(c, &e, msg, len);
+	}
+}
+
+static void
+handle_meter_mod(struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_meter_mod mm;
+	struct sl_ofp_error e;
+	char err[256];
+	int rc = 0;
+
+	if (sl_ofp_meter_mod_decode(msg, len, &mm, &e) < 0) {
+		send_error(c, &e, msg, len);
+		return;
+	}
+	switch (mm.command) {
+	case SL_OFPMC_ADD:
+		rc = sl_pipeline_meter_add(sw->p.pl, &mm.spec, err, sizeof(err));
+		break;
+	case SL_OFPMC_MODIFY:
+		rc = sl_pipeline_meter_modify(sw->p.pl, &mm.spec, err, sizeof(err));
+		break;
+	case SL_OFPMC_DELETE:
+		/* A missing meter is not an error (as for groups; Open vSwitch agrees). */
+		sl_pipeline_meter_del(sw->p.pl, mm.spec.meter_id);
+		break;
+	default:
+		send_error_tc(c, SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_BAD_COMMAND, msg, len);
+		return;
+	}
+	if (rc < 0) {
+		e = fail_to_error(sl_pipeline_fail(sw->p.pl), false, false);
+		swlog(sw, 7, "meter_mod refused: %s", err);
 		send_error(c, &e, msg, len);
 	}
 }
@@ -1159,8 +1221,41 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 		sl_ofp_group_features_reply_encode(&sw->out, h->xid, &gf);
 		break;
 	}
+	case SL_OFPMP_METER:
+	case SL_OFPMP_METER_CONFIG: {
+		static struct sl_meter_spec ms;
+		struct sl_meter_stats st;
+		uint32_t ids[64], sec, nsec;
+		unsigned n, pos = 0;
+		sl_ofp_mp_writer_begin(&w, &sw->out, req.type, h->xid, mp_flush, c);
+		while ((n = sl_pipeline_meter_ids(sw->p.pl, pos, ids, 64)) > 0) {
+			pos += n;
+			for (unsigned k = 0; k < n; k++) {
+				if (req.meter_id != SL_METER_ID_ALL && req.meter_id != ids[k])
+					continue;
+				if (sl_pipeline_meter_get(sw->p.pl, ids[k], &ms, &st) < 0)
+					continue;
+				if (req.type == SL_OFPMP_METER_CONFIG) {
+					sl_ofp_mp_meter_config_append(&w, &ms);
+					continue;
+				}
+				duration(st.created_tsc, &sec, &nsec);
+				sl_ofp_mp_meter_stats_append(&w, ids[k], sec, nsec, &st);
+			}
+		}
+		sl_ofp_mp_writer_end(&w);
+		break;
+	}
 	case SL_OFPMP_METER_FEATURES: {
-		struct sl_ofp_meter_features mf = {0}; /* no meters yet */
+		struct sl_meter_features f;
+		sl_pipeline_meter_features(&f);
+		struct sl_ofp_meter_features mf = {
+			.max_meter = f.max_meter,
+			.band_types = f.band_types,
+			.capabilities = f.capabilities,
+			.max_bands = f.max_bands,
+			.max_color = f.max_color,
+		};
 		sl_ofp_meter_features_reply_encode(&sw->out, h->xid, &mf);
 		break;
 	}
@@ -1296,7 +1391,7 @@ on_message(struct sl_ofconn *oc, const uint8_t *msg, size_t len, void *arg)
 		handle_experimenter(c, msg, len);
 		break;
 	case SL_OFPT_METER_MOD:
-		send_error_tc(c, SL_OFPET_METER_MOD_FAILED, 0 /* OFPMMFC_UNKNOWN */, msg, len);
+		handle_meter_mod(c, msg, len);
 		break;
 	case SL_OFPT_ERROR:
 		swlog(sw, 4, "%s: controller sent an error", sl_ofconn_name(oc));
