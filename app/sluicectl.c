@@ -123,6 +123,13 @@ usage(FILE *f)
 	        "                             bucket=output:3\" (ovs-ofctl add-groups syntax)\n"
 	        "  mod-group GROUP            replace a group's type and buckets\n"
 	        "  del-groups [group_id=N]    delete a group (all without an id)\n"
+	        "  dump-meters                meters, bands and their counters\n"
+	        "  meter-stats                the same (ovs-ofctl's name)\n"
+	        "  meter-features             what the switch's meters support\n"
+	        "  add-meter METER            add a meter: \"meter=1,pktps,burst,bands=type=drop,\n"
+	        "                             rate=1000,burst_size=10\" (ovs-ofctl add-meter syntax)\n"
+	        "  mod-meter METER            replace a meter's flags and bands\n"
+	        "  del-meters [meter=N]       delete a meter and its flows (all without an id)\n"
 	        "  add-flow FLOW              add one flow (\"priority=10,ip actions=output:2\")\n"
 	        "  add-flows FILE|-           add a flow file (table declarations and\n"
 	        "                             fwd-mode= lines too)\n"
@@ -1102,6 +1109,187 @@ cmd_dump_groups(struct sl_ctl_of *c)
 }
 
 /*
+ * dump-meters, meter-features
+ */
+
+struct meter_row {
+	struct sl_meter_spec spec;
+	struct sl_meter_stats st;
+	uint32_t dur_sec, dur_nsec;
+	bool have_stats;
+};
+
+struct meter_list {
+	struct meter_row *rows;
+	size_t n, cap;
+};
+
+static int
+meter_config_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                   struct sl_ofp_error *e)
+{
+	struct meter_list *ml = m->user;
+
+	if (ml->n == ml->cap) {
+		size_t ncap = ml->cap ? ml->cap * 2 : 8;
+		void *nr = realloc(ml->rows, ncap * sizeof(*ml->rows));
+		if (nr == NULL) {
+			snprintf(m->err, ERR_MAX, "out of memory");
+			return -ENOMEM;
+		}
+		ml->rows = nr;
+		ml->cap = ncap;
+	}
+	memset(&ml->rows[ml->n], 0, sizeof(ml->rows[0]));
+	if (sl_ofp_meter_config_entry_decode(body, len, ofs, &ml->rows[ml->n].spec, e) < 0)
+		return -1;
+	ml->n++;
+	return 0;
+}
+
+static int
+meter_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                  struct sl_ofp_error *e)
+{
+	struct meter_list *ml = m->user;
+	struct sl_meter_stats st;
+	uint32_t id, sec, nsec;
+
+	if (sl_ofp_meter_stats_entry_decode(body, len, ofs, &id, &sec, &nsec, &st, e) < 0)
+		return -1;
+	for (size_t i = 0; i < ml->n; i++) {
+		if (ml->rows[i].spec.meter_id == id) {
+			ml->rows[i].st = st;
+			ml->rows[i].dur_sec = sec;
+			ml->rows[i].dur_nsec = nsec;
+			ml->rows[i].have_stats = true;
+		}
+	}
+	return 0;
+}
+
+static int
+cmd_dump_meters(struct sl_ctl_of *c)
+{
+	struct meter_list ml = {0};
+	struct mp_ctx m = {.type = SL_OFPMP_METER_CONFIG, .entry = meter_config_entry, .user = &ml};
+	char err[ERR_MAX] = "", text[1024], dur[32];
+	int rc;
+
+	m.err = err;
+	rc = of_multipart(
+	    c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER_CONFIG, .meter_id = SL_METER_ID_ALL},
+	    mp_reply, &m, NULL, err, sizeof(err));
+	if (rc == 0) {
+		m.type = SL_OFPMP_METER;
+		m.entry = meter_stats_entry;
+		rc = of_multipart(
+		    c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER, .meter_id = SL_METER_ID_ALL},
+		    mp_reply, &m, NULL, err, sizeof(err));
+	}
+	if (rc < 0) {
+		free(ml.rows);
+		return of_failed("meter request", rc, err);
+	}
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_array_begin(&jw, "meters");
+	}
+	for (size_t i = 0; i < ml.n; i++) {
+		const struct meter_row *r = &ml.rows[i];
+
+		sl_meter_format(&r->spec, text, sizeof(text));
+		if (o.json) {
+			sl_ctl_jw_object_begin(&jw, NULL);
+			sl_ctl_jw_u64(&jw, "meter_id", r->spec.meter_id);
+			sl_ctl_jw_string(&jw, "meter", text);
+			if (r->have_stats) {
+				sl_ctl_jw_u64(&jw, "flow_count", r->st.flow_count);
+				sl_ctl_jw_u64(&jw, "n_packets", r->st.packets);
+				sl_ctl_jw_u64(&jw, "n_bytes", r->st.bytes);
+				sl_ctl_jw_double(&jw, "duration", duration_d(r->dur_sec, r->dur_nsec));
+				sl_ctl_jw_array_begin(&jw, "bands");
+				for (unsigned k = 0; k < r->st.n_bands; k++) {
+					sl_ctl_jw_object_begin(&jw, NULL);
+					sl_ctl_jw_u64(&jw, "n_packets", r->st.band_packets[k]);
+					sl_ctl_jw_u64(&jw, "n_bytes", r->st.band_bytes[k]);
+					sl_ctl_jw_object_end(&jw);
+				}
+				sl_ctl_jw_array_end(&jw);
+			}
+			sl_ctl_jw_object_end(&jw);
+			continue;
+		}
+		/* The add-meter syntax, then the counters (ovs-ofctl meter-stats). */
+		printf(" %s\n", text);
+		if (r->have_stats) {
+			fmt_duration(r->dur_sec, r->dur_nsec, dur, sizeof(dur));
+			printf("   duration=%s, flow_count=%" PRIu32 ", n_packets=%" PRIu64
+			       ", n_bytes=%" PRIu64,
+			       dur, r->st.flow_count, r->st.packets, r->st.bytes);
+			for (unsigned k = 0; k < r->st.n_bands; k++)
+				printf(", band%u: n_packets=%" PRIu64 " n_bytes=%" PRIu64, k,
+				       r->st.band_packets[k], r->st.band_bytes[k]);
+			printf("\n");
+		}
+	}
+	if (o.json) {
+		sl_ctl_jw_array_end(&jw);
+		sl_ctl_jw_object_end(&jw);
+	} else if (ml.n == 0) {
+		printf("no meters\n");
+	}
+	free(ml.rows);
+	return 0;
+}
+
+static int
+meter_features_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                     struct sl_ofp_error *e)
+{
+	if (sl_ofp_meter_features_decode(body + *ofs, len - *ofs, m->user, e) < 0)
+		return -1;
+	*ofs = len;
+	return 0;
+}
+
+static int
+cmd_meter_features(struct sl_ctl_of *c)
+{
+	struct sl_ofp_meter_features mf = {0};
+	struct mp_ctx m = {.type = SL_OFPMP_METER_FEATURES, .entry = meter_features_entry,
+	                   .user = &mf};
+	char err[ERR_MAX] = "";
+	int rc;
+
+	m.err = err;
+	rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER_FEATURES},
+	                  mp_reply, &m, NULL, err, sizeof(err));
+	if (rc < 0)
+		return of_failed("meter features request", rc, err);
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_u64(&jw, "max_meter", mf.max_meter);
+		sl_ctl_jw_u64(&jw, "band_types", mf.band_types);
+		sl_ctl_jw_u64(&jw, "capabilities", mf.capabilities);
+		sl_ctl_jw_u64(&jw, "max_bands", mf.max_bands);
+		sl_ctl_jw_u64(&jw, "max_color", mf.max_color);
+		sl_ctl_jw_object_end(&jw);
+		return 0;
+	}
+	printf("max_meter=%" PRIu32 " max_bands=%u max_color=%u\nband_types:%s%s\n"
+	       "capabilities:%s%s%s%s\n",
+	       mf.max_meter, mf.max_bands, mf.max_color,
+	       mf.band_types & (1u << SL_BAND_DROP) ? " drop" : "",
+	       mf.band_types & (1u << SL_BAND_DSCP_REMARK) ? " dscp_remark" : "",
+	       mf.capabilities & SL_METER_KBPS ? " kbps" : "",
+	       mf.capabilities & SL_METER_PKTPS ? " pktps" : "",
+	       mf.capabilities & SL_METER_BURST ? " burst" : "",
+	       mf.capabilities & SL_METER_STATS ? " stats" : "");
+	return 0;
+}
+
+/*
  * add-flow, add-flows, mod-flows, del-flows: flow_mods sent as one batch
  * closed by a barrier; every OFPT_ERROR is matched to its message by xid.
  */
@@ -1216,6 +1404,20 @@ on_group(void *arg, const struct sl_group_spec *gs, struct sl_parse_error *err)
 		snprintf(err->msg, sizeof(err->msg), "group too large for one OpenFlow message");
 		return rc;
 	}
+	if (rc == 0)
+		rc = batch_add_origin(b, err->file, err->line);
+	return rc;
+}
+
+/* A meter line: a meter_mod ADD in the batch. */
+static int
+on_meter(void *arg, const struct sl_meter_spec *ms, struct sl_parse_error *err)
+{
+	struct sl_ofp_meter_mod mm = {.command = SL_OFPMC_ADD, .spec = *ms};
+	struct batch *b = arg;
+	int rc;
+
+	rc = sl_ofp_meter_mod_encode(&b->msgs, 0, &mm);
 	if (rc == 0)
 		rc = batch_add_origin(b, err->file, err->line);
 	return rc;
@@ -1496,6 +1698,54 @@ cmd_group_mod(const char *cmd, const char *text)
 	return rc;
 }
 
+/*
+ * add-meter METER, mod-meter METER (ovs-ofctl add-meter syntax) and
+ * del-meters [meter=N]: one meter_mod.
+ */
+static int
+cmd_meter_mod(const char *cmd, const char *text)
+{
+	struct sl_ofp_meter_mod mm;
+	struct sl_parse_error pe;
+	struct batch b = {.label = cmd};
+	char buf[ERR_MAX];
+	int rc;
+
+	memset(&mm, 0, sizeof(mm));
+	if (strcmp(cmd, "del-meters") == 0) {
+		unsigned long long id = SL_METER_ID_ALL;
+		char *end;
+		mm.command = SL_OFPMC_DELETE;
+		if (*text != '\0' && strcmp(text, "meter=all") != 0) {
+			if (strncmp(text, "meter=", 6) != 0 || text[6] == '\0' ||
+			    (id = strtoull(text + 6, &end, 0), *end != '\0') || id == 0 ||
+			    id > SL_METER_ID_MAX)
+				return usage_error("del-meters: bad meter '%s' (expected meter=N, "
+				                   "N 1..0xffff0000, or meter=all)",
+				                   text);
+		}
+		mm.spec.meter_id = (uint32_t)id;
+	} else {
+		mm.command = strcmp(cmd, "add-meter") == 0 ? SL_OFPMC_ADD : SL_OFPMC_MODIFY;
+		if (sl_meter_parse(text, &mm.spec, &pe) < 0) {
+			sl_parse_error_format(&pe, buf, sizeof(buf));
+			return usage_error("%s: %s", cmd, buf);
+		}
+	}
+	sl_ofp_buf_init(&b.msgs);
+	rc = sl_ofp_meter_mod_encode(&b.msgs, 0, &mm);
+	if (rc == 0)
+		rc = batch_add_origin(&b, NULL, 0);
+	if (rc < 0) {
+		batch_free(&b);
+		errmsg("out of memory");
+		return EXIT_REFUSED;
+	}
+	rc = run_batch(&b);
+	batch_free(&b);
+	return rc;
+}
+
 static int
 cmd_add_flows(const char *path)
 {
@@ -1511,7 +1761,8 @@ cmd_add_flows(const char *path)
 	}
 	sl_ofp_buf_init(&b.msgs);
 	/* The whole file is checked and encoded before anything is sent. */
-	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow, on_directive, on_group};
+	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow, on_directive, on_group,
+	                                         on_meter};
 	rc = sl_flowfile_load_cb(file, &cb, &b, &pe);
 	if (rc < 0) {
 		if (b.display_file)
@@ -2973,6 +3224,12 @@ static const struct {
     {"add-group", true, 0, 1, -1},
     {"mod-group", true, 0, 1, -1},
     {"del-groups", true, 0, 0, -1},
+    {"dump-meters", true, 0, 0, 0},
+    {"meter-stats", true, 0, 0, 0},
+    {"meter-features", true, 0, 0, 0},
+    {"add-meter", true, 0, 1, -1},
+    {"mod-meter", true, 0, 1, -1},
+    {"del-meters", true, 0, 0, -1},
     {"add-flow", true, 0, 1, -1},
     {"add-flows", true, 0, 1, 1},
     {"set-fwd-mode", true, 0, 1, -1},
@@ -3156,6 +3413,9 @@ main(int argc, char **argv)
 	} else if (strcmp(cmd, "add-group") == 0 || strcmp(cmd, "mod-group") == 0 ||
 	           strcmp(cmd, "del-groups") == 0) {
 		ex = cmd_group_mod(cmd, text ? text : "");
+	} else if (strcmp(cmd, "add-meter") == 0 || strcmp(cmd, "mod-meter") == 0 ||
+	           strcmp(cmd, "del-meters") == 0) {
+		ex = cmd_meter_mod(cmd, text ? text : "");
 	} else if (strcmp(cmd, "mod-flows") == 0) {
 		ex = cmd_add_flow("mod-flows", text,
 		                  o.strict ? SL_OFPFC_MODIFY_STRICT : SL_OFPFC_MODIFY);
@@ -3207,6 +3467,10 @@ main(int argc, char **argv)
 			ex = cmd_dump_states(c, argv[optind + 1]);
 		else if (strcmp(cmd, "fwd-mode") == 0)
 			ex = cmd_fwd_mode(c);
+		else if (strcmp(cmd, "dump-meters") == 0 || strcmp(cmd, "meter-stats") == 0)
+			ex = cmd_dump_meters(c);
+		else if (strcmp(cmd, "meter-features") == 0)
+			ex = cmd_meter_features(c);
 		else
 			ex = cmd_dump_groups(c);
 		sl_ctl_of_close(c);
