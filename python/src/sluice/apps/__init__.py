@@ -4,4 +4,5 @@
 APPS: dict[str, str] = {
     "learning_switch": "sluice.apps.learning_switch",
     "flexforward": "sluice.apps.flexforward",
+    "policer": "sluice.apps.policer",
 }
