@@ -168,3 +168,65 @@ def test_tunnel_id_in_packet_in_match(sluice_bin: Path) -> None:
             assert bytes.fromhex("80004c08 0000000000001234") in got.body, got.body.hex()
     finally:
         sw.stop()
+
+
+def _mpls(label: int, tc: int, bos: int, ttl: int) -> bytes:
+    return (label << 12 | tc << 9 | bos << 8 | ttl).to_bytes(4, "big")
+
+
+def test_mpls_push_pop_ttl(pcap_switch) -> None:  # type: ignore[no-untyped-def]
+    """push_mpls / pop_mpls / set_mpls_ttl / dec_mpls_ttl (OF 1.3 section 5.12, as Open
+    vSwitch does them): a label goes after the VLAN tags with label 0, TC from the DSCP's low
+    bits and the IP TTL; a second push copies the label below (BoS cleared); later tables
+    match the new label; pop restores what was under it; dec_mpls_ttl on TTL 1 drops as
+    ttl-expired."""
+    from conftest import assert_balanced
+    from scapy.all import IP, UDP, Dot1Q, Ether, Raw
+
+    ip = IP(src="10.0.0.1", dst="10.0.0.2", ttl=33, tos=0x14 << 2) / UDP(dport=9) / Raw(b"p" * 20)
+    plain = bytes(Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01") / ip)
+    tagged = bytes(Ether(dst="02:00:00:00:00:03", src="02:00:00:00:00:01") /
+                   Dot1Q(vlan=7) / ip)
+    # Labelled input: one label (16, TTL 1) over IPv4, for pop and dec.
+    lab1 = (bytes(Ether(dst="02:00:00:00:00:04", src="02:00:00:00:00:01"))[:12] +
+            b"\x88\x47" + _mpls(16, 0, 1, 1) + bytes(ip))
+    lab2 = (bytes(Ether(dst="02:00:00:00:00:05", src="02:00:00:00:00:01"))[:12] +
+            b"\x88\x47" + _mpls(16, 0, 1, 9) + bytes(ip))
+    res = pcap_switch(5, {1: [plain, tagged, lab1, lab2]}, [
+        # push on IPv4 (and on a VLAN-tagged frame), then match the label in table 1
+        "table=0,priority=9,dl_dst=02:00:00:00:00:02 actions=push_mpls:0x8847,goto_table:1",
+        "table=0,priority=9,dl_dst=02:00:00:00:00:03 actions=push_mpls:0x8847,push_mpls:0x8847,"
+        "set_mpls_ttl:5,output:3",
+        "table=0,priority=9,dl_dst=02:00:00:00:00:04 actions=dec_mpls_ttl,output:4",
+        "table=0,priority=9,dl_dst=02:00:00:00:00:05 actions=dec_mpls_ttl,pop_mpls:0x0800,"
+        "goto_table:1",
+        "table=1,priority=9,mpls,mpls_label=0,mpls_tc=4,mpls_bos=1 actions=output:2",
+        "table=1,priority=8,ip,nw_dst=10.0.0.2 actions=output:5",
+    ])
+    l0 = _mpls(0, 0x14 & 7, 1, 33)
+    assert [bytes(p) for p in res.out[2]] == [plain[:12] + b"\x88\x47" + l0 + plain[14:]]
+    # Two pushes over a VLAN tag: the labels sit after the tag; the outer one copies the
+    # inner (BoS 0) and then gets TTL 5.
+    want3 = (tagged[:16] + b"\x88\x47" + _mpls(0, 4, 0, 5) + l0 + tagged[18:])
+    assert [bytes(p) for p in res.out[3]] == [want3]
+    assert res.out[4] == [], "dec_mpls_ttl of TTL 1 drops"
+    assert res.drops().get("ttl-expired") == 1, res.drops()
+    assert [bytes(p) for p in res.out[5]] == [lab2[:12] + b"\x08\x00" + bytes(ip)]
+    assert_balanced(res)
+
+
+def test_mpls_action_set_order(pcap_switch) -> None:  # type: ignore[no-untyped-def]
+    """In an action set push_mpls runs before push_vlan (section 5.10), whatever the written
+    order, and set_mpls_ttl after dec_mpls_ttl."""
+    from scapy.all import IP, UDP, Ether
+
+    f = bytes(Ether(dst="02:00:00:00:00:02") / IP(ttl=20) / UDP())
+    res = pcap_switch(2, {1: [f]}, [
+        "priority=1 actions=write_actions(push_vlan:0x8100,set_mpls_ttl:7,dec_mpls_ttl,"
+        "push_mpls:0x8847,output:2)",
+    ])
+    out = [bytes(p) for p in res.out[2]]
+    assert len(out) == 1
+    o = out[0]
+    assert o[12:14] == b"\x81\x00" and o[16:18] == b"\x88\x47", o[:24].hex()
+    assert o[18:22] == _mpls(0, 0, 1, 7), o[18:22].hex()

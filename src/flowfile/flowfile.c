@@ -1406,6 +1406,26 @@ parse_action(struct parser *ps, const struct act_item *it, struct sl_action *a)
 		a->type = SL_ACT_POP_VLAN;
 		return need_no_arg(err, it);
 	}
+	if (span_eq(name, "push_mpls") || span_eq(name, "pop_mpls")) {
+		if ((rc = act_uint(err, it, UINT16_MAX, &n)))
+			return rc;
+		a->type = span_eq(name, "push_mpls") ? SL_ACT_PUSH_MPLS : SL_ACT_POP_MPLS;
+		if (a->type == SL_ACT_PUSH_MPLS && n != 0x8847 && n != 0x8848)
+			return fail(err, it->tok, -EINVAL, "push_mpls takes 0x8847 or 0x8848");
+		a->ethertype = (uint16_t)n;
+		return 0;
+	}
+	if (span_eq(name, "dec_mpls_ttl")) {
+		a->type = SL_ACT_DEC_MPLS_TTL;
+		return need_no_arg(err, it);
+	}
+	if (span_eq(name, "set_mpls_ttl")) {
+		if ((rc = act_uint(err, it, UINT8_MAX, &n)))
+			return rc;
+		a->type = SL_ACT_SET_MPLS_TTL;
+		a->ttl = (uint8_t)n;
+		return 0;
+	}
 	if (span_eq(name, "dec_ttl")) {
 		a->type = SL_ACT_DEC_NW_TTL;
 		return need_no_arg(err, it);
@@ -2214,6 +2234,18 @@ sb_action(struct sbuf *b, const struct sl_action *a)
 		break;
 	case SL_ACT_DEC_NW_TTL:
 		sb_printf(b, "dec_ttl");
+		break;
+	case SL_ACT_PUSH_MPLS:
+		sb_printf(b, "push_mpls:0x%04x", a->ethertype);
+		break;
+	case SL_ACT_POP_MPLS:
+		sb_printf(b, "pop_mpls:0x%04x", a->ethertype);
+		break;
+	case SL_ACT_SET_MPLS_TTL:
+		sb_printf(b, "set_mpls_ttl:%u", a->ttl);
+		break;
+	case SL_ACT_DEC_MPLS_TTL:
+		sb_printf(b, "dec_mpls_ttl");
 		break;
 	case SL_ACT_COPY_TTL_OUT:
 		sb_printf(b, "copy_ttl_out");

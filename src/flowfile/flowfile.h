@@ -113,6 +113,12 @@
  *                          OpenFlow 1.3 gives it no prerequisite, and a
  *                          packet that is not IP passes it unchanged)
  *   copy_ttl_in  group:N (0..0xffffff00)  set_queue:N
+ *   push_mpls:0x8847|0x8848  pop_mpls:ETHERTYPE (what follows the label)
+ *   set_mpls_ttl:N  dec_mpls_ttl
+ *                          MPLS: push after the VLAN tags (label, TC and TTL
+ *                          copied from a label below, else label 0/2, TC
+ *                          from the DSCP, TTL from IP or 64); a packet
+ *                          without a label passes pop/set/dec unchanged
  *   meter:N                the meter instruction (1..0xffff0000): the packet
  *                          goes through meter N before anything else; it
  *                          must be written first, as ovs-ofctl requires

@@ -474,7 +474,8 @@ enum {
 	((1u << SL_OFPAT_OUTPUT) | (1u << SL_OFPAT_COPY_TTL_OUT) | (1u << SL_OFPAT_COPY_TTL_IN) |  \
 	 (1u << SL_OFPAT_PUSH_VLAN) | (1u << SL_OFPAT_POP_VLAN) | (1u << SL_OFPAT_SET_QUEUE) |     \
 	 (1u << SL_OFPAT_GROUP) | (1u << SL_OFPAT_SET_NW_TTL) | (1u << SL_OFPAT_DEC_NW_TTL) |      \
-	 (1u << SL_OFPAT_SET_FIELD))
+	 (1u << SL_OFPAT_SET_FIELD) | (1u << SL_OFPAT_SET_MPLS_TTL) |                              \
+	 (1u << SL_OFPAT_DEC_MPLS_TTL) | (1u << SL_OFPAT_PUSH_MPLS) | (1u << SL_OFPAT_POP_MPLS))
 
 /** Instruction types (ofp_instruction.type). */
 enum {

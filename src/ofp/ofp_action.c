@@ -131,12 +131,29 @@ action_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx, const st
 	case SL_OFPAT_COPY_TTL_IN:
 	case SL_OFPAT_POP_VLAN:
 	case SL_OFPAT_DEC_NW_TTL:
+	case SL_OFPAT_DEC_MPLS_TTL:
 		if (len != 8)
 			return FAIL_BAC(err, BAD_LEN);
-		a->type = type == SL_OFPAT_COPY_TTL_OUT ? SL_ACT_COPY_TTL_OUT
+		a->type = type == SL_OFPAT_COPY_TTL_OUT	 ? SL_ACT_COPY_TTL_OUT
 			  : type == SL_OFPAT_COPY_TTL_IN ? SL_ACT_COPY_TTL_IN
 			  : type == SL_OFPAT_POP_VLAN	 ? SL_ACT_POP_VLAN
-							 : SL_ACT_DEC_NW_TTL;
+			  : type == SL_OFPAT_DEC_NW_TTL	 ? SL_ACT_DEC_NW_TTL
+							 : SL_ACT_DEC_MPLS_TTL;
+		return 0;
+	case SL_OFPAT_SET_MPLS_TTL:
+		if (len != 8)
+			return FAIL_BAC(err, BAD_LEN);
+		a->type = SL_ACT_SET_MPLS_TTL;
+		a->ttl = p[4];
+		return 0;
+	case SL_OFPAT_PUSH_MPLS:
+	case SL_OFPAT_POP_MPLS:
+		if (len != 8)
+			return FAIL_BAC(err, BAD_LEN);
+		a->type = type == SL_OFPAT_PUSH_MPLS ? SL_ACT_PUSH_MPLS : SL_ACT_POP_MPLS;
+		a->ethertype = rd16(p + 4);
+		if (type == SL_OFPAT_PUSH_MPLS && a->ethertype != 0x8847 && a->ethertype != 0x8848)
+			return FAIL_BAC(err, BAD_ARGUMENT);
 		return 0;
 	case SL_OFPAT_PUSH_VLAN: {
 		const struct ofp_action_push *pu = (const void *)p;
@@ -198,7 +215,7 @@ action_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx, const st
 		return 0;
 	}
 	default:
-		/* Unknown, and the MPLS / PBB actions Sluice does not execute. */
+		/* Unknown, and the PBB actions Sluice does not execute. */
 		return FAIL_BAC(err, BAD_TYPE);
 	}
 }
@@ -326,6 +343,18 @@ undo:
 		break;
 	case SL_ACT_DEC_NW_TTL:
 		wr16(p, SL_OFPAT_DEC_NW_TTL);
+		break;
+	case SL_ACT_PUSH_MPLS:
+	case SL_ACT_POP_MPLS:
+		wr16(p, a->type == SL_ACT_PUSH_MPLS ? SL_OFPAT_PUSH_MPLS : SL_OFPAT_POP_MPLS);
+		wr16(p + 4, a->ethertype);
+		break;
+	case SL_ACT_SET_MPLS_TTL:
+		wr16(p, SL_OFPAT_SET_MPLS_TTL);
+		p[4] = a->ttl;
+		break;
+	case SL_ACT_DEC_MPLS_TTL:
+		wr16(p, SL_OFPAT_DEC_MPLS_TTL);
 		break;
 	case SL_ACT_COPY_TTL_OUT:
 		wr16(p, SL_OFPAT_COPY_TTL_OUT);

@@ -717,6 +717,12 @@ pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, 
 					      "push_vlan: ethertype 0x%04x is not 0x8100 or 0x88a8",
 					      a[i].ethertype);
 			break;
+		case SL_ACT_PUSH_MPLS:
+			if (a[i].ethertype != 0x8847 && a[i].ethertype != 0x8848)
+				return pl_err(pl, SL_FAIL_BAD_ACTION, err, err_size, -EINVAL,
+					      "push_mpls: ethertype 0x%04x is not 0x8847 or 0x8848",
+					      a[i].ethertype);
+			break;
 		default:
 			if (a[i].type >= SL_ACT__MAX)
 				return pl_err(pl, SL_FAIL_BAD_ACTION, err, err_size, -EINVAL,

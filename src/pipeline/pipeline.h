@@ -8,8 +8,9 @@
  * packet looks up the tables it is sent to with goto_table (forward only),
  * runs apply_actions at once, accumulates write_actions into its action set,
  * and at the end of the pipeline executes the action set in the order the
- * specification gives (copy TTL in, pop, push MPLS, push VLAN, copy TTL out,
- * dec TTL, set fields, queue, group, output).
+ * specification gives (copy TTL in, pop VLAN and MPLS, push MPLS, push VLAN,
+ * copy TTL out, dec TTL and MPLS TTL, set TTL and MPLS TTL, set fields, queue,
+ * group, output).
  *
  * Tables are visited in increasing id order over the whole burst: the lanes
  * waiting at table t are looked up together with one lookup_burst call, so
@@ -85,6 +86,10 @@ enum sl_action_type {
 	SL_ACT_GROUP,
 	SL_ACT_SET_QUEUE,
 	SL_ACT_SET_STATE, /* OpenState set_state (Sluice experimenter action) */
+	SL_ACT_PUSH_MPLS, /* a label after the VLAN tags: ethertype 0x8847 or 0x8848 */
+	SL_ACT_POP_MPLS,  /* the top label; ethertype: the type of what follows it */
+	SL_ACT_SET_MPLS_TTL,
+	SL_ACT_DEC_MPLS_TTL,
 	SL_ACT__MAX
 };
 
@@ -102,8 +107,8 @@ struct sl_action {
 			struct sl_field f;
 			uint8_t value[SL_FIELD_SIZE_MAX];
 		} set_field;
-		uint16_t ethertype; /* push_vlan: 0x8100 or 0x88a8 */
-		uint8_t ttl;        /* set_nw_ttl */
+		uint16_t ethertype; /* push_vlan: 0x8100 or 0x88a8; push_mpls, pop_mpls */
+		uint8_t ttl;        /* set_nw_ttl, set_mpls_ttl */
 		uint32_t group_id;  /* group */
 		uint32_t queue_id;  /* set_queue (accepted, no effect) */
 		struct {

@@ -241,6 +241,72 @@ set_ttl(struct sl_pkt *p, uint8_t ttl)
 	sl_pkt_field_write(p, &f, &ttl);
 }
 
+/*
+ * push_mpls (OpenFlow 1.3 section 5.12; as Open vSwitch does it): a label
+ * after the Ethernet header and VLAN tags.  Over a label it copies that
+ * label's fields (bottom of stack cleared); over anything else it is label 0
+ * (IPv4 explicit null; 2, IPv6 explicit null, over IPv6), TC the low three
+ * bits of the IP DSCP, TTL the IP TTL (64 when not IP or 0), bottom of stack.
+ */
+static bool
+push_mpls(struct sl_pkt *p, uint16_t ethertype)
+{
+	unsigned at;
+	uint32_t lse;
+
+	if (p->headroom < 4 || p->len < 14)
+		return false;
+	sl_pkt_parse_l2(p);
+	at = p->l2_end;
+	if ((p->eth_type == 0x8847 || p->eth_type == 0x8848) && at + 4 <= p->len) {
+		const uint8_t *l = p->data + at;
+		lse = ((uint32_t)l[0] << 24 | (uint32_t)l[1] << 16 | (uint32_t)l[2] << 8 | l[3]) &
+		      ~0x100u;
+	} else {
+		uint32_t label = p->eth_type == 0x86dd ? 2 : 0, tc = 0, ttl = 64;
+		if (p->ip_end != 0) {
+			const uint8_t *ip = p->data + p->l3_ofs;
+			unsigned tos = p->eth_type == 0x0800 ? ip[1]
+							     : (unsigned)((ip[0] & 0xf) << 4 | ip[1] >> 4);
+			uint8_t t = ip[p->eth_type == 0x0800 ? 8 : 7];
+			tc = (tos >> 2) & 7;
+			ttl = t ? t : 64;
+		}
+		lse = label << 12 | tc << 9 | 1u << 8 | ttl;
+	}
+	memmove(p->data - 4, p->data, at);
+	p->data -= 4;
+	p->headroom -= 4;
+	p->len += 4;
+	p->data[at - 2] = (uint8_t)(ethertype >> 8);
+	p->data[at - 1] = (uint8_t)ethertype;
+	p->data[at] = (uint8_t)(lse >> 24);
+	p->data[at + 1] = (uint8_t)(lse >> 16);
+	p->data[at + 2] = (uint8_t)(lse >> 8);
+	p->data[at + 3] = (uint8_t)lse;
+	sl_pkt_reparse(p);
+	return true;
+}
+
+/* pop_mpls: the top label goes, @ethertype names what follows.  No label: nothing to pop. */
+static void
+pop_mpls(struct sl_pkt *p, uint16_t ethertype)
+{
+	unsigned at;
+
+	sl_pkt_parse_l2(p);
+	at = p->l2_end;
+	if ((p->eth_type != 0x8847 && p->eth_type != 0x8848) || at + 4 > p->len)
+		return;
+	memmove(p->data + 4, p->data, at);
+	p->data += 4;
+	p->headroom += 4;
+	p->len -= 4;
+	p->data[at - 2] = (uint8_t)(ethertype >> 8);
+	p->data[at - 1] = (uint8_t)ethertype;
+	sl_pkt_reparse(p);
+}
+
 /* MPLS TTL of the top label, or -1. */
 static int
 mpls_ttl_ofs(struct sl_pkt *p)
@@ -341,6 +407,32 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 			p->data[o] = p->data[mo];
 		}
 		return true;
+	case SL_ACT_PUSH_MPLS:
+		flush_pending(ctx, st, p, hooks);
+		if (!push_mpls(p, a->ethertype)) {
+			*reason = SL_DROP_NO_HEADROOM;
+			return false;
+		}
+		return true;
+	case SL_ACT_POP_MPLS:
+		flush_pending(ctx, st, p, hooks);
+		pop_mpls(p, a->ethertype);
+		return true;
+	case SL_ACT_SET_MPLS_TTL:
+		flush_pending(ctx, st, p, hooks);
+		if ((mo = mpls_ttl_ofs(p)) >= 0)
+			p->data[mo] = a->ttl;
+		return true;
+	case SL_ACT_DEC_MPLS_TTL:
+		flush_pending(ctx, st, p, hooks);
+		if ((mo = mpls_ttl_ofs(p)) < 0)
+			return true; /* no label: nothing to decrement */
+		if (p->data[mo] <= 1) {
+			*reason = SL_DROP_TTL_EXPIRED;
+			return false;
+		}
+		p->data[mo]--;
+		return true;
 	case SL_ACT_SET_QUEUE:
 	default:
 		return true;
@@ -359,6 +451,18 @@ aset_write(struct action_set *as, const struct sl_action *a, const struct sl_flo
 		break;
 	case SL_ACT_PUSH_VLAN:
 		as->push_vlan = a;
+		break;
+	case SL_ACT_POP_MPLS:
+		as->pop_mpls = a;
+		break;
+	case SL_ACT_PUSH_MPLS:
+		as->push_mpls = a;
+		break;
+	case SL_ACT_DEC_MPLS_TTL:
+		as->dec_mpls_ttl = a;
+		break;
+	case SL_ACT_SET_MPLS_TTL:
+		as->set_mpls_ttl = a;
 		break;
 	case SL_ACT_COPY_TTL_OUT:
 		as->copy_ttl_out = a;
@@ -401,8 +505,10 @@ aset_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct p
 	     struct sl_pkt *p, const struct sl_pipeline_hooks *hooks, uint8_t *reason)
 {
 	const struct action_set *as = &st->aset;
-	const struct sl_action *order[] = {as->copy_ttl_in, as->pop_vlan, as->push_vlan,
-					   as->copy_ttl_out, as->dec_ttl, as->set_ttl};
+	const struct sl_action *order[] = {as->copy_ttl_in, as->pop_vlan,     as->pop_mpls,
+					   as->push_mpls,   as->push_vlan,    as->copy_ttl_out,
+					   as->dec_ttl,     as->dec_mpls_ttl, as->set_ttl,
+					   as->set_mpls_ttl};
 
 	for (unsigned i = 0; i < SL_ARRAY_SIZE(order); i++)
 		if (order[i] != NULL && !exec_action(pl, ctx, st, p, order[i], hooks, reason))

@@ -140,8 +140,11 @@ sl_action_equal(const struct sl_action *a, const struct sl_action *b)
 		       memcmp(a->set_field.value, b->set_field.value,
 			      sl_field_size(&a->set_field.f)) == 0;
 	case SL_ACT_PUSH_VLAN:
+	case SL_ACT_PUSH_MPLS:
+	case SL_ACT_POP_MPLS:
 		return a->ethertype == b->ethertype;
 	case SL_ACT_SET_NW_TTL:
+	case SL_ACT_SET_MPLS_TTL:
 		return a->ttl == b->ttl;
 	case SL_ACT_GROUP:
 		return a->group_id == b->group_id;
