@@ -996,6 +996,9 @@ random_flow(char *s, size_t size)
 	if (rnd() % 2)
 		cat(s, size, ",push_vlan:0x8100,mod_vlan_vid:%u,pop_vlan", (unsigned)(rnd() % 4096));
 	if (rnd() % 3 == 0)
+		cat(s, size, ",push_mpls:0x884%u,set_mpls_ttl:%u,dec_mpls_ttl,pop_mpls:0x%04x",
+		    (unsigned)(7 + rnd() % 2), (unsigned)(rnd() % 256), (unsigned)(rnd() % 65536));
+	if (rnd() % 3 == 0)
 		cat(s, size, ",CONTROLLER:%u,copy_ttl_out,copy_ttl_in,set_queue:%u",
 		    (unsigned)(rnd() % 65536), (unsigned)rnd());
 	if (rnd() % 3 == 0)
@@ -1383,8 +1386,16 @@ test_errors_instructions(void)
 		{"0004 0008 00000000 0003 0008 00000000 0005 0008 00000000", 0, 0xffff, "empty lists"},
 		/* Actions. */
 		{"0004 0010 00000000 0063 0008 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_TYPE, "99"},
-		{"0004 0010 00000000 0013 0008 88470000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_TYPE,
-		 "push_mpls"},
+		{"0004 0010 00000000 0013 0008 88470000", 0, 0xffff, "push_mpls 0x8847"},
+		{"0004 0010 00000000 0013 0008 08000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_ARGUMENT,
+		 "push_mpls 0x0800"},
+		{"0004 0010 00000000 0014 0008 08000000", 0, 0xffff, "pop_mpls 0x0800"},
+		{"0004 0010 00000000 000f 0008 40000000", 0, 0xffff, "set_mpls_ttl 64"},
+		{"0004 0010 00000000 0010 0008 00000000", 0, 0xffff, "dec_mpls_ttl"},
+		{"0004 0018 00000000 0010 0010 00000000 00000000 00000000", SL_OFPET_BAD_ACTION,
+		 SL_OFPBAC_BAD_LEN, "dec_mpls_ttl 16"},
+		{"0004 0010 00000000 001a 0008 88e70000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_TYPE,
+		 "push_pbb"},
 		{"0004 0010 00000000 0001 0008 00050000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_TYPE,
 		 "OF1.0 set_vlan_vid"},
 		{"0004 0010 00000000 0018 000c 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_LEN,
