@@ -230,3 +230,52 @@ def test_mpls_action_set_order(pcap_switch) -> None:  # type: ignore[no-untyped-
     o = out[0]
     assert o[12:14] == b"\x81\x00" and o[16:18] == b"\x88\x47", o[:24].hex()
     assert o[18:22] == _mpls(0, 0, 1, 7), o[18:22].hex()
+
+
+def test_invalid_ttl_packet_in(sluice_bin: Path) -> None:
+    """An expired dec_mpls_ttl or dec_ttl is dropped (ttl-expired); once the controller's
+    async configuration asks for OFPR_INVALID_TTL (OpenFlow 1.3's way: SET_ASYNC), a copy
+    also comes up as a packet-in of reason INVALID_TTL (2) with the flow's table and cookie."""
+    import struct
+
+    from scapy.all import IP, UDP, Ether, Raw
+
+    from sluice import ofp
+
+    if not testing.openflow_supported(sluice_bin):
+        pytest.skip("this sluice has no -C/--controller")
+    port = testing.free_tcp_port()
+    sw = Sluice(SluiceConfig(ports=["net_null0,no-rx=1", "net_null1,no-rx=1"],
+                             controllers=(f"ptcp:{port}:127.0.0.1",),
+                             flows=["cookie=0x77,priority=5,mpls actions=dec_mpls_ttl,output:2",
+                                    "cookie=0x78,priority=4,ip actions=dec_ttl,output:2"]),
+                binary=sluice_bin)
+    mpls = (bytes(Ether(dst="02:00:00:00:00:02"))[:12] + b"\x88\x47" + _mpls(16, 0, 1, 1) +
+            bytes(IP(dst="10.0.0.1") / UDP() / Raw(b"m" * 20)))
+    ip = bytes(Ether(dst="02:00:00:00:00:02") / IP(dst="10.0.0.1", ttl=1) / UDP() /
+               Raw(b"i" * 20))
+    try:
+        (target,) = sw.wait_listening()
+        with ofp.Client.connect(target) as c:
+            c.barrier()
+
+            def inject(frame: bytes) -> None:
+                c.send(ofp.packet_out(frame, [ofp.action_output(ofp.OFPP_TABLE)], in_port=1))
+
+            inject(mpls)
+            with pytest.raises(TimeoutError):
+                c.wait_for(lambda m: m.type == ofp.OFPT_PACKET_IN, 1.0)
+            # SET_ASYNC (type 28): packet-in masks (master, slave), port status, flow removed.
+            pin_mask = (1 << 0) | (1 << 1) | (1 << 2)
+            c.send(ofp.message(28, struct.pack("!IIIIII", pin_mask, 0, 7, 7, 15, 0)))
+            c.barrier()
+            for frame, cookie in ((mpls, 0x77), (ip, 0x78)):
+                inject(frame)
+                got = c.wait_for(lambda m: m.type == ofp.OFPT_PACKET_IN, 10)
+                # ofp_packet_in: buffer_id(4) total_len(2) reason(1) table_id(1) cookie(8)
+                reason, table_id, ck = struct.unpack_from("!BBQ", got.body, 6)
+                assert (reason, table_id, ck) == (2, 0, cookie), got.body[:16].hex()
+                assert got.body.endswith(frame), "the whole packet, before the decrement"
+        assert sw.stop() == 0, sw.output
+    finally:
+        sw.stop()

@@ -347,6 +347,22 @@ on_connect(struct sl_ofconn *oc, void *arg)
 	standalone_update(sw);
 }
 
+/*
+ * The datapath sends expired TTLs to the controller while some connection's
+ * async configuration asks for OFPR_INVALID_TTL packet-ins (OpenFlow 1.3 has
+ * no set_config flag for it; async_allowed still filters per connection).
+ */
+static void
+invalid_ttl_update(struct sl_ofswitch *sw)
+{
+	bool want = false;
+
+	for (unsigned i = 0; i < sw->n_conns; i++)
+		want |= ((sw->conns[i]->async.packet_in_mask[0] |
+			  sw->conns[i]->async.packet_in_mask[1]) >> SL_OFPR_INVALID_TTL) & 1;
+	sl_pipeline_set_invalid_ttl_pin(sw->p.pl, want);
+}
+
 static void
 on_disconnect(struct sl_ofconn *oc, void *arg)
 {
@@ -366,6 +382,7 @@ on_disconnect(struct sl_ofconn *oc, void *arg)
 	free(c);
 	sl_ofconn_set_user(oc, NULL);
 	standalone_update(sw);
+	invalid_ttl_update(sw);
 }
 
 static void
@@ -1372,6 +1389,7 @@ on_message(struct sl_ofconn *oc, const uint8_t *msg, size_t len, void *arg)
 	case SL_OFPT_SET_ASYNC:
 		if (sl_ofp_set_async_decode(msg, len, &c->async, &e) < 0)
 			send_error(c, &e, msg, len);
+		invalid_ttl_update(sw);
 		break;
 	case SL_OFPT_QUEUE_GET_CONFIG_REQUEST: {
 		uint32_t port;

@@ -1473,6 +1473,12 @@ sl_pipeline_set_shared_counters(struct sl_pipeline *pl, bool on)
 }
 
 void
+sl_pipeline_set_invalid_ttl_pin(struct sl_pipeline *pl, bool on)
+{
+	__atomic_store_n(&pl->invalid_ttl_pin, on, __ATOMIC_RELAXED);
+}
+
+void
 sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on)
 {
 	pl->dcache = on;

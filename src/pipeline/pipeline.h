@@ -418,6 +418,7 @@ struct sl_pipeline_ctx;
 /** Packet-in reasons (OFPR_*). */
 #define SL_PIN_NO_MATCH 0
 #define SL_PIN_ACTION 1
+#define SL_PIN_INVALID_TTL 2 /* dec_ttl / dec_mpls_ttl expired (sl_pipeline_set_invalid_ttl_pin) */
 
 /** Why and how a packet goes to the controller (an output:CONTROLLER). */
 struct sl_pin {
@@ -664,6 +665,14 @@ void sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on);
  * each worker's context and never need this.  Init only (before workers run).
  */
 void sl_pipeline_set_shared_counters(struct sl_pipeline *pl, bool on);
+/**
+ * Send packets whose TTL expires (dec_ttl, dec_mpls_ttl) to the controller,
+ * reason SL_PIN_INVALID_TTL, besides dropping them (counted ttl-expired):
+ * on while some controller connection asked for OFPR_INVALID_TTL packet-ins
+ * (OpenFlow 1.3 asks through the async configuration).  The copy counts as
+ * a copy.  Control thread, any time; off by default.
+ */
+void sl_pipeline_set_invalid_ttl_pin(struct sl_pipeline *pl, bool on);
 
 /**
  * Longest goto chain, in tables, that any packet has traversed so far (0 before the first

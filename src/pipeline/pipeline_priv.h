@@ -100,6 +100,7 @@ struct sl_pipeline {
 	struct pl_groups *groups;
 	struct pl_meters *meters;
 	bool shared_counters; /* several workers: flow and group counters by atomic add */
+	bool invalid_ttl_pin; /* expired TTLs also go to the controller (atomic byte) */
 	/* State tables (state_stage.c): ids of tables that are or were state tables (grows only). */
 	unsigned n_state_ids;           /* atomic store/load: workers scan the ids below it */
 	uint8_t state_ids[SL_TABLES_MAX];

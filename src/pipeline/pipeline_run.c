@@ -336,6 +336,26 @@ static bool exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx
 		       const struct sl_pipeline_hooks *hooks, uint8_t *reason, bool final);
 
 /*
+ * A TTL expired: the packet is dropped (ttl-expired); when a controller asked
+ * for OFPR_INVALID_TTL packet-ins, a copy of it goes there first (the flow's
+ * table and cookie, the whole packet).  Returns false, as a drop.
+ */
+static bool
+ttl_expired(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	    struct sl_pkt *p, const struct sl_pipeline_hooks *hooks, uint8_t *reason)
+{
+	*reason = SL_DROP_TTL_EXPIRED;
+	if (!__atomic_load_n(&pl->invalid_ttl_pin, __ATOMIC_RELAXED))
+		return false;
+	flush_pending(ctx, st, p, hooks);
+	do_output(pl, ctx, st, p, SL_PORT_CONTROLLER, hooks);
+	st->pin.reason = SL_PIN_INVALID_TTL;
+	st->pin.max_len = 0xffff;
+	flush_pending(ctx, st, p, hooks);
+	return false;
+}
+
+/*
  * Execute one action.  Returns false when the packet is dropped (the reason
  * is in *reason).
  */
@@ -384,8 +404,11 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		if (pl_dec_ttl_plain(p)) /* decremented, or not IP */
 			return true;
 		/* What remains is a drop: a header that lies has no TTL (OVS reads 0), or 0/1. */
-		*reason = ttl_ofs(p) == -2 ? SL_DROP_BAD_ACTION : SL_DROP_TTL_EXPIRED;
-		return false;
+		if (ttl_ofs(p) == -2) {
+			*reason = SL_DROP_BAD_ACTION;
+			return false;
+		}
+		return ttl_expired(pl, ctx, st, p, hooks, reason);
 	case SL_ACT_COPY_TTL_OUT:
 	case SL_ACT_COPY_TTL_IN:
 		flush_pending(ctx, st, p, hooks);
@@ -427,10 +450,8 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		flush_pending(ctx, st, p, hooks);
 		if ((mo = mpls_ttl_ofs(p)) < 0)
 			return true; /* no label: nothing to decrement */
-		if (p->data[mo] <= 1) {
-			*reason = SL_DROP_TTL_EXPIRED;
-			return false;
-		}
+		if (p->data[mo] <= 1)
+			return ttl_expired(pl, ctx, st, p, hooks, reason);
 		p->data[mo]--;
 		return true;
 	case SL_ACT_SET_QUEUE:
