@@ -279,3 +279,28 @@ def test_invalid_ttl_packet_in(sluice_bin: Path) -> None:
         assert sw.stop() == 0, sw.output
     finally:
         sw.stop()
+
+
+def test_pbb_push_pop_isid(pcap_switch) -> None:  # type: ignore[no-untyped-def]
+    """push_pbb / pop_pbb and PBB_ISID (OXM 37, maskable): push puts the frame behind a new
+    header with the same MACs, type 0x88e7 and an I-TAG whose I-PCP is the VLAN PCP and
+    I-SID 0; later tables match and set the I-SID; pop gives the customer frame back."""
+    from conftest import assert_balanced
+    from scapy.all import IP, UDP, Dot1Q, Ether, Raw
+
+    inner = bytes(Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01") /
+                  Dot1Q(vlan=9, prio=5) / IP(dst="10.0.0.1") / UDP() / Raw(b"b" * 20))
+    other = bytes(Ether(dst="02:00:00:00:00:03", src="02:00:00:00:00:01") /
+                  IP(dst="10.0.0.2") / UDP() / Raw(b"c" * 20))
+    itag = bytes([0, 0xab, 0xcd, 0xef])
+    encap = (bytes.fromhex("0200000000b1" "0200000000b2") + b"\x88\xe7" + itag + other)
+    res = pcap_switch(4, {1: [inner, encap]}, [
+        "table=0,priority=9,dl_dst=02:00:00:00:00:02 actions=push_pbb:0x88e7,goto_table:1",
+        "table=0,priority=9,dl_type=0x88e7,pbb_isid=0xabcd00/0xffff00 actions=pop_pbb,output:4",
+        "table=1,priority=9,dl_type=0x88e7,pbb_isid=0 actions=set_field:0x123456->pbb_isid,goto_table:2",
+        "table=2,priority=9,dl_type=0x88e7,pbb_isid=0x123456 actions=output:2",
+    ])
+    want = inner[:12] + b"\x88\xe7" + bytes([5 << 5, 0x12, 0x34, 0x56]) + inner
+    assert [bytes(p) for p in res.out[2]] == [want]
+    assert [bytes(p) for p in res.out[4]] == [other]
+    assert_balanced(res)

@@ -282,6 +282,7 @@ field_vkind(const struct sl_field *f)
 	case SL_FIELD_IPV6_EXTHDR:
 	case SL_FIELD_ETH_TYPE:
 	case SL_FIELD_IPV6_FLABEL:
+	case SL_FIELD_PBB_ISID:
 	case SL_FIELD_RAW:
 		return VK_HEX;
 	case SL_FIELD_ETH_DST:
@@ -1415,6 +1416,19 @@ parse_action(struct parser *ps, const struct act_item *it, struct sl_action *a)
 		a->ethertype = (uint16_t)n;
 		return 0;
 	}
+	if (span_eq(name, "push_pbb")) {
+		if ((rc = act_uint(err, it, UINT16_MAX, &n)))
+			return rc;
+		if (n != 0x88e7)
+			return fail(err, it->tok, -EINVAL, "push_pbb takes 0x88e7");
+		a->type = SL_ACT_PUSH_PBB;
+		a->ethertype = (uint16_t)n;
+		return 0;
+	}
+	if (span_eq(name, "pop_pbb")) {
+		a->type = SL_ACT_POP_PBB;
+		return need_no_arg(err, it);
+	}
 	if (span_eq(name, "dec_mpls_ttl")) {
 		a->type = SL_ACT_DEC_MPLS_TTL;
 		return need_no_arg(err, it);
@@ -2246,6 +2260,12 @@ sb_action(struct sbuf *b, const struct sl_action *a)
 		break;
 	case SL_ACT_DEC_MPLS_TTL:
 		sb_printf(b, "dec_mpls_ttl");
+		break;
+	case SL_ACT_PUSH_PBB:
+		sb_printf(b, "push_pbb:0x%04x", a->ethertype);
+		break;
+	case SL_ACT_POP_PBB:
+		sb_printf(b, "pop_pbb");
 		break;
 	case SL_ACT_COPY_TTL_OUT:
 		sb_printf(b, "copy_ttl_out");

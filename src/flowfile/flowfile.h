@@ -119,6 +119,12 @@
  *                          copied from a label below, else label 0/2, TC
  *                          from the DSCP, TTL from IP or 64); a packet
  *                          without a label passes pop/set/dec unchanged
+ *   push_pbb:0x88e7  pop_pbb
+ *                          PBB (802.1ah): push puts the frame behind a new
+ *                          header with the same MACs, type 0x88e7 and an
+ *                          I-TAG (I-SID 0 or copied, I-PCP from the VLAN
+ *                          PCP); pop removes the outer header through the
+ *                          I-TAG.  Match and set the I-SID as pbb_isid
  *   meter:N                the meter instruction (1..0xffff0000): the packet
  *                          goes through meter N before anything else; it
  *                          must be written first, as ovs-ofctl requires

@@ -475,7 +475,8 @@ enum {
 	 (1u << SL_OFPAT_PUSH_VLAN) | (1u << SL_OFPAT_POP_VLAN) | (1u << SL_OFPAT_SET_QUEUE) |     \
 	 (1u << SL_OFPAT_GROUP) | (1u << SL_OFPAT_SET_NW_TTL) | (1u << SL_OFPAT_DEC_NW_TTL) |      \
 	 (1u << SL_OFPAT_SET_FIELD) | (1u << SL_OFPAT_SET_MPLS_TTL) |                              \
-	 (1u << SL_OFPAT_DEC_MPLS_TTL) | (1u << SL_OFPAT_PUSH_MPLS) | (1u << SL_OFPAT_POP_MPLS))
+	 (1u << SL_OFPAT_DEC_MPLS_TTL) | (1u << SL_OFPAT_PUSH_MPLS) | (1u << SL_OFPAT_POP_MPLS) |  \
+	 (1u << SL_OFPAT_PUSH_PBB) | (1u << SL_OFPAT_POP_PBB))
 
 /** Instruction types (ofp_instruction.type). */
 enum {

@@ -132,13 +132,23 @@ action_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx, const st
 	case SL_OFPAT_POP_VLAN:
 	case SL_OFPAT_DEC_NW_TTL:
 	case SL_OFPAT_DEC_MPLS_TTL:
+	case SL_OFPAT_POP_PBB:
 		if (len != 8)
 			return FAIL_BAC(err, BAD_LEN);
 		a->type = type == SL_OFPAT_COPY_TTL_OUT	 ? SL_ACT_COPY_TTL_OUT
 			  : type == SL_OFPAT_COPY_TTL_IN ? SL_ACT_COPY_TTL_IN
 			  : type == SL_OFPAT_POP_VLAN	 ? SL_ACT_POP_VLAN
 			  : type == SL_OFPAT_DEC_NW_TTL	 ? SL_ACT_DEC_NW_TTL
+			  : type == SL_OFPAT_POP_PBB	 ? SL_ACT_POP_PBB
 							 : SL_ACT_DEC_MPLS_TTL;
+		return 0;
+	case SL_OFPAT_PUSH_PBB:
+		if (len != 8)
+			return FAIL_BAC(err, BAD_LEN);
+		a->type = SL_ACT_PUSH_PBB;
+		a->ethertype = rd16(p + 4);
+		if (a->ethertype != 0x88e7)
+			return FAIL_BAC(err, BAD_ARGUMENT);
 		return 0;
 	case SL_OFPAT_SET_MPLS_TTL:
 		if (len != 8)
@@ -215,7 +225,7 @@ action_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx, const st
 		return 0;
 	}
 	default:
-		/* Unknown, and the PBB actions Sluice does not execute. */
+		/* Unknown, and actions of other OpenFlow versions. */
 		return FAIL_BAC(err, BAD_TYPE);
 	}
 }
@@ -355,6 +365,13 @@ undo:
 		break;
 	case SL_ACT_DEC_MPLS_TTL:
 		wr16(p, SL_OFPAT_DEC_MPLS_TTL);
+		break;
+	case SL_ACT_PUSH_PBB:
+		wr16(p, SL_OFPAT_PUSH_PBB);
+		wr16(p + 4, a->ethertype);
+		break;
+	case SL_ACT_POP_PBB:
+		wr16(p, SL_OFPAT_POP_PBB);
 		break;
 	case SL_ACT_COPY_TTL_OUT:
 		wr16(p, SL_OFPAT_COPY_TTL_OUT);

@@ -21,8 +21,11 @@ ofp_field_wire_size(const struct sl_field *f)
 {
 	unsigned size = sl_field_size(f);
 
-	/* OXM carries the 20-bit ipv6_flabel and mpls_label in 32 bits (spec table 12). */
-	return f->id != SL_FIELD_RAW && size == 3 ? 4 : size;
+	/*
+	 * OXM carries the 20-bit ipv6_flabel and mpls_label in 32 bits (spec table
+	 * 12); the 24-bit pbb_isid in 3 bytes, as it is.
+	 */
+	return f->id != SL_FIELD_RAW && f->id != SL_FIELD_PBB_ISID && size == 3 ? 4 : size;
 }
 
 /* Mask of the top key byte of @f: bits above the field's width are never used. */

@@ -938,7 +938,11 @@ random_flow(char *s, size_t size)
 		    (unsigned)(rnd() % 65536));
 	if (rnd() % 4 == 0)
 		cat(s, size, ",send_flow_rem,check_overlap");
-	switch (rnd() % 5) {
+	switch (rnd() % 6) {
+	case 5:
+		cat(s, size, ",dl_type=0x88e7,pbb_isid=0x%x/0x%x", (unsigned)(rnd() % 0x1000000),
+		    (unsigned)(rnd() % 0x1000000));
+		break;
 	case 0:
 		proto = l4[rnd() % SL_ARRAY_SIZE(l4)];
 		cat(s, size, ",%s", proto);
@@ -998,6 +1002,8 @@ random_flow(char *s, size_t size)
 	if (rnd() % 3 == 0)
 		cat(s, size, ",push_mpls:0x884%u,set_mpls_ttl:%u,dec_mpls_ttl,pop_mpls:0x%04x",
 		    (unsigned)(7 + rnd() % 2), (unsigned)(rnd() % 256), (unsigned)(rnd() % 65536));
+	if (rnd() % 4 == 0)
+		cat(s, size, ",push_pbb:0x88e7,pop_pbb");
 	if (rnd() % 3 == 0)
 		cat(s, size, ",CONTROLLER:%u,copy_ttl_out,copy_ttl_in,set_queue:%u",
 		    (unsigned)(rnd() % 65536), (unsigned)rnd());
@@ -1394,8 +1400,12 @@ test_errors_instructions(void)
 		{"0004 0010 00000000 0010 0008 00000000", 0, 0xffff, "dec_mpls_ttl"},
 		{"0004 0018 00000000 0010 0010 00000000 00000000 00000000", SL_OFPET_BAD_ACTION,
 		 SL_OFPBAC_BAD_LEN, "dec_mpls_ttl 16"},
-		{"0004 0010 00000000 001a 0008 88e70000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_TYPE,
-		 "push_pbb"},
+		{"0004 0010 00000000 001a 0008 88e70000", 0, 0xffff, "push_pbb"},
+		{"0004 0010 00000000 001a 0008 81000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_ARGUMENT,
+		 "push_pbb 0x8100"},
+		{"0004 0010 00000000 001b 0008 00000000", 0, 0xffff, "pop_pbb"},
+		{"0004 0010 00000000 001c 0008 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_TYPE,
+		 "type 28 (OpenFlow 1.4 copy_field range)"},
 		{"0004 0010 00000000 0001 0008 00050000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_TYPE,
 		 "OF1.0 set_vlan_vid"},
 		{"0004 0010 00000000 0018 000c 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_LEN,

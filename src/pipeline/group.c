@@ -143,7 +143,7 @@ pl_groups_reclaim(struct sl_pipeline *pl)
  * A bucket's actions are always applied as an action set (OpenFlow 1.3.5
  * section 5.6, as Open vSwitch does): one action of each kind (a later one
  * replaces an earlier one, set_field per field), run in the order of section
- * 5.10 - copy TTL inwards, pop VLAN and MPLS, push MPLS, push VLAN, copy TTL
+ * 5.10 - copy TTL inwards, pop VLAN, MPLS, PBB, push MPLS, PBB, VLAN, copy TTL
  * outwards, decrement TTL and MPLS TTL, set TTL and MPLS TTL, set_field,
  * queue, output.  So "output:1,CONTROLLER" sends to
  * the controller only.  The list is fixed when the group is made; @out
@@ -152,10 +152,10 @@ pl_groups_reclaim(struct sl_pipeline *pl)
 static unsigned
 bucket_set(const struct sl_action *a, unsigned n, struct sl_action *out)
 {
-	static const uint8_t order[] = {SL_ACT_COPY_TTL_IN,  SL_ACT_POP_VLAN,     SL_ACT_POP_MPLS,
-					SL_ACT_PUSH_MPLS,    SL_ACT_PUSH_VLAN,    SL_ACT_COPY_TTL_OUT,
-					SL_ACT_DEC_NW_TTL,   SL_ACT_DEC_MPLS_TTL, SL_ACT_SET_NW_TTL,
-					SL_ACT_SET_MPLS_TTL};
+	static const uint8_t order[] = {
+		SL_ACT_COPY_TTL_IN, SL_ACT_POP_VLAN,	  SL_ACT_POP_MPLS,   SL_ACT_POP_PBB,
+		SL_ACT_PUSH_MPLS,   SL_ACT_PUSH_PBB,	  SL_ACT_PUSH_VLAN,  SL_ACT_COPY_TTL_OUT,
+		SL_ACT_DEC_NW_TTL,  SL_ACT_DEC_MPLS_TTL, SL_ACT_SET_NW_TTL, SL_ACT_SET_MPLS_TTL};
 	const struct sl_action *slot[SL_ARRAY_SIZE(order)] = {NULL}, *sets[SL_ACTIONS_MAX];
 	const struct sl_action *queue = NULL, *output = NULL, *other[SL_ACTIONS_MAX];
 	unsigned n_sets = 0, n_other = 0, k = 0;

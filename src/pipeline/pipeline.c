@@ -723,6 +723,12 @@ pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, 
 					      "push_mpls: ethertype 0x%04x is not 0x8847 or 0x8848",
 					      a[i].ethertype);
 			break;
+		case SL_ACT_PUSH_PBB:
+			if (a[i].ethertype != 0x88e7)
+				return pl_err(pl, SL_FAIL_BAD_ACTION, err, err_size, -EINVAL,
+					      "push_pbb: ethertype 0x%04x is not 0x88e7",
+					      a[i].ethertype);
+			break;
 		default:
 			if (a[i].type >= SL_ACT__MAX)
 				return pl_err(pl, SL_FAIL_BAD_ACTION, err, err_size, -EINVAL,

@@ -8,7 +8,7 @@
  * packet looks up the tables it is sent to with goto_table (forward only),
  * runs apply_actions at once, accumulates write_actions into its action set,
  * and at the end of the pipeline executes the action set in the order the
- * specification gives (copy TTL in, pop VLAN and MPLS, push MPLS, push VLAN,
+ * specification gives (copy TTL in, pop VLAN, MPLS, PBB, push MPLS, PBB, VLAN,
  * copy TTL out, dec TTL and MPLS TTL, set TTL and MPLS TTL, set fields, queue,
  * group, output).
  *
@@ -90,6 +90,8 @@ enum sl_action_type {
 	SL_ACT_POP_MPLS,  /* the top label; ethertype: the type of what follows it */
 	SL_ACT_SET_MPLS_TTL,
 	SL_ACT_DEC_MPLS_TTL,
+	SL_ACT_PUSH_PBB, /* an I-TAG in front (802.1ah): ethertype 0x88e7 */
+	SL_ACT_POP_PBB,  /* the outer Ethernet header through the I-TAG */
 	SL_ACT__MAX
 };
 
@@ -107,7 +109,7 @@ struct sl_action {
 			struct sl_field f;
 			uint8_t value[SL_FIELD_SIZE_MAX];
 		} set_field;
-		uint16_t ethertype; /* push_vlan: 0x8100 or 0x88a8; push_mpls, pop_mpls */
+		uint16_t ethertype; /* push_vlan: 0x8100 or 0x88a8; push/pop_mpls; push_pbb */
 		uint8_t ttl;        /* set_nw_ttl, set_mpls_ttl */
 		uint32_t group_id;  /* group */
 		uint32_t queue_id;  /* set_queue (accepted, no effect) */

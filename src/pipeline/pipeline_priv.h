@@ -188,7 +188,8 @@ pl_live(const struct pl_table *pt)
 /* OpenFlow action set (spec 5.10): at most one action of each kind, set_field per field. */
 #define AS_SET_MAX 8
 struct action_set {
-	const struct sl_action *copy_ttl_in, *pop_vlan, *pop_mpls, *push_mpls, *push_vlan;
+	const struct sl_action *copy_ttl_in, *pop_vlan, *pop_mpls, *pop_pbb, *push_mpls;
+	const struct sl_action *push_pbb, *push_vlan;
 	const struct sl_action *copy_ttl_out, *dec_ttl, *dec_mpls_ttl, *set_ttl, *set_mpls_ttl;
 	const struct sl_action *queue, *group, *output;
 	/*

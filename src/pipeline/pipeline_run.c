@@ -307,6 +307,53 @@ pop_mpls(struct sl_pkt *p, uint16_t ethertype)
 	sl_pkt_reparse(p);
 }
 
+/*
+ * push_pbb (802.1ah, OpenFlow 1.3 section 5.12): the frame, from its
+ * destination MAC on, goes behind a new outer header: the same MACs (B-DA,
+ * B-SA), type @ethertype (0x88e7) and an I-TAG: I-PCP from the outer VLAN
+ * tag's PCP (0 untagged), I-SID copied from an I-TAG already outermost (else
+ * 0).
+ */
+static bool
+push_pbb(struct sl_pkt *p, uint16_t ethertype)
+{
+	uint8_t pcp = 0, isid[3] = {0, 0, 0};
+
+	if (p->headroom < 18 || p->len < 14)
+		return false;
+	sl_pkt_parse_l2(p);
+	if (p->n_vlans)
+		pcp = p->data[p->vlan_ofs] >> 5;
+	if (p->eth_type == 0x88e7 && p->l2_end + 4 <= p->len)
+		memcpy(isid, p->data + p->l2_end + 1, 3);
+	p->data -= 18;
+	p->headroom -= 18;
+	p->len += 18;
+	memcpy(p->data, p->data + 18, 12);
+	p->data[12] = (uint8_t)(ethertype >> 8);
+	p->data[13] = (uint8_t)ethertype;
+	p->data[14] = (uint8_t)(pcp << 5);
+	memcpy(p->data + 15, isid, 3);
+	sl_pkt_reparse(p);
+	return true;
+}
+
+/* pop_pbb: the outer header (and B-tag) through the I-TAG go; no I-TAG, or no frame in it: no-op. */
+static void
+pop_pbb(struct sl_pkt *p)
+{
+	unsigned cut;
+
+	sl_pkt_parse_l2(p);
+	cut = p->l2_end + 4u;
+	if (p->eth_type != 0x88e7 || cut + 14 > p->len)
+		return;
+	p->data += cut;
+	p->headroom = (uint16_t)(p->headroom + cut);
+	p->len = (uint16_t)(p->len - cut);
+	sl_pkt_reparse(p);
+}
+
 /* MPLS TTL of the top label, or -1. */
 static int
 mpls_ttl_ofs(struct sl_pkt *p)
@@ -441,6 +488,17 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		flush_pending(ctx, st, p, hooks);
 		pop_mpls(p, a->ethertype);
 		return true;
+	case SL_ACT_PUSH_PBB:
+		flush_pending(ctx, st, p, hooks);
+		if (!push_pbb(p, a->ethertype)) {
+			*reason = SL_DROP_NO_HEADROOM;
+			return false;
+		}
+		return true;
+	case SL_ACT_POP_PBB:
+		flush_pending(ctx, st, p, hooks);
+		pop_pbb(p);
+		return true;
 	case SL_ACT_SET_MPLS_TTL:
 		flush_pending(ctx, st, p, hooks);
 		if ((mo = mpls_ttl_ofs(p)) >= 0)
@@ -478,6 +536,12 @@ aset_write(struct action_set *as, const struct sl_action *a, const struct sl_flo
 		break;
 	case SL_ACT_PUSH_MPLS:
 		as->push_mpls = a;
+		break;
+	case SL_ACT_POP_PBB:
+		as->pop_pbb = a;
+		break;
+	case SL_ACT_PUSH_PBB:
+		as->push_pbb = a;
 		break;
 	case SL_ACT_DEC_MPLS_TTL:
 		as->dec_mpls_ttl = a;
@@ -526,10 +590,10 @@ aset_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct p
 	     struct sl_pkt *p, const struct sl_pipeline_hooks *hooks, uint8_t *reason)
 {
 	const struct action_set *as = &st->aset;
-	const struct sl_action *order[] = {as->copy_ttl_in, as->pop_vlan,     as->pop_mpls,
-					   as->push_mpls,   as->push_vlan,    as->copy_ttl_out,
-					   as->dec_ttl,     as->dec_mpls_ttl, as->set_ttl,
-					   as->set_mpls_ttl};
+	const struct sl_action *order[] = {as->copy_ttl_in,  as->pop_vlan,  as->pop_mpls,
+					   as->pop_pbb,      as->push_mpls, as->push_pbb,
+					   as->push_vlan,    as->copy_ttl_out, as->dec_ttl,
+					   as->dec_mpls_ttl, as->set_ttl,   as->set_mpls_ttl};
 
 	for (unsigned i = 0; i < SL_ARRAY_SIZE(order); i++)
 		if (order[i] != NULL && !exec_action(pl, ctx, st, p, order[i], hooks, reason))

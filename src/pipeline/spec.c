@@ -142,6 +142,7 @@ sl_action_equal(const struct sl_action *a, const struct sl_action *b)
 	case SL_ACT_PUSH_VLAN:
 	case SL_ACT_PUSH_MPLS:
 	case SL_ACT_POP_MPLS:
+	case SL_ACT_PUSH_PBB:
 		return a->ethertype == b->ethertype;
 	case SL_ACT_SET_NW_TTL:
 	case SL_ACT_SET_MPLS_TTL:

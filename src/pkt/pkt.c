@@ -114,6 +114,7 @@ sl_field_maskable(const struct sl_field *f)
 	case SL_FIELD_IPV6_FLABEL:
 	case SL_FIELD_IPV6_ND_TARGET:
 	case SL_FIELD_IPV6_EXTHDR:
+	case SL_FIELD_PBB_ISID:
 	case SL_FIELD_RAW:
 		return true;
 	default:
@@ -212,6 +213,9 @@ ip_any:
 	case SL_FIELD_MPLS_BOS:
 		eth_types[(*n_eth_types)++] = 0x8847;
 		eth_types[(*n_eth_types)++] = 0x8848;
+		break;
+	case SL_FIELD_PBB_ISID:
+		eth_types[(*n_eth_types)++] = 0x88e7;
 		break;
 	default:
 		break;
@@ -508,6 +512,14 @@ arp_l3(struct sl_pkt *p)
 	return p->eth_type == 0x0806 && p->l3_ofs + 28 <= p->len ? p->l3_ofs : -1;
 }
 
+/* Offset of the PBB I-TAG's TCI (PCP, DEI, UCA, I-SID), or -1. */
+static inline int
+itag_ofs(struct sl_pkt *p)
+{
+	ensure_l2(p);
+	return p->eth_type == 0x88e7 && p->l2_end + 4 <= p->len ? p->l2_end : -1;
+}
+
 static inline int
 mpls_ofs(struct sl_pkt *p)
 {
@@ -752,6 +764,12 @@ field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 		return;
 	case SL_FIELD_MPLS_BOS:
 		out[0] = (o = mpls_ofs(p)) >= 0 ? d[o + 2] & 1 : 0;
+		return;
+	case SL_FIELD_PBB_ISID:
+		if ((o = itag_ofs(p)) >= 0)
+			memcpy(out, d + o + 1, 3);
+		else
+			memset(out, 0, 3);
 		return;
 	case SL_FIELD_RAW: {
 		unsigned base = raw_base_ofs(p, f->raw_base);
@@ -1053,6 +1071,11 @@ sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t *v)
 		put_be(d + o, 4, w);
 		return 0;
 	}
+	case SL_FIELD_PBB_ISID:
+		if ((o = itag_ofs(p)) < 0)
+			return -ENOENT;
+		memcpy(d + o + 1, v, 3);
+		return 0;
 	case SL_FIELD_RAW:
 		write_bits(p, raw_base_ofs(p, f->raw_base), f->raw_bit_off, f->raw_n_bits, v);
 		/* Raw bytes may be a length, type or header size the parse state rests on. */

@@ -76,7 +76,8 @@
 	_(TUNNEL_ID, "tun_id", 64, 38, SL_LAYER_META)                                              \
 	_(IPV6_ND_SLL, "nd_sll", 48, 32, SL_LAYER_L4)                                              \
 	_(IPV6_ND_TLL, "nd_tll", 48, 33, SL_LAYER_L4)                                              \
-	_(IPV6_EXTHDR, "ipv6_exthdr", 9, 39, SL_LAYER_L3)
+	_(IPV6_EXTHDR, "ipv6_exthdr", 9, 39, SL_LAYER_L3)                                          \
+	_(PBB_ISID, "pbb_isid", 24, 37, SL_LAYER_L2)
 
 enum sl_layer {
 	SL_LAYER_META, /* not in the frame: port, metadata */
