@@ -152,6 +152,7 @@ usage(FILE *f)
 	        "  capture stop | capture status\n"
 	        "  log [TYPE LEVEL]           show log levels, or set TYPE (may end in *)\n"
 	        "  workers                    dispatch and per-worker counters\n"
+	        "  fdb-show                   output:NORMAL's learned addresses (port, VLAN, MAC, age)\n"
 	        "  dispatch [SCHED] [THRESHOLD]  show or set the I/O core's scheduler (rr, crc32,\n"
 	        "                             hrw, adaptive, ordered) and load threshold (0..1)\n"
 	        "  telemetry CMD[,PARAMS]     raw telemetry call, prints the reply\n\n"
@@ -2919,6 +2920,30 @@ print_kv_top(const struct sl_ctl_json *v)
 	print_kv(v);
 }
 
+/* fdb-show: as ovs-appctl fdb/show prints it. */
+static void
+print_fdb(const struct sl_ctl_json *v)
+{
+	const struct sl_ctl_json *ents = NULL, *tr = NULL;
+
+	for (const struct sl_ctl_json *m = v->child; m; m = m->next) {
+		if (strcmp(m->key, "entries") == 0)
+			ents = m;
+		else if (strcmp(m->key, "truncated") == 0)
+			tr = m;
+	}
+	printf(" port  VLAN  MAC                Age\n");
+	for (const struct sl_ctl_json *e = ents ? ents->child : NULL; e; e = e->next) {
+		unsigned port, vlan, age;
+		char mac[18];
+		if (e->type == SL_CTL_JSON_STRING &&
+		    sscanf(e->str, "%u %u %17s %u", &port, &vlan, mac, &age) == 4)
+			printf("%5u  %4u  %s  %3u\n", port, vlan, mac, age);
+	}
+	if (tr != NULL && tr->u != 0)
+		printf("(more addresses than listed)\n");
+}
+
 static int
 tel_simple(const char *cmd, const char *params, void (*print)(const struct sl_ctl_json *))
 {
@@ -3250,6 +3275,7 @@ static const struct {
      1, 2},
     {"log", false, 0, 0, 2},
     {"workers", false, 0, 0, 0},
+    {"fdb-show", false, 0, 0, 0},
     {"dispatch", false, 0, 0, 2},
     {"telemetry", false, 0, 1, 1},
 };
@@ -3441,6 +3467,8 @@ main(int argc, char **argv)
 		ex = cmd_log(nargs, argv + optind + 1);
 	} else if (strcmp(cmd, "workers") == 0) {
 		ex = tel_simple("/sluice/workers", NULL, print_workers);
+	} else if (strcmp(cmd, "fdb-show") == 0) {
+		ex = tel_simple("/sluice/fdb", NULL, print_fdb);
 	} else if (strcmp(cmd, "dispatch") == 0) {
 		ex = cmd_dispatch(nargs, argv + optind + 1);
 	} else if (strcmp(cmd, "telemetry") == 0) {

@@ -304,3 +304,56 @@ def test_pbb_push_pop_isid(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     assert [bytes(p) for p in res.out[2]] == [want]
     assert [bytes(p) for p in res.out[4]] == [other]
     assert_balanced(res)
+
+
+def test_output_normal_learns(sluice_bin: Path, tmp_path: Path) -> None:
+    """output:NORMAL is an L2 learning switch (per VLAN, every port a trunk): an unknown
+    destination floods (not back to in_port), a learned one goes to its port only, a
+    broadcast floods, a destination learned on the in_port is dropped (in-port-loop), and
+    the same MAC on another VLAN is another address.  Packets come in by packet_out
+    (in_port set, OFPP_TABLE) in order, each after a barrier."""
+    from conftest import read_pcap
+    from scapy.all import Dot1Q, Ether, Raw
+
+    from sluice import ofp
+
+    if not testing.openflow_supported(sluice_bin):
+        pytest.skip("this sluice has no -C/--controller")
+    outs = [tmp_path / f"out{i}.pcap" for i in (1, 2, 3)]
+    port = testing.free_tcp_port()
+    sw = Sluice(SluiceConfig(ports=[f"net_pcap{i},tx_pcap={o}" for i, o in enumerate(outs)],
+                             controllers=(f"ptcp:{port}:127.0.0.1",),
+                             flows=["priority=1 actions=NORMAL"]), binary=sluice_bin)
+    a, b, c_ = "02:00:00:00:00:0a", "02:00:00:00:00:0b", "02:00:00:00:00:0c"
+
+    def fr(dst: str, src: str, tag: bytes, vlan: int | None = None) -> bytes:
+        e = Ether(dst=dst, src=src)
+        if vlan is not None:
+            e = e / Dot1Q(vlan=vlan)
+        return bytes(e / Raw(tag * 46))
+
+    sent = [
+        (1, fr(b, a, b"1")),               # b unknown: flood to 2, 3; learn a@1
+        (2, fr(a, b, b"2")),               # a known: to 1 only; learn b@2
+        (1, fr(b, a, b"3")),               # b known: to 2 only
+        (3, fr("ff:ff:ff:ff:ff:ff", c_, b"4")),  # broadcast: to 1, 2; learn c@3
+        (3, fr(c_, a, b"5")),              # c learned on in_port 3: dropped; a moves to 3
+        (2, fr(a, b, b"6")),               # a now on 3
+        (2, fr(a, b, b"7", vlan=5)),       # VLAN 5 knows nobody: flood to 1, 3
+    ]
+    try:
+        (target,) = sw.wait_listening()
+        with ofp.Client.connect(target) as cl:
+            cl.barrier()
+            for in_port, frame in sent:
+                cl.send(ofp.packet_out(frame, [ofp.action_output(ofp.OFPP_TABLE)],
+                                       in_port=in_port))
+                cl.barrier()
+        fdb = sw.sluicectl("fdb-show", check=True).stdout
+        rows = sorted(tuple(ln.split()[:3]) for ln in fdb.splitlines()[1:])
+        assert rows == [("2", "0", b), ("2", "5", b), ("3", "0", a), ("3", "0", c_)], fdb
+    finally:
+        assert sw.stop() == 0, sw.output
+    got = {i + 1: [bytes(p)[14:15] if bytes(p)[12:14] != b"\x81\x00" else bytes(p)[18:19]
+                   for p in read_pcap(o)] for i, o in enumerate(outs)}
+    assert got == {1: [b"2", b"4", b"7"], 2: [b"1", b"3", b"4"], 3: [b"1", b"6", b"7"]}, got

@@ -184,9 +184,11 @@ def test_ovs_ofctl_meters(sluice_bin: Path) -> None:
 
 def test_osken_policer(sluice_bin: Path) -> None:
     """sluice.apps.policer installs a drop-band meter (pktps, rate 5, burst 5) and the flows
-    port 1 -> meter -> port 2 and port 2 -> port 1.  60 frames sent at once into port 1:
-    between 5 and 10 come out of port 2 (the burst, and at most a second of the rate), and
-    the meter's counters, read with sluicectl, account for every one."""
+    port 1 -> meter -> NORMAL, anything else -> NORMAL.  60 frames to an unknown MAC sent at
+    once into port 1: NORMAL floods them to port 2, between 5 and 10 of them (the burst, and
+    at most a second of the rate), and the meter's counters, read with sluicectl, account
+    for every one.  Then a frame back from port 2 to the sender's MAC: NORMAL learned it on
+    port 1 and sends it there."""
     pytest.importorskip("os_ken")
     if not testing.netns_usable():
         pytest.skip("needs root and iproute2 (veth pairs)")
@@ -230,3 +232,7 @@ def test_osken_policer(sluice_bin: Path) -> None:
         bands = m["bands"]
         assert isinstance(bands, list)
         assert m["n_packets"] == 60 and bands[0]["n_packets"] == 60 - len(got), m
+        p1.drain()
+        back = testing.eth_frame("02:00:00:00:00:01", "02:00:00:00:00:02", tag + b"back")
+        p2.send([back])
+        assert p1.recv_until(lambda g: len(g) >= 1, 5, keep=lambda f: tag + b"back" in f)

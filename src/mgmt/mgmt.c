@@ -951,6 +951,33 @@ h_workers(const char *params, struct rte_tel_data *d, char *err, size_t err_size
 	return 0;
 }
 
+/* output:NORMAL's learned addresses: the first FDB_LISTED_MAX, "PORT VLAN MAC AGE" each. */
+#define FDB_LISTED_MAX 200
+static int
+h_fdb(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	static struct sl_fdb_entry ents[FDB_LISTED_MAX + 1];
+	unsigned n = sl_pipeline_fdb_dump(mgmt->p.pl, ents, FDB_LISTED_MAX + 1);
+	struct rte_tel_data *list = rte_tel_data_alloc();
+	char row[64];
+
+	(void)params, (void)err, (void)err_size;
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "listed", SL_MIN(n, FDB_LISTED_MAX));
+	dict_u64(d, "truncated", n > FDB_LISTED_MAX);
+	if (list == NULL)
+		return 0;
+	rte_tel_data_start_array(list, RTE_TEL_STRING_VAL);
+	for (unsigned i = 0; i < n && i < FDB_LISTED_MAX; i++) {
+		const uint8_t *m = ents[i].mac;
+		snprintf(row, sizeof(row), "%u %u %02x:%02x:%02x:%02x:%02x:%02x %u", ents[i].port,
+			 ents[i].vlan, m[0], m[1], m[2], m[3], m[4], m[5], ents[i].age);
+		rte_tel_data_add_array_string(list, row);
+	}
+	rte_tel_data_add_dict_container(d, "entries", list, 0);
+	return 0;
+}
+
 /* Parameters: [scheduler=NAME][,threshold=T] (none: show). */
 static int
 h_dispatch(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
@@ -1032,6 +1059,8 @@ static const struct {
 	{"/sluice/dispatch", h_dispatch,
 	 "Show or change the I/O core's scheduler. Parameters: [scheduler=NAME][,threshold=T]"},
 	{"/sluice/fwd", h_fwd, "Forwarding modes and their counters. No parameters"},
+	{"/sluice/fdb", h_fdb,
+	 "output:NORMAL's learned addresses (port, VLAN, MAC, age in s). No parameters"},
 };
 
 static void

@@ -60,8 +60,9 @@ sl_pipeline_create(struct sl_pipeline **out)
 		pt->version_seq = 1;
 		pt->live = &pt->copy[0];
 	}
-	if (pl_groups_create(pl) < 0 || pl_meters_create(pl) < 0) {
+	if (pl_groups_create(pl) < 0 || pl_meters_create(pl) < 0 || pl_fdb_create(pl) < 0) {
 		pl_groups_destroy(pl);
+		pl_meters_destroy(pl);
 		free(pl);
 		return -ENOMEM;
 	}
@@ -103,6 +104,7 @@ sl_pipeline_destroy(struct sl_pipeline *pl)
 	free(pl->dead);
 	pl_groups_destroy(pl);
 	pl_meters_destroy(pl);
+	pl_fdb_destroy(pl);
 	free(pl);
 }
 
@@ -677,13 +679,10 @@ pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, 
 			    (port < SL_PORT_MAX_PHYS && port > PL_PORTS_MAX))
 				return pl_err(pl, SL_FAIL_BAD_OUT_PORT, err, err_size, -EINVAL,
 					      "output to port 0x%x is not allowed in a flow", port);
-			if (port == SL_PORT_NORMAL || port == SL_PORT_LOCAL ||
-			    (port > SL_PORT_MAX_PHYS && port < SL_PORT_IN_PORT))
+			if (port == SL_PORT_LOCAL || (port > SL_PORT_MAX_PHYS && port < SL_PORT_IN_PORT))
 				return pl_err(pl, SL_FAIL_BAD_OUT_PORT, err, err_size, -EOPNOTSUPP,
 					      "output:%s is not supported",
-					      port == SL_PORT_NORMAL  ? "NORMAL"
-					      : port == SL_PORT_LOCAL ? "LOCAL"
-								      : "reserved port");
+					      port == SL_PORT_LOCAL ? "LOCAL" : "reserved port");
 			break;
 		}
 		case SL_ACT_GROUP:

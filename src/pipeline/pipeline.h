@@ -676,6 +676,32 @@ void sl_pipeline_set_shared_counters(struct sl_pipeline *pl, bool on);
  */
 void sl_pipeline_set_invalid_ttl_pin(struct sl_pipeline *pl, bool on);
 
+/*
+ * output:NORMAL: the datapath as an L2 learning switch.  A packet sent to
+ * NORMAL teaches the table its source (VLAN, MAC) on its in_port, then goes
+ * to the port its destination was learned on, or is flooded (every live
+ * port but in_port) when the destination is unknown, aged out, multicast or
+ * broadcast; a destination learned on the in_port drops it (in-port-loop).
+ * The VLAN is the outer tag's VID (0 untagged): every port is a trunk.
+ * The table (16,384 addresses) is shared by the workers, lock-free.
+ */
+/** Seconds an address stays learned without traffic (Open vSwitch's default). */
+#define SL_MAC_AGING_DEFAULT 300
+/** One learned address. */
+struct sl_fdb_entry {
+	uint16_t vlan;
+	uint8_t mac[6];
+	uint32_t port;
+	uint32_t age; /* seconds since last seen */
+};
+/** Set the aging time.  Control thread, any time. */
+void sl_pipeline_set_mac_aging(struct sl_pipeline *pl, uint32_t seconds);
+/** Up to @max learned addresses (not aged out), in table order.  @return how many.  Any thread. */
+unsigned sl_pipeline_fdb_dump(const struct sl_pipeline *pl, struct sl_fdb_entry *out,
+			      unsigned max);
+/** Forget the addresses learned on @port (0: all).  Control thread, any time. */
+void sl_pipeline_fdb_flush(struct sl_pipeline *pl, uint32_t port);
+
 /**
  * Longest goto chain, in tables, that any packet has traversed so far (0 before the first
  * packet), the maximum over the worker contexts.  Tracked per table per burst.  Any thread

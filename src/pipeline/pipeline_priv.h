@@ -99,6 +99,7 @@ struct sl_pipeline {
 	struct pl_dead *dead;
 	struct pl_groups *groups;
 	struct pl_meters *meters;
+	struct pl_fdb *fdb;   /* output:NORMAL's MAC learning table (normal.c) */
 	bool shared_counters; /* several workers: flow and group counters by atomic add */
 	bool invalid_ttl_pin; /* expired TTLs also go to the controller (atomic byte) */
 	/* State tables (state_stage.c): ids of tables that are or were state tables (grows only). */
@@ -384,6 +385,13 @@ void pl_meters_reclaim(struct sl_pipeline *pl);
 /* Send packet @p through a meter at TSC @tsc: false when a drop band drops it.  Workers. */
 bool pl_meter_run(const struct sl_pipeline *pl, struct pl_meter_slot *slot, struct sl_pkt *p,
 		  uint64_t tsc);
+
+/* output:NORMAL's learning table (normal.c): learn and look up from any worker. */
+int pl_fdb_create(struct sl_pipeline *pl);
+void pl_fdb_destroy(struct sl_pipeline *pl);
+void pl_fdb_learn(struct pl_fdb *f, uint16_t vlan, const uint8_t *mac, uint32_t port, uint64_t tsc);
+/* The port (VLAN, MAC) was learned on, 0 when unknown or aged out. */
+uint32_t pl_fdb_lookup(const struct pl_fdb *f, uint16_t vlan, const uint8_t *mac, uint64_t tsc);
 
 /* State tables (state_stage.c). */
 int pl_state_declare(struct sl_pipeline *pl, const struct sl_table_spec *ts, char *err,

@@ -139,6 +139,34 @@ output_one(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 	st->pending_out = port;
 }
 
+/*
+ * output:NORMAL (pipeline.h): learn the source, then the learned port of the
+ * destination, or a flood.  A frame shorter than an Ethernet header never
+ * gets here (too-short).
+ */
+static void
+normal_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	      const struct sl_pkt *p, const struct sl_pipeline_hooks *hooks)
+{
+	struct sl_pkt *q = (struct sl_pkt *)p; /* parse state only: the frame is not changed */
+	uint16_t vlan;
+	uint32_t port;
+
+	sl_pkt_parse_l2(q);
+	vlan = p->n_vlans ? (uint16_t)((p->data[p->vlan_ofs] << 8 | p->data[p->vlan_ofs + 1]) & 0xfff)
+			  : 0;
+	if (!(p->data[6] & 1) && p->in_port >= 1 && p->in_port <= pl->n_ports)
+		pl_fdb_learn(pl->fdb, vlan, p->data + 6, p->in_port, ctx->now);
+	port = p->data[0] & 1 ? 0 : pl_fdb_lookup(pl->fdb, vlan, p->data, ctx->now);
+	if (port == 0) {
+		for (uint32_t i = 1; i <= pl->n_ports; i++)
+			if (i != p->in_port && pl->port_up[i])
+				output_one(pl, ctx, st, p, i, false, hooks);
+		return;
+	}
+	output_one(pl, ctx, st, p, port, false, hooks); /* learned on in_port: in-port-loop */
+}
+
 static void
 do_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
 	  const struct sl_pkt *p, uint32_t port, const struct sl_pipeline_hooks *hooks)
@@ -163,6 +191,9 @@ do_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_
 	switch (port) {
 	case SL_PORT_IN_PORT:
 		output_one(pl, ctx, st, p, p->in_port, true, hooks);
+		return;
+	case SL_PORT_NORMAL:
+		normal_output(pl, ctx, st, p, hooks);
 		return;
 	case SL_PORT_FLOOD:
 	case SL_PORT_ALL:

@@ -1,9 +1,10 @@
-"""An OpenFlow 1.3 port policer for os-ken: a meter in front of a two-port forwarder.
+"""An OpenFlow 1.3 port policer for os-ken: a meter in front of the switch's own learning.
 
 On connect it installs meter ``METER_ID`` (packets per second, one drop band of ``RATE``
-with a burst of ``BURST`` packets), then ``in_port=1 -> meter, output:2`` and
-``in_port=2 -> output:1``: traffic into port 1 is rate-limited, as a Faucet-style controller
-limits a port with a meter.  Start it with ``python -m sluice.apps.run policer``.
+with a burst of ``BURST`` packets), then ``in_port=1 -> meter, NORMAL`` and, below it,
+``NORMAL`` for everything else: the datapath learns MACs and forwards by itself (no
+packet-ins), and traffic into port 1 is rate-limited, as a Faucet-style controller limits a
+port with a meter.  Start it with ``python -m sluice.apps.run policer``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ BURST = 5
 
 
 class Policer13(app_manager.OSKenApp):  # type: ignore[misc]
-    """Port 1 -> meter -> port 2; port 2 -> port 1."""
+    """Port 1 -> meter -> NORMAL; anything else -> NORMAL."""
 
     OFP_VERSIONS = [ofproto_v1_3.OFP_VERSION]
 
@@ -36,14 +37,12 @@ class Policer13(app_manager.OSKenApp):  # type: ignore[misc]
         dp.send_msg(parser.OFPMeterMod(datapath=dp, command=ofp.OFPMC_ADD,
                                        flags=ofp.OFPMF_PKTPS | ofp.OFPMF_BURST | ofp.OFPMF_STATS,
                                        meter_id=METER_ID, bands=[band]))
-        policed = [parser.OFPInstructionMeter(METER_ID, ofp.OFPIT_METER),
-                   parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
-                                                [parser.OFPActionOutput(2)])]
-        back = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
-                                             [parser.OFPActionOutput(1)])]
-        for in_port, inst in ((1, policed), (2, back)):
-            dp.send_msg(parser.OFPFlowMod(datapath=dp, priority=10,
-                                          match=parser.OFPMatch(in_port=in_port),
+        normal = parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
+                                              [parser.OFPActionOutput(ofp.OFPP_NORMAL)])
+        policed = [parser.OFPInstructionMeter(METER_ID, ofp.OFPIT_METER), normal]
+        for prio, match, inst in ((10, parser.OFPMatch(in_port=1), policed),
+                                  (1, parser.OFPMatch(), [normal])):
+            dp.send_msg(parser.OFPFlowMod(datapath=dp, priority=prio, match=match,
                                           instructions=inst, buffer_id=ofp.OFP_NO_BUFFER))
         self.logger.info("datapath %016x: meter %d (%d pkt/s, burst %d) on port 1",
                          dp.id, METER_ID, RATE, BURST)

@@ -18,6 +18,8 @@ ETH_ARP = 0x0806
 ETH_IPV6 = 0x86DD
 ETH_VLAN = 0x8100
 ETH_QINQ = 0x88A8
+ETH_MPLS = 0x8847
+ETH_MPLS_MC = 0x8848
 #: An EtherType no rule of the generator matches by name (local experimental).
 ETH_RAW = 0x88B5
 #: The sentinel frames' EtherType (local experimental 2); see harness.SENTINEL_FLOW.
@@ -213,6 +215,12 @@ def ipv6_header(src: str, dst: str, next_header: int, payload_len: int, *, hlim:
                        next_header, hlim, ip6(src), ip6(dst))
 
 
+def mpls_lse(label: int, tc: int = 0, bos: bool = True, ttl: int = 64) -> bytes:
+    """One MPLS label stack entry (RFC 3032): label 20 bits, TC 3, bottom of stack 1,
+    TTL 8."""
+    return struct.pack("!I", (label << 12) | (tc << 9) | (int(bos) << 8) | ttl)
+
+
 def arp_body(op: int, sha: str, spa: str, tha: str, tpa: str) -> bytes:
     return struct.pack("!HHBBH6s4s6s4s", 1, ETH_IPV4, 6, 4, op, mac(sha), ip4(spa), mac(tha),
                        ip4(tpa))
@@ -226,10 +234,17 @@ def arp_body(op: int, sha: str, spa: str, tha: str, tpa: str) -> bytes:
 @dataclass
 class Parsed:
     """Header offsets of one frame.  ``l3`` is None for a frame without a (valid) IPv4, IPv6
-    or ARP header; ``l4`` is None for later fragments and unknown protocols."""
+    or ARP header; ``l4`` is None for later fragments and unknown protocols.
+
+    An MPLS frame (EtherType 0x8847 or 0x8848) lists its label stack entries in ``mpls``;
+    ``l3`` and the offsets after it describe what follows the bottom-of-stack label when it
+    reads as IPv4 or IPv6 (version nibble 4 or 6), the header a pop_mpls would uncover
+    (the normalisers then reach an IP header under labels, as a switch that pops does)."""
 
     vlans: list[tuple[int, int, int]] = field(default_factory=list)  # (offset, tpid, tci)
     eth_type: int = 0
+    eth_type_off: int = 12  # offset of the EtherType after the VLAN tags
+    mpls: list[tuple[int, int]] = field(default_factory=list)  # (offset, label stack entry)
     l3_off: int = 0
     l3: str | None = None  # "ipv4" | "ipv6" | "arp"
     proto: int = -1  # IP protocol (IPv6: after extension headers)
@@ -267,7 +282,21 @@ def parse(frame: bytes) -> Parsed:
         off += 4
         (et,) = struct.unpack_from("!H", frame, off)
     p.eth_type = et
+    p.eth_type_off = off
     p.l3_off = off + 2
+    if et in (ETH_MPLS, ETH_MPLS_MC):
+        o = p.l3_off
+        while o + 4 <= len(frame):
+            (lse,) = struct.unpack_from("!I", frame, o)
+            p.mpls.append((o, lse))
+            o += 4
+            if lse & 0x100:
+                p.l3_off = o
+                if o < len(frame):
+                    et = {4: ETH_IPV4, 6: ETH_IPV6}.get(frame[o] >> 4, et)
+                break
+        else:
+            return p
     l3 = p.l3_off
     if et == ETH_IPV4 and len(frame) >= l3 + 20 and frame[l3] >> 4 == 4:
         ihl = (frame[l3] & 0xF) * 4
@@ -315,7 +344,12 @@ def describe(frame: bytes) -> str:
     for _, tpid, tci in p.vlans:
         parts.append(f"{'qinq' if tpid == ETH_QINQ else 'vlan'}(vid={tci & 0xFFF},"
                      f"pcp={tci >> 13}{',dei' if tci & 0x1000 else ''})")
-    if p.l3 is None:
+    for _, lse in p.mpls:
+        parts.append(f"{'mpls' if p.eth_type == ETH_MPLS else 'mplsm'}(label={lse >> 12},"
+                     f"tc={(lse >> 9) & 7},{'bos,' if lse & 0x100 else ''}ttl={lse & 0xFF})")
+    if p.l3 is None and p.mpls:
+        parts.append("payload" if p.mpls[-1][1] & 0x100 else "no-bos")
+    elif p.l3 is None:
         parts.append(f"type=0x{p.eth_type:04x}{'' if p.length_ok else ' bad-length'}")
     else:
         parts.append(p.l3)
@@ -411,7 +445,7 @@ def strip_vlans(frame: bytes) -> bytes:
     p = parse(frame)
     if not p.vlans:
         return frame
-    return frame[:12] + frame[p.l3_off - 2:]
+    return frame[:12] + frame[p.eth_type_off:]
 
 
 def later_fragment_l4_span(frame: bytes) -> tuple[int, int] | None:

@@ -4,9 +4,11 @@ A rule set is plain ``ovs-ofctl -O OpenFlow13`` text, group lines for ``add-grou
 lines for ``add-flows``, so exactly the same bytes reach Sluice and Open vSwitch.  It has
 1-5 tables of masked matches with distinct priorities (equal priorities that overlap are
 undefined, OpenFlow 1.3.5 section 5.3), apply/write/clear actions, write_metadata and
-metadata matches, goto_table, VLAN push/pop, set_field on L2-L4 fields, dec_ttl and
-mod_nw_ttl, output to ports, IN_PORT, ALL, FLOOD and CONTROLLER (with and without max_len),
-and all, select and indirect groups.
+metadata matches, goto_table, VLAN push/pop, MPLS push/pop (push_mpls, pop_mpls,
+set_mpls_ttl, dec_mpls_ttl, set_field on mpls_label and mpls_tc, matches on mpls_label,
+mpls_tc and mpls_bos), set_field on L2-L4 fields, dec_ttl and mod_nw_ttl, output to ports,
+IN_PORT, ALL, FLOOD and CONTROLLER (with and without max_len), and all, select and indirect
+groups.
 
 The generator keeps to what both switches must accept:
 
@@ -16,6 +18,13 @@ The generator keeps to what both switches must accept:
   (0x1000 | VID), which OVS requires; no push_vlan past two known tags (OFPBAC_BAD_TAG);
   group buckets, which have no match, may set any field (a switch skips what the packet
   lacks);
+- MPLS as ``ovs-ofctl`` checks it: pop_mpls, set_mpls_ttl, dec_mpls_ttl and set_field on
+  mpls_label/mpls_tc only where the match (mpls, mplsm) or an earlier push_mpls makes the
+  packet MPLS; after a push_mpls nothing of L3 or L4 (set_field, dec_ttl, mod_nw_ttl) in
+  the same list, after a pop_mpls only what its EtherType makes present; never a
+  set_field on mpls_bos (read-only in OVS) nor a masked mpls_label (OVS cannot mask it).
+  A write_actions lists push_mpls after its set-fields now and then (OVS checks the list
+  in the order written, the action set runs the push first);
 - each table's match fields fit Sluice's 64-byte table key (KEY_BYTES), a resource limit
   OpenFlow lets a switch have;
 - select groups choose deterministically: every bucket but one has weight 0 (a zero share
@@ -25,7 +34,8 @@ The generator keeps to what both switches must accept:
 
 Packets come from the same small pools of addresses and ports as the rules so that most of
 them hit something: IPv4 and IPv6 with TCP, UDP, SCTP, ICMP, GRE and ND, ARP, a raw
-EtherType; 0-2 VLAN tags (802.1Q and 802.1ad); IPv4 options, first and later fragments,
+EtherType, MPLS (0x8847 and 0x8848, 1-3 labels, TTLs 0, 1, 2, 64, 255, over IPv4, IPv6 or
+a raw payload); 0-2 VLAN tags (802.1Q and 802.1ad); IPv4 options, first and later fragments,
 IPv6 hop-by-hop and fragment headers, Ethernet padding and trailers, and a few frames with a
 wrong IPv4 or L4 checksum or an IP length that does not fit the frame.  Every frame carries
 its id twice (frames.tag).
@@ -49,7 +59,7 @@ from sluice.oracle.frames import (
 )
 
 #: Bumped whenever the generator changes what a seed produces.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 MACS = ["02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:00:03", "0a:00:00:00:00:04",
         "ff:ff:ff:ff:ff:ff", "01:00:5e:00:00:fb"]
@@ -68,6 +78,8 @@ META_VALUES = [0x1, 0x2, 0xA5, 0xFF00, 0x100000000, 0xFEDCBA9876543210]
 META_MASKS = [0xFF, 0xFFFFFFFFFFFFFFFF, 0xF0, 0xFFFF0000FFFF0000, 0x1]
 ICMP4 = [(8, 0), (0, 0), (3, 1), (11, 0)]
 ICMP6 = [(128, 0), (129, 0), (135, 0), (136, 0), (1, 4)]
+#: MPLS labels: 0 and 2 are what push_mpls puts over IPv4 and IPv6 (explicit null).
+MPLS_LABELS = [0, 2, 16, 100, 0xFFFFF]
 
 #: Key bytes of each match field in Sluice (ceil(bits / 8)): a table keys on the union of
 #: its flows' fields, at most 64 bytes (docs/openflow.md section 14), and refuses a flow
@@ -78,9 +90,10 @@ KEY_BYTES = {"in_port": 4, "metadata": 8, "dl_dst": 6, "dl_src": 6, "dl_type": 2
              "sctp_src": 2, "sctp_dst": 2, "icmp_type": 1, "icmp_code": 1, "arp_op": 2,
              "arp_spa": 4, "arp_tpa": 4, "arp_sha": 6, "arp_tha": 6, "ipv6_src": 16,
              "ipv6_dst": 16, "ipv6_label": 3, "icmpv6_type": 1, "icmpv6_code": 1,
-             "nd_target": 16}
+             "nd_target": 16, "mpls_label": 3, "mpls_tc": 1, "mpls_bos": 1}
 KEY_MAX = 64
 _SHORTHANDS = {"ip": ("dl_type",), "ipv6": ("dl_type",), "arp": ("dl_type",),
+               "mpls": ("dl_type",), "mplsm": ("dl_type",),
                "tcp": ("dl_type", "nw_proto"), "udp": ("dl_type", "nw_proto"),
                "sctp": ("dl_type", "nw_proto"), "icmp": ("dl_type", "nw_proto"),
                "tcp6": ("dl_type", "nw_proto"), "udp6": ("dl_type", "nw_proto"),
@@ -125,24 +138,48 @@ class RuleSet:
 class _Ctx:
     """What a flow's match (and the actions so far) say the packet has."""
 
-    l3: str | None = None  # "ipv4" | "ipv6" | "arp"
+    l3: str | None = None  # "ipv4" | "ipv6" | "arp" | "mpls"
     l4: str | None = None  # "tcp" | "udp" | "sctp" | "icmp" | "icmp6"
     nd: bool = False  # icmpv6_type 135 or 136 matched
     #: VLAN headers known to be there (ovs-ofctl refuses a push past 2, OFPBAC_BAD_TAG).
     tags: int = 0
+    #: With l3 "mpls": what the top label holds, when known ("mpls": more labels,
+    #: "ipv4", "ipv6", "arp", "raw").
+    inner: str | None = None
 
     @property
     def tagged(self) -> bool:
         return self.tags > 0
 
+    @property
+    def mpls(self) -> bool:
+        return self.l3 == "mpls"
+
     def copy(self) -> _Ctx:
-        return _Ctx(self.l3, self.l4, self.nd, self.tags)
+        return _Ctx(self.l3, self.l4, self.nd, self.tags, self.inner)
+
+    def push_mpls(self) -> None:
+        """What ovs-ofctl assumes after a push_mpls: MPLS, nothing known of L3/L4."""
+        self.inner = "mpls" if self.mpls else (self.l3 or "raw")
+        self.l3, self.l4, self.nd = "mpls", None, False
+
+    def pop_mpls(self, eth_type: int) -> None:
+        """... and after a pop_mpls: what the EtherType names (no L4: ovs-ofctl takes the
+        protocol as unknown)."""
+        self.l3 = _ETH_L3.get(eth_type)
+        self.l4, self.nd, self.inner = None, False, None
+
+
+_ETH_L3 = {fr.ETH_IPV4: "ipv4", fr.ETH_IPV6: "ipv6", fr.ETH_ARP: "arp", fr.ETH_MPLS: "mpls",
+           fr.ETH_MPLS_MC: "mpls"}
+_L3_ETH = {"ipv4": fr.ETH_IPV4, "ipv6": fr.ETH_IPV6, "arp": fr.ETH_ARP, "mpls": fr.ETH_MPLS,
+           "raw": fr.ETH_RAW}
 
 
 _CLASSES: list[tuple[str, int]] = [
     ("any", 8), ("eth", 8), ("raw", 2), ("ip", 12), ("tcp", 10), ("udp", 10), ("sctp", 4),
     ("icmp", 5), ("arp", 6), ("ipv6", 8), ("tcp6", 5), ("udp6", 5), ("sctp6", 2),
-    ("icmp6", 5)]
+    ("icmp6", 5), ("mpls", 7), ("mplsm", 3)]
 
 
 class RuleGen:
@@ -192,6 +229,9 @@ class RuleGen:
             cands += [("icmpv6_type", str(t)), ("icmpv6_code", str(code))]
         if any_ctx or c.nd:
             cands.append(("nd_target", r.choice(IP6)))
+        if any_ctx or c.mpls:
+            cands += [("mpls_label", str(r.choice(MPLS_LABELS))),
+                      ("mpls_tc", str(r.randrange(8)))] * (1 if any_ctx else 2)
         name, value = r.choice(cands)
         return f"set_field:{value}->{name}"
 
@@ -202,6 +242,22 @@ class RuleGen:
              f"output:{self.n_ports + 1}", "CONTROLLER", "CONTROLLER:64", "CONTROLLER:128"],
             [40, 6, 4, 3, 1, 8, 3, 2])[0]
 
+    def _pop_mpls(self, ctx: _Ctx | None) -> str:
+        """A pop_mpls: mostly the EtherType of what is known to be under the label."""
+        r = self.rng
+        if ctx is not None and ctx.inner is not None and self._p(0.85):
+            et = _L3_ETH[ctx.inner]
+        else:
+            et = r.choice((fr.ETH_IPV4, fr.ETH_IPV4, fr.ETH_IPV6, fr.ETH_MPLS, fr.ETH_RAW))
+        if ctx is not None:
+            ctx.pop_mpls(et)
+        return f"pop_mpls:0x{et:04x}"
+
+    def _push_mpls(self, ctx: _Ctx | None) -> str:
+        if ctx is not None:
+            ctx.push_mpls()
+        return f"push_mpls:0x{self.rng.choice((fr.ETH_MPLS, fr.ETH_MPLS, fr.ETH_MPLS_MC)):04x}"
+
     def _actions(self, ctx: _Ctx | None, n: int, allow_group: bool) -> list[str]:
         """@n apply (or bucket) actions; updates @ctx as pushes and pops happen."""
         r = self.rng
@@ -209,11 +265,14 @@ class RuleGen:
         pushes = 0
         for _ in range(n):
             ip = ctx is None or ctx.l3 in ("ipv4", "ipv6")
+            mpls = ctx is None or ctx.mpls
             can_push = ctx.tags < 2 if ctx is not None else pushes < 2
             kinds = [("output", 30), ("set_field", 30), ("push_vlan", 6 if can_push else 0),
                      ("pop_vlan", 5 if ctx is None or ctx.tagged else 0),
                      ("dec_ttl", 6 if ip else 0), ("mod_nw_ttl", 3 if ip else 0),
-                     ("group", 8 if allow_group and self.group_ids else 0)]
+                     ("group", 8 if allow_group and self.group_ids else 0),
+                     ("push_mpls", 3), ("pop_mpls", 5 if mpls else 0),
+                     ("dec_mpls_ttl", 4 if mpls else 0), ("set_mpls_ttl", 2 if mpls else 0)]
             kind = r.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
             if kind == "output":
                 out.append(self._output())
@@ -232,27 +291,50 @@ class RuleGen:
                 out.append("dec_ttl")
             elif kind == "mod_nw_ttl":
                 out.append(f"mod_nw_ttl:{r.choice(TTLS)}")
+            elif kind == "push_mpls":
+                out.append(self._push_mpls(ctx))
+            elif kind == "pop_mpls":
+                out.append(self._pop_mpls(ctx))
+            elif kind == "dec_mpls_ttl":
+                out.append("dec_mpls_ttl")
+            elif kind == "set_mpls_ttl":
+                out.append(f"set_mpls_ttl:{r.choice(TTLS)}")
             else:
                 out.append(f"group:{r.choice(self.group_ids)}")
         return out
 
     def _write_actions(self, ctx: _Ctx) -> list[str]:
         """An action set fragment in the order the action set runs it (section 5.10):
-        pop, push, dec TTL, set TTL, set-fields, then a group or an output."""
+        pop (VLAN, MPLS), push (MPLS, VLAN), dec TTL (IP, MPLS), set TTL (IP, MPLS),
+        set-fields, then a group or an output; now and then a push_mpls comes after the
+        set-fields instead (ovs-ofctl checks the set-fields as written, before the push;
+        the action set still pushes first)."""
         r = self.rng
         ctx = ctx.copy()
         acts: list[str] = []
-        ip = ctx.l3 in ("ipv4", "ipv6")
         if ctx.tagged and self._p(0.1):
             acts.append("pop_vlan")
             ctx.tags -= 1
+        if ctx.mpls and self._p(0.15):
+            acts.append(self._pop_mpls(ctx))
+        late_push = None
+        if self._p(0.06):
+            if self._p(0.3):
+                late_push = self._push_mpls(None)
+            else:
+                acts.append(self._push_mpls(ctx))
         if ctx.tags < 2 and self._p(0.1):
             acts.append(f"push_vlan:0x{r.choice((0x8100, 0x88A8)):04x}")
             ctx.tags += 1
+        ip = ctx.l3 in ("ipv4", "ipv6")
         if ip and self._p(0.15):
             acts.append("dec_ttl")
+        if ctx.mpls and self._p(0.15):
+            acts.append("dec_mpls_ttl")
         if ip and self._p(0.05):
             acts.append(f"mod_nw_ttl:{r.choice(TTLS)}")
+        if ctx.mpls and self._p(0.08):
+            acts.append(f"set_mpls_ttl:{r.choice(TTLS)}")
         seen: set[str] = set()
         for _ in range(r.choice((0, 0, 1, 1, 2))):
             sf = self._set_field(ctx)
@@ -260,6 +342,8 @@ class RuleGen:
             if name not in seen:
                 seen.add(name)
                 acts.append(sf)
+        if late_push is not None:
+            acts.append(late_push)
         if self._p(0.75):
             if self.group_ids and self._p(0.25):
                 acts.append(f"group:{r.choice(self.group_ids)}")
@@ -296,6 +380,17 @@ class RuleGen:
         v4 = cls in ("ip", "tcp", "udp", "sctp", "icmp")
         if cls == "raw":
             m.append(f"dl_type=0x{fr.ETH_RAW:04x}")
+        elif cls in ("mpls", "mplsm"):
+            m.append(cls)
+            ctx.l3 = "mpls"
+            if self._p(0.35):
+                m.append(f"mpls_label={r.choice(MPLS_LABELS)}")
+            if self._p(0.2):
+                m.append(f"mpls_tc={r.randrange(8)}")
+            if self._p(0.3):
+                bos = r.randrange(2)
+                m.append(f"mpls_bos={bos}")
+                ctx.inner = None if bos else "mpls"
         elif cls == "arp":
             m.append("arp")
             ctx.l3 = "arp"
@@ -551,6 +646,24 @@ class PacketGen:
                              tclass=r.randrange(256), flabel=r.choice(FLABELS))
         return hdr + ext + body
 
+    def _mpls(self, ident: int) -> tuple[int, bytes]:
+        """An MPLS EtherType and body: 1-3 labels (bottom of stack on the last) over IPv4,
+        IPv6 or a raw payload."""
+        r = self.rng
+        inner = r.choices(["ipv4", "ipv6", "raw"], [45, 30, 25])[0]
+        if inner == "ipv4":
+            body = self._ipv4(ident)
+        elif inner == "ipv6":
+            body = self._ipv6(ident)
+        else:
+            body = self._payload(ident, min_len=8)
+        n = r.choices((1, 2, 3), (60, 30, 10))[0]
+        labels = b"".join(
+            fr.mpls_lse(r.choice(MPLS_LABELS) if self._p(0.9) else r.randrange(1 << 20),
+                        r.randrange(8), i == n - 1, r.choice(TTLS))
+            for i in range(n))
+        return fr.ETH_MPLS if self._p(0.85) else fr.ETH_MPLS_MC, labels + body
+
     def packet(self, ident: int) -> Packet:
         r = self.rng
         tags = b""
@@ -559,8 +672,10 @@ class PacketGen:
             tpid = fr.ETH_QINQ if i == 0 and n_tags == 2 and self._p(0.5) else fr.ETH_VLAN
             tags += fr.vlan_tag(tpid, r.choice([*VIDS, 0]) if self._p(0.9) else 0,
                                 r.randrange(8))
-        kind = r.choices(["ipv4", "ipv6", "arp", "raw"], [55, 28, 10, 7])[0]
-        if kind == "ipv4":
+        kind = r.choices(["ipv4", "ipv6", "arp", "raw", "mpls"], [55, 28, 10, 7, 13])[0]
+        if kind == "mpls":
+            et, body = self._mpls(ident)
+        elif kind == "ipv4":
             et, body = fr.ETH_IPV4, self._ipv4(ident)
         elif kind == "ipv6":
             et, body = fr.ETH_IPV6, self._ipv6(ident)
