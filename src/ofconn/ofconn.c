@@ -135,6 +135,7 @@ struct sl_ofconn_mgr {
 	uint64_t rl_window_ms;         /* Start of the current rate-limit window. */
 	unsigned rl_count;             /* Lines logged in that window. */
 	unsigned rl_suppressed;        /* Lines dropped since the last logged one. */
+	int wake_fd;                   /* Extra fd that ends a poll when readable (drained), -1. */
 };
 
 /* ------------------------------------------------------------------------- */
@@ -1181,8 +1182,15 @@ sl_ofconn_mgr_create(const struct sl_ofconn_params *p, struct sl_ofconn_mgr **ou
 	if (!mgr)
 		return -ENOMEM;
 	mgr->p = *p;
+	mgr->wake_fd = -1;
 	*out = mgr;
 	return 0;
+}
+
+void
+sl_ofconn_mgr_set_wake_fd(struct sl_ofconn_mgr *mgr, int fd)
+{
+	mgr->wake_fd = fd;
 }
 
 static void
@@ -1475,7 +1483,7 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 
 	for (struct sl_ofconn *c = mgr->conns; c; c = c->next)
 		n_conns++;
-	ret = pollset_reserve(mgr, n_conns + (size_t)mgr->n_targets);
+	ret = pollset_reserve(mgr, n_conns + (size_t)mgr->n_targets + 1);
 	if (ret)
 		return ret;
 
@@ -1504,6 +1512,10 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 		mgr->slot_is_conn[n++] = true;
 	}
 
+	/* The wake fd goes last: stage 3 stops before it. */
+	if (mgr->wake_fd >= 0)
+		mgr->pfds[n] = (struct pollfd){ .fd = mgr->wake_fd, .events = POLLIN };
+
 	/* Stage 2: wait, but wake for the earliest timer and never past the caller's limit. */
 	now = now_ms();
 	deadline = next_deadline(mgr);
@@ -1517,11 +1529,18 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 		else
 			wait = (int)SL_MIN(until, (uint64_t)timeout_ms);
 	}
-	ret = poll(mgr->pfds, (nfds_t)n, wait);
+	ret = poll(mgr->pfds, (nfds_t)(n + (mgr->wake_fd >= 0)), wait);
 	if (ret < 0) {
 		if (errno != EINTR)
 			return -errno;
 		ret = 0;
+	}
+	if (mgr->wake_fd >= 0 && (mgr->pfds[n].revents & POLLIN)) {
+		uint64_t v;
+		if (read(mgr->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN) {
+			/* Nothing to do: the next poll reports the fd again if it stays readable. */
+		}
+		ret--;
 	}
 
 	/* Stage 3: socket events.  Callbacks may end connections; dead ones are skipped. */

@@ -275,6 +275,13 @@ int sl_ofconn_mgr_add_target(struct sl_ofconn_mgr *mgr, const char *target, char
 int sl_ofconn_mgr_listen_port(const struct sl_ofconn_mgr *mgr, int idx);
 
 /**
+ * Also end sl_ofconn_mgr_poll()'s wait when @fd (an eventfd) becomes
+ * readable; the poll reads it to clear it.  -1: none.  The datapath wakes
+ * the agent this way when a packet-in is queued.  Owner thread.
+ */
+void sl_ofconn_mgr_set_wake_fd(struct sl_ofconn_mgr *mgr, int fd);
+
+/**
  * Run one iteration of the channel: wait in poll() for socket activity or
  * the next timer, then accept, complete connects, read and dispatch
  * messages, write queued output, run the keepalive, hello and reconnect

@@ -1736,6 +1736,8 @@ sl_ofswitch_create(const struct sl_ofswitch_params *p, struct sl_ofswitch **out,
 		sl_ofswitch_destroy(sw);
 		return rc;
 	}
+	/* A queued packet-in ends the wait in poll() at once, not at the next round. */
+	sl_ofconn_mgr_set_wake_fd(sw->mgr, sl_worker_pin_wake_fd(p->worker));
 	for (unsigned i = 0; i < p->n_targets; i++) {
 		rc = sl_ofconn_mgr_add_target(sw->mgr, p->targets[i], err, err_size);
 		if (rc < 0) {

@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -39,6 +41,7 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 	       unsigned n_ports, struct rte_mempool *mp, uint16_t burst)
 {
 	memset(w, 0, sizeof(*w));
+	w->pin_wake_fd = -1;
 	w->pl = pl;
 	w->ports = ports;
 	w->n_ports = n_ports;
@@ -112,6 +115,9 @@ sl_worker_fini(struct sl_worker *w)
 		while (rte_ring_dequeue(w->pout_ring, &d) == 0)
 			rte_pktmbuf_free(((struct sl_worker_pout *)d)->m);
 	rte_ring_free(w->pin_ring);
+	if (w->pin_wake_fd >= 0) /* only a group's lead made one */
+		close(w->pin_wake_fd);
+	w->pin_wake_fd = -1;
 	rte_ring_free(w->pout_ring);
 	rte_ring_free(w->pout_free);
 	rte_mempool_free(w->pin_mp);
@@ -147,7 +153,9 @@ sl_worker_ctrl_init(struct sl_worker *w, unsigned pin_queue)
 				       RING_F_SP_ENQ | RING_F_SC_DEQ);
 	w->pouts = rte_zmalloc("sl_pouts", POUT_SLOTS * sizeof(*w->pouts), RTE_CACHE_LINE_SIZE);
 	w->qs = rte_zmalloc("sl_qsbr", qs_size, RTE_CACHE_LINE_SIZE);
+	w->pin_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (w->pin_ring == NULL || w->pin_mp == NULL || w->pout_ring == NULL ||
+	    w->pin_wake_fd < 0 ||
 	    w->pout_free == NULL || w->pouts == NULL || w->qs == NULL ||
 	    rte_rcu_qsbr_init(w->qs, w->n_group) != 0) {
 		sl_worker_fini(w);
@@ -331,8 +339,23 @@ to_controller(struct sl_worker *w, const struct sl_pkt *p, const struct sl_pin *
 		w->ctrl.tx_drops++;
 		return;
 	}
+	/*
+	 * The ring was empty: wake the agent, asleep in poll() (one write per
+	 * empty -> non-empty change, not per packet, under a flood of them).
+	 */
+	if (rte_ring_count(l->pin_ring) == 1) {
+		uint64_t one = 1;
+		if (write(l->pin_wake_fd, &one, sizeof(one)) < 0)
+			w->pin_wake_fails++; /* the agent still polls every 1-4 ms */
+	}
 	w->ctrl.tx_packets++;
 	w->ctrl.tx_bytes += p->len;
+}
+
+int
+sl_worker_pin_wake_fd(const struct sl_worker *w)
+{
+	return w->pin_wake_fd;
 }
 
 /* The capture the control thread published (an acquire load: its fields are set). */

@@ -122,7 +122,9 @@ struct sl_worker {
 	/* Controller channel (sl_worker_ctrl_init). */
 	struct sl_worker_port_stats ctrl;   /* the controller as a port (see above) */
 	struct sl_worker_pin_drops pin_drops;
+	uint64_t pin_wake_fails;            /* eventfd writes that failed (the agent polls anyway) */
 	struct rte_ring *pin_ring;          /* worker -> control: packet-in mbufs */
+	int pin_wake_fd;                    /* eventfd: written when pin_ring stops being empty */
 	struct rte_mempool *pin_mp;         /* packet-in copies, sl_worker_pin in the private area */
 	struct rte_ring *pout_ring;         /* control -> worker: struct sl_worker_pout * */
 	struct rte_ring *pout_free;         /* worker -> control: executed descriptors */
@@ -288,6 +290,8 @@ void sl_worker_port_read(const struct sl_worker *w, unsigned port, struct sl_wor
 void sl_worker_ctrl_read(const struct sl_worker *w, struct sl_worker_port_stats *out);
 /** Why packet-ins were not queued. */
 void sl_worker_pin_drops_read(const struct sl_worker *w, struct sl_worker_pin_drops *out);
+/** The eventfd the lead worker writes when its packet-in ring stops being empty (agent's poll). */
+int sl_worker_pin_wake_fd(const struct sl_worker *w);
 /** Loop counters (the workers'; rx bursts of the I/O core are in io->loop). */
 void sl_worker_loop_read(const struct sl_worker *w, struct sl_worker_loop_stats *out);
 /** Pipeline latency histogram, merged. */
