@@ -57,6 +57,7 @@ struct options {
 	const char *ports[SL_PORTS_MAX];
 	unsigned n_ports;
 	const char *flows_file;
+	const char *restore_file; /* --restore: a `sluicectl save` file, loaded after --flows */
 	const char *flows[256]; /* --flow, in order, after the file */
 	unsigned n_flows;
 	double duration;       /* seconds; 0 = until a signal */
@@ -119,6 +120,8 @@ usage(FILE *f)
 		"  -f, --flows FILE         startup flow file (ovs-ofctl flow syntax, plus table\n"
 		"                           declarations: table=2,kind=lpm,fields=nw_dst)\n"
 		"  -F, --flow FLOW          add one flow (repeatable), after the file\n"
+		"      --restore FILE       what `sluicectl save FILE` wrote (tables, forwarding\n"
+		"                           modes, meters, groups, flows), after --flows\n"
 		"OpenFlow:\n"
 		"  -C, --controller TARGET  controller channel (repeatable): tcp:IP[:PORT] (connect,\n"
 		"                           default port 6653), ptcp:PORT[:IP] (listen, e.g. for\n"
@@ -255,6 +258,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 	static const struct option longopts[] = {
 		{"port", required_argument, NULL, 'p'},
 		{"flows", required_argument, NULL, 'f'},
+		{"restore", required_argument, NULL, 0x104},
 		{"flow", required_argument, NULL, 'F'},
 		{"duration", required_argument, NULL, 'd'},
 		{"stats-interval", required_argument, NULL, 's'},
@@ -461,6 +465,9 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		case 'f':
 			o->flows_file = optarg;
 			break;
+		case 0x104:
+			o->restore_file = optarg;
+			break;
 		case 'F':
 			if (o->n_flows == SL_ARRAY_SIZE(o->flows)) {
 				fprintf(stderr, "sluice: --flow: at most %zu; use --flows FILE\n",
@@ -666,8 +673,17 @@ on_table(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
 {
 	static unsigned declared_at[SL_TABLES_MAX]; /* line of each table's declaration, 0: none */
 
-	/* A second declaration used to replace the first without a word. */
+	/*
+	 * A second declaration used to replace the first without a word.  One
+	 * that repeats the first exactly (a --restore file saved from a switch
+	 * started with the same --flows) changes nothing and is accepted.
+	 */
 	if (ts->table_id < SL_TABLES_MAX && declared_at[ts->table_id] != 0) {
+		char a[512], b[512];
+		sl_table_spec_format(ts, a, sizeof(a));
+		sl_table_spec_format(sl_pipeline_table_spec(arg, ts->table_id), b, sizeof(b));
+		if (strcmp(a, b) == 0)
+			return 0;
 		snprintf(err->msg, sizeof(err->msg), "table %u is already declared (line %u)",
 			 ts->table_id, declared_at[ts->table_id]);
 		return -EEXIST;
@@ -700,16 +716,27 @@ on_directive(void *arg, const char *name, const char *value, struct sl_parse_err
 	return 0;
 }
 
+/* While --restore loads: a group or meter --flows made already is replaced, not an error. */
+static bool restoring;
+
 static int
 on_group(void *arg, const struct sl_group_spec *gs, struct sl_parse_error *err)
 {
-	return sl_pipeline_group_add(arg, gs, err->msg, sizeof(err->msg));
+	int rc = sl_pipeline_group_add(arg, gs, err->msg, sizeof(err->msg));
+
+	if (rc == -EEXIST && restoring)
+		rc = sl_pipeline_group_modify(arg, gs, err->msg, sizeof(err->msg));
+	return rc;
 }
 
 static int
 on_meter(void *arg, const struct sl_meter_spec *ms, struct sl_parse_error *err)
 {
-	return sl_pipeline_meter_add(arg, ms, err->msg, sizeof(err->msg));
+	int rc = sl_pipeline_meter_add(arg, ms, err->msg, sizeof(err->msg));
+
+	if (rc == -EEXIST && restoring)
+		rc = sl_pipeline_meter_modify(arg, ms, err->msg, sizeof(err->msg));
+	return rc;
 }
 
 /* DPDK's telemetry socket: mode 0660, in --mgmt-group when given (it reads and changes the switch). */
@@ -740,13 +767,17 @@ load_rules(struct sl_pipeline *pl, const struct options *o)
 	char msg[512];
 	int rc;
 
-	if (o->flows_file != NULL) {
+	const char *files[] = {o->flows_file, o->restore_file};
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(files); i++) {
 		const struct sl_flowfile_callbacks cb = {on_table, on_flow, on_directive, on_group,
 							 on_meter};
-		rc = sl_flowfile_load_cb(o->flows_file, &cb, pl, &pe);
+		if (files[i] == NULL)
+			continue;
+		restoring = i == 1;
+		rc = sl_flowfile_load_cb(files[i], &cb, pl, &pe);
 		if (rc < 0) {
 			sl_parse_error_format(&pe, msg, sizeof(msg));
-			fprintf(stderr, "sluice: %s\n", msg);
+			fprintf(stderr, "sluice: %s%s\n", i == 1 ? "--restore: " : "", msg);
 			return rc;
 		}
 	}
@@ -1335,6 +1366,13 @@ main(int argc, char **argv)
 	sl_pipeline_ffp_cost_model(pl, !o.ffp_no_model);
 	sl_pipeline_ffp_path_enable(pl, !o.no_ffp_path);
 	sl_pipeline_ffp_auto_set(pl, &o.ffp_auto);
+	{
+		/* The ports are known by count already: flow files check watch ports against it. */
+		bool all_up[SL_PORTS_MAX];
+		for (unsigned i = 0; i < o.n_ports; i++)
+			all_up[i] = true;
+		sl_pipeline_ports_set(pl, o.n_ports, all_up);
+	}
 	if (o.check_only) {
 		/* No EAL: mask tables validate with their portable structure only. */
 		if (load_rules(pl, &o) < 0) {

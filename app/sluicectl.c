@@ -153,6 +153,8 @@ usage(FILE *f)
 	        "  log [TYPE LEVEL]           show log levels, or set TYPE (may end in *)\n"
 	        "  workers                    dispatch and per-worker counters\n"
 	        "  fdb-show                   output:NORMAL's learned addresses (port, VLAN, MAC, age)\n"
+	        "  save FILE                  tables, modes, meters, groups and flows as a flow file\n"
+	        "                             (sluice --restore FILE, or add-flows FILE, loads it)\n"
 	        "  dispatch [SCHED] [THRESHOLD]  show or set the I/O core's scheduler (rr, crc32,\n"
 	        "                             hrw, adaptive, ordered) and load threshold (0..1)\n"
 	        "  telemetry CMD[,PARAMS]     raw telemetry call, prints the reply\n\n"
@@ -1005,6 +1007,29 @@ fmt_bucket_actions(const struct sl_bucket_spec *b, char *buf, size_t size)
 	sl_flow_format_actions(&in, buf, size);
 }
 
+/* A group in add-groups syntax, as dump-groups prints it and add-group reads it. */
+static void
+print_group_line(FILE *f, const struct sl_group_spec *g)
+{
+	static char acts[2048];
+	const char *type = g->type < 4 ? group_type_names[g->type] : "?";
+
+	fprintf(f, "group_id=%" PRIu32 ",type=%s", g->group_id, type);
+	for (unsigned k = 0; k < g->n_buckets; k++) {
+		const struct sl_bucket_spec *b = &g->buckets[k];
+		fprintf(f, ",bucket=");
+		if (g->type == SL_GROUP_SELECT)
+			fprintf(f, "weight:%u,", b->weight);
+		if (b->watch_port != SL_PORT_ANY)
+			fprintf(f, "watch_port:%" PRIu32 ",", b->watch_port);
+		if (b->watch_group != SL_GROUP_ID_ANY)
+			fprintf(f, "watch_group:%" PRIu32 ",", b->watch_group);
+		fmt_bucket_actions(b, acts, sizeof(acts));
+		fprintf(f, "actions=%s", acts);
+	}
+	fputc('\n', f);
+}
+
 static int
 cmd_dump_groups(struct sl_ctl_of *c)
 {
@@ -1074,20 +1099,8 @@ cmd_dump_groups(struct sl_ctl_of *c)
 			continue;
 		}
 		/* ovs-ofctl dump-groups line, then the counters (dump-group-stats). */
-		printf(" group_id=%" PRIu32 ",type=%s", g->desc.group_id, type);
-		for (unsigned k = 0; k < g->desc.n_buckets; k++) {
-			const struct sl_bucket_spec *b = &g->desc.buckets[k];
-			printf(",bucket=");
-			if (g->desc.type == SL_GROUP_SELECT)
-				printf("weight:%u,", b->weight);
-			if (b->watch_port != SL_PORT_ANY)
-				printf("watch_port:%" PRIu32 ",", b->watch_port);
-			if (b->watch_group != SL_GROUP_ID_ANY)
-				printf("watch_group:%" PRIu32 ",", b->watch_group);
-			fmt_bucket_actions(b, acts, sizeof(acts));
-			printf("actions=%s", acts);
-		}
-		printf("\n");
+		putchar(' ');
+		print_group_line(stdout, &g->desc);
 		if (g->have_stats) {
 			fmt_duration(g->st.duration_sec, g->st.duration_nsec, dur, sizeof(dur));
 			printf("   duration=%s, ref_count=%" PRIu32 ", n_packets=%" PRIu64
@@ -1648,6 +1661,167 @@ cmd_fwd_mode(struct sl_ctl_of *c)
 		printf("%s\n", text);
 	}
 	return 0;
+}
+
+/*
+ * save FILE: what the switch holds, as a flow file that `sluice --restore`
+ * and `sluicectl add-flows` load: declared tables (read over telemetry),
+ * forwarding modes, meters, groups, then flows with their cookies, timeouts
+ * and flags (low_latency included), sorted by table and priority.  Written
+ * to FILE.tmp and renamed: a failed save leaves FILE as it was.  State-table
+ * entries are not saved (dump-states lists them).
+ */
+
+static int tel_connect(struct sl_ctl_tel **t);
+static int tel_get(struct sl_ctl_tel *t, const char *cmd, const char *params,
+                   struct sl_ctl_json_doc **doc, const struct sl_ctl_json **v);
+
+/* Flows as flow-file lines, sorted for a stable file. */
+static int
+save_flow_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                struct sl_ofp_error *e)
+{
+	static struct sl_flow_spec fs;
+	struct sl_ofp_flow_stats st;
+	char text[4096], line[4200];
+
+	if (sl_ofp_flow_stats_entry_decode(body, len, ofs, &fs, &st, e) < 0)
+		return -1;
+	fs.cookie_mask = 0;
+	sl_flow_format(&fs, text, sizeof(text));
+	/* Table first, then priority high to low: the key sorts as text. */
+	snprintf(line, sizeof(line), "%03u %05u %s", fs.table_id, 65535u - fs.priority, text);
+	return flow_line_keep(m->user, 0, line) < 0 ? -ENOMEM : 0;
+}
+
+static int
+save_line_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct flow_line *)a)->text, ((const struct flow_line *)b)->text);
+}
+
+/* Declared tables, from telemetry's /sluice/tables and /sluice/table,N. */
+static int
+save_tables(FILE *f)
+{
+	struct sl_ctl_json_doc *doc = NULL, *one = NULL;
+	const struct sl_ctl_json *v, *t;
+	struct sl_ctl_tel *tel;
+	int ex;
+
+	if ((ex = tel_connect(&tel)) != 0)
+		return ex;
+	if ((ex = tel_get(tel, "/sluice/tables", NULL, &doc, &v)) == 0) {
+		for (const struct sl_ctl_json *m = v->child; m != NULL && ex == 0; m = m->next) {
+			if ((ex = tel_get(tel, "/sluice/table", m->key, &one, &t)) != 0)
+				break;
+			const struct sl_ctl_json *spec = sl_ctl_json_get(t, "spec");
+			if (sl_ctl_json_get_u64(t, "declared", 0) && spec != NULL &&
+			    spec->type == SL_CTL_JSON_STRING)
+				fprintf(f, "%s\n", spec->str);
+			sl_ctl_json_free(one);
+			one = NULL;
+		}
+	}
+	sl_ctl_json_free(doc);
+	sl_ctl_tel_close(tel);
+	return ex;
+}
+
+static int
+cmd_save(struct sl_ctl_of *c, const char *path)
+{
+	static struct sl_ofp_mp_request req;
+	struct flow_lines lines = {0};
+	struct meter_list ml = {0};
+	struct group_list gl = {0};
+	struct mp_ctx m = {.err = NULL};
+	struct sl_fwd_params none = {0}, fp = {0};
+	struct sl_ofp_buf b;
+	struct sl_ofp_error e;
+	char err[ERR_MAX] = "", tmp[4096], text[2048];
+	const char *what = "flow stats request";
+	FILE *f;
+	int rc, ex;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return usage_error("save: file name too long: '%s'", path);
+	if ((f = fopen(tmp, "w")) == NULL) {
+		errmsg("save: %s: %s", tmp, strerror(errno));
+		return EXIT_REFUSED;
+	}
+	fprintf(f, "# sluicectl save: load with sluice --restore FILE or sluicectl add-flows FILE\n");
+	ex = save_tables(f);
+	m.err = err;
+	/* Forwarding modes: only when not plain OpenFlow. */
+	sl_ofp_buf_init(&b);
+	rc = ex ? 0 : sl_ofp_fwd_mode_encode(&b, sl_ctl_of_next_xid(c), SL_OFPX_FWD_MODE, &none);
+	if (ex == 0 && rc == 0)
+		rc = sl_ctl_of_request(c, b.data, b.len, fwd_mode_reply, &fp, &e, err, sizeof(err));
+	sl_ofp_buf_free(&b);
+	if (ex == 0 && rc == 0 && sl_fwd_params_format(&fp, text, sizeof(text)) >= 0 &&
+	    strcmp(text, "openflow") != 0)
+		fprintf(f, "fwd-mode=%s\n", text);
+	what = "fwd-mode request";
+	if (ex == 0 && rc == 0) {
+		what = "meter config request";
+		m.type = SL_OFPMP_METER_CONFIG;
+		m.entry = meter_config_entry;
+		m.user = &ml;
+		rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER_CONFIG,
+		                                                 .meter_id = SL_METER_ID_ALL},
+		                  mp_reply, &m, NULL, err, sizeof(err));
+	}
+	for (size_t i = 0; ex == 0 && rc == 0 && i < ml.n; i++) {
+		sl_meter_format(&ml.rows[i].spec, text, sizeof(text));
+		fprintf(f, "%s\n", text);
+	}
+	if (ex == 0 && rc == 0) {
+		what = "group description request";
+		m.type = SL_OFPMP_GROUP_DESC;
+		m.entry = group_desc_entry;
+		m.user = &gl;
+		rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_GROUP_DESC}, mp_reply,
+		                  &m, NULL, err, sizeof(err));
+	}
+	for (size_t i = 0; ex == 0 && rc == 0 && i < gl.n; i++)
+		print_group_line(f, &gl.rows[i].desc);
+	if (ex == 0 && rc == 0) {
+		what = "flow stats request";
+		memset(&req, 0, sizeof(req));
+		req.type = SL_OFPMP_FLOW;
+		req.flow.table_id = 0xff;
+		req.flow.out_port = SL_PORT_ANY;
+		req.flow.out_group = SL_GROUP_ID_ANY;
+		m.type = SL_OFPMP_FLOW;
+		m.entry = save_flow_entry;
+		m.user = &lines;
+		rc = of_multipart(c, &req, mp_reply, &m, NULL, err, sizeof(err));
+	}
+	qsort(lines.v, lines.n, sizeof(lines.v[0]), save_line_cmp);
+	for (size_t i = 0; i < lines.n; i++) {
+		if (ex == 0 && rc == 0)
+			fprintf(f, "%s\n", lines.v[i].text + 10); /* past the sort key */
+		free(lines.v[i].text);
+	}
+	free(lines.v);
+	free(ml.rows);
+	free(gl.rows);
+	if (fclose(f) != 0 && ex == 0 && rc == 0) {
+		errmsg("save: %s: %s", tmp, strerror(errno));
+		ex = EXIT_REFUSED;
+	}
+	if (ex == 0 && rc < 0)
+		ex = of_failed(what, rc, err);
+	if (ex == 0 && rename(tmp, path) != 0) {
+		errmsg("save: %s: %s", path, strerror(errno));
+		ex = EXIT_REFUSED;
+	}
+	if (ex != 0)
+		unlink(tmp);
+	else if (!o.json)
+		printf("saved %zu meters, %zu groups, %zu flows to %s\n", ml.n, gl.n, lines.n, path);
+	return ex;
 }
 
 /*
@@ -3276,6 +3450,7 @@ static const struct {
     {"log", false, 0, 0, 2},
     {"workers", false, 0, 0, 0},
     {"fdb-show", false, 0, 0, 0},
+    {"save", true, 0, 1, 1},
     {"dispatch", false, 0, 0, 2},
     {"telemetry", false, 0, 1, 1},
 };
@@ -3419,7 +3594,9 @@ main(int argc, char **argv)
 				    o.name);
 			o.target = o.target_buf;
 		}
-	} else if (o.telemetry == NULL) {
+	}
+	/* save reads the table declarations over telemetry: it needs both. */
+	if ((!commands[ci].openflow || strcmp(cmd, "save") == 0) && o.telemetry == NULL) {
 		if (sl_ctl_default_telemetry(o.name, o.tel_buf, sizeof(o.tel_buf)) < 0)
 			return usage_error("--name: bad instance name '%s' (1..64 characters of "
 			                   "A-Z a-z 0-9 _ . -)",
@@ -3499,6 +3676,8 @@ main(int argc, char **argv)
 			ex = cmd_dump_meters(c);
 		else if (strcmp(cmd, "meter-features") == 0)
 			ex = cmd_meter_features(c);
+		else if (strcmp(cmd, "save") == 0)
+			ex = cmd_save(c, argv[optind + 1]);
 		else
 			ex = cmd_dump_groups(c);
 		sl_ctl_of_close(c);

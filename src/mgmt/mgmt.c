@@ -135,7 +135,7 @@ table_in_use(unsigned t, struct sl_pipeline_table_stats *st)
 
 	sl_pipeline_table_stats(ctxs, n_ctxs, t, st);
 	return sl_pipeline_table(mgmt->p.pl, t) != NULL || sl_pipeline_flow_count(mgmt->p.pl, t) > 0 ||
-	       st->lookups > 0;
+	       st->lookups > 0 || sl_pipeline_table_declared(mgmt->p.pl, t);
 }
 
 static void
@@ -384,6 +384,7 @@ h_table(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	dict_u64(d, "table_id", t);
 	table_summary(d, (unsigned)t, &st);
 	rte_tel_data_add_dict_string(d, "spec", spec);
+	dict_u64(d, "declared", sl_pipeline_table_declared(mgmt->p.pl, (unsigned)t));
 	dict_u64(d, "max_entries", sl_pipeline_table_spec(mgmt->p.pl, (unsigned)t)->max_entries);
 	dict_u64(d, "entries", ts_st.n_entries);
 	dict_u64(d, "mem_bytes", ts_st.mem_bytes);

@@ -1504,6 +1504,12 @@ sl_pipeline_table_spec(const struct sl_pipeline *pl, unsigned table_id)
 	return table_id < SL_TABLES_MAX ? &pl->tables[table_id].spec : NULL;
 }
 
+bool
+sl_pipeline_table_declared(const struct sl_pipeline *pl, unsigned table_id)
+{
+	return table_id < SL_TABLES_MAX && pl->tables[table_id].declared;
+}
+
 void
 sl_pipeline_set_sync(struct sl_pipeline *pl, sl_pipeline_sync_fn fn, void *arg)
 {

@@ -624,6 +624,8 @@ uint64_t sl_pipeline_copies(const struct sl_pipeline_ctx *const ctxs[], unsigned
 
 /** A table's declared (or default) kind, fields and capacity. */
 const struct sl_table_spec *sl_pipeline_table_spec(const struct sl_pipeline *pl, unsigned table_id);
+/** True when the table's spec was declared (else it is the default, fields from the flows). */
+bool sl_pipeline_table_declared(const struct sl_pipeline *pl, unsigned table_id);
 
 /**
  * Finish a batch of flow changes (e.g. a startup file): every table folds
