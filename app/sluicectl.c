@@ -59,6 +59,7 @@ struct opts {
 	const char *file;
 	const char *bytes;
 	const char *snaplen;
+	const char *hex;       /* trace --hex FRAME */
 	bool no_stats;         /* dump-flows: no counters (ovs-ofctl --no-stats) */
 	int sort;              /* dump-flows: 1 --sort, -1 --rsort (by priority), 0 as sent */
 	char target_buf[160];
@@ -153,6 +154,9 @@ usage(FILE *f)
 	        "  log [TYPE LEVEL]           show log levels, or set TYPE (may end in *)\n"
 	        "  workers                    dispatch and per-worker counters\n"
 	        "  fdb-show                   output:NORMAL's learned addresses (port, VLAN, MAC, age)\n"
+	        "  trace FLOW | --hex FRAME [in_port=N]\n"
+	        "                             one packet through the pipeline, nothing changed: each\n"
+	        "                             table, the entry it wins, the outputs, the verdict\n"
 	        "  save FILE                  tables, modes, meters, groups and flows as a flow file\n"
 	        "                             (sluice --restore FILE, or add-flows FILE, loads it)\n"
 	        "  dispatch [SCHED] [THRESHOLD]  show or set the I/O core's scheduler (rr, crc32,\n"
@@ -3094,6 +3098,57 @@ print_kv_top(const struct sl_ctl_json *v)
 	print_kv(v);
 }
 
+/* trace: the report's lines; a piece starting with '+' continues the line before. */
+static void
+print_trace(const struct sl_ctl_json *v)
+{
+	const struct sl_ctl_json *lines = sl_ctl_json_get(v, "lines");
+	bool open = false;
+
+	for (const struct sl_ctl_json *e = lines ? lines->child : NULL; e; e = e->next) {
+		if (e->type != SL_CTL_JSON_STRING)
+			continue;
+		if (e->str[0] == '+') {
+			fputs(e->str + 1, stdout);
+			continue;
+		}
+		if (open)
+			putchar('\n');
+		fputs(e->str, stdout);
+		open = true;
+	}
+	if (open)
+		putchar('\n');
+}
+
+static int tel_simple(const char *cmd, const char *params,
+                      void (*print)(const struct sl_ctl_json *));
+
+/* trace FLOW | trace --hex FRAME [in_port=N] */
+static int
+cmd_trace(const char *text)
+{
+	char params[1000];
+
+	if (o.hex != NULL) {
+		unsigned long port = 0;
+		char *end;
+		if (text != NULL && (strncmp(text, "in_port=", 8) != 0 ||
+		                     (port = strtoul(text + 8, &end, 0), *end != '\0') || port == 0))
+			return usage_error("trace --hex FRAME: then in_port=N only, not '%s'", text);
+		if (snprintf(params, sizeof(params), "hex=%s%s%s", o.hex, text ? "," : "",
+		             text ? text : "") >= (int)sizeof(params))
+			return usage_error("trace --hex: the frame is too long for one telemetry request "
+			                   "(at most about 490 bytes)");
+	} else {
+		if (text == NULL)
+			return usage_error("trace: give a flow (in_port=1,tcp,tp_dst=80) or --hex FRAME");
+		if (snprintf(params, sizeof(params), "%s", text) >= (int)sizeof(params))
+			return usage_error("trace: flow too long");
+	}
+	return tel_simple("/sluice/trace", params, print_trace);
+}
+
 /* fdb-show: as ovs-appctl fdb/show prints it. */
 static void
 print_fdb(const struct sl_ctl_json *v)
@@ -3402,6 +3457,7 @@ enum {
 	OPT_NO_STATS,
 	OPT_SORT,
 	OPT_RSORT,
+	OPT_HEX,
 };
 
 /* Which per-command options each command takes. */
@@ -3451,13 +3507,14 @@ static const struct {
     {"workers", false, 0, 0, 0},
     {"fdb-show", false, 0, 0, 0},
     {"save", true, 0, 1, 1},
+    {"trace", false, 1u << (OPT_HEX - OPT_STRICT), 0, -1},
     {"dispatch", false, 0, 0, 2},
     {"telemetry", false, 0, 1, 1},
 };
 
 static const char *const opt_names[] = {"--strict", "--all",   "--interval", "--count",
                                         "--dir",    "--file",  "--bytes",    "--snaplen",
-                                        "--no-stats", "--sort", "--rsort"};
+                                        "--no-stats", "--sort", "--rsort",  "--hex"};
 
 int
 main(int argc, char **argv)
@@ -3481,6 +3538,7 @@ main(int argc, char **argv)
 	    {"no-stats", no_argument, NULL, OPT_NO_STATS},
 	    {"sort", optional_argument, NULL, OPT_SORT},
 	    {"rsort", optional_argument, NULL, OPT_RSORT},
+	    {"hex", required_argument, NULL, OPT_HEX},
 	    {NULL, 0, NULL, 0},
 	};
 	unsigned given = 0, ci;
@@ -3549,6 +3607,10 @@ main(int argc, char **argv)
 			break;
 		case OPT_NO_STATS:
 			o.no_stats = true;
+			given |= 1u << (opt - OPT_STRICT);
+			break;
+		case OPT_HEX:
+			o.hex = optarg;
 			given |= 1u << (opt - OPT_STRICT);
 			break;
 		case OPT_SORT:
@@ -3644,6 +3706,8 @@ main(int argc, char **argv)
 		ex = cmd_log(nargs, argv + optind + 1);
 	} else if (strcmp(cmd, "workers") == 0) {
 		ex = tel_simple("/sluice/workers", NULL, print_workers);
+	} else if (strcmp(cmd, "trace") == 0) {
+		ex = cmd_trace(text);
 	} else if (strcmp(cmd, "fdb-show") == 0) {
 		ex = tel_simple("/sluice/fdb", NULL, print_fdb);
 	} else if (strcmp(cmd, "dispatch") == 0) {

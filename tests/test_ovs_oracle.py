@@ -26,6 +26,7 @@ import os
 import re
 import struct
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -174,12 +175,84 @@ def _without_write_actions(rules: RuleSet) -> RuleSet:
 
 def _ttl_may_expire(case: Case) -> bool:
     """A dec_ttl may meet a TTL (hop limit) of 0 or 1: the input's is at most 2, or a
-    rule sets it that low."""
+    rule sets it that low; or a dec_mpls_ttl may: a label's TTL is at most 2, or a rule
+    sets it that low, or a push_mpls copies an IP TTL of at most 2 (the IP header under
+    labels counts too: a pop uncovers it)."""
     p = _input(case)
     ttl = (case.packet.frame[p.l3_off + 8] if p.l3 == "ipv4"
            else case.packet.frame[p.l3_off + 7] if p.l3 == "ipv6" else 255)
     text = case.rules.text()
-    return "dec_ttl" in text and (ttl <= 2 or bool(re.search(r"mod_nw_ttl:[012]\b", text)))
+    if "dec_ttl" in text and (ttl <= 2 or bool(re.search(r"mod_nw_ttl:[012]\b", text))):
+        return True
+    mpls_ttls = [lse & 0xFF for _, lse in p.mpls]
+    return "dec_mpls_ttl" in text and (
+        any(t <= 2 for t in mpls_ttls) or ("push_mpls" in text and ttl <= 2)
+        or bool(re.search(r"set_mpls_ttl:[012]\b", text)))
+
+
+def _mpls_depth_may_pass_three(case: Case) -> bool:
+    """The input's labels and the rule set's push_mpls actions add up to four or more."""
+    return len(_input(case).mpls) + case.rules.text().count("push_mpls") >= 4
+
+
+def _ovs_did_less(case: Case) -> bool:
+    """OVS's outputs and packet-ins are a part of Sluice's (it dropped the packet, or
+    the rest of a bucket)."""
+    o, s = case.ovs, case.sluice
+    return not (Counter(o.outputs) - Counter(s.outputs)) and not (Counter(o.pins)
+                                                                  - Counter(s.pins))
+
+
+_POP_NON_MPLS = re.compile(r"pop_mpls:0x(?!884[78])[0-9a-f]{4}")
+
+
+def _sluice_keeps_inner_labels(case: Case) -> bool:
+    """Sluice's frames are OVS's with a label stack (ending at the bottom of stack)
+    inserted after OVS's non-MPLS EtherType, or equal, port by port and packet-in by
+    packet-in; at least one is not equal."""
+    o, s = case.ovs, case.sluice
+    if sorted(p for p, _ in o.outputs) != sorted(p for p, _ in s.outputs) or len(
+            o.pins) != len(s.pins):
+        return False
+    rest = list(o.outputs)
+    for port, b in s.outputs:
+        m = next((x for x in rest if x[0] == port and (x[1] == b or fr.leftover_labels(
+            b, x[1]))), None)
+        if m is None:
+            return False
+        rest.remove(m)
+
+    def head(p: PacketIn) -> tuple[int, int, int, int, int]:
+        return p.reason, p.table_id, p.cookie, p.in_port, p.metadata
+
+    pins = list(o.pins)
+    for pin in s.pins:
+        m2 = next((x for x in pins if head(x) == head(pin) and (x == pin or fr.leftover_labels(
+            pin.data, x.data, pin.total_len - x.total_len))), None)
+        if m2 is None:
+            return False
+        pins.remove(m2)
+    return not case.equal
+
+
+def _pops_to_non_mpls(case: Case) -> bool:
+    return bool(_POP_NON_MPLS.search(case.rules.text())) and _sluice_keeps_inner_labels(case)
+
+
+def _without_dec_mpls_ttl_in_sets(rules: RuleSet) -> RuleSet:
+    """@rules without dec_mpls_ttl in write_actions and group buckets."""
+    def strip(m: re.Match[str]) -> str:
+        inner = [a for a in m.group(1).split(",") if a != "dec_mpls_ttl"]
+        return f"write_actions({','.join(inner)})" if inner else ""
+
+    flows = []
+    for f in rules.flows:
+        head, acts = f.split(",actions=", 1)
+        acts = re.sub(r"write_actions\(([^)]*)\)", strip, acts)
+        acts = ",".join(a for a in acts.split(",") if a) or "drop"
+        flows.append(f"{head},actions={acts}")
+    return map_buckets(rules.subset(rules.groups, flows),
+                       lambda acts: [a for a in acts if a != "dec_mpls_ttl"])
 
 
 ALLOWLIST: list[Divergence] = [
@@ -269,6 +342,39 @@ ALLOWLIST: list[Divergence] = [
         "flow's actions but still executes the action set written by earlier tables",
         lambda c: "write_actions(" in c.rules.text() and _ttl_may_expire(c),
         rewrite=_without_write_actions,
+    ),
+    Divergence(
+        "ovs-three-mpls-labels",
+        "OF 1.3.5 §5.12 (push_mpls adds a shim header; no limit); OVS keeps three "
+        "(FLOW_MAX_MPLS_LABELS)",
+        "a push_mpls onto three labels: Sluice sends four, OVS drops the packet "
+        "(XLATE_TOO_MANY_MPLS_LABELS: everything the packet did, or in a group bucket the "
+        "rest of that bucket); allowed where the input's labels and the rule set's pushes "
+        "add up to four and OVS did a part of what Sluice did",
+        lambda c: _mpls_depth_may_pass_three(c) and _ovs_did_less(c),
+    ),
+    Divergence(
+        "ovs-dec-mpls-ttl-without-label",
+        "OF 1.3.5 §5.12 (dec_mpls_ttl decrements the TTL of an MPLS shim header; nothing "
+        "says it ends the other actions)",
+        "dec_mpls_ttl in a group bucket or an action set reaching a packet without a label: "
+        "Sluice skips it, OVS stops the bucket's or the action set's remaining actions "
+        "(compose_dec_mpls_ttl_action); the re-run takes dec_mpls_ttl out of buckets and "
+        "write_actions and must leave Sluice as it was",
+        lambda c: "dec_mpls_ttl" in "".join(c.rules.groups)
+        or bool(re.search(r"write_actions\([^)]*dec_mpls_ttl", c.rules.text())),
+        rewrite=_without_dec_mpls_ttl_in_sets,
+        sluice_unchanged=True,
+    ),
+    Divergence(
+        "ovs-pop-mpls-whole-stack",
+        "OF 1.3.5 §5.12 (pop_mpls pops the outermost MPLS shim header)",
+        "pop_mpls with a non-MPLS EtherType of a label that is not the bottom of the stack "
+        "(a bucket or an action set, whose packet has more labels): Sluice removes that one "
+        "label and writes the EtherType in front of the others, OVS removes all of them (its "
+        "flow cannot have labels behind a non-MPLS EtherType); allowed where Sluice's frames "
+        "are exactly OVS's with the rest of a label stack after the EtherType",
+        _pops_to_non_mpls,
     ),
     Divergence(
         "ovs-action-set-packet-in-table",

@@ -5,6 +5,7 @@
  * Layout: the request mailbox (telemetry threads <-> control thread), then
  * one handler per command, then the command table and registration.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -979,6 +980,171 @@ h_fdb(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	return 0;
 }
 
+/*
+ * /sluice/trace,FLOW or /sluice/trace,hex=FRAME[,in_port=N]: one packet
+ * through the pipeline, nothing changed (sl_pipeline_trace).  The report is
+ * text lines; telemetry strings hold 127 bytes, so a longer line goes in
+ * pieces, each one after the first starting with '+'.
+ */
+#define TRACE_PIECE 120
+#define TRACE_HEADROOM 128
+
+static void
+trace_line(struct rte_tel_data *lines, const char *text)
+{
+	char piece[TRACE_PIECE + 2];
+	size_t n = strlen(text), at = 0;
+
+	do {
+		size_t k = SL_MIN(n - at, (size_t)TRACE_PIECE);
+		snprintf(piece, sizeof(piece), "%s%.*s", at ? "+" : "", (int)k, text + at);
+		rte_tel_data_add_array_string(lines, piece);
+		at += k;
+	} while (at < n);
+}
+
+static const char *
+trace_table_name(unsigned t)
+{
+	const struct sl_table_spec *ts = sl_pipeline_table_spec(mgmt->p.pl, t);
+	return ts != NULL && ts->name[0] ? ts->name : "";
+}
+
+static int
+h_trace(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	static struct sl_pipeline_ctx *tctx;
+	static struct sl_trace tr;
+	static struct sl_flow_spec fs;
+	static uint8_t buf[TRACE_HEADROOM + 9216];
+	static char line[8192];
+	struct rte_tel_data *lines, *outs;
+	struct sl_parse_error pe;
+	struct sl_pkt p;
+
+	if (params == NULL || params[0] == '\0') {
+		snprintf(err, err_size, "give a flow (in_port=1,tcp,tp_dst=80) or "
+					"hex=FRAME[,in_port=N]");
+		return -EINVAL;
+	}
+	if (tctx == NULL && (tctx = sl_pipeline_ctx_create(mgmt->p.pl)) == NULL) {
+		snprintf(err, err_size, "out of memory for the trace context");
+		return -ENOMEM;
+	}
+	if (strncmp(params, "hex=", 4) == 0) {
+		const char *h = params + 4, *comma = strchr(h, ',');
+		size_t nh = comma ? (size_t)(comma - h) : strlen(h), n = 0;
+		unsigned long in_port = 0;
+		memset(buf, 0, sizeof(buf));
+		if (nh == 0 || nh % 2 || nh / 2 > 9216) {
+			snprintf(err, err_size, "hex=: an even number of hex digits, 1..9216 bytes");
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < nh; i += 2) {
+			unsigned v;
+			if (!isxdigit((unsigned char)h[i]) || !isxdigit((unsigned char)h[i + 1]) ||
+			    sscanf(h + i, "%2x", &v) != 1) {
+				snprintf(err, err_size, "hex=: '%.2s' is not a hex byte", h + i);
+				return -EINVAL;
+			}
+			buf[TRACE_HEADROOM + n++] = (uint8_t)v;
+		}
+		if (comma != NULL) {
+			char *end;
+			if (strncmp(comma, ",in_port=", 9) != 0 ||
+			    (in_port = strtoul(comma + 9, &end, 0), *end != '\0') || in_port == 0 ||
+			    in_port > SL_PORT_MAX_PHYS) {
+				snprintf(err, err_size, "after hex=FRAME: ,in_port=N (1..0xffffff00), not '%s'",
+					 comma + 1);
+				return -EINVAL;
+			}
+		}
+		sl_pkt_init(&p, buf + TRACE_HEADROOM, (uint16_t)n, TRACE_HEADROOM, (uint32_t)in_port);
+	} else {
+		if (sl_flow_parse_filter(params, &fs, &pe) < 0) {
+			sl_parse_error_format(&pe, err, err_size);
+			return -EINVAL;
+		}
+		sl_trace_frame(&fs.match, buf, sizeof(buf), &p, TRACE_HEADROOM);
+	}
+	rte_tel_data_start_dict(d);
+	lines = rte_tel_data_alloc();
+	outs = rte_tel_data_alloc();
+	if (lines == NULL || outs == NULL) {
+		rte_tel_data_free(lines);
+		rte_tel_data_free(outs);
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	rte_tel_data_start_array(lines, RTE_TEL_STRING_VAL);
+	rte_tel_data_start_array(outs, RTE_TEL_U64_VAL);
+	{
+		size_t k = (size_t)snprintf(line, sizeof(line), "packet: in_port %" PRIu32 ", %u bytes: ",
+					    p.in_port, p.len);
+		for (unsigned i = 0; i < p.len && k + 3 < sizeof(line); i++)
+			k += (size_t)snprintf(line + k, sizeof(line) - k, "%02x", p.data[i]);
+		trace_line(lines, line);
+	}
+	sl_pipeline_trace(mgmt->p.pl, tctx, &p, &tr);
+	for (unsigned i = 0; i < tr.n_steps; i++) {
+		const struct sl_trace_step *s = &tr.steps[i];
+		const char *name = trace_table_name(s->table_id);
+		char head[64];
+		snprintf(head, sizeof(head), "table %u%s%s%s", s->table_id, name[0] ? " (" : "", name,
+			 name[0] ? ")" : "");
+		switch (s->kind) {
+		case SL_TRACE_HIT: {
+			char text[4096];
+			sl_flow_to_spec(s->flow, &fs);
+			sl_flow_format(&fs, text, sizeof(text));
+			snprintf(line, sizeof(line), "%s: %s", head, text);
+			break;
+		}
+		case SL_TRACE_MISS:
+			snprintf(line, sizeof(line), "%s: no entry matched and no table-miss entry", head);
+			break;
+		case SL_TRACE_STATE:
+			snprintf(line, sizeof(line), "%s: state table, state %u loaded", head, s->value);
+			break;
+		case SL_TRACE_METER:
+			snprintf(line, sizeof(line), "    meter %u: not applied in a trace (traced as "
+						     "passing)", s->value);
+			break;
+		default:
+			snprintf(line, sizeof(line), "    set_state %u: not applied in a trace", s->value);
+			break;
+		}
+		trace_line(lines, line);
+	}
+	for (unsigned i = 0; i < tr.n_outs; i++) {
+		const struct sl_pin *pin = &tr.pins[i];
+		if (tr.outs[i] == SL_PORT_CONTROLLER)
+			snprintf(line, sizeof(line), "output: CONTROLLER (packet-in, reason %s, table %u, "
+						     "cookie 0x%" PRIx64 ")",
+				 pin->reason == SL_PIN_NO_MATCH ? "no_match"
+				 : pin->reason == SL_PIN_INVALID_TTL ? "invalid_ttl"
+								     : "action",
+				 pin->table_id, pin->cookie);
+		else
+			snprintf(line, sizeof(line), "output: port %" PRIu32, tr.outs[i]);
+		trace_line(lines, line);
+		rte_tel_data_add_array_u64(outs, tr.outs[i]);
+	}
+	if (tr.dropped)
+		snprintf(line, sizeof(line), "verdict: %s%s", tr.n_outs ? "copies sent, then drop: " : "drop: ",
+			 sl_drop_reason_name(tr.drop));
+	else
+		snprintf(line, sizeof(line), "verdict: %u output%s", tr.n_outs, tr.n_outs == 1 ? "" : "s");
+	trace_line(lines, line);
+	if (tr.truncated)
+		trace_line(lines, "(more steps or outputs than a trace keeps)");
+	rte_tel_data_add_dict_container(d, "lines", lines, 0);
+	rte_tel_data_add_dict_container(d, "outputs", outs, 0);
+	dict_u64(d, "dropped", tr.dropped);
+	rte_tel_data_add_dict_string(d, "drop_reason", tr.dropped ? sl_drop_reason_name(tr.drop) : "");
+	return 0;
+}
+
 /* Parameters: [scheduler=NAME][,threshold=T] (none: show). */
 static int
 h_dispatch(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
@@ -1060,6 +1226,9 @@ static const struct {
 	{"/sluice/dispatch", h_dispatch,
 	 "Show or change the I/O core's scheduler. Parameters: [scheduler=NAME][,threshold=T]"},
 	{"/sluice/fwd", h_fwd, "Forwarding modes and their counters. No parameters"},
+	{"/sluice/trace", h_trace,
+	 "One packet through the pipeline, nothing changed. Parameter: a flow "
+	 "(in_port=1,tcp,tp_dst=80) or hex=FRAME[,in_port=N]"},
 	{"/sluice/fdb", h_fdb,
 	 "output:NORMAL's learned addresses (port, VLAN, MAC, age in s). No parameters"},
 };

@@ -679,6 +679,61 @@ void sl_pipeline_set_shared_counters(struct sl_pipeline *pl, bool on);
 void sl_pipeline_set_invalid_ttl_pin(struct sl_pipeline *pl, bool on);
 
 /*
+ * Packet trace (ovs-appctl ofproto/trace): one packet through the real
+ * pipeline code on a context of its own, recording each table it visits and
+ * the entry it wins, with no side effect: no flow, group or meter counter
+ * moves, meters take no tokens (a metered packet is traced as passing),
+ * set_state and NORMAL's learning are skipped, state tables are only read.
+ * The accelerators (path records, the decision cache, FFP LUTs) are those of
+ * the trace context: cold, so the trace walks every table.
+ */
+#define SL_TRACE_STEPS_MAX 64
+#define SL_TRACE_OUTS_MAX 64
+enum sl_trace_kind {
+	SL_TRACE_HIT,   /* the table's winning entry (flow) ran */
+	SL_TRACE_MISS,  /* no entry and no table-miss entry: dropped */
+	SL_TRACE_STATE, /* a state table loaded the packet's state */
+	SL_TRACE_METER, /* the entry's meter (not applied) */
+	SL_TRACE_SET_STATE, /* a set_state (not applied) */
+};
+struct sl_trace_step {
+	uint8_t kind;    /* enum sl_trace_kind */
+	uint8_t table_id;
+	const struct sl_flow *flow; /* HIT, METER, SET_STATE */
+	uint32_t value;  /* STATE: the state loaded; METER: the meter id; SET_STATE: the state */
+};
+struct sl_trace {
+	unsigned n_steps;
+	bool truncated;
+	struct sl_trace_step steps[SL_TRACE_STEPS_MAX];
+	unsigned n_outs;  /* every output, copies first, in order */
+	uint32_t outs[SL_TRACE_OUTS_MAX];
+	struct sl_pin pins[SL_TRACE_OUTS_MAX]; /* outs[i] == SL_PORT_CONTROLLER: why */
+	uint8_t drop;     /* SL_DROP_*, valid when dropped */
+	bool dropped;     /* the packet itself went nowhere (copies may have) */
+};
+/**
+ * Trace packet @p (in_port, metadata and tunnel_id set; its frame may be
+ * changed) through the pipeline with @ctx (a context of its own, never a
+ * worker's).  Control thread (tables are read as a worker reads them).
+ */
+void sl_pipeline_trace(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+		       struct sl_pkt *p, struct sl_trace *out);
+/**
+ * Build a frame that a match describes (ofproto/trace's flow syntax): its
+ * shape from dl_type, vlan_vid and nw_proto (Ethernet, a VLAN tag, an MPLS
+ * label, IPv4/IPv6 with TCP, UDP, SCTP, ICMP or ICMPv6 (an ND message when
+ * icmpv6_type is 135 or 136), ARP), every field's value written in, IP and
+ * L4 checksums right (not SCTP's CRC), fields left out zero.  in_port,
+ * metadata and tunnel_id go into @p.  @buf holds @headroom bytes, then the
+ * frame.
+ *
+ * @return 0, -ENOSPC (@cap below headroom + 256).  Any thread.
+ */
+int sl_trace_frame(const struct sl_match *m, uint8_t *buf, size_t cap, struct sl_pkt *p,
+		   uint16_t headroom);
+
+/*
  * output:NORMAL: the datapath as an L2 learning switch.  A packet sent to
  * NORMAL teaches the table its source (VLAN, MAC) on its in_port, then goes
  * to the port its destination was learned on, or is flooded (every live

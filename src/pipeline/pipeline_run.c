@@ -73,6 +73,20 @@ sl_pipeline_ctx_flush_credits(const struct sl_pipeline *pl, struct sl_pipeline_c
 
 /* The rest of this file runs on the workers. */
 
+/* sl_pipeline_trace: record one step. */
+static void
+trace_step(struct sl_pipeline_ctx *ctx, uint8_t kind, unsigned t, const struct sl_flow *f,
+	   uint32_t value)
+{
+	struct sl_trace *tr = ctx->trace;
+
+	if (tr->n_steps == SL_TRACE_STEPS_MAX) {
+		tr->truncated = true;
+		return;
+	}
+	tr->steps[tr->n_steps++] = (struct sl_trace_step){kind, (uint8_t)t, f, value};
+}
+
 /* Queue @lanes (a bitmap) at @table for this burst. */
 static inline void
 lanes_push_set(struct sl_pipeline_ctx *ctx, unsigned table, uint64_t lanes)
@@ -155,7 +169,7 @@ normal_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct 
 	sl_pkt_parse_l2(q);
 	vlan = p->n_vlans ? (uint16_t)((p->data[p->vlan_ofs] << 8 | p->data[p->vlan_ofs + 1]) & 0xfff)
 			  : 0;
-	if (!(p->data[6] & 1) && p->in_port >= 1 && p->in_port <= pl->n_ports)
+	if (!(p->data[6] & 1) && p->in_port >= 1 && p->in_port <= pl->n_ports && ctx->trace == NULL)
 		pl_fdb_learn(pl->fdb, vlan, p->data + 6, p->in_port, ctx->now);
 	port = p->data[0] & 1 ? 0 : pl_fdb_lookup(pl->fdb, vlan, p->data, ctx->now);
 	if (port == 0) {
@@ -455,7 +469,11 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 	case SL_ACT_GROUP: /* something may follow: exec_listed knows better */
 		return exec_group(pl, ctx, st, p, a, hooks, reason, false);
 	case SL_ACT_SET_STATE: /* state_stage.c */
-		pl_state_exec(pl, ctx, p, a);
+		if (sl_unlikely(ctx->trace != NULL))
+			trace_step(ctx, SL_TRACE_SET_STATE, st->flow ? st->flow->table_id : 0xff,
+				   st->flow, a->set_state.set.state);
+		else
+			pl_state_exec(pl, ctx, p, a);
 		return true;
 	case SL_ACT_SET_FIELD:
 		flush_pending(ctx, st, p, hooks);
@@ -740,9 +758,13 @@ exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 	struct pl_group_slot *slot = a->ref;
 	struct pl_group *g = __atomic_load_n(&slot->body, __ATOMIC_ACQUIRE);
 	struct pl_bucket *b = NULL;
+	/* A trace moves no counter: count into a scratch pipeline-less sink. */
+	const bool count = ctx->trace == NULL;
 
-	pl_count(pl, &slot->n_packets, 1);
-	pl_count(pl, &slot->n_bytes, p->len);
+	if (count) {
+		pl_count(pl, &slot->n_packets, 1);
+		pl_count(pl, &slot->n_bytes, p->len);
+	}
 	switch (g->type) {
 	case SL_GROUP_INDIRECT:
 		b = &g->buckets[0];
@@ -758,8 +780,10 @@ exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 		break;
 	case SL_GROUP_ALL:
 		for (unsigned i = 0; i + 1 < g->n_buckets; i++) {
-			pl_count(pl, &g->buckets[i].n_packets, 1);
-			pl_count(pl, &g->buckets[i].n_bytes, p->len);
+			if (count) {
+				pl_count(pl, &g->buckets[i].n_packets, 1);
+				pl_count(pl, &g->buckets[i].n_bytes, p->len);
+			}
 			run_bucket_copy(pl, ctx, st, p, &g->buckets[i], hooks);
 		}
 		if (g->n_buckets > 0)
@@ -772,8 +796,10 @@ exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 		st->skip_reason = SL_DROP_NO_OUTPUT; /* no live bucket */
 		return true;
 	}
-	pl_count(pl, &b->n_packets, 1);
-	pl_count(pl, &b->n_bytes, p->len);
+	if (count) {
+		pl_count(pl, &b->n_packets, 1);
+		pl_count(pl, &b->n_bytes, p->len);
+	}
 	if (!final && b->modifies) {
 		run_bucket_copy(pl, ctx, st, p, b, hooks);
 		return true;
@@ -809,9 +835,14 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 
 	st->flow = f;
 	/* Flow counters are credited per run of lanes by the caller (credit()). */
-	if (sl_unlikely(flags & SL_INSN_METER) && !pl_meter_run(pl, f->meter, p, ctx->now)) {
-		*reason = SL_DROP_METER;
-		return PL_NEXT_DROP;
+	if (sl_unlikely(flags & SL_INSN_METER)) {
+		if (ctx->trace != NULL) {
+			trace_step(ctx, SL_TRACE_METER, f->table_id, f,
+				   ((const struct pl_meter_slot *)f->meter)->id);
+		} else if (!pl_meter_run(pl, f->meter, p, ctx->now)) {
+			*reason = SL_DROP_METER;
+			return PL_NEXT_DROP;
+		}
 	}
 	if (flags & SL_INSN_APPLY) {
 		/* After the list: another table, or an action set to run? */
@@ -1122,12 +1153,14 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	ctx->ll_lanes = ctx->lanes_at[0]; /* every packet starts low-latency (ffp.h) */
 	PROF_T(p1);
 	PROF_ADD(0, p0, p1);
+	/* A trace (sl_pipeline_trace) walks every table: no path record, no shortcut. */
+	const bool tracing = sl_unlikely(ctx->trace != NULL);
 	/* The FFP's path records answer whole paths first (ffp.h). */
-	uint64_t by_path = pl_ffp_path_lookup(pl, ctx, pkts, out_ports, &n_out);
+	uint64_t by_path = tracing ? 0 : pl_ffp_path_lookup(pl, ctx, pkts, out_ports, &n_out);
 	unsigned pi;
 	SL_FOR_EACH_LANE(pi, by_path)
 	n_out += path_run(pl, ctx, ctx->ffp->prec[pi], &pkts[pi], pi, hooks, out_ports, drops);
-	const bool track = ctx->ffp->pspec != NULL;
+	const bool track = ctx->ffp->pspec != NULL && !tracing;
 	struct lane_bytes lb = {0, 0};
 	PROF_T(p2);
 	PROF_ADD(9, p1, p2);
@@ -1151,12 +1184,15 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 			ctx->ffp->ptrack &= ~lanes;
 			lb.lanes = 0;
 			pl_state_stage(pl, ctx, (unsigned)t, pkts, lanes);
+			if (tracing)
+				trace_step(ctx, SL_TRACE_STATE, (unsigned)t, NULL,
+					   pkts[__builtin_ctzll(lanes)].state);
 			/* A state stage always leads to table t + 1: one more table of the chain. */
 			ctx->chain_at[t + 1] = SL_MAX(ctx->chain_at[t + 1], depth);
 			continue;
 		}
 		PROF_T(q0);
-		if (pt->all_hit != NULL &&
+		if (pt->all_hit != NULL && !tracing &&
 		    all_hit_goto(pl, ctx, pt->all_hit, pkts, lanes, (unsigned)t, depth, now, &lb))
 			continue;
 		lb.lanes = 0; /* this table's actions may change lengths */
@@ -1239,6 +1275,10 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				run_flow = f;
 				run_pkts = run_bytes = 0;
 			}
+			if (tracing) {
+				trace_step(ctx, SL_TRACE_HIT, (unsigned)t, f, 0);
+				run_flow = NULL; /* no counter moves */
+			}
 			run_pkts++;
 			run_bytes += pkts[i].len; /* length as the packet enters this table */
 			int next = PL_NEXT_SLOW;
@@ -1272,6 +1312,8 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		}
 		SL_FOR_EACH_LANE(i, lanes & ~hit)
 		{
+			if (tracing)
+				trace_step(ctx, SL_TRACE_MISS, (unsigned)t, NULL, 0);
 			if (track && (ctx->ffp->ptrack >> i & 1))
 				pl_ffp_path_miss(ctx, i, (unsigned)t);
 			n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, out_ports, drops);

@@ -42,7 +42,7 @@ pl_state_stage(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, unsign
 	struct sl_state *s = state_of(pl, t);
 	unsigned i, next = t + 1;
 
-	if (sl_likely(s != NULL && sl_state_claim(s, ctx))) {
+	if (sl_likely(s != NULL && ctx->trace == NULL && sl_state_claim(s, ctx))) {
 		/* Commands first, so a controller's state is in force before these lookups. */
 		sl_state_service(s, ctx->now);
 		sl_state_lookup_burst(s, pkts, lanes, ctx->now, ctx->keys);
