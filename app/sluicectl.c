@@ -371,6 +371,27 @@ of_multipart(struct sl_ctl_of *c, struct sl_ofp_mp_request *req, sl_ctl_of_reply
  * Decoding helpers: each reply callback checks the multipart type and
  * decodes the entries, reporting malformed data as -EBADMSG with a message.
  */
+/*
+ * Room for element @n of a growable array: @v, or @v reallocated to twice
+ * its capacity (*cap, @first to begin with) when it is full.  Returns the
+ * array (the element at @n zeroed) or NULL, leaving @v and *cap as they
+ * were, out of memory.
+ */
+static void *
+grow_array(void *v, size_t n, size_t *cap, size_t size, size_t first)
+{
+	if (n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : first;
+		void *nv = realloc(v, ncap * size);
+		if (nv == NULL)
+			return NULL;
+		v = nv;
+		*cap = ncap;
+	}
+	memset((char *)v + n * size, 0, size);
+	return v;
+}
+
 struct mp_ctx {
 	uint16_t type;
 	char *err; /* ERR_MAX bytes */
@@ -419,16 +440,13 @@ port_desc_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
 {
 	struct port_list *pl = m->user;
 
-	if (pl->n == pl->cap) {
-		size_t ncap = pl->cap ? pl->cap * 2 : 16;
-		void *np = realloc(pl->ports, ncap * sizeof(*pl->ports));
-		if (np == NULL) {
-			snprintf(m->err, ERR_MAX, "out of memory");
-			return -ENOMEM;
-		}
-		pl->ports = np;
-		pl->cap = ncap;
+	void *np = grow_array(pl->ports, pl->n, &pl->cap, sizeof(*pl->ports), 16);
+
+	if (np == NULL) {
+		snprintf(m->err, ERR_MAX, "out of memory");
+		return -ENOMEM;
 	}
+	pl->ports = np;
 	if (sl_ofp_port_desc_entry_decode(body, len, ofs, &pl->ports[pl->n], e) < 0)
 		return -1;
 	pl->n++;
@@ -558,14 +576,11 @@ struct flow_lines {
 static int
 flow_line_keep(struct flow_lines *fl, uint16_t priority, const char *text)
 {
-	if (fl->n == fl->cap) {
-		size_t ncap = fl->cap ? fl->cap * 2 : 256;
-		struct flow_line *nv = realloc(fl->v, ncap * sizeof(*nv));
-		if (nv == NULL)
-			return -1;
-		fl->v = nv;
-		fl->cap = ncap;
-	}
+	struct flow_line *nv = grow_array(fl->v, fl->n, &fl->cap, sizeof(*fl->v), 256);
+
+	if (nv == NULL)
+		return -1;
+	fl->v = nv;
 	if ((fl->v[fl->n].text = strdup(text)) == NULL)
 		return -1;
 	fl->v[fl->n].priority = priority;
@@ -962,17 +977,13 @@ group_desc_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
 {
 	struct group_list *gl = m->user;
 
-	if (gl->n == gl->cap) {
-		size_t ncap = gl->cap ? gl->cap * 2 : 8;
-		void *nr = realloc(gl->rows, ncap * sizeof(*gl->rows));
-		if (nr == NULL) {
-			snprintf(m->err, ERR_MAX, "out of memory");
-			return -ENOMEM;
-		}
-		gl->rows = nr;
-		gl->cap = ncap;
+	void *nr = grow_array(gl->rows, gl->n, &gl->cap, sizeof(*gl->rows), 8);
+
+	if (nr == NULL) {
+		snprintf(m->err, ERR_MAX, "out of memory");
+		return -ENOMEM;
 	}
-	memset(&gl->rows[gl->n], 0, sizeof(gl->rows[0]));
+	gl->rows = nr;
 	if (sl_ofp_group_desc_entry_decode(body, len, ofs, &gl->rows[gl->n].desc, e) < 0)
 		return -1;
 	gl->n++;
@@ -1148,17 +1159,13 @@ meter_config_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *of
 {
 	struct meter_list *ml = m->user;
 
-	if (ml->n == ml->cap) {
-		size_t ncap = ml->cap ? ml->cap * 2 : 8;
-		void *nr = realloc(ml->rows, ncap * sizeof(*ml->rows));
-		if (nr == NULL) {
-			snprintf(m->err, ERR_MAX, "out of memory");
-			return -ENOMEM;
-		}
-		ml->rows = nr;
-		ml->cap = ncap;
+	void *nr = grow_array(ml->rows, ml->n, &ml->cap, sizeof(*ml->rows), 8);
+
+	if (nr == NULL) {
+		snprintf(m->err, ERR_MAX, "out of memory");
+		return -ENOMEM;
 	}
-	memset(&ml->rows[ml->n], 0, sizeof(ml->rows[0]));
+	ml->rows = nr;
 	if (sl_ofp_meter_config_entry_decode(body, len, ofs, &ml->rows[ml->n].spec, e) < 0)
 		return -1;
 	ml->n++;
@@ -1330,14 +1337,11 @@ struct batch {
 static int
 batch_add_origin(struct batch *b, const char *file, unsigned line)
 {
-	if (b->n == b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 64;
-		void *no = realloc(b->origins, ncap * sizeof(*b->origins));
-		if (no == NULL)
-			return -ENOMEM;
-		b->origins = no;
-		b->cap = ncap;
-	}
+	void *no = grow_array(b->origins, b->n, &b->cap, sizeof(*b->origins), 64);
+
+	if (no == NULL)
+		return -ENOMEM;
+	b->origins = no;
 	if (file)
 		snprintf(b->origins[b->n].what, sizeof(b->origins[0].what), "%s:%u",
 		         b->display_file ? b->display_file : file, line);
