@@ -100,6 +100,15 @@ struct options {
 };
 
 static volatile sig_atomic_t quit_signal;
+static volatile sig_atomic_t hup_signal;
+
+/* SIGHUP used to end the switch and leave its sockets behind: it is a reload request. */
+static void
+on_hup(int sig)
+{
+	(void)sig;
+	hup_signal = 1;
+}
 
 static void
 on_signal(int sig)
@@ -912,6 +921,12 @@ control_loop(struct run *r)
 	take_sample(r, 0, &prev);
 	r->samples[r->n_samples++] = prev;
 	while (!quit_signal) {
+		if (hup_signal) {
+			hup_signal = 0;
+			/* No configuration file to read again yet: say so, and go on. */
+			SL_LOG(NOTICE, app, "SIGHUP: nothing to reload (no configuration file); "
+					    "the switch goes on unchanged");
+		}
 		double t = now_s();
 		if (r->o->duration > 0 && t - start >= r->o->duration)
 			break;
@@ -1446,6 +1461,7 @@ main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_hup);
 
 	mp = rte_pktmbuf_pool_create("sl_mbufs", o.mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				     (int)rte_socket_id());

@@ -236,3 +236,23 @@ def test_trace(sluice_bin: Path, tmp_path: Path) -> None:
         assert "n_packets=0" in meters, meters
     finally:
         sw.stop()
+
+
+def test_sighup_does_not_end_the_switch(sluice_bin: Path, tmp_path: Path) -> None:
+    """SIGHUP used to end the switch and leave its sockets behind: now it is a reload
+    request, answered with a notice (nothing to reload without a configuration file); the
+    switch keeps running and its management socket keeps answering."""
+    import signal
+
+    mgmt = tmp_path / "sw.mgmt"
+    sw = Sluice(SluiceConfig(ports=["net_null0,no-rx=1", "net_null1,no-rx=1"], mgmt=str(mgmt)),
+                binary=sluice_bin, workdir=str(tmp_path))
+    try:
+        sw.wait_output("datapath id", 30)
+        testing.wait_until(mgmt.exists, 10, "the management socket")
+        sw.proc.send_signal(signal.SIGHUP)
+        sw.wait_output("SIGHUP: nothing to reload", 10)
+        assert sw.alive(), sw.output
+        assert sw.sluicectl("-t", f"unix:{mgmt}", "show").returncode == 0
+    finally:
+        assert sw.stop() == 0, sw.output
