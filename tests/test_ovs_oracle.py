@@ -377,6 +377,16 @@ ALLOWLIST: list[Divergence] = [
         _pops_to_non_mpls,
     ),
     Divergence(
+        "ovs-mpls-pop-push-keeps-ethertype",
+        "OF 1.3.5 §5.12 (push_mpls: the EtherType of the new shim header; pop_mpls: the "
+        "EtherType of what follows)",
+        "a pop_mpls and a push_mpls on the same packet: Sluice writes each action's EtherType, "
+        "OVS turns the pair into a rewrite of the top label and keeps the packet's MPLS "
+        "EtherType (0x8847 or 0x8848; frames are compared with 0x8848 read as 0x8847)",
+        lambda c: "pop_mpls" in c.rules.text() and "push_mpls" in c.rules.text(),
+        normalize=lambda b, pkt: fr.mpls_unicast(b),
+    ),
+    Divergence(
         "ovs-action-set-packet-in-table",
         "OF 1.3.5 §7.4.1 (packet-in table_id and cookie: the flow entry looked up)",
         "a packet-in from the action set: Sluice names the last table and its flow, OVS "
@@ -705,6 +715,91 @@ def test_allow_ovs_action_set_packet_in_table(oracle: Oracle) -> None:
     _assert_allowed(case, "ovs-action-set-packet-in-table")
 
 
+def mpls_frame(labels: Sequence[tuple[int, int]], inner: bytes | None = None,
+               eth_type: int = fr.ETH_MPLS, ident: int = 1) -> bytes:
+    """An MPLS frame: @labels (label, TTL) outermost first, TC 1, bottom of stack on the
+    last, over @inner (an IPv4 UDP packet by default)."""
+    if inner is None:
+        inner = udp4(ident=ident)[14:]
+    stack = b"".join(fr.mpls_lse(label, 1, i == len(labels) - 1, ttl)
+                     for i, (label, ttl) in enumerate(labels))
+    return fr.ethernet("02:00:00:00:00:02", "02:00:00:00:00:01", eth_type, stack + inner)
+
+
+def test_allow_ovs_three_mpls_labels(oracle: Oracle) -> None:
+    """Steps: push_mpls:0x8847 onto a frame with three labels, then output:2; then an all
+    group whose first bucket pushes and sends to port 2, the second sends to port 3.
+    Verify: Sluice sends four labels (the new one a copy of the top with BoS 0), OVS drops
+    the frame; with the group OVS sends only the second bucket's copy."""
+    frame = mpls_frame([(100, 64), (16, 63), (2, 62)])
+    case = run_one(oracle, ["table=0,priority=5,actions=push_mpls:0x8847,output:2"], frame)
+    s = only_output(case.sluice, 2)
+    assert [lse >> 12 for _, lse in fr.parse(s).mpls] == [100, 100, 16, 2]
+    assert case.ovs.key() == ((), ())
+    _assert_allowed(case, "ovs-three-mpls-labels")
+    case = run_one(oracle, ["table=0,priority=5,actions=group:1"], frame, groups=[
+        "group_id=1,type=all,bucket=actions=push_mpls:0x8847,output:2,"
+        "bucket=actions=output:3"])
+    assert sorted(p for p, _ in case.sluice.outputs) == [2, 3]
+    assert only_output(case.ovs, 3) == frame
+    _assert_allowed(case, "ovs-three-mpls-labels")
+
+
+def test_allow_ovs_dec_mpls_ttl_without_label(oracle: Oracle) -> None:
+    """Steps: an indirect group whose bucket does dec_mpls_ttl and output:2; an IPv4
+    frame (no label).
+    Verify: Sluice sends the frame unchanged (no label, nothing to decrement), OVS drops
+    it (the bucket stops at dec_mpls_ttl); without the dec_mpls_ttl both send it (the
+    entry's re-run)."""
+    frame = udp4()
+    case = run_one(oracle, ["table=0,priority=5,actions=group:1"], frame,
+                   groups=["group_id=1,type=indirect,bucket=actions=dec_mpls_ttl,output:2"])
+    assert only_output(case.sluice, 2) == frame
+    assert case.ovs.key() == ((), ())
+    _assert_rewrite_allowed(oracle, case, "ovs-dec-mpls-ttl-without-label")
+
+
+def test_allow_ovs_pop_mpls_whole_stack(oracle: Oracle) -> None:
+    """Steps: an indirect group whose bucket does pop_mpls:0x0800 and output:2; a frame
+    with two labels over IPv4.
+    Verify: Sluice removes the top label and writes 0x0800 in front of the second; OVS
+    removes both (the IPv4 header right after 0x0800)."""
+    frame = mpls_frame([(100, 64), (16, 63)])
+    case = run_one(oracle, ["table=0,priority=5,actions=group:1"], frame,
+                   groups=["group_id=1,type=indirect,bucket=actions=pop_mpls:0x0800,output:2"])
+    s, o = only_output(case.sluice, 2), only_output(case.ovs, 2)
+    assert s == frame[:12] + b"\x08\x00" + frame[18:]
+    assert o == udp4()
+    assert fr.leftover_labels(s, o) == 1
+    _assert_allowed(case, "ovs-pop-mpls-whole-stack")
+
+
+def test_allow_ovs_mpls_pop_push_keeps_ethertype(oracle: Oracle) -> None:
+    """Steps: pop_mpls:0x8848 then push_mpls:0x8847 on an 0x8848 frame with two labels.
+    Verify: the same labels from both (the second label, and a copy of it with BoS 0 on
+    top), Sluice under EtherType 0x8847, OVS under 0x8848."""
+    frame = mpls_frame([(100, 64), (16, 63)], eth_type=fr.ETH_MPLS_MC)
+    case = run_one(oracle, ["table=0,priority=5,mplsm,actions=pop_mpls:0x8848,"
+                            "push_mpls:0x8847,output:2"], frame)
+    s, o = only_output(case.sluice, 2), only_output(case.ovs, 2)
+    assert (fr.parse(s).eth_type, fr.parse(o).eth_type) == (fr.ETH_MPLS, fr.ETH_MPLS_MC)
+    assert s[14:] == o[14:] and [lse >> 12 for _, lse in fr.parse(s).mpls] == [16, 16]
+    _assert_allowed(case, "ovs-mpls-pop-push-keeps-ethertype")
+
+
+def test_allow_ovs_action_set_after_mpls_ttl_expiry(oracle: Oracle) -> None:
+    """Steps: table 0 writes output:2 to the action set and goes to table 1, whose flow
+    (mpls) does dec_mpls_ttl, output:3; a frame whose label has TTL 1.
+    Verify: Sluice drops it; OVS sends it out of port 2 (the action set); without the
+    write_actions both drop it (the re-run of ovs-action-set-after-ttl-expiry)."""
+    case = run_one(oracle, ["table=0,priority=5,actions=write_actions(output:2),goto_table:1",
+                            "table=1,priority=5,mpls,actions=dec_mpls_ttl,output:3"],
+                   mpls_frame([(100, 1)]))
+    assert case.sluice.key() == ((), ())
+    only_output(case.ovs, 2)
+    _assert_rewrite_allowed(oracle, case, "ovs-action-set-after-ttl-expiry")
+
+
 # ---------------------------------------------------------------------------
 # The allowlist does not swallow other differences (no switches needed)
 # ---------------------------------------------------------------------------
@@ -735,5 +830,25 @@ def test_allowlist_is_narrow() -> None:
     changed[-12] ^= 0xFF
     cases.append(Case(rules, Packet(1, 1, later), Outcome([(2, later)]),
                       Outcome([(2, bytes(changed))])))
+    mpls_rules = RuleSet("synthetic", 1, [], [
+        "table=0,priority=5,actions=push_mpls:0x8847,pop_mpls:0x0800,output:2"])
+    two = mpls_frame([(100, 64), (16, 63)])
+    popped = two[:12] + b"\x08\x00" + two[18:]
+    not_bos = bytearray(popped)
+    not_bos[16] &= 0xFE  # the label left behind without its bottom-of-stack bit
+    three = mpls_frame([(100, 64), (16, 63), (2, 62)])
+    cases += [
+        # labels after the EtherType that are no label stack
+        Case(mpls_rules, Packet(1, 1, two), Outcome([(2, udp4())]),
+             Outcome([(2, bytes(not_bos))])),
+        # the leftover label on another port
+        Case(mpls_rules, Packet(1, 1, two), Outcome([(2, udp4())]), Outcome([(3, popped)])),
+        # OVS sends what Sluice does not, past three labels
+        Case(mpls_rules, Packet(1, 1, three), Outcome([(2, three), (3, three)]),
+             Outcome([(2, three)])),
+        # another MPLS difference than the EtherType's multicast bit
+        Case(mpls_rules, Packet(1, 1, two), Outcome([(2, two)]),
+             Outcome([(2, two[:14] + b"\x00\x07" + two[16:])])),
+    ]
     for case in cases:
         assert explained_by(case, ALLOWLIST) is None, case.render()

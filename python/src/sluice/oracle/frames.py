@@ -448,6 +448,15 @@ def strip_vlans(frame: bytes) -> bytes:
     return frame[:12] + frame[p.eth_type_off:]
 
 
+def mpls_unicast(frame: bytes) -> bytes:
+    """@frame with an MPLS multicast EtherType (0x8848) written as unicast (0x8847)."""
+    p = parse(frame)
+    if p.eth_type != ETH_MPLS_MC:
+        return frame
+    e = p.eth_type_off
+    return frame[:e] + struct.pack("!H", ETH_MPLS) + frame[e + 2:]
+
+
 def later_fragment_l4_span(frame: bytes) -> tuple[int, int] | None:
     """The first 20 bytes of the payload of an IPv4 later fragment of a TCP, UDP, SCTP or
     ICMP datagram: where a first fragment would have its L4 header."""
@@ -456,3 +465,22 @@ def later_fragment_l4_span(frame: bytes) -> tuple[int, int] | None:
         return None
     start = p.l3_off + (frame[p.l3_off] & 0xF) * 4
     return start, min(start + 20, p.ip_end)
+
+
+
+def leftover_labels(longer: bytes, shorter: bytes, inserted: int | None = None) -> int:
+    """How many MPLS label stack entries @longer has right after the (non-MPLS) EtherType
+    of @shorter, being @shorter with them inserted there: a stack of one or more entries
+    whose last, and only the last, has the bottom-of-stack bit (what a pop_mpls to a
+    non-MPLS EtherType leaves of a deeper stack).  0 when the frames are not of that shape.
+    @inserted: the bytes inserted (default: the difference in length; give it for frames
+    cut short, packet-in data, from the total lengths)."""
+    p = parse(shorter)
+    e = p.eth_type_off + 2
+    d = len(longer) - len(shorter) if inserted is None else inserted
+    if (p.eth_type in (ETH_MPLS, ETH_MPLS_MC) or d <= 0 or d % 4 or len(longer) < e + d
+            or longer[:e] != shorter[:e]
+            or longer[e + d:] != shorter[e:e + len(longer) - e - d]):
+        return 0
+    bos = [longer[o + 2] & 1 for o in range(e, e + d, 4)]
+    return d // 4 if bos[-1] and not any(bos[:-1]) else 0

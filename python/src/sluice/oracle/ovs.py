@@ -14,6 +14,13 @@ bridge ``br0`` on the userspace datapath (``datapath_type=netdev``) whose OpenFl
   thread on a 2-core machine.
 - ``purge()`` (``revalidator/purge``) drops every datapath flow, so a new rule set never
   meets megaflows of the old one.
+- Megaflows are off (``upcall/disable-megaflows``): every datapath flow matches one flow
+  key exactly.  OVS 3.1 translates an action that changes part of an MPLS label stack
+  entry (set_mpls_ttl, dec_mpls_ttl, set_field on mpls_label or mpls_tc) into a datapath
+  ``set(mpls(lse=...))`` of the whole entry but unwildcards only the part it changed, so
+  a later packet that differs in the rest (another label, TC or TTL) reuses the megaflow
+  and leaves with the first packet's entry.  The oracle compares OpenFlow semantics, not
+  the flow cache; exact-match flows take that bug (and the order of the packets) out.
 
 Everything is stopped by PID; the namespace and run directory are removed.  Nothing talks
 to a system OVS: every command gets the private socket paths explicitly, and
@@ -154,6 +161,8 @@ class OvsDummySwitch:
                 raise OvsError(f"OVS port p{p} got ofport {ofport}\n{self.log_tail()}")
         self.vsctl("set-controller", "br0", f"unix:{self.controller}", "--", "set",
                    "controller", "br0", "inactivity_probe=0", "max_backoff=1000")
+        # Exact-match datapath flows only (see the module doc: megaflows and MPLS).
+        self.appctl("upcall/disable-megaflows")
 
     def _wait(self, pred: Callable[[], bool], timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout

@@ -25,10 +25,21 @@ The generator keeps to what both switches must accept:
   set_field on mpls_bos (read-only in OVS) nor a masked mpls_label (OVS cannot mask it).
   A write_actions lists push_mpls after its set-fields now and then (OVS checks the list
   in the order written, the action set runs the push first);
+- a flow pops a label only where it knows what the label holds (mpls_bos matched, or a
+  push_mpls before it), and pops with an MPLS EtherType exactly when more labels follow:
+  OVS cannot represent a non-MPLS EtherType in front of labels (it pops the whole stack,
+  allowlisted where it happens anyway) nor the label it would find after popping the
+  bottom of the stack with an MPLS EtherType (it reads TTL 0, a difference of two
+  malformed packets, not generated).  Buckets, which know nothing, pop to a non-MPLS
+  EtherType;
 - each table's match fields fit Sluice's 64-byte table key (KEY_BYTES), a resource limit
   OpenFlow lets a switch have;
 - select groups choose deterministically: every bucket but one has weight 0 (a zero share
-  of the traffic, section 5.6.1), or all buckets carry the same actions;
+  of the traffic, section 5.6.1), or all buckets carry the same actions; an apply-actions
+  list names a select group in table 0 only (OVS 3.1 picks a select bucket by dp_hash,
+  which freezes the translation and recirculates; frozen with an action set written by an
+  earlier table that is longer than the actions left to run, ovs-vswitchd aborts on the
+  assertion ``state->action_set_len <= state->ofpacts_len`` in recirc_alloc_id__());
 - no masks on fields Sluice does not mask (eth_type, vlan_pcp, ip_dscp, ip_ecn, ip_proto,
   ICMP and ARP opcodes), and at most one action of a type per write_actions.
 
@@ -144,7 +155,7 @@ class _Ctx:
     #: VLAN headers known to be there (ovs-ofctl refuses a push past 2, OFPBAC_BAD_TAG).
     tags: int = 0
     #: With l3 "mpls": what the top label holds, when known ("mpls": more labels,
-    #: "ipv4", "ipv6", "arp", "raw").
+    #: "ipv4", "ipv6", "arp"; None: not known, so no pop_mpls).
     inner: str | None = None
 
     @property
@@ -160,7 +171,7 @@ class _Ctx:
 
     def push_mpls(self) -> None:
         """What ovs-ofctl assumes after a push_mpls: MPLS, nothing known of L3/L4."""
-        self.inner = "mpls" if self.mpls else (self.l3 or "raw")
+        self.inner = "mpls" if self.mpls else self.l3
         self.l3, self.l4, self.nd = "mpls", None, False
 
     def pop_mpls(self, eth_type: int) -> None:
@@ -172,8 +183,7 @@ class _Ctx:
 
 _ETH_L3 = {fr.ETH_IPV4: "ipv4", fr.ETH_IPV6: "ipv6", fr.ETH_ARP: "arp", fr.ETH_MPLS: "mpls",
            fr.ETH_MPLS_MC: "mpls"}
-_L3_ETH = {"ipv4": fr.ETH_IPV4, "ipv6": fr.ETH_IPV6, "arp": fr.ETH_ARP, "mpls": fr.ETH_MPLS,
-           "raw": fr.ETH_RAW}
+_L3_ETH = {"ipv4": fr.ETH_IPV4, "ipv6": fr.ETH_IPV6, "arp": fr.ETH_ARP, "mpls": fr.ETH_MPLS}
 
 
 _CLASSES: list[tuple[str, int]] = [
@@ -189,6 +199,10 @@ class RuleGen:
         self.rng = rng
         self.n_ports = n_ports
         self.group_ids: list[int] = []
+        #: The groups an apply-actions list may name: all in table 0, no select group
+        #: after it (see the module doc: an OVS crash).
+        self.apply_group_ids: list[int] = []
+        self.select_ids: set[int] = set()
 
     # -- values ---------------------------------------------------------------
 
@@ -243,12 +257,15 @@ class RuleGen:
             [40, 6, 4, 3, 1, 8, 3, 2])[0]
 
     def _pop_mpls(self, ctx: _Ctx | None) -> str:
-        """A pop_mpls: mostly the EtherType of what is known to be under the label."""
+        """A pop_mpls (@ctx: None, or one that knows what the label holds): an MPLS
+        EtherType over more labels, else mostly the EtherType of what is under it."""
         r = self.rng
-        if ctx is not None and ctx.inner is not None and self._p(0.85):
+        if ctx is not None and ctx.inner == "mpls":
+            et = r.choice((fr.ETH_MPLS, fr.ETH_MPLS, fr.ETH_MPLS_MC))
+        elif ctx is not None and ctx.inner is not None and self._p(0.85):
             et = _L3_ETH[ctx.inner]
         else:
-            et = r.choice((fr.ETH_IPV4, fr.ETH_IPV4, fr.ETH_IPV6, fr.ETH_MPLS, fr.ETH_RAW))
+            et = r.choice((fr.ETH_IPV4, fr.ETH_IPV4, fr.ETH_IPV6, fr.ETH_RAW))
         if ctx is not None:
             ctx.pop_mpls(et)
         return f"pop_mpls:0x{et:04x}"
@@ -270,8 +287,9 @@ class RuleGen:
             kinds = [("output", 30), ("set_field", 30), ("push_vlan", 6 if can_push else 0),
                      ("pop_vlan", 5 if ctx is None or ctx.tagged else 0),
                      ("dec_ttl", 6 if ip else 0), ("mod_nw_ttl", 3 if ip else 0),
-                     ("group", 8 if allow_group and self.group_ids else 0),
-                     ("push_mpls", 3), ("pop_mpls", 5 if mpls else 0),
+                     ("group", 8 if allow_group and self.apply_group_ids else 0),
+                     ("push_mpls", 3),
+                     ("pop_mpls", 5 if ctx is None or ctx.inner is not None else 0),
                      ("dec_mpls_ttl", 4 if mpls else 0), ("set_mpls_ttl", 2 if mpls else 0)]
             kind = r.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
             if kind == "output":
@@ -300,7 +318,7 @@ class RuleGen:
             elif kind == "set_mpls_ttl":
                 out.append(f"set_mpls_ttl:{r.choice(TTLS)}")
             else:
-                out.append(f"group:{r.choice(self.group_ids)}")
+                out.append(f"group:{r.choice(self.apply_group_ids)}")
         return out
 
     def _write_actions(self, ctx: _Ctx) -> list[str]:
@@ -315,7 +333,7 @@ class RuleGen:
         if ctx.tagged and self._p(0.1):
             acts.append("pop_vlan")
             ctx.tags -= 1
-        if ctx.mpls and self._p(0.15):
+        if ctx.mpls and ctx.inner is not None and self._p(0.15):
             acts.append(self._pop_mpls(ctx))
         late_push = None
         if self._p(0.06):
@@ -387,7 +405,7 @@ class RuleGen:
                 m.append(f"mpls_label={r.choice(MPLS_LABELS)}")
             if self._p(0.2):
                 m.append(f"mpls_tc={r.randrange(8)}")
-            if self._p(0.3):
+            if self._p(0.5):
                 bos = r.randrange(2)
                 m.append(f"mpls_bos={bos}")
                 ctx.inner = None if bos else "mpls"
@@ -456,6 +474,8 @@ class RuleGen:
     def _instructions(self, table: int, n_tables: int, ctx: _Ctx) -> str:
         r = self.rng
         parts: list[str] = []
+        self.apply_group_ids = self.group_ids if table == 0 else [
+            g for g in self.group_ids if g not in self.select_ids]
         if self._p(0.65):
             parts += self._actions(ctx, r.randint(1, 4), allow_group=True)
         if self._p(0.08):
@@ -490,12 +510,14 @@ class RuleGen:
             live = r.randrange(n)
             buckets = [f"bucket=weight:{r.randint(1, 100) if i == live else 0},"
                        f"actions={self._bucket()}" for i in range(n)]
+        self.select_ids.add(gid)
         return f"group_id={gid},type=select,{','.join(buckets)}"
 
     def ruleset(self, seed: str) -> RuleSet:
         r = self.rng
         rs = RuleSet(seed=seed, n_tables=r.randint(1, 5))
         self.group_ids = list(range(1, r.choice((0, 1, 2, 3)) + 1))
+        self.select_ids = set()
         rs.groups = [self._group(g) for g in self.group_ids]
         cookie = 1
         for t in range(rs.n_tables):
