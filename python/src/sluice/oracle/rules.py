@@ -32,6 +32,13 @@ The generator keeps to what both switches must accept:
   bottom of the stack with an MPLS EtherType (it reads TTL 0, a difference of two
   malformed packets, not generated).  Buckets, which know nothing, pop to a non-MPLS
   EtherType;
+- after a pop_mpls to a non-MPLS EtherType OVS 3.1 recirculates to parse what the label
+  held, freezing the translation at the next action that needs it; frozen with a longer
+  action set than the actions left, it aborts as above.  So that pop is in apply-actions
+  only in table 0 (no action set yet) and in a flow without write_actions (a goto_table
+  freezes after them), and a bucket with it has otherwise only pop_vlan, set_field on
+  Ethernet and VLAN fields and outputs, which need no recirculation.  In write_actions
+  it is safe (OVS empties the action set before it runs it);
 - each table's match fields fit Sluice's 64-byte table key (KEY_BYTES), a resource limit
   OpenFlow lets a switch have;
 - select groups choose deterministically: every bucket but one has weight 0 (a zero share
@@ -70,7 +77,7 @@ from sluice.oracle.frames import (
 )
 
 #: Bumped whenever the generator changes what a seed produces.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 
 MACS = ["02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:00:03", "0a:00:00:00:00:04",
         "ff:ff:ff:ff:ff:ff", "01:00:5e:00:00:fb"]
@@ -155,7 +162,7 @@ class _Ctx:
     #: VLAN headers known to be there (ovs-ofctl refuses a push past 2, OFPBAC_BAD_TAG).
     tags: int = 0
     #: With l3 "mpls": what the top label holds, when known ("mpls": more labels,
-    #: "ipv4", "ipv6", "arp"; None: not known, so no pop_mpls).
+    #: "ipv4", "ipv6", "arp", "payload": no more labels; None: not known, so no pop_mpls).
     inner: str | None = None
 
     @property
@@ -186,10 +193,18 @@ _ETH_L3 = {fr.ETH_IPV4: "ipv4", fr.ETH_IPV6: "ipv6", fr.ETH_ARP: "arp", fr.ETH_M
 _L3_ETH = {"ipv4": fr.ETH_IPV4, "ipv6": fr.ETH_IPV6, "arp": fr.ETH_ARP, "mpls": fr.ETH_MPLS}
 
 
+_RESERVED_OUT = ("IN_PORT", "ALL", "FLOOD")
+
+
+def _pops_to_l3(action: str) -> bool:
+    """@action is a pop_mpls to a non-MPLS EtherType."""
+    return action.startswith("pop_mpls:") and action[9:] not in ("0x8847", "0x8848")
+
+
 _CLASSES: list[tuple[str, int]] = [
     ("any", 8), ("eth", 8), ("raw", 2), ("ip", 12), ("tcp", 10), ("udp", 10), ("sctp", 4),
     ("icmp", 5), ("arp", 6), ("ipv6", 8), ("tcp6", 5), ("udp6", 5), ("sctp6", 2),
-    ("icmp6", 5), ("mpls", 7), ("mplsm", 3)]
+    ("icmp6", 5), ("mpls", 10), ("mplsm", 4)]
 
 
 class RuleGen:
@@ -203,6 +218,7 @@ class RuleGen:
         #: after it (see the module doc: an OVS crash).
         self.apply_group_ids: list[int] = []
         self.select_ids: set[int] = set()
+        self.table = 0  # the table of the flow being made
 
     # -- values ---------------------------------------------------------------
 
@@ -256,13 +272,22 @@ class RuleGen:
              f"output:{self.n_ports + 1}", "CONTROLLER", "CONTROLLER:64", "CONTROLLER:128"],
             [40, 6, 4, 3, 1, 8, 3, 2])[0]
 
+    def _pop_ok(self, ctx: _Ctx | None) -> bool:
+        """Whether a flow (@ctx, in table self.table) or a bucket (None) may pop here: the
+        label's content known, and a pop to a non-MPLS EtherType in table 0 only (see the
+        module doc)."""
+        if ctx is None:
+            return True
+        return ctx.mpls and (ctx.inner == "mpls" or (ctx.inner is not None
+                                                     and self.table == 0))
+
     def _pop_mpls(self, ctx: _Ctx | None) -> str:
         """A pop_mpls (@ctx: None, or one that knows what the label holds): an MPLS
         EtherType over more labels, else mostly the EtherType of what is under it."""
         r = self.rng
         if ctx is not None and ctx.inner == "mpls":
             et = r.choice((fr.ETH_MPLS, fr.ETH_MPLS, fr.ETH_MPLS_MC))
-        elif ctx is not None and ctx.inner is not None and self._p(0.85):
+        elif ctx is not None and ctx.inner in _L3_ETH and self._p(0.85):
             et = _L3_ETH[ctx.inner]
         else:
             et = r.choice((fr.ETH_IPV4, fr.ETH_IPV4, fr.ETH_IPV6, fr.ETH_RAW))
@@ -284,13 +309,13 @@ class RuleGen:
             ip = ctx is None or ctx.l3 in ("ipv4", "ipv6")
             mpls = ctx is None or ctx.mpls
             can_push = ctx.tags < 2 if ctx is not None else pushes < 2
+            pop = 3 if ctx is None else 16 if self._pop_ok(ctx) else 0
             kinds = [("output", 30), ("set_field", 30), ("push_vlan", 6 if can_push else 0),
                      ("pop_vlan", 5 if ctx is None or ctx.tagged else 0),
                      ("dec_ttl", 6 if ip else 0), ("mod_nw_ttl", 3 if ip else 0),
                      ("group", 8 if allow_group and self.apply_group_ids else 0),
-                     ("push_mpls", 3),
-                     ("pop_mpls", 5 if ctx is None or ctx.inner is not None else 0),
-                     ("dec_mpls_ttl", 4 if mpls else 0), ("set_mpls_ttl", 2 if mpls else 0)]
+                     ("push_mpls", 3), ("pop_mpls", pop),
+                     ("dec_mpls_ttl", 6 if mpls else 0), ("set_mpls_ttl", 3 if mpls else 0)]
             kind = r.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
             if kind == "output":
                 out.append(self._output())
@@ -333,7 +358,7 @@ class RuleGen:
         if ctx.tagged and self._p(0.1):
             acts.append("pop_vlan")
             ctx.tags -= 1
-        if ctx.mpls and ctx.inner is not None and self._p(0.15):
+        if ctx.mpls and ctx.inner is not None and self._p(0.3):
             acts.append(self._pop_mpls(ctx))
         late_push = None
         if self._p(0.06):
@@ -405,10 +430,10 @@ class RuleGen:
                 m.append(f"mpls_label={r.choice(MPLS_LABELS)}")
             if self._p(0.2):
                 m.append(f"mpls_tc={r.randrange(8)}")
-            if self._p(0.5):
+            if self._p(0.6):
                 bos = r.randrange(2)
                 m.append(f"mpls_bos={bos}")
-                ctx.inner = None if bos else "mpls"
+                ctx.inner = "payload" if bos else "mpls"
         elif cls == "arp":
             m.append("arp")
             ctx.l3 = "arp"
@@ -474,13 +499,16 @@ class RuleGen:
     def _instructions(self, table: int, n_tables: int, ctx: _Ctx) -> str:
         r = self.rng
         parts: list[str] = []
+        self.table = table
         self.apply_group_ids = self.group_ids if table == 0 else [
             g for g in self.group_ids if g not in self.select_ids]
+        if self._pop_ok(ctx) and self._p(0.4):
+            parts.append(self._pop_mpls(ctx))  # most MPLS flows are where labels go
         if self._p(0.65):
             parts += self._actions(ctx, r.randint(1, 4), allow_group=True)
         if self._p(0.08):
             parts.append("clear_actions")
-        if self._p(0.3):
+        if self._p(0.3) and not any(map(_pops_to_l3, parts)):
             acts = self._write_actions(ctx)
             if acts:
                 parts.append(f"write_actions({','.join(acts)})")
@@ -492,7 +520,12 @@ class RuleGen:
         return ",".join(parts) if parts else "drop"
 
     def _bucket(self) -> str:
-        return ",".join(self._actions(None, self.rng.randint(1, 3), allow_group=False))
+        acts = self._actions(None, self.rng.randint(1, 3), allow_group=False)
+        if any(map(_pops_to_l3, acts)):  # nothing after it that OVS recirculates for
+            acts = [a for a in acts if _pops_to_l3(a) or a == "pop_vlan"
+                    or a.endswith(("->eth_src", "->eth_dst", "->vlan_vid", "->vlan_pcp"))
+                    or a.startswith(("output:", "CONTROLLER")) or a in _RESERVED_OUT]
+        return ",".join(acts)
 
     def _group(self, gid: int) -> str:
         r = self.rng
