@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -885,9 +886,36 @@ parse_port(const char *s, bool allow_zero, int *port)
 	return true;
 }
 
-/* Numeric IPv4, IPv6 (bare or bracketed) or "localhost" into @ss. */
+/*
+ * A host name, resolved once when the target is added (getaddrinfo: hosts
+ * file, then DNS; the first address).  A name that moves needs the target
+ * added again.
+ */
 static bool
-parse_ip(const char *s, int port, struct sockaddr_storage *ss, socklen_t *len)
+resolve_host(const char *s, int port, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	bool ok = false;
+
+	if (getaddrinfo(s, NULL, &hints, &res) != 0 || res == NULL)
+		return false;
+	if (res->ai_addrlen <= sizeof(*ss) &&
+	    (res->ai_family == AF_INET || res->ai_family == AF_INET6)) {
+		memcpy(ss, res->ai_addr, res->ai_addrlen);
+		*len = (socklen_t)res->ai_addrlen;
+		if (res->ai_family == AF_INET)
+			((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+		else
+			((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+		ok = true;
+	}
+	freeaddrinfo(res);
+	return ok;
+}
+
+/* Numeric IPv4, IPv6 (bare or bracketed) or "localhost" into @ss; @names: resolve others. */
+static bool
+parse_ip(const char *s, int port, struct sockaddr_storage *ss, socklen_t *len, bool names)
 {
 	char buf[INET6_ADDRSTRLEN + 2];
 	size_t n = strlen(s);
@@ -916,7 +944,7 @@ parse_ip(const char *s, int port, struct sockaddr_storage *ss, socklen_t *len)
 		*len = sizeof *sin6;
 		return true;
 	}
-	return false;
+	return names && resolve_host(s, port, ss, len);
 }
 
 /*
@@ -1008,10 +1036,10 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 				spec, port_s);
 			return -EINVAL;
 		}
-		if (!parse_ip(host, port, &t->addr, &t->addr_len)) {
+		if (!parse_ip(host, port, &t->addr, &t->addr_len, true)) {
 			set_err(err, err_size,
-				"bad target '%s': '%s' is not an IP address (host names are "
-				"not resolved)",
+				"bad target '%s': '%s' is neither an IP address nor a host name "
+				"that resolves",
 				spec, host);
 			return -EINVAL;
 		}
@@ -1046,7 +1074,7 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 				spec, rest);
 			return -EINVAL;
 		}
-		if (!parse_ip(ip, port, &t->addr, &t->addr_len)) {
+		if (!parse_ip(ip, port, &t->addr, &t->addr_len, false)) {
 			set_err(err, err_size, "bad target '%s': '%s' is not an IP address", spec,
 				ip);
 			return -EINVAL;

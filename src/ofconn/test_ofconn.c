@@ -399,7 +399,7 @@ test_bad_targets(void)
 		{ "udp:1.2.3.4:5", "unknown type 'udp'" },
 		{ "tcp:", "missing host" },
 		{ "tcp:1.2.3.4:", "missing port" },
-		{ "tcp:foo", "'foo' is not an IP address" },
+		{ "tcp:foo..bar", "'foo..bar' is neither an IP address nor a host name" },
 		{ "tcp:1.2.3.4:99999", "port '99999' out of range" },
 		{ "tcp:1.2.3.4:0", "out of range" },
 		{ "tcp:1.2.3.4:66x", "out of range" },
@@ -451,6 +451,13 @@ test_bad_targets(void)
 	CHECK(sl_ofconn_mgr_add_target(mgr, "tcp:[::1]:1", err, sizeof err) >= 0, "%s", err);
 	CHECK(sl_ofconn_mgr_add_target(mgr, "tcp:localhost:6653", err, sizeof err) >= 0, "%s",
 	      err);
+	/* A host name resolves (this machine's own name is in its hosts file, as usual). */
+	char host[256], tgt[300];
+	if (gethostname(host, sizeof host) == 0) {
+		snprintf(tgt, sizeof tgt, "tcp:%s:6653", host);
+		int hr = sl_ofconn_mgr_add_target(mgr, tgt, err, sizeof err);
+		CHECK(hr >= 0 || strstr(err, "resolves"), "%s: %d %s", tgt, hr, err);
+	}
 	idx = sl_ofconn_mgr_add_target(mgr, "tcp:127.0.0.1:1", err, sizeof err);
 	CHECK(idx >= 0 && sl_ofconn_mgr_listen_port(mgr, idx) == -EINVAL, "not ptcp");
 
