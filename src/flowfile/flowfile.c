@@ -725,6 +725,8 @@ struct parser {
 	uint32_t *out_group;                   /* filter: where out_group=G goes, or NULL */
 	unsigned seen;                         /* SEEN_* keys already given */
 	struct span field_tok[SL_KEY_FIELDS_MAX]; /* token that added each match field */
+	struct span apply_tok[SL_ACTIONS_MAX];  /* token of each apply action */
+	struct span write_tok[SL_ACTIONS_MAX];  /* token of each write action */
 	bool bucket;                           /* a group bucket's actions: no match to check */
 };
 
@@ -1207,9 +1209,11 @@ make_set_field(struct parser *ps, const struct act_item *it, const struct fref *
 		return fail(ps->err, it->tok, -EINVAL, "field %s is not writable", fname);
 	}
 	rc = parse_value(ps->err, it->tok, fr, val, true, a->set_field.value, mask);
-	/* A bucket has no match: a packet without the field is left alone at run time. */
-	if (rc == 0 && !ps->bucket)
-		rc = check_prereq(ps->err, &ps->fs->match, &fr->f, "set_field on ", it->tok);
+	/*
+	 * Prerequisites: once every action is known (check_set_field_prereqs), as
+	 * the actions before may push or pop.  A bucket has no match: a packet
+	 * without the field is left alone at run time.
+	 */
 	a->type = SL_ACT_SET_FIELD;
 	a->set_field.f = fr->f;
 	return rc;
@@ -1520,6 +1524,7 @@ parse_write_actions(struct parser *ps, const struct act_item *it)
 					    "the action set already has this kind of action");
 		if ((rc = append_action(ps, tok, in->write, &in->n_write, &a)))
 			return rc;
+		ps->write_tok[in->n_write - 1] = tok;
 	}
 	return rc;
 }
@@ -1530,6 +1535,35 @@ enum {
 	INSN_METADATA = 1 << 2,
 	INSN_GOTO = 1 << 3,
 };
+
+/*
+ * set_field prerequisites, checked as Open vSwitch checks them: against the
+ * match as the actions before each set_field leave the packet
+ * (sl_actions_prereq_check: a push_mpls makes it MPLS, a pop_mpls what it
+ * names).  The error names the set_field's token.
+ */
+static int
+check_set_field_prereqs(struct parser *ps)
+{
+	const struct sl_instructions *in = &ps->fs->insns;
+	int bad = sl_actions_prereq_check(&ps->fs->match, in);
+	const struct sl_action *a;
+	struct span tok;
+	char fname[48];
+	int rc;
+
+	if (bad < 0)
+		return 0;
+	a = bad < in->n_apply ? &in->apply[bad] : &in->write[bad - in->n_apply];
+	tok = bad < in->n_apply ? ps->apply_tok[bad] : ps->write_tok[bad - in->n_apply];
+	rc = check_prereq(ps->err, &ps->fs->match, &a->set_field.f, "set_field on ", tok);
+	if (rc != 0)
+		return rc;
+	sl_field_format(&a->set_field.f, fname, sizeof(fname));
+	return fail(ps->err, tok, -EINVAL,
+		    "set_field on %s: a push or pop before it leaves a packet without that field",
+		    fname);
+}
 
 static int
 parse_actions(struct parser *ps, struct span list)
@@ -1575,6 +1609,7 @@ parse_actions(struct parser *ps, struct span list)
 			if ((rc = parse_action(ps, &it, &a)) ||
 			    (rc = append_action(ps, tok, in->apply, &in->n_apply, &a)))
 				return rc;
+			ps->apply_tok[in->n_apply - 1] = tok;
 			in->has_apply = true;
 			continue;
 		}
@@ -1676,9 +1711,9 @@ flow_parse(const char *text, struct sl_flow_spec *fs, bool filter, uint32_t *out
 		return fail(err, ps.text, -EINVAL, "missing actions=");
 	if ((rc = check_match_prereqs(&ps)))
 		return rc;
-	if (actions.p)
-		return parse_actions(&ps, actions);
-	return 0;
+	if (actions.p && (rc = parse_actions(&ps, actions)) == 0)
+		rc = check_set_field_prereqs(&ps);
+	return rc;
 }
 
 int

@@ -96,8 +96,12 @@
  *   drop                   no action; only as the whole action list
  *   set_field:V->F         write field F (set_field-writable or raw) with V
  *                          in F's value syntax; no mask.  F's prerequisites
- *                          must be in the match ("set_field:80->tcp_dst"
- *                          needs tcp or tcp6).  V->dl_vlan stores 0x1000|V,
+ *                          must hold for the packet as the actions written
+ *                          before it leave it: the match ("set_field:80->
+ *                          tcp_dst" needs tcp or tcp6), changed by push_mpls
+ *                          (MPLS), pop_mpls (its ethertype), push_pbb, pop_pbb
+ *                          (unknown), as Open vSwitch checks it; write_actions
+ *                          in the order written.  V->dl_vlan stores 0x1000|V,
  *                          V->vlan_vid stores V as given.
  *   mod_vlan_vid:V         set_field 0x1000|V -> vlan_vid (V 0..4095).  Like
  *                          any OpenFlow 1.3 set_field it leaves an untagged

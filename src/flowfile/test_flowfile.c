@@ -843,6 +843,43 @@ test_meters(void)
 	unlink(path);
 }
 
+/* set_field prerequisites follow the pushes and pops before it (as Open vSwitch checks them). */
+static void
+test_set_field_after_push_pop(void)
+{
+	static const char *const ok[] = {
+		"ip actions=push_mpls:0x8847,set_field:100->mpls_label,output:2",
+		"mpls actions=pop_mpls:0x0800,set_field:10->ip_dscp,output:2",
+		"ip actions=write_actions(push_mpls:0x8847,set_field:6->mpls_tc,IN_PORT)",
+		"ip actions=push_mpls:0x8847,write_actions(set_field:0->mpls_label,output:2)",
+		"actions=push_pbb:0x88e7,set_field:0x1234->pbb_isid,output:1",
+	};
+	static const struct {
+		const char *text, *token;
+	} bad[] = {
+		{"ip actions=push_mpls:0x8847,set_field:10.0.0.1->nw_dst,output:2",
+		 "set_field:10.0.0.1->nw_dst"},
+		{"ip actions=set_field:5->mpls_tc,push_mpls:0x8847", "set_field:5->mpls_tc"},
+		/* In the order written, as OVS checks an action set (it runs push first). */
+		{"ip actions=write_actions(set_field:6->mpls_tc,push_mpls:0x8847,output:1)",
+		 "set_field:6->mpls_tc"},
+		{"mpls actions=pop_mpls:0x86dd,write_actions(set_field:10.0.0.1->nw_dst)",
+		 "set_field:10.0.0.1->nw_dst"},
+		{"ip actions=push_pbb:0x88e7,pop_pbb,set_field:1->ip_dscp", "set_field:1->ip_dscp"},
+	};
+	struct sl_flow_spec fs;
+	struct sl_parse_error err;
+
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(ok); i++)
+		check(sl_flow_parse(ok[i], &fs, &err) == 0, "'%s': %s", ok[i], err.msg);
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(bad); i++) {
+		int rc = sl_flow_parse(bad[i].text, &fs, &err);
+		check(rc == -EINVAL && strcmp(err.token, bad[i].token) == 0 &&
+			      strstr(err.msg, "set_field on") != NULL,
+		      "'%s': %d '%s' near '%s'", bad[i].text, rc, err.msg, err.token);
+	}
+}
+
 /* sl_flow_parse_filter_out: out_port / out_group on top of the filter syntax. */
 static void
 test_filter_out(void)
@@ -908,6 +945,7 @@ main(void)
 	test_load();
 	test_groups();
 	test_meters();
+	test_set_field_after_push_pop();
 	test_filter_out();
 	test_error_format();
 	printf("%u passed, %u failed\n", n_pass, n_fail);

@@ -15,27 +15,6 @@
  * contain the field's prerequisites"), checked like the flow syntax does:
  * the eth_type and ip_proto the field implies must be matched exactly.
  */
-static bool
-set_field_prereqs_ok(const struct sl_match *m, const struct sl_field *f)
-{
-	uint16_t types[2];
-	unsigned n_types;
-	int proto;
-	bool ok;
-	long eth;
-
-	if (f->id == SL_FIELD_RAW)
-		return true; /* protocol-oblivious: no prerequisites */
-	sl_field_prereq(f->id, types, &n_types, &proto);
-	eth = sl_match_exact_value(m, SL_FIELD_ETH_TYPE);
-	ok = n_types == 0;
-	for (unsigned i = 0; i < n_types; i++)
-		ok |= eth == types[i];
-	if (!ok)
-		return false;
-	return proto < 0 || sl_match_exact_value(m, SL_FIELD_IP_PROTO) == proto;
-}
-
 /* Valid output port for an action in context @ctx. */
 static bool
 out_port_ok(uint32_t port, enum sl_ofp_action_ctx ctx)
@@ -92,7 +71,7 @@ set_field_decode(const uint8_t *p, size_t len, const struct sl_match *match, str
 		return FAIL_BAC(err, BAD_SET_ARGUMENT);
 	if (mf.f.id != SL_FIELD_RAW && !sl_field_writable(mf.f.id))
 		return FAIL_BAC(err, BAD_SET_TYPE);
-	if (match != NULL && !set_field_prereqs_ok(match, &mf.f))
+	if (match != NULL && !sl_set_field_prereqs_ok(match, &mf.f))
 		return FAIL_BAC(err, MATCH_INCONSISTENT);
 	a->type = SL_ACT_SET_FIELD;
 	a->set_field.f = mf.f;
@@ -465,15 +444,16 @@ sl_ofp_instructions_decode(const uint8_t *p, size_t len, uint8_t table_id,
 			in->metadata_mask = sl_ofp_ntoh64(wm->metadata_mask);
 			break;
 		}
+		/* set_field prerequisites: checked once all actions are known (below). */
 		case SL_OFPIT_WRITE_ACTIONS:
 			in->has_write = true;
-			if (actions_decode(ip + 8, ilen - 8, SL_OFP_ACTX_FLOW, match, true, in->write,
+			if (actions_decode(ip + 8, ilen - 8, SL_OFP_ACTX_FLOW, NULL, true, in->write,
 					   &in->n_write, err) < 0)
 				return -1;
 			break;
 		case SL_OFPIT_APPLY_ACTIONS:
 			in->has_apply = true;
-			if (actions_decode(ip + 8, ilen - 8, SL_OFP_ACTX_FLOW, match, false,
+			if (actions_decode(ip + 8, ilen - 8, SL_OFP_ACTX_FLOW, NULL, false,
 					   in->apply, &in->n_apply, err) < 0)
 				return -1;
 			break;
@@ -501,6 +481,9 @@ sl_ofp_instructions_decode(const uint8_t *p, size_t len, uint8_t table_id,
 			return FAIL_BIC(err, UNKNOWN_INST);
 		}
 	}
+	/* Each set_field against the match as the actions before it leave the packet (OVS). */
+	if (match != NULL && sl_actions_prereq_check(match, in) >= 0)
+		return FAIL_BAC(err, MATCH_INCONSISTENT);
 	return 0;
 }
 

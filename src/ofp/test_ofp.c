@@ -1000,10 +1000,14 @@ random_flow(char *s, size_t size)
 	if (rnd() % 2)
 		cat(s, size, ",push_vlan:0x8100,mod_vlan_vid:%u,pop_vlan", (unsigned)(rnd() % 4096));
 	if (rnd() % 3 == 0)
-		cat(s, size, ",push_mpls:0x884%u,set_mpls_ttl:%u,dec_mpls_ttl,pop_mpls:0x%04x",
-		    (unsigned)(7 + rnd() % 2), (unsigned)(rnd() % 256), (unsigned)(rnd() % 65536));
-	if (rnd() % 4 == 0)
-		cat(s, size, ",push_pbb:0x88e7,pop_pbb");
+		/* Popped back to IPv4: a later IPv4 set_field keeps its prerequisite. */
+		cat(s, size, ",push_mpls:0x884%u,set_mpls_ttl:%u,dec_mpls_ttl,pop_mpls:0x0800",
+		    (unsigned)(7 + rnd() % 2), (unsigned)(rnd() % 256));
+	/* After pop_pbb the EtherType is unknown: no IPv4 set_field may follow. */
+	bool pbb = rnd() % 4 == 0;
+	if (pbb)
+		cat(s, size, ",push_pbb:0x88e7,set_field:0x%x->pbb_isid,pop_pbb",
+		    (unsigned)(rnd() % 0x1000000));
 	if (rnd() % 3 == 0)
 		cat(s, size, ",CONTROLLER:%u,copy_ttl_out,copy_ttl_in,set_queue:%u",
 		    (unsigned)(rnd() % 65536), (unsigned)rnd());
@@ -1013,7 +1017,7 @@ random_flow(char *s, size_t size)
 	if (rnd() % 4 == 0)
 		cat(s, size, ",set_field:0x%x->raw(pkt,%u,16)", (unsigned)(rnd() % 65536),
 		    (unsigned)(rnd() % 64));
-	if (rnd() % 3 == 0)
+	if (!pbb && rnd() % 3 == 0)
 		cat(s, size, ",write_actions(output:%u,dec_ttl,set_field:10.0.0.%u->nw_dst)",
 		    (unsigned)(rnd() % 9 + 1), (unsigned)(rnd() % 256));
 	if (rnd() % 4 == 0)

@@ -996,6 +996,24 @@ bool sl_action_equal(const struct sl_action *a, const struct sl_action *b);
  * ...).  @return 0 or -EINVAL with the missing prerequisite in @err.
  */
 int sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size);
+/**
+ * The match as action @a leaves the packet, for the prerequisites of the
+ * actions after it (as Open vSwitch checks them): push_mpls, pop_mpls and
+ * push_pbb set eth_type to their ethertype and forget ip_proto; pop_pbb
+ * forgets both.  Other actions leave @m alone.
+ */
+void sl_match_after_action(struct sl_match *m, const struct sl_action *a);
+/** True when @m holds the eth_type / ip_proto a set_field on @f needs (raw fields: always). */
+bool sl_set_field_prereqs_ok(const struct sl_match *m, const struct sl_field *f);
+/**
+ * The one set_field prerequisite check of a flow's instructions, as Open
+ * vSwitch makes it: each set_field against the match as the actions written
+ * before it leave the packet, the apply list first, then write_actions in
+ * the order written (not the order section 5.10 runs the set in).  @return
+ * -1 when all hold, else the index of the first set_field that fails: apply
+ * i is i, write j is n_apply + j.  Any thread.
+ */
+int sl_actions_prereq_check(const struct sl_match *m, const struct sl_instructions *in);
 
 /*
  * The fast forwarding path (FFP; seed 000 section 4, docs/ffp.md): per-worker

@@ -158,3 +158,80 @@ sl_action_equal(const struct sl_action *a, const struct sl_action *b)
 		return true;
 	}
 }
+
+/* Remove field @id from a match. */
+static void
+match_drop(struct sl_match *m, enum sl_field_id id)
+{
+	for (unsigned i = 0; i < m->n_fields; i++) {
+		if (m->fields[i].f.id == id) {
+			m->fields[i] = m->fields[--m->n_fields];
+			return;
+		}
+	}
+}
+
+void
+sl_match_after_action(struct sl_match *m, const struct sl_action *a)
+{
+	const struct sl_field eth = {.id = SL_FIELD_ETH_TYPE};
+	uint8_t v[2], full[2] = {0xff, 0xff};
+
+	switch (a->type) {
+	case SL_ACT_PUSH_MPLS:
+	case SL_ACT_POP_MPLS:
+	case SL_ACT_PUSH_PBB:
+		v[0] = (uint8_t)(a->ethertype >> 8);
+		v[1] = (uint8_t)a->ethertype;
+		match_drop(m, SL_FIELD_IP_PROTO);
+		(void)sl_match_set(m, &eth, v, full); /* replaces: never grows past the limit */
+		return;
+	case SL_ACT_POP_PBB: /* what was inside: unknown */
+		match_drop(m, SL_FIELD_ETH_TYPE);
+		match_drop(m, SL_FIELD_IP_PROTO);
+		return;
+	default:
+		return;
+	}
+}
+
+bool
+sl_set_field_prereqs_ok(const struct sl_match *m, const struct sl_field *f)
+{
+	uint16_t types[2];
+	unsigned n_types;
+	int proto;
+	bool ok;
+	long eth;
+
+	if (f->id == SL_FIELD_RAW)
+		return true; /* protocol-oblivious: no prerequisites */
+	sl_field_prereq(f->id, types, &n_types, &proto);
+	eth = sl_match_exact_value(m, SL_FIELD_ETH_TYPE);
+	ok = n_types == 0;
+	for (unsigned i = 0; i < n_types; i++)
+		ok |= eth == types[i];
+	return ok && (proto < 0 || sl_match_exact_value(m, SL_FIELD_IP_PROTO) == proto);
+}
+
+int
+sl_actions_prereq_check(const struct sl_match *m, const struct sl_instructions *in)
+{
+	static __thread struct sl_match cur; /* about 1 kB: off the stack */
+
+	cur = *m;
+	for (unsigned i = 0; i < in->n_apply; i++) {
+		const struct sl_action *a = &in->apply[i];
+		if (a->type == SL_ACT_SET_FIELD && !sl_set_field_prereqs_ok(&cur, &a->set_field.f))
+			return (int)i;
+		sl_match_after_action(&cur, a);
+	}
+	/* The action set in the order written, as Open vSwitch reads it (not 5.10's). */
+	for (unsigned i = 0; i < in->n_write; i++) {
+		const struct sl_action *a = &in->write[i];
+		if (a->type == SL_ACT_SET_FIELD && !sl_set_field_prereqs_ok(&cur, &a->set_field.f))
+			return (int)(in->n_apply + i);
+		sl_match_after_action(&cur, a);
+	}
+	return -1;
+}
