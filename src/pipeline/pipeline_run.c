@@ -1257,6 +1257,11 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		 */
 		struct sl_flow *run_flow = NULL;
 		uint64_t run_pkts = 0, run_bytes = 0;
+		/* A trace has one lane: its hit is recorded before what the entry's actions meet. */
+		if (tracing) {
+			SL_FOR_EACH_LANE(i, hit)
+			trace_step(ctx, SL_TRACE_HIT, (unsigned)t, ctx->hits[i], 0);
+		}
 		SL_FOR_EACH_LANE(i, hit)
 		{
 			struct pkt_state *st = &ctx->st[i];
@@ -1274,10 +1279,6 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				credit(pl, run_flow, run_pkts, run_bytes, now);
 				run_flow = f;
 				run_pkts = run_bytes = 0;
-			}
-			if (tracing) {
-				trace_step(ctx, SL_TRACE_HIT, (unsigned)t, f, 0);
-				run_flow = NULL; /* no counter moves */
 			}
 			run_pkts++;
 			run_bytes += pkts[i].len; /* length as the packet enters this table */
@@ -1303,7 +1304,8 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 				n_out += finish(ctx, st, i, reason, out_ports, drops);
 			}
 		}
-		credit(pl, run_flow, run_pkts, run_bytes, now);
+		/* One lane, so the loop credited nothing yet: a trace moves no counter. */
+		credit(pl, tracing ? NULL : run_flow, run_pkts, run_bytes, now);
 		if (pt->tbl != NULL && pt->ffp_adapt && ll) {
 			/* Won an LL entry: a lane of ll that hit and stayed low-latency. */
 			unsigned n_ll = (unsigned)__builtin_popcountll(ll);
