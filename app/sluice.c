@@ -748,6 +748,13 @@ on_meter(void *arg, const struct sl_meter_spec *ms, struct sl_parse_error *err)
 	return rc;
 }
 
+static int
+on_state(void *arg, uint8_t table_id, const struct sl_match *key, const struct sl_state_set *set,
+	 struct sl_parse_error *err)
+{
+	return sl_pipeline_state_set(arg, table_id, key, set, err->msg, sizeof(err->msg));
+}
+
 /* DPDK's telemetry socket: mode 0660, in --mgmt-group when given (it reads and changes the switch). */
 static int
 telemetry_socket_secure(int gid)
@@ -778,8 +785,8 @@ load_rules(struct sl_pipeline *pl, const struct options *o)
 
 	const char *files[] = {o->flows_file, o->restore_file};
 	for (unsigned i = 0; i < SL_ARRAY_SIZE(files); i++) {
-		const struct sl_flowfile_callbacks cb = {on_table, on_flow, on_directive, on_group,
-							 on_meter};
+		const struct sl_flowfile_callbacks cb = {on_table, on_flow,  on_directive,
+							 on_group, on_meter, on_state};
 		if (files[i] == NULL)
 			continue;
 		restoring = i == 1;

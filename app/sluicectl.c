@@ -1445,6 +1445,25 @@ on_meter(void *arg, const struct sl_meter_spec *ms, struct sl_parse_error *err)
 	return rc;
 }
 
+/* A state line: an SL_OFPX_STATE_SET in the batch. */
+static int
+on_state(void *arg, uint8_t table_id, const struct sl_match *key, const struct sl_state_set *set,
+         struct sl_parse_error *err)
+{
+	static struct sl_ofp_state_mod m;
+	struct batch *b = arg;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.table_id = table_id;
+	m.key = *key;
+	m.set = *set;
+	rc = sl_ofp_state_mod_encode(&b->msgs, 0, SL_OFPX_STATE_SET, &m);
+	if (rc == 0)
+		rc = batch_add_origin(b, err->file, err->line);
+	return rc;
+}
+
 /* A "fwd-mode=MODES" line: an SL_OFPX_SET_FWD_MODE message in the batch. */
 static int
 on_directive(void *arg, const char *name, const char *value, struct sl_parse_error *err)
@@ -1675,9 +1694,9 @@ cmd_fwd_mode(struct sl_ctl_of *c)
  * save FILE: what the switch holds, as a flow file that `sluice --restore`
  * and `sluicectl add-flows` load: declared tables (read over telemetry),
  * forwarding modes, meters, groups, then flows with their cookies, timeouts
- * and flags (low_latency included), sorted by table and priority.  Written
- * to FILE.tmp and renamed: a failed save leaves FILE as it was.  State-table
- * entries are not saved (dump-states lists them).
+ * and flags (low_latency included), sorted by table and priority, then the
+ * state tables' entries as "state" lines.  Written to FILE.tmp and renamed:
+ * a failed save leaves FILE as it was.
  */
 
 static int tel_connect(struct sl_ctl_tel **t);
@@ -1708,9 +1727,9 @@ save_line_cmp(const void *a, const void *b)
 	return strcmp(((const struct flow_line *)a)->text, ((const struct flow_line *)b)->text);
 }
 
-/* Declared tables, from telemetry's /sluice/tables and /sluice/table,N. */
+/* Declared tables, from telemetry's /sluice/tables and /sluice/table,N; state tables' ids too. */
 static int
-save_tables(FILE *f)
+save_tables(FILE *f, uint8_t *state_ids, unsigned *n_state)
 {
 	struct sl_ctl_json_doc *doc = NULL, *one = NULL;
 	const struct sl_ctl_json *v, *t;
@@ -1725,8 +1744,11 @@ save_tables(FILE *f)
 				break;
 			const struct sl_ctl_json *spec = sl_ctl_json_get(t, "spec");
 			if (sl_ctl_json_get_u64(t, "declared", 0) && spec != NULL &&
-			    spec->type == SL_CTL_JSON_STRING)
+			    spec->type == SL_CTL_JSON_STRING) {
 				fprintf(f, "%s\n", spec->str);
+				if (strstr(spec->str, ",kind=state") != NULL)
+					state_ids[(*n_state)++] = (uint8_t)strtoul(m->key, NULL, 10);
+			}
 			sl_ctl_json_free(one);
 			one = NULL;
 		}
@@ -1736,9 +1758,13 @@ save_tables(FILE *f)
 	return ex;
 }
 
+static int save_states(struct sl_ctl_of *c, FILE *f, uint8_t table_id, char *err);
+
 static int
 cmd_save(struct sl_ctl_of *c, const char *path)
 {
+	uint8_t state_ids[SL_TABLES_MAX];
+	unsigned n_state = 0;
 	static struct sl_ofp_mp_request req;
 	struct flow_lines lines = {0};
 	struct meter_list ml = {0};
@@ -1759,7 +1785,7 @@ cmd_save(struct sl_ctl_of *c, const char *path)
 		return EXIT_REFUSED;
 	}
 	fprintf(f, "# sluicectl save: load with sluice --restore FILE or sluicectl add-flows FILE\n");
-	ex = save_tables(f);
+	ex = save_tables(f, state_ids, &n_state);
 	m.err = err;
 	/* Forwarding modes: only when not plain OpenFlow. */
 	sl_ofp_buf_init(&b);
@@ -1811,6 +1837,10 @@ cmd_save(struct sl_ctl_of *c, const char *path)
 		if (ex == 0 && rc == 0)
 			fprintf(f, "%s\n", lines.v[i].text + 10); /* past the sort key */
 		free(lines.v[i].text);
+	}
+	for (unsigned i = 0; ex == 0 && rc == 0 && i < n_state; i++) {
+		what = "state dump request";
+		rc = save_states(c, f, state_ids[i], err);
 	}
 	free(lines.v);
 	free(ml.rows);
@@ -1944,8 +1974,8 @@ cmd_add_flows(const char *path)
 	}
 	sl_ofp_buf_init(&b.msgs);
 	/* The whole file is checked and encoded before anything is sent. */
-	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow, on_directive, on_group,
-	                                         on_meter};
+	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow,  on_directive,
+	                                         on_group,      on_meter, on_state};
 	rc = sl_flowfile_load_cb(file, &cb, &b, &pe);
 	if (rc < 0) {
 		if (b.display_file)
@@ -2163,7 +2193,27 @@ struct state_dump_ctx {
 	bool have_stats;
 	struct sl_state_stats st;
 	unsigned n;
+	/* save: each entry as a state line to @f instead of printed (NULL: print) */
+	FILE *f;
+	uint8_t table_id;
 };
+
+/* save: one entry as a flow-file state line (the timeouts start again on restore). */
+static void
+state_entry_save(struct state_dump_ctx *d, const struct sl_ofp_state_entry *e)
+{
+	char key[1024];
+
+	sl_flow_format_match(&e->key, key, sizeof(key));
+	fprintf(d->f, "state %u %s %" PRIu32, d->table_id, key, e->state);
+	if (e->idle_ms)
+		fprintf(d->f, " idle_ms=%" PRIu32, e->idle_ms);
+	if (e->hard_ms)
+		fprintf(d->f, " hard_ms=%" PRIu32, e->hard_ms);
+	if (e->rollback)
+		fprintf(d->f, " rollback=%" PRIu32, e->rollback);
+	fputc('\n', d->f);
+}
 
 static int
 state_entry_print(void *arg, const struct sl_ofp_state_entry *e)
@@ -2172,6 +2222,10 @@ state_entry_print(void *arg, const struct sl_ofp_state_entry *e)
 	char key[1024], clean[1024];
 
 	d->n++;
+	if (d->f != NULL) {
+		state_entry_save(d, e);
+		return 0;
+	}
 	sl_flow_format_match(&e->key, key, sizeof(key));
 	sl_ctl_sanitize(clean, sizeof(clean), key, strlen(key));
 	if (o.json) {
@@ -2283,6 +2337,22 @@ cmd_dump_states(struct sl_ctl_of *c, const char *table_arg)
 	if (rc < 0)
 		return of_failed("state dump request", rc, err);
 	return 0;
+}
+
+/* save: the states of state table @table_id as flow-file state lines. */
+static int
+save_states(struct sl_ctl_of *c, FILE *f, uint8_t table_id, char *err)
+{
+	struct state_dump_ctx d = {.err = err, .have_stats = true, .f = f, .table_id = table_id};
+	struct sl_ofp_buf b;
+	int rc;
+
+	sl_ofp_buf_init(&b);
+	rc = sl_ofp_state_request_encode(&b, sl_ctl_of_next_xid(c), SL_OFPX_STATE_DUMP, table_id);
+	if (rc == 0)
+		rc = sl_ctl_of_request(c, b.data, b.len, state_reply, &d, NULL, err, ERR_MAX);
+	sl_ofp_buf_free(&b);
+	return rc;
 }
 
 /*

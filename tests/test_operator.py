@@ -6,6 +6,7 @@ ovs-ofctl's add-groups syntax, and what ``dump-groups`` prints can be added back
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -142,7 +143,8 @@ table=4,priority=9,state=1 actions=meter:2,group:4
 
 def test_save_and_restore(sluice_bin: Path, tmp_path: Path) -> None:
     """sluicectl save writes what was installed at run time (declared tables, meters,
-    groups, flows with cookies, timeouts, flags and low_latency) as a flow file; a new switch
+    groups, flows with cookies, timeouts, flags and low_latency, state-table entries) as a
+    flow file; a new switch
     started with --restore FILE (alone, or after the same --flows: its declarations repeat)
     shows the same dump-flows --no-stats, groups, meters and table declarations."""
     if not SLUICECTL.exists():
@@ -167,6 +169,7 @@ def test_save_and_restore(sluice_bin: Path, tmp_path: Path) -> None:
             testing.wait_until(mgmt.exists, 10, "the management socket")
             if not extra:
                 ctl("add-flows", str(runtime))
+                ctl("set-state", "3", "ip,nw_src=10.0.0.1", "5", "idle_ms=600000", "rollback=2")
                 out = ctl("save", str(saved))
                 assert "saved 2 meters, 2 groups, 7 flows" in out, out
             tables = {t: ctl("telemetry", f"/sluice/table,{t}") for t in range(5)}
@@ -176,6 +179,8 @@ def test_save_and_restore(sluice_bin: Path, tmp_path: Path) -> None:
                 "meters": [ln for ln in ctl("dump-meters").splitlines() if "meter=" in ln],
                 "specs": [ln for t in tables.values() for ln in t.splitlines()
                           if '"spec"' in ln or '"declared"' in ln],
+                "states": [re.sub(r" \(\d+ left\)", "", ln)
+                           for ln in ctl("dump-states", "3").splitlines()[1:]],
             }
         finally:
             assert sw.stop() == 0, sw.output
@@ -183,6 +188,8 @@ def test_save_and_restore(sluice_bin: Path, tmp_path: Path) -> None:
     before = snapshot(SAVE_BASE, ())
     text = saved.read_text()
     assert "table=3,kind=state" in text and "low_latency" in text and "cookie=0x5" in text
+    assert "state 3 ip,nw_src=10.0.0.1 5 idle_ms=600000 rollback=2" in text, text
+    assert before["states"] == [" ip,nw_src=10.0.0.1 state=5 idle_ms=600000 rollback=2"], before
     assert len(before["flows"].splitlines()) == 7, before["flows"]  # type: ignore[union-attr]
     assert snapshot(None, ("--restore", str(saved))) == before
     assert snapshot(SAVE_BASE, ("--restore", str(saved))) == before

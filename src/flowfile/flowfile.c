@@ -2027,6 +2027,85 @@ sl_meter_parse(const char *text, struct sl_meter_spec *ms, struct sl_parse_error
 	return 0;
 }
 
+int
+sl_state_line_parse(const char *text, uint8_t *table_id, struct sl_match *key,
+		    struct sl_state_set *set, struct sl_parse_error *err)
+{
+	static __thread struct sl_flow_spec fs; /* about 5 kB: off the stack */
+	struct sl_parse_error dummy;
+	struct span all, rest, tok;
+	char buf[2048];
+	uint64_t n;
+	unsigned i = 0;
+
+	if (err == NULL)
+		err = &dummy;
+	memset(err, 0, sizeof(*err));
+	memset(set, 0, sizeof(*set));
+	all = span_trim(span_of(text));
+	rest = all;
+	/* "state" TABLE KEY STATE, then options; words are separated by blanks. */
+	while (rest.n > 0) {
+		size_t a = 0, b;
+		while (a < rest.n && isspace((unsigned char)rest.p[a]))
+			a++;
+		for (b = a; b < rest.n && !isspace((unsigned char)rest.p[b]); b++)
+			;
+		tok = (struct span){rest.p + a, b - a};
+		rest = (struct span){rest.p + b, rest.n - b};
+		if (tok.n == 0)
+			break;
+		switch (i++) {
+		case 0:
+			if (!span_eq(tok, "state"))
+				return fail(err, tok, -EINVAL, "a state line starts with 'state'");
+			break;
+		case 1:
+			if (parse_uint(tok, SL_TABLES_MAX - 1, &n))
+				return fail(err, tok, -EINVAL, "bad table: expected 0..%u",
+					    SL_TABLES_MAX - 1);
+			*table_id = (uint8_t)n;
+			break;
+		case 2:
+			if (tok.n >= sizeof(buf))
+				return fail(err, tok, -EINVAL, "key too long");
+			memcpy(buf, tok.p, tok.n);
+			buf[tok.n] = '\0';
+			if (sl_flow_parse_filter(buf, &fs, err) < 0)
+				return -EINVAL;
+			if (fs.table_id != 0xff || fs.cookie_mask)
+				return fail(err, tok, -EINVAL, "the key holds match fields only");
+			*key = fs.match;
+			break;
+		case 3:
+			if (parse_uint(tok, UINT32_MAX, &n))
+				return fail(err, tok, -EINVAL, "bad state: expected 0..4294967295");
+			set->state = (uint32_t)n;
+			break;
+		default: {
+			struct span k, v;
+			uint32_t *dst = NULL;
+			split_kv(tok, &k, &v);
+			if (span_eq(k, "idle_ms"))
+				dst = &set->idle_ms;
+			else if (span_eq(k, "hard_ms"))
+				dst = &set->hard_ms;
+			else if (span_eq(k, "rollback"))
+				dst = &set->rollback;
+			if (dst == NULL || parse_uint(v, UINT32_MAX, &n))
+				return fail(err, tok, -EINVAL,
+					    "expected idle_ms=N, hard_ms=N or rollback=S");
+			*dst = (uint32_t)n;
+			break;
+		}
+		}
+	}
+	if (i < 4)
+		return fail(err, all, -EINVAL, "expected: state TABLE KEY STATE [idle_ms=N] "
+					       "[hard_ms=N] [rollback=S]");
+	return 0;
+}
+
 /*
  * Formatting.
  */
@@ -2693,7 +2772,18 @@ load_line(const char *text, const char *path, unsigned lineno, const struct sl_f
 	 * callback that sends the item elsewhere (sluicectl add-flows) reads
 	 * where it came from to report a later, asynchronous failure.
 	 */
-	if (t.n > 6 && strncmp(t.p, "meter=", 6) == 0) {
+	if (t.n > 6 && strncmp(t.p, "state ", 6) == 0) {
+		static __thread struct sl_match key;
+		struct sl_state_set set;
+		uint8_t table_id = 0;
+
+		rc = sl_state_line_parse(text, &table_id, &key, &set, err);
+		if (rc || cb->on_state == NULL)
+			return rc;
+		snprintf(err->file, sizeof(err->file), "%s", path);
+		err->line = lineno;
+		rc = cb->on_state(arg, table_id, &key, &set, err);
+	} else if (t.n > 6 && strncmp(t.p, "meter=", 6) == 0) {
 		struct sl_meter_spec ms;
 
 		rc = sl_meter_parse(text, &ms, err);

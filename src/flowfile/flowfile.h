@@ -214,8 +214,9 @@
  * physical line (after comment removal and trailing blanks) joins the next
  * line to it with a space.  A line with a "kind=" key is a table
  * declaration, a line starting "group_id=" a group and one starting
- * "meter=" a meter (put them before the flows that use them), any other
- * line a flow.  Errors report the number of the
+ * "meter=" a meter (put them before the flows that use them), a line
+ * starting "state " one flow's state in a state table declared before it
+ * (sl_state_line_parse), any other line a flow.  Errors report the number of the
  * first physical line of the logical line.  Loading stops at the first error.
  * A line "fwd-mode=MODES" is a directive (sl_flowfile_load_cb): the switch's
  * forwarding modes (docs/flexforward.md), handed over as text.
@@ -340,6 +341,14 @@ int sl_flow_format(const struct sl_flow_spec *fs, char *buf, size_t size);
  * @return 0 or -errno with @err set.  Any thread.
  */
 int sl_meter_parse(const char *text, struct sl_meter_spec *ms, struct sl_parse_error *err);
+/**
+ * Parse a state line, "state TABLE KEY STATE [idle_ms=N] [hard_ms=N]
+ * [rollback=S]" (sluicectl add-states' syntax after the word "state"): KEY
+ * gives the state table's lookup-scope fields in match syntax
+ * (ip,nw_src=10.0.0.1).  @return 0 or -EINVAL with @err set.  Any thread.
+ */
+int sl_state_line_parse(const char *text, uint8_t *table_id, struct sl_match *key,
+			struct sl_state_set *set, struct sl_parse_error *err);
 /** Print a meter in the syntax sl_meter_parse reads.  @return as sl_flow_format. */
 int sl_meter_format(const struct sl_meter_spec *ms, char *buf, size_t size);
 
@@ -430,6 +439,10 @@ typedef int (*sl_flowfile_group_fn)(void *arg, const struct sl_group_spec *gs,
 typedef int (*sl_flowfile_meter_fn)(void *arg, const struct sl_meter_spec *ms,
 				    struct sl_parse_error *err);
 
+/** Loader callback for a state line (one flow's state in a state table). */
+typedef int (*sl_flowfile_state_fn)(void *arg, uint8_t table_id, const struct sl_match *key,
+				    const struct sl_state_set *set, struct sl_parse_error *err);
+
 /** The callbacks of sl_flowfile_load_cb; any may be NULL (accepts lines of its kind). */
 struct sl_flowfile_callbacks {
 	sl_flowfile_table_fn on_table;
@@ -437,6 +450,7 @@ struct sl_flowfile_callbacks {
 	sl_flowfile_directive_fn on_directive;
 	sl_flowfile_group_fn on_group;
 	sl_flowfile_meter_fn on_meter;
+	sl_flowfile_state_fn on_state;
 };
 
 /**

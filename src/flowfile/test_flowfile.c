@@ -880,6 +880,37 @@ test_set_field_after_push_pop(void)
 	}
 }
 
+/* State lines: "state TABLE KEY STATE [options]" (sluicectl save writes them). */
+static void
+test_state_lines(void)
+{
+	static struct sl_match key;
+	struct sl_state_set set;
+	struct sl_parse_error err;
+	uint8_t t = 0;
+	int rc;
+
+	rc = sl_state_line_parse("state 3 ip,nw_src=10.0.0.1 5 idle_ms=600 rollback=2", &t, &key,
+				 &set, &err);
+	check(rc == 0 && t == 3 && key.n_fields == 2 && set.state == 5 && set.idle_ms == 600 &&
+		      set.rollback == 2 && set.hard_ms == 0,
+	      "state line: %d %s", rc, err.msg);
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{"state 3 ip,nw_src=10.0.0.1", "expected: state TABLE KEY STATE"},
+		{"state 254 ip 1", "bad table"},
+		{"state 3 table=2,ip 1", "match fields only"},
+		{"state 3 ip x", "bad state"},
+		{"state 3 ip 1 color=2", "expected idle_ms=N"},
+	};
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(bad); i++) {
+		rc = sl_state_line_parse(bad[i].text, &t, &key, &set, &err);
+		check(rc == -EINVAL && strstr(err.msg, bad[i].msg) != NULL, "'%s': %d '%s'",
+		      bad[i].text, rc, err.msg);
+	}
+}
+
 /* sl_flow_parse_filter_out: out_port / out_group on top of the filter syntax. */
 static void
 test_filter_out(void)
@@ -946,6 +977,7 @@ main(void)
 	test_groups();
 	test_meters();
 	test_set_field_after_push_pop();
+	test_state_lines();
 	test_filter_out();
 	test_error_format();
 	printf("%u passed, %u failed\n", n_pass, n_fail);

@@ -38,7 +38,8 @@ struct pl_fdb {
 int
 pl_fdb_create(struct sl_pipeline *pl)
 {
-	pl->fdb = aligned_alloc(64, sizeof(*pl->fdb));
+	/* aligned_alloc wants a size that is a multiple of the alignment (C11). */
+	pl->fdb = aligned_alloc(64, (sizeof(*pl->fdb) + 63) / 64 * 64);
 	if (pl->fdb == NULL)
 		return -ENOMEM;
 	memset(pl->fdb, 0, sizeof(*pl->fdb));
