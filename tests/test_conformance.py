@@ -349,9 +349,15 @@ def test_output_normal_learns(sluice_bin: Path, tmp_path: Path) -> None:
                 cl.send(ofp.packet_out(frame, [ofp.action_output(ofp.OFPP_TABLE)],
                                        in_port=in_port))
                 cl.barrier()
-        fdb = sw.sluicectl("fdb-show", check=True).stdout
-        rows = sorted(tuple(ln.split()[:3]) for ln in fdb.splitlines()[1:])
-        assert rows == [("2", "0", b), ("2", "5", b), ("3", "0", a), ("3", "0", c_)], fdb
+        # A barrier answers once the agent queued the packet_outs; the worker runs them after.
+        def rows() -> list[tuple[str, ...]]:
+            fdb = sw.sluicectl("fdb-show", check=True).stdout
+            return sorted(tuple(ln.split()[:3]) for ln in fdb.splitlines()[1:])
+        want = [("2", "0", b), ("2", "5", b), ("3", "0", a), ("3", "0", c_)]
+        try:
+            testing.wait_until(lambda: rows() == want, 10, "the learned addresses")
+        except TimeoutError:
+            assert rows() == want
     finally:
         assert sw.stop() == 0, sw.output
     got = {i + 1: [bytes(p)[14:15] if bytes(p)[12:14] != b"\x81\x00" else bytes(p)[18:19]

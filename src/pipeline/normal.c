@@ -126,7 +126,8 @@ pl_fdb_lookup(const struct pl_fdb *f, uint16_t vlan, const uint8_t *mac, uint64_
 		if (__atomic_load_n(&set[w].key, __ATOMIC_ACQUIRE) != key)
 			continue;
 		uint64_t v = __atomic_load_n(&set[w].val, __ATOMIC_ACQUIRE);
-		if (((v >> 32) & 0xffff) != (h >> 48) || now - (uint32_t)v > aging)
+		/* Signed age: another core's clock may be a hair ahead of ours. */
+		if (((v >> 32) & 0xffff) != (h >> 48) || (int32_t)(now - (uint32_t)v) > (int32_t)aging)
 			return 0; /* torn by a concurrent learner, or aged out: unknown */
 		return (uint32_t)(v >> 48);
 	}
@@ -150,14 +151,15 @@ sl_pipeline_fdb_dump(const struct sl_pipeline *pl, struct sl_fdb_entry *out, uns
 		for (unsigned w = 0; w < FDB_WAYS && n < max; w++) {
 			uint64_t k = __atomic_load_n(&f->e[s][w].key, __ATOMIC_ACQUIRE);
 			uint64_t v = __atomic_load_n(&f->e[s][w].val, __ATOMIC_ACQUIRE);
+			int32_t age = (int32_t)(now - (uint32_t)v);
 			if (!(k & FDB_VALID) || ((v >> 32) & 0xffff) != (fdb_hash(k) >> 48) ||
-			    now - (uint32_t)v > f->aging)
+			    age > (int32_t)f->aging)
 				continue;
 			out[n].vlan = (uint16_t)((k >> 48) & 0xfff);
 			for (unsigned i = 0; i < 6; i++)
 				out[n].mac[i] = (uint8_t)(k >> (40 - 8 * i));
 			out[n].port = (uint32_t)(v >> 48);
-			out[n].age = now - (uint32_t)v;
+			out[n].age = age > 0 ? (uint32_t)age : 0;
 			n++;
 		}
 	}
