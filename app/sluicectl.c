@@ -400,6 +400,17 @@ struct mp_ctx {
 	void *user;
 };
 
+/* grow_array for a multipart entry callback: out of memory goes into @m's error. */
+static void *
+mp_grow(struct mp_ctx *m, void *v, size_t n, size_t *cap, size_t size)
+{
+	void *nv = grow_array(v, n, cap, size, 16);
+
+	if (nv == NULL)
+		snprintf(m->err, ERR_MAX, "out of memory");
+	return nv;
+}
+
 static int
 mp_reply(void *arg, const uint8_t *msg, size_t len)
 {
@@ -440,12 +451,10 @@ port_desc_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
 {
 	struct port_list *pl = m->user;
 
-	void *np = grow_array(pl->ports, pl->n, &pl->cap, sizeof(*pl->ports), 16);
+	void *np = mp_grow(m, pl->ports, pl->n, &pl->cap, sizeof(*pl->ports));
 
-	if (np == NULL) {
-		snprintf(m->err, ERR_MAX, "out of memory");
+	if (np == NULL)
 		return -ENOMEM;
-	}
 	pl->ports = np;
 	if (sl_ofp_port_desc_entry_decode(body, len, ofs, &pl->ports[pl->n], e) < 0)
 		return -1;
@@ -977,12 +986,10 @@ group_desc_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
 {
 	struct group_list *gl = m->user;
 
-	void *nr = grow_array(gl->rows, gl->n, &gl->cap, sizeof(*gl->rows), 8);
+	void *nr = mp_grow(m, gl->rows, gl->n, &gl->cap, sizeof(*gl->rows));
 
-	if (nr == NULL) {
-		snprintf(m->err, ERR_MAX, "out of memory");
+	if (nr == NULL)
 		return -ENOMEM;
-	}
 	gl->rows = nr;
 	if (sl_ofp_group_desc_entry_decode(body, len, ofs, &gl->rows[gl->n].desc, e) < 0)
 		return -1;
@@ -1159,12 +1166,10 @@ meter_config_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *of
 {
 	struct meter_list *ml = m->user;
 
-	void *nr = grow_array(ml->rows, ml->n, &ml->cap, sizeof(*ml->rows), 8);
+	void *nr = mp_grow(m, ml->rows, ml->n, &ml->cap, sizeof(*ml->rows));
 
-	if (nr == NULL) {
-		snprintf(m->err, ERR_MAX, "out of memory");
+	if (nr == NULL)
 		return -ENOMEM;
-	}
 	ml->rows = nr;
 	if (sl_ofp_meter_config_entry_decode(body, len, ofs, &ml->rows[ml->n].spec, e) < 0)
 		return -1;

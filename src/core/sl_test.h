@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <stdbool.h>
 
 static unsigned n_pass, n_fail;
 
@@ -66,6 +68,30 @@ sl_test_hex(const char *s, uint8_t *out, size_t max)
 		}
 	}
 	return n;
+}
+
+static inline void
+sl_test_dump(const char *what, const uint8_t *p, size_t n)
+{
+	fprintf(stderr, "  %s (%zu bytes):", what, n);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s%02x", i % 16 ? " " : "\n    ", p[i]);
+	fputc('\n', stderr);
+}
+
+/** Check encoder output against golden hex (sl_test_hex); on a difference, print both. */
+static inline void
+sl_test_check_bytes(const char *name, const uint8_t *got, size_t n_got, const char *want_hex)
+{
+	static uint8_t want[70000];
+	size_t n = sl_test_hex(want_hex, want, sizeof(want));
+	bool ok = n == n_got && memcmp(want, got, n) == 0;
+
+	CHECK(ok, "%s: encoding differs from the golden bytes", name);
+	if (!ok) {
+		sl_test_dump("want", want, n);
+		sl_test_dump("got", got, n_got);
+	}
 }
 
 #endif /* SL_TEST_H */

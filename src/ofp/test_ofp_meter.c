@@ -27,28 +27,11 @@
  * Helpers.
  */
 
-static void
-dump(const char *what, const uint8_t *p, size_t n)
-{
-	fprintf(stderr, "  %s (%zu bytes):", what, n);
-	for (size_t i = 0; i < n; i++)
-		fprintf(stderr, "%s%02x", i % 16 ? " " : "\n    ", p[i]);
-	fputc('\n', stderr);
-}
-
 /* Compare encoder output with a golden hex string. */
 static void
 check_bytes(const char *name, const uint8_t *got, size_t n_got, const char *want_hex)
 {
-	uint8_t want[4096];
-	size_t n = sl_test_hex(want_hex, want, sizeof(want));
-	bool ok = n == n_got && memcmp(want, got, n) == 0;
-
-	CHECK(ok, "%s: encoding differs from the golden bytes", name);
-	if (!ok) {
-		dump("want", want, n);
-		dump("got", got, n_got);
-	}
+	sl_test_check_bytes(name, got, n_got, want_hex);
 }
 
 static bool

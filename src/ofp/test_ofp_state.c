@@ -15,17 +15,7 @@
 static void
 check_bytes(const char *name, const struct sl_ofp_buf *b, const char *want_hex)
 {
-	uint8_t want[4096];
-	size_t n = sl_test_hex(want_hex, want, sizeof(want));
-	bool ok = n == b->len && memcmp(want, b->data, n) == 0;
-
-	CHECK(ok, "%s: encoding differs from the golden bytes", name);
-	if (!ok) {
-		fprintf(stderr, "  got:");
-		for (size_t i = 0; i < b->len; i++)
-			fprintf(stderr, "%s%02x", i % 16 ? " " : "\n    ", b->data[i]);
-		fputc('\n', stderr);
-	}
+	sl_test_check_bytes(name, b->data, b->len, want_hex);
 }
 
 static bool

@@ -261,8 +261,12 @@ class Device:
 class SluiceDevice(Device):
     name = "sluice"
 
+    def flow_lines(self) -> list[str]:
+        """The case's table declarations (given at start) and rules (sent with sluicectl)."""
+        return decomp.flows(self.case)
+
     def start(self) -> None:
-        lines = decomp.flows(self.case)
+        lines = self.flow_lines()
         decls = os.path.join(self.tmp, f"{self.tag}.decl")
         rules = os.path.join(self.tmp, f"{self.tag}.flows")
         with open(decls, "w") as f:

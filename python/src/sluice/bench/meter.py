@@ -24,15 +24,11 @@ error (the meter would not be what limits it).
 
 from __future__ import annotations
 
-import os
-import shutil
 import statistics
-import time
 from collections.abc import Callable, Sequence
 
 from sluice.bench import decomposition as dc
-from sluice.telemetry import runtime_dir
-from sluice.testing import Proc, unique
+from sluice.testing import unique
 
 RATES = [1_000, 10_000, 100_000, 1_000_000]
 UNITS = ["pktps", "kbps"]
@@ -63,32 +59,11 @@ def flow_file() -> list[str]:
     return lines
 
 
-class MeterSwitch(dc.Device):
-    """Sluice with the meters of flow_file(), loaded at start."""
+class MeterSwitch(dc.SluiceDevice):
+    """Sluice with the meters and flows of flow_file() (the decomposition bench's device)."""
 
-    name = "sluice"
-
-    def start(self) -> None:
-        rules = os.path.join(self.tmp, f"{self.tag}.flows")
-        with open(rules, "w") as f:
-            f.write("\n".join(flow_file()) + "\n")
-        self.mgmt = os.path.join(self.tmp, f"{self.tag}.mgmt")
-        cmd = [str(dc.SLUICE), "--name", self.tag, "--mgmt", self.mgmt, "-q", "-f", rules]
-        for p in self.server_ports():
-            cmd += ["-p", p]
-        cmd += ["--", "--no-huge", "-m", "1024", "--no-pci", "-l", "0,1",
-                f"--file-prefix={self.tag}", "--log-level=lib.eal:error"]
-        self.proc = Proc(cmd, name="sluice")
-        deadline = time.monotonic() + 30
-        while not os.path.exists(self.mgmt):
-            if not self.proc.alive() or time.monotonic() > deadline:
-                self.proc.stop()
-                raise RuntimeError(f"sluice did not start:\n{self.proc.output}")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.proc.stop(stop_signal=2, timeout=30)
-        shutil.rmtree(runtime_dir(self.tag), ignore_errors=True)
+    def flow_lines(self) -> list[str]:
+        return flow_file()
 
 
 def stream(mid: int, pps: int) -> str:
