@@ -46,10 +46,45 @@ def test_deleted_flows_do_not_narrow_an_undeclared_table(sluice_bin: Path, tmp_p
         r = ctl("add-flow", f"table=0,{WIDE_V6}")
         assert r.returncode == 0, r.stderr
         assert "ipv6_label=0x5" in ctl("dump-flows", "table=0").stdout
-        # Both together still do not fit one 64-byte key: that refusal stays (for now).
-        assert ctl("add-flow", WIDE_V4).returncode != 0
+        # Both together: a 192-byte key holds every field at once, so table 0 takes it too.
+        r = ctl("add-flow", WIDE_V4)
+        assert r.returncode == 0, r.stderr
+        dump = ctl("dump-flows", "table=0").stdout
+        assert "ipv6_label=0x5" in dump and "nw_src=10.0.0.1" in dump
     finally:
         sw.stop()
+
+
+#: A neighbour solicitation matched on everything it has: 109 key bytes, past the 64 that
+#: tables held before keys grew to SL_KEY_MAX = 192 (a valid OpenFlow 1.3 match).
+WIDE_ND = ("table=0,priority=30,in_port=1,metadata=0,tun_id=0,icmp6,icmpv6_type=135,icmpv6_code=0,"
+           "ipv6_src=fe80::1,ipv6_dst=ff02::1:ff00:2,ipv6_label=0,nd_target=fe80::2,"
+           "nd_sll=02:00:00:00:00:01,dl_src=02:00:00:00:00:01,dl_dst=33:33:ff:00:00:02,"
+           "ip_dscp=0,nw_ecn=0 actions=output:2")
+
+
+def test_match_wider_than_64_bytes_forwards(pcap_switch) -> None:  # type: ignore[no-untyped-def]
+    """A single valid match whose key is wider than 64 bytes is accepted by an undeclared
+    table and matches exactly: the solicitation it names goes to port 2, one differing only
+    in the source link-layer address (the key's last bytes) takes the fallback."""
+    from conftest import assert_balanced
+    from scapy.all import (  # type: ignore[import-untyped]
+        ICMPv6ND_NS,
+        ICMPv6NDOptSrcLLAddr,
+        IPv6,
+        Ether,
+    )
+
+    def ns(sll: str) -> bytes:
+        return bytes(Ether(src="02:00:00:00:00:01", dst="33:33:ff:00:00:02")
+                     / IPv6(src="fe80::1", dst="ff02::1:ff00:2")
+                     / ICMPv6ND_NS(tgt="fe80::2") / ICMPv6NDOptSrcLLAddr(lladdr=sll))
+
+    a, b = ns("02:00:00:00:00:01"), ns("02:00:00:00:00:09")
+    res = pcap_switch(3, {1: [a, b]}, [WIDE_ND, "table=0,priority=1 actions=output:3"])
+    assert [bytes(p) for p in res.out[2]] == [a]
+    assert [bytes(p) for p in res.out[3]] == [b]
+    assert_balanced(res)
 
 
 def test_tunnel_id_match_and_set(pcap_switch) -> None:  # type: ignore[no-untyped-def]

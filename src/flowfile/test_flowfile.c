@@ -485,7 +485,9 @@ test_table_specs(void)
 		{"table=2,kind=lpm,fields=nw_dst+nw_dst", "duplicate field", "nw_dst"},
 		{"table=2,kind=lpm,fields=tp_dst", "ambiguous", "tp_dst"},
 		{"table=2,kind=lpm,fields=nw_dst+", "empty field name", "fields=nw_dst+"},
-		{"table=2,kind=lpm,fields=ipv6_src+ipv6_dst+raw(l4,0,128)+raw(l4,128,128)+metadata",
+		{"table=2,kind=lpm,fields=ipv6_src+ipv6_dst+nd_target+raw(l4,0,128)+raw(l4,128,128)+"
+		 "raw(l4,256,128)+raw(l4,384,128)+raw(l4,512,128)+raw(l4,640,128)+raw(l4,768,128)+"
+		 "raw(l4,896,128)+raw(l4,1024,128)+metadata",
 		 "too wide for a key", "fields="},
 		{"kind=lpm", "without table=", "kind=lpm"},
 		{"table=2,kind=lpm,size=0", "bad size", "size=0"},

@@ -1329,9 +1329,9 @@ test_errors_match(void)
 	m.d[48 + 5] = 1;
 	rc = fm_decode(&m, &fm, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_LEN, "non-zero match padding");
-	/* 25 fields: 14 OXM basic + 11 raw; 24 fit. */
-	for (unsigned n_raw = 10; n_raw <= 11; n_raw++) {
-		char oxms[2048] = "800004 08 0000000000000001 800000 04 00000001 "
+	/* SL_KEY_FIELDS_MAX + 1 fields: 14 OXM basic + the rest raw; SL_KEY_FIELDS_MAX fit. */
+	for (unsigned n_raw = SL_KEY_FIELDS_MAX - 14; n_raw <= SL_KEY_FIELDS_MAX - 13; n_raw++) {
+		char oxms[4096] = "800004 08 0000000000000001 800000 04 00000001 "
 				  "800006 06 010203040506 800008 06 020203040506 "
 				  "80000a 02 0800 80000c 02 1001 80000e 01 01 800010 01 01 "
 				  "800012 01 01 800014 01 06 800016 04 01020304 "
@@ -1340,10 +1340,10 @@ test_errors_match(void)
 			cat(oxms, sizeof(oxms), " ffff00 09 534c5543 00 08 %04x 01", k * 8);
 		mb_flow_mod(&m, 0, SL_OFPFC_ADD, oxms, "");
 		rc = fm_decode(&m, &fm, &e);
-		if (n_raw == 11)
-			CHECK_ERR(rc, e, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "25 fields");
+		if (n_raw == SL_KEY_FIELDS_MAX - 13)
+			CHECK_ERR(rc, e, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "too many fields");
 		else
-			CHECK(rc == 0 && fm.spec.match.n_fields == 24, "24 fields: %s",
+			CHECK(rc == 0 && fm.spec.match.n_fields == SL_KEY_FIELDS_MAX, "most fields: %s",
 			      sl_ofp_error_name(&e));
 	}
 }

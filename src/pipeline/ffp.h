@@ -137,7 +137,7 @@ struct ffp_obs {
  */
 #define FFP_PATH_TABLES 16 /* tables a path spec covers at most (more: no path records) */
 #define FFP_PATH_HOPS 8    /* tables one record spans at most */
-#define FFP_PATH_KEY_MAX SL_KEY_MAX /* larger union keys: no flow cache */
+#define FFP_PATH_KEY_MAX 64 /* larger union keys: no flow cache (records are three lines) */
 #define FFP_PATH_SETS 16384 /* x 2 ways, 192 bytes a record: 6 MB per worker */
 
 struct ffp_path_spec {

@@ -198,7 +198,7 @@ key_from_match(struct sl_pipeline *pl, const struct sl_state *s, unsigned table_
 	const struct sl_key_layout *l = sl_state_layout(s, false);
 	char name[48];
 
-	memset(key, 0, SL_KEY_MAX);
+	memset(key, 0, SL_STATE_KEY_MAX);
 	for (unsigned i = 0; i < m->n_fields; i++) {
 		const struct sl_field *f = &m->fields[i].f;
 		if (sl_key_layout_find(l, f) < 0 && f->id != SL_FIELD_ETH_TYPE &&

@@ -322,9 +322,9 @@ int sl_pkt_field_write(struct sl_pkt *p, const struct sl_field *f, const uint8_t
  */
 
 /** Largest key in bytes; keys are zero-padded to a multiple of 8. */
-#define SL_KEY_MAX 64
+#define SL_KEY_MAX 192
 /** Most fields one table may match. */
-#define SL_KEY_FIELDS_MAX 24
+#define SL_KEY_FIELDS_MAX 48
 
 /** The fields a table matches, in key order, and where each sits in the key. */
 /*

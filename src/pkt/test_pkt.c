@@ -375,11 +375,20 @@ test_layout(void)
 	CHECK(sl_key_layout_init(&l, fs, 4) == 0, "layout");
 	CHECK(l.n_fields == 3 && l.key_size == 24 && l.need_l4, "layout dedupe/size %u %u",
 	      l.n_fields, l.key_size);
-	struct sl_field many[8];
-	for (int i = 0; i < 8; i++)
+	struct sl_field many[13];
+	for (int i = 0; i < 13; i++)
 		many[i] = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = 0,
 					    .raw_bit_off = (uint16_t)(128 * i), .raw_n_bits = 128};
-	CHECK(sl_key_layout_init(&l, many, 8) == -E2BIG, "key too large");
+	CHECK(sl_key_layout_init(&l, many, 12) == 0 && l.key_size == SL_KEY_MAX, "192-byte key");
+	CHECK(sl_key_layout_init(&l, many, 13) == -E2BIG, "key too large");
+	/* Every named field at once fits one key: any OpenFlow match, any union of them. */
+	struct sl_field all[SL_FIELD__MAX];
+	unsigned n_all = 0;
+	for (unsigned id = 0; id < SL_FIELD__MAX; id++)
+		if (id != SL_FIELD_RAW)
+			all[n_all++] = (struct sl_field){.id = (uint8_t)id};
+	CHECK(sl_key_layout_init(&l, all, n_all) == 0 && l.n_fields == n_all,
+	      "all %u fields in one key (%u bytes)", n_all, l.key_size);
 	CHECK(sl_field_by_name("nw_dst") == SL_FIELD_IPV4_DST, "name");
 	CHECK(sl_field_by_name("eth_type") == SL_FIELD_ETH_TYPE, "alias");
 	CHECK(sl_field_by_name("bogus") == -1, "unknown name");

@@ -209,9 +209,11 @@ sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *er
 		return fail(err, err_size, -ENOMEM, "out of memory");
 	memset(s, 0, sizeof(*s));
 	if ((rc = sl_key_layout_init(&s->lookup, p->lookup, p->n_lookup)) < 0 ||
-	    (rc = sl_key_layout_init(&s->update, upd, n_upd)) < 0) {
+	    (rc = sl_key_layout_init(&s->update, upd, n_upd)) < 0 ||
+	    s->lookup.key_size > SL_STATE_KEY_MAX) {
 		free(s);
-		return fail(err, err_size, rc, "scope does not fit a key of %d bytes", SL_KEY_MAX);
+		return fail(err, err_size, rc < 0 ? rc : -E2BIG, "scope does not fit a key of %d bytes",
+			    SL_STATE_KEY_MAX);
 	}
 	s->key_size = s->lookup.key_size;
 	bucket_shape(s->key_size, &s->ways, &s->bucket_size);

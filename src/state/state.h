@@ -144,10 +144,17 @@ enum sl_state_cmd_op {
 	SL_STATE_CMD_CLEAR = 3, /* remove every entry */
 };
 
+/*
+ * Widest state key.  Narrower than a table's (SL_KEY_MAX): a state table keys
+ * on a flow's identity (a 5-tuple, addresses), and its buckets and command
+ * ring are sized by it.
+ */
+#define SL_STATE_KEY_MAX 64
+
 struct sl_state_cmd {
-	uint8_t op;              /* enum sl_state_cmd_op */
-	struct sl_state_set set; /* SL_STATE_CMD_SET */
-	uint8_t key[SL_KEY_MAX]; /* lookup-scope key (sl_state_layout(s, false) encoding) */
+	uint8_t op;                    /* enum sl_state_cmd_op */
+	struct sl_state_set set;       /* SL_STATE_CMD_SET */
+	uint8_t key[SL_STATE_KEY_MAX]; /* lookup-scope key (sl_state_layout(s, false) encoding) */
 };
 
 /** One entry as a dump reports it. */
@@ -173,7 +180,7 @@ typedef int (*sl_state_dump_fn)(const struct sl_state_entry_info *e, void *arg);
  * @param err_size  Size of @err.
  * @return 0; -EINVAL (no lookup fields, too many, scopes of different
  *         shapes, capacity out of range, tsc_hz 0, a field that cannot key a
- *         state such as `state` itself); -E2BIG (key wider than SL_KEY_MAX);
+ *         state such as `state` itself); -E2BIG (key wider than SL_STATE_KEY_MAX);
  *         -ENOMEM.  Control thread.
  */
 int sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *err,

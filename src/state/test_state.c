@@ -636,7 +636,7 @@ test_commands(void)
 {
 	struct sl_state *s = make(64, false);
 	struct sl_state_cmd c = {.op = SL_STATE_CMD_SET, .set = {.state = 42}};
-	uint8_t key[SL_KEY_MAX] = {0, 0, 0, 9, 0, 0, 0, 8};
+	uint8_t key[SL_STATE_KEY_MAX] = {0, 0, 0, 9, 0, 0, 0, 8};
 	int rc = 0;
 
 	memcpy(c.key, key, sizeof(key));

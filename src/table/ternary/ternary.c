@@ -107,15 +107,19 @@
 #define SOFT_MAX_DEFAULT 16
 #define SOFT_DUTY_DEFAULT 100
 
-/* A stored rule.  The lookup reads the first 64 bytes for keys up to 40 bytes. */
+/*
+ * A stored rule: this header, then the value's and the mask's key_words words
+ * each, then a word whose low byte says the slot holds a live rule (else it is
+ * on the free list).  Sized by the table's key (rule_size), not by
+ * SL_KEY_MAX: an 8-byte key takes 48 bytes a rule, a 192-byte key 416.  The
+ * lookup reads the first 64 bytes for keys up to 40 bytes.
+ */
 struct tern_rule {
 	uint32_t priority;
-	uint32_t next[2];          /* next rule of the same mask+value chain, per TSS; NIL */
-	uint32_t snap_pos;         /* position in the snapshot, NIL if not in it */
-	void *data;                /* returned by lookups */
-	uint64_t value[KEY_WORDS]; /* masked value, zero past key_size */
-	uint64_t mask[KEY_WORDS];
-	bool in_use;               /* slot holds a live rule (else on the free list) */
+	uint32_t next[2];  /* next rule of the same mask+value chain, per TSS; NIL */
+	uint32_t snap_pos; /* position in the snapshot, NIL if not in it */
+	void *data;        /* returned by lookups */
+	uint64_t value[];  /* masked value (key_words), then the mask (rule_mask) */
 };
 
 /* 64 bytes: sig[7] + overflow count, idx[7] + pad, so an AVX2 load compares all signatures. */
@@ -189,7 +193,8 @@ struct tern_table {
 	uint8_t key_words;
 	uint32_t max_entries;
 	uint32_t n_rules;
-	struct tern_rule **chunks; /* max_entries / CHUNK_SIZE + 1 pointers */
+	uint32_t rule_size;        /* bytes a rule takes in its chunk (struct tern_rule) */
+	uint8_t **chunks;          /* max_entries / CHUNK_SIZE + 1 pointers to rule_size rules */
 	uint32_t n_slots;          /* slots ever handed out */
 	uint32_t free_head;        /* free slot list through next[0] */
 	struct tss full;
@@ -207,7 +212,26 @@ struct tern_table {
 static inline struct tern_rule *
 rule_at(const struct tern_table *t, uint32_t idx)
 {
-	return &t->chunks[idx >> CHUNK_SHIFT][idx & (CHUNK_SIZE - 1)];
+	return (struct tern_rule *)(t->chunks[idx >> CHUNK_SHIFT] +
+				    (size_t)(idx & (CHUNK_SIZE - 1)) * t->rule_size);
+}
+
+static inline uint64_t *
+rule_mask(const struct tern_table *t, const struct tern_rule *r)
+{
+	return (uint64_t *)r->value + t->key_words;
+}
+
+static inline bool
+rule_in_use(const struct tern_table *t, const struct tern_rule *r)
+{
+	return rule_mask(t, r)[t->key_words] != 0;
+}
+
+static inline void
+rule_set_in_use(const struct tern_table *t, struct tern_rule *r, bool in_use)
+{
+	rule_mask(t, r)[t->key_words] = in_use;
 }
 
 static inline uint64_t
@@ -768,30 +792,30 @@ bucket_clear(struct tern_sub *s, uint32_t h, uint32_t b, unsigned k)
  */
 
 static uint32_t
-mask_hash(const uint64_t *mask)
+mask_hash(const struct tern_table *t, const uint64_t *mask)
 {
 	uint64_t h = HASH_SEED;
 
-	for (unsigned w = 0; w < KEY_WORDS; w++)
+	for (unsigned w = 0; w < t->key_words; w++)
 		h = crc64_step(h, mask[w]);
 	return hash_fold(h);
 }
 
 static struct tern_sub *
-tss_find_sub(const struct tss *s, const uint64_t *mask)
+tss_find_sub(const struct tern_table *t, const struct tss *s, const uint64_t *mask)
 {
 	struct tern_sub *sub;
 
 	if (s->map == NULL)
 		return NULL;
-	for (sub = s->map[mask_hash(mask) & s->map_mask]; sub != NULL; sub = sub->map_next)
-		if (memcmp(sub->mask, mask, sizeof(sub->mask)) == 0)
+	for (sub = s->map[mask_hash(t, mask) & s->map_mask]; sub != NULL; sub = sub->map_next)
+		if (memcmp(sub->mask, mask, t->key_size) == 0)
 			return sub;
 	return NULL;
 }
 
 static int
-tss_map_grow(struct tss *s)
+tss_map_grow(const struct tern_table *t, struct tss *s)
 {
 	uint32_t n = s->map ? (s->map_mask + 1) * 2 : 16;
 	struct tern_sub **map = calloc(n, sizeof(*map));
@@ -800,7 +824,7 @@ tss_map_grow(struct tss *s)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->n_subs; i++) {
 		struct tern_sub *sub = s->subs[i];
-		uint32_t b = mask_hash(sub->mask) & (n - 1);
+		uint32_t b = mask_hash(t, sub->mask) & (n - 1);
 
 		sub->map_next = map[b];
 		map[b] = sub;
@@ -862,12 +886,12 @@ tss_add_sub(const struct tern_table *t, struct tss *s, const uint64_t *mask)
 		s->subs = subs;
 		s->cap_subs = cap;
 	}
-	if ((s->map == NULL || s->n_subs + 1 > s->map_mask + 1) && tss_map_grow(s) < 0)
+	if ((s->map == NULL || s->n_subs + 1 > s->map_mask + 1) && tss_map_grow(t, s) < 0)
 		return NULL;
 	sub = calloc(1, sizeof(*sub));
 	if (sub == NULL)
 		return NULL;
-	memcpy(sub->mask, mask, sizeof(sub->mask));
+	memcpy(sub->mask, mask, t->key_size); /* zero past key_size (calloc) */
 	for (unsigned w = 0; w < t->key_words; w++)
 		if (mask[w] != 0)
 			sub->words[sub->n_words++] = (uint8_t)w;
@@ -878,16 +902,16 @@ tss_add_sub(const struct tern_table *t, struct tss *s, const uint64_t *mask)
 	sub_pass_select(t, sub);
 	sub->pos = s->n_subs;
 	s->subs[s->n_subs++] = sub;
-	b = mask_hash(mask) & s->map_mask;
+	b = mask_hash(t, mask) & s->map_mask;
 	sub->map_next = s->map[b];
 	s->map[b] = sub;
 	return sub;
 }
 
 static void
-tss_del_sub(struct tss *s, struct tern_sub *sub)
+tss_del_sub(const struct tern_table *t, struct tss *s, struct tern_sub *sub)
 {
-	struct tern_sub **pp = &s->map[mask_hash(sub->mask) & s->map_mask];
+	struct tern_sub **pp = &s->map[mask_hash(t, sub->mask) & s->map_mask];
 
 	while (*pp != sub)
 		pp = &(*pp)->map_next;
@@ -935,9 +959,9 @@ tss_insert(struct tern_table *t, struct tss *s, uint32_t idx, bool check_dup)
 	unsigned k;
 	int rc;
 
-	sub = tss_find_sub(s, r->mask);
+	sub = tss_find_sub(t, s, rule_mask(t, r));
 	if (sub == NULL) {
-		sub = tss_add_sub(t, s, r->mask);
+		sub = tss_add_sub(t, s, rule_mask(t, r));
 		if (sub == NULL)
 			return -ENOMEM;
 		created = true;
@@ -954,7 +978,7 @@ tss_insert(struct tern_table *t, struct tss *s, uint32_t idx, bool check_dup)
 		rc = sub_resize(sub, (sub->bucket_mask + 1) * 2);
 	if (rc < 0) {
 		if (created)
-			tss_del_sub(s, sub);
+			tss_del_sub(t, s, sub);
 		return rc;
 	}
 
@@ -992,7 +1016,7 @@ tss_locate(const struct tern_table *t, const struct tss *s, const uint64_t *valu
 	   const uint64_t *mask, uint32_t prio, struct tern_sub **subp, uint32_t *prevp,
 	   uint32_t *bp, unsigned *sp)
 {
-	struct tern_sub *sub = tss_find_sub(s, mask);
+	struct tern_sub *sub = tss_find_sub(t, s, mask);
 	uint32_t c, prev = NIL;
 
 	if (sub == NULL)
@@ -1030,7 +1054,7 @@ tss_remove(struct tern_table *t, struct tss *s, uint32_t idx)
 	uint32_t prev, b, c;
 	unsigned k;
 
-	c = tss_locate(t, s, r->value, r->mask, r->priority, &sub, &prev, &b, &k);
+	c = tss_locate(t, s, r->value, rule_mask(t, r), r->priority, &sub, &prev, &b, &k);
 	SL_VERIFY(c == idx);
 	if (prev != NIL) {
 		rule_at(t, prev)->next[s->id] = r->next[s->id];
@@ -1043,7 +1067,7 @@ tss_remove(struct tern_table *t, struct tss *s, uint32_t idx)
 	sub->n_rules--;
 	s->n_rules--;
 	if (sub->n_rules == 0) {
-		tss_del_sub(s, sub);
+		tss_del_sub(t, s, sub);
 		return;
 	}
 	/*
@@ -1174,9 +1198,9 @@ snap_build(const struct tern_table *t, struct tern_snap **out)
 	/* Rules, their priorities and the key bytes they touch. */
 	for (uint32_t i = 0; i < t->n_slots; i++) {
 		const struct tern_rule *r = rule_at(t, i);
-		const uint8_t *m = (const uint8_t *)r->mask;
+		const uint8_t *m = (const uint8_t *)rule_mask(t, r);
 
-		if (!r->in_use)
+		if (!rule_in_use(t, r))
 			continue;
 		sn->ent[n] = (struct snap_ent){.data = r->data, .prio = r->priority, .idx = i};
 		prios[n++] = r->priority;
@@ -1198,7 +1222,7 @@ snap_build(const struct tern_table *t, struct tern_snap **out)
 	for (uint32_t p = 0; p < n; p++) {
 		struct rte_acl_rule *ar = (struct rte_acl_rule *)(void *)(buf + p * rule_size);
 		const struct tern_rule *r = rule_at(t, sn->ent[p].idx);
-		const uint8_t *v = (const uint8_t *)r->value, *m = (const uint8_t *)r->mask;
+		const uint8_t *v = (const uint8_t *)r->value, *m = (const uint8_t *)rule_mask(t, r);
 		const uint32_t *rank = bsearch(&r->priority, prios, n_prios, sizeof(*prios),
 					       cmp_u32);
 
@@ -1335,6 +1359,7 @@ tern_create(const struct sl_table_params *p, void **tbl)
 		return -ENOMEM;
 	t->key_size = p->key_size;
 	t->key_words = (uint8_t)(p->key_size / 8);
+	t->rule_size = (uint32_t)(sizeof(struct tern_rule) + 2 * p->key_size + 8);
 	t->max_entries = max;
 	t->free_head = NIL;
 	t->chunks = calloc(max / CHUNK_SIZE + 1, sizeof(*t->chunks));
@@ -1374,14 +1399,15 @@ tern_destroy(void *tbl)
 	free(t);
 }
 
-/* Copy a rule's value and mask into word form; -EINVAL on value bits outside the mask. */
+/*
+ * Copy a rule's value and mask into word form (key_words words each);
+ * -EINVAL on value bits outside the mask.
+ */
 static int
 rule_words(const struct tern_table *t, const struct sl_rule *r, uint64_t *value, uint64_t *mask)
 {
 	uint64_t bad = 0;
 
-	memset(value, 0, SL_KEY_MAX);
-	memset(mask, 0, SL_KEY_MAX);
 	memcpy(value, r->value, t->key_size);
 	memcpy(mask, r->mask, t->key_size);
 	for (unsigned w = 0; w < t->key_words; w++)
@@ -1402,7 +1428,7 @@ slot_alloc(struct tern_table *t, uint32_t *idx)
 	}
 	i = t->n_slots;
 	if (t->chunks[i >> CHUNK_SHIFT] == NULL) {
-		t->chunks[i >> CHUNK_SHIFT] = calloc(CHUNK_SIZE, sizeof(struct tern_rule));
+		t->chunks[i >> CHUNK_SHIFT] = calloc(CHUNK_SIZE, t->rule_size);
 		if (t->chunks[i >> CHUNK_SHIFT] == NULL)
 			return -ENOMEM;
 	}
@@ -1416,7 +1442,7 @@ slot_free(struct tern_table *t, uint32_t idx)
 {
 	struct tern_rule *r = rule_at(t, idx);
 
-	r->in_use = false;
+	rule_set_in_use(t, r, false);
 	r->snap_pos = NIL;
 	r->next[0] = t->free_head;
 	t->free_head = idx;
@@ -1436,7 +1462,7 @@ tern_add(void *tbl, const struct sl_rule *sr)
 	if (rc < 0)
 		return rc;
 	r = rule_at(t, idx);
-	rc = rule_words(t, sr, r->value, r->mask);
+	rc = rule_words(t, sr, r->value, rule_mask(t, r));
 	if (rc < 0)
 		goto free_slot;
 	r->priority = sr->priority;
@@ -1452,7 +1478,7 @@ tern_add(void *tbl, const struct sl_rule *sr)
 			goto free_slot;
 		}
 	}
-	r->in_use = true;
+	rule_set_in_use(t, r, true);
 	t->n_rules++;
 	snap_policy(t);
 	return 0;
@@ -1521,11 +1547,11 @@ tern_iterate(const void *tbl, sl_table_iter_fn fn, void *arg)
 		const struct tern_rule *r = rule_at(t, i);
 		int rc;
 
-		if (!r->in_use)
+		if (!rule_in_use(t, r))
 			continue;
 		memset(&sr, 0, sizeof(sr));
 		memcpy(sr.value, r->value, t->key_size);
-		memcpy(sr.mask, r->mask, t->key_size);
+		memcpy(sr.mask, rule_mask(t, r), t->key_size);
 		sr.priority = r->priority;
 		sr.data = r->data;
 		rc = fn(&sr, arg);
@@ -1558,7 +1584,7 @@ tern_stats_read(const void *tbl, struct sl_table_stats *st)
 	st->n_entries = t->n_rules;
 	st->n_groups = t->full.n_subs;
 	st->mem_bytes = sizeof(*t) + (uint64_t)SL_DIV_ROUND_UP(t->n_slots, CHUNK_SIZE) *
-					     CHUNK_SIZE * sizeof(struct tern_rule) +
+					     CHUNK_SIZE * t->rule_size +
 			tss_mem(&t->full) + tss_mem(&t->delta);
 	if (t->snap != NULL)
 		st->mem_bytes += (uint64_t)t->snap->n * sizeof(struct snap_ent);

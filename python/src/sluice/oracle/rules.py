@@ -100,7 +100,7 @@ ICMP6 = [(128, 0), (129, 0), (135, 0), (136, 0), (1, 4)]
 MPLS_LABELS = [0, 2, 16, 100, 0xFFFFF]
 
 #: Key bytes of each match field in Sluice (ceil(bits / 8)): a table keys on the union of
-#: its flows' fields, at most 64 bytes (docs/openflow.md section 14), and refuses a flow
+#: its flows' fields, at most 192 bytes (docs/openflow.md section 14), and refuses a flow
 #: that would grow it past that (BAD_MATCH/BAD_FIELD), a resource limit OpenFlow allows.
 KEY_BYTES = {"in_port": 4, "metadata": 8, "dl_dst": 6, "dl_src": 6, "dl_type": 2,
              "vlan_vid": 2, "vlan_pcp": 1, "ip_dscp": 1, "nw_ecn": 1, "nw_proto": 1,
@@ -109,7 +109,7 @@ KEY_BYTES = {"in_port": 4, "metadata": 8, "dl_dst": 6, "dl_src": 6, "dl_type": 2
              "arp_spa": 4, "arp_tpa": 4, "arp_sha": 6, "arp_tha": 6, "ipv6_src": 16,
              "ipv6_dst": 16, "ipv6_label": 3, "icmpv6_type": 1, "icmpv6_code": 1,
              "nd_target": 16, "mpls_label": 3, "mpls_tc": 1, "mpls_bos": 1}
-KEY_MAX = 64
+KEY_MAX = 192
 _SHORTHANDS = {"ip": ("dl_type",), "ipv6": ("dl_type",), "arp": ("dl_type",),
                "mpls": ("dl_type",), "mplsm": ("dl_type",),
                "tcp": ("dl_type", "nw_proto"), "udp": ("dl_type", "nw_proto"),
