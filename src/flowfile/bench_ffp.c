@@ -10,9 +10,8 @@
  * OPTS (comma-separated): "nomodel" gives the composite a LUT before every
  * eligible table (sl_pipeline_ffp_cost_model off); "nopath" turns the path
  * records off (the seed's per-table LUTs alone); "only" runs the
- * composite alone, "ponly" the pipeline alone (for perf).  Built with
- * -Dc_args=-DPL_PROF (e.g. a build-prof directory), it also prints cycles
- * per packet for each phase of sl_pipeline_run_burst.
+ * composite alone, "ponly" the pipeline alone (for perf: `perf record`
+ * shows the stages of sl_pipeline_run_burst, pipeline_run.c).
  *
  * Rounds interleave the contenders (P C P C ...).  Per contender: median
  * over rounds of the mean ns per packet, and the median per-burst time.
@@ -33,10 +32,6 @@
 #include "../core/sl_test.h"
 #include "flowfile.h"
 #include "../core/sl_bench.h"
-#ifdef PL_PROF
-uint64_t *sl_pipeline_ctx_prof(struct sl_pipeline_ctx *ctx);
-#endif
-
 #define BURST 32
 #define MAX_FRAMES 65536
 #define HEADROOM 128
@@ -168,17 +163,6 @@ main(int argc, char **argv)
 	       res[0][rounds / 2] / res[1][rounds / 2],
 	       1.0 - (double)bt[1][(size_t)rounds * bursts / 2] /
 			 (double)bt[0][(size_t)rounds * bursts / 2]);
-#ifdef PL_PROF
-	for (unsigned k = 0; k < 2; k++) {
-		static const char *const ph[10] = {"init", "guard", "extract", "ffp", "search",
-						   "populate", "exec", "burst_end", "total", "path"};
-		uint64_t *pr = sl_pipeline_ctx_prof(ctxs[k]);
-		printf("%s cycles/pkt:", names[k]);
-		for (unsigned q = 0; q < 10; q++)
-			printf(" %s %.1f", ph[q], (double)pr[q] / ((double)rounds * bursts * BURST));
-		printf("\n");
-	}
-#endif
 	for (unsigned t = 0; t < 3; t++) {
 		struct sl_ffp_lut_stats st;
 		const struct sl_pipeline_ctx *c1[1] = {ctxs[1]};

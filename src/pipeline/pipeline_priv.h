@@ -295,9 +295,6 @@ struct sl_pipeline_ctx {
 	uint64_t ll_lanes;           /* lanes whose packet is still low-latency (ffp.h) */
 	struct ffp_ctx *ffp;         /* this worker's LUTs and class counters */
 	struct sl_trace *trace;      /* sl_pipeline_trace's context only: record, change nothing */
-#ifdef PL_PROF
-	uint64_t prof[16];           /* cycles per phase (bench_ffp, -DPL_PROF builds only) */
-#endif
 	uint8_t scratch[PL_SCRATCH_SIZE];
 	struct dc_entry dc[DC_ENTRIES];
 };

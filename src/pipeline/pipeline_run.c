@@ -876,15 +876,6 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 	return PL_NEXT_END;
 }
 
-#ifdef PL_PROF
-#define PROF_T(v) uint64_t v = __rdtsc()
-#define PROF_ADD(k, a, b) (ctx->prof[k] += (b) - (a))
-#include <x86intrin.h>
-#else
-#define PROF_T(v) (void)0
-#define PROF_ADD(k, a, b) (void)0
-#endif
-
 /*
  * A lane the FFP answered whose record says its entry only goes to another
  * table (ffp.h, FFP_REC_GOTO): what exec_flow would do, without the flow's
@@ -1051,13 +1042,17 @@ all_hit_goto(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 	if (lb->lanes != lanes) {
 		lb->bytes = 0;
 		SL_FOR_EACH_LANE(i, lanes)
-		lb->bytes += pkts[i].len;
+		{
+			lb->bytes += pkts[i].len;
+		}
 		lb->lanes = lanes;
 	}
 	uint64_t bytes = lb->bytes;
 	if (ctx->ffp->pspec != NULL) {
 		SL_FOR_EACH_LANE(i, lanes & ctx->ffp->ptrack)
-		pl_ffp_path_hop(ctx, i, t, f, f->goto_table);
+		{
+			pl_ffp_path_hop(ctx, i, t, f, f->goto_table);
+		}
 	}
 	credit(pl, f, (uint64_t)__builtin_popcountll(lanes), bytes, now);
 	unsigned next = (unsigned)f->goto_table;
@@ -1120,19 +1115,56 @@ path_run(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, const struct
 	return finish(ctx, st, i, reason, out_ports, drops);
 }
 
-unsigned
-sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-		      struct sl_pkt *pkts, unsigned n, const struct sl_pipeline_hooks *hooks,
-		      uint32_t out_ports[], uint8_t drops[])
-{
-	uint64_t now = sl_pipeline_tsc();
-	unsigned n_out = 0;
-	int t;
-	PROF_T(p0);
+/*
+ * The burst's stages, in the spirit of OVS's dp_netdev_input__ ->
+ * dfc_processing -> fast_path_processing -> packet_batch_per_flow_execute.
+ * Each takes a lane map in and gives a map out:
+ *
+ *   burst_begin     every lane waits at table 0 (frames too short dropped)
+ *   pl_ffp_path_lookup   the flow cache answers whole paths (ffp_path.c);
+ *                   path_run replays the answers it could not finish
+ *   per table, in ascending id order (goto only goes forward):
+ *     pl_state_stage  a state table loads each lane's state (state_stage.c)
+ *     all_hit_goto    a match-all goto-only table moves every lane on at once
+ *     table_lookup    lanes waiting -> lanes found: guards, key extraction,
+ *                     the FFP LUT, the decision cache or the table's search,
+ *                     the table-miss entry
+ *     table_execute   found lanes: their entries' instructions -> the next
+ *                     table, an output or a drop
+ *     table_misses    lanes not found: dropped (table miss)
+ *   burst_end       the flow cache's and the FFP's bookkeeping
+ */
 
-	if (n == 0)
-		return 0;
-	ctx->now = now;
+/* What a burst's stages share. */
+struct burst {
+	uint64_t now;
+	bool tracing; /* a trace (sl_pipeline_trace): every table walked, nothing credited */
+	bool track;   /* the flow cache records the paths of the lanes it missed */
+	unsigned n_out;
+	struct lane_bytes lb;
+	const struct sl_pipeline_hooks *hooks;
+	uint32_t *out_ports;
+	uint8_t *drops;
+};
+
+/* One table's pass over the lanes waiting at it. */
+struct table_pass {
+	unsigned t;
+	const struct pl_dtable *pt; /* the copy the burst sees throughout */
+	uint8_t depth;              /* chain length at this table */
+	uint64_t lanes;             /* waiting here */
+	uint64_t hit;               /* with an entry (table-miss entry included) */
+	uint64_t tbl_hit;           /* answered by the table or its LUT (not the miss entry) */
+	uint64_t ffp_found;         /* answered by the FFP LUT */
+	uint64_t ll;                /* low-latency lanes looked up */
+	uint64_t ll_lost;           /* ... that won a normal entry */
+};
+
+/* Every lane waits at table 0; a frame shorter than an Ethernet header is no packet. */
+static SL_ALWAYS_INLINE void
+burst_begin(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, unsigned n,
+	    struct burst *b)
+{
 	for (unsigned i = 0; i < n; i++) {
 		ctx->st[i].pending_out = 0;
 		ctx->st[i].skip_reason = SL_DROP_NO_OUTPUT;
@@ -1141,196 +1173,230 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	}
 	ctx->lanes_at[0] = sl_lanes_first(n);
 	ctx->table_bits[0] |= 1;
-	/* A frame shorter than an Ethernet header is no packet to match: drop it, counted. */
 	for (unsigned i = 0; i < n; i++) {
 		if (sl_unlikely(pkts[i].len < 14)) {
 			ctx->lanes_at[0] &= ~(UINT64_C(1) << i);
-			finish(ctx, &ctx->st[i], i, SL_DROP_TOO_SHORT, out_ports, drops);
+			finish(ctx, &ctx->st[i], i, SL_DROP_TOO_SHORT, b->out_ports, b->drops);
 		}
 	}
 	if (ctx->lanes_at[0] == 0)
 		ctx->table_bits[0] &= ~UINT64_C(1);
 	ctx->ll_lanes = ctx->lanes_at[0]; /* every packet starts low-latency (ffp.h) */
-	PROF_T(p1);
-	PROF_ADD(0, p0, p1);
-	/* A trace (sl_pipeline_trace) walks every table: no path record, no shortcut. */
-	const bool tracing = sl_unlikely(ctx->trace != NULL);
-	/* The FFP's path records answer whole paths first (ffp.h). */
-	uint64_t by_path = tracing ? 0 : pl_ffp_path_lookup(pl, ctx, pkts, out_ports, &n_out);
-	unsigned pi;
-	SL_FOR_EACH_LANE(pi, by_path)
-	n_out += path_run(pl, ctx, ctx->ffp->prec[pi], &pkts[pi], pi, hooks, out_ports, drops);
-	const bool track = ctx->ffp->pspec != NULL && !tracing;
-	struct lane_bytes lb = {0, 0};
-	PROF_T(p2);
-	PROF_ADD(9, p1, p2);
+}
 
-	while ((t = next_table(ctx)) >= 0) {
-		/* One load per table per burst: the burst sees one copy throughout. */
-		const struct pl_dtable *pt = pl_live(&pl->tables[t]);
-		uint64_t lanes = ctx->lanes_at[t], hit = 0, ffp_found = 0, ll = 0, ll_lost = 0;
-		uint64_t tbl_hit = 0;
-		bool lut_on = false;
-		unsigned i;
+/* The flow cache's answers (ffp.h); a trace walks every table instead. */
+static SL_ALWAYS_INLINE void
+burst_paths(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+	    struct burst *b)
+{
+	uint64_t by_path = b->tracing ? 0 : pl_ffp_path_lookup(pl, ctx, pkts, b->out_ports, &b->n_out);
+	unsigned i;
 
-		ctx->lanes_at[t] = 0;
-		ctx->tstats[t].lookups += (uint64_t)__builtin_popcountll(lanes);
-		/* Chain length (issue #5): per table per burst; goto only moves forward. */
-		uint8_t depth = (uint8_t)(ctx->chain_at[t] + 1);
-		ctx->chain_at[t] = 0;
-		if (depth > ctx->chain_max)
-			ctx->chain_max = depth;
-		if (__atomic_load_n(&pl->tables[t].state, __ATOMIC_RELAXED) != NULL) { /* state_stage.c */
-			ctx->ffp->ptrack &= ~lanes;
-			lb.lanes = 0;
-			pl_state_stage(pl, ctx, (unsigned)t, pkts, lanes);
-			if (tracing)
-				trace_step(ctx, SL_TRACE_STATE, (unsigned)t, NULL,
-					   pkts[__builtin_ctzll(lanes)].state);
-			/* A state stage always leads to table t + 1: one more table of the chain. */
-			ctx->chain_at[t + 1] = SL_MAX(ctx->chain_at[t + 1], depth);
-			continue;
-		}
-		PROF_T(q0);
-		if (pt->all_hit != NULL && !tracing &&
-		    all_hit_goto(pl, ctx, pt->all_hit, pkts, lanes, (unsigned)t, depth, now, &lb))
-			continue;
-		lb.lanes = 0; /* this table's actions may change lengths */
-		if (pt->all_hit != NULL) {
-			/* Every lane hits the table's one entry (pipeline_priv.h). */
-			SL_FOR_EACH_LANE(i, lanes)
-			ctx->hits[i] = pt->all_hit;
-			hit = lanes;
-		} else if (pt->tbl != NULL) {
-			uint64_t look = pt->n_guards ? guard_lanes(pt, pkts, lanes) : lanes;
-			PROF_T(q1);
-			PROF_ADD(1, q0, q1);
-
-			/* Stage 1: extract only the fields this table matches. */
-			SL_FOR_EACH_LANE(i, look)
-			{
-				sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
-				ctx->keyp[i] = ctx->keys[i];
-			}
-			/*
-			 * Fast path first (ffp.h): lanes still low-latency probe the
-			 * LUT; those it answers skip the search.
-			 */
-			PROF_T(q2);
-			PROF_ADD(2, q1, q2);
-			uint64_t ffp_done = 0;
-			ll = look & ctx->ll_lanes;
-			lut_on = pt->ffp_on || (pt->ffp_adapt && pl_ffp_adapt_on(ctx, (unsigned)t));
-			if (lut_on && ll)
-				ffp_done = pl_ffp_lookup(pt, ctx, (unsigned)t, ll, &ffp_found);
-			look &= ~ffp_done;
-			PROF_T(q3);
-			PROF_ADD(3, q2, q3);
-			/* Stage 2: one burst lookup for every lane waiting here. */
-			if (look == 0)
-				hit = 0;
-			else if (pt->use_dcache)
-				hit = cached_lookup(pt, ctx, look, (uint8_t)t);
-			else
-				hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
-			PROF_T(q4);
-			PROF_ADD(4, q3, q4);
-			if (lut_on && (ll & hit))
-				pl_ffp_populate(pt, ctx, (unsigned)t, ll & hit);
-			hit |= ffp_found;
-			tbl_hit = hit; /* a table-miss entry below is no LUT answer */
-			PROF_T(q5);
-			PROF_ADD(5, q4, q5);
-		}
-		PROF_T(q6);
-		if (pt->miss != NULL) {
-			SL_FOR_EACH_LANE(i, lanes & ~hit)
-			ctx->hits[i] = pt->miss;
-			hit = lanes;
-		}
-		ctx->tstats[t].matched += (uint64_t)__builtin_popcountll(hit);
-
-		/*
-		 * Stage 3: instructions of the winning entries.  Flow counters are
-		 * credited once per run of lanes hitting the same flow: with few
-		 * flows, per-packet increments of one cache line serialise.
-		 */
-		struct sl_flow *run_flow = NULL;
-		uint64_t run_pkts = 0, run_bytes = 0;
-		/* A trace has one lane: its hit is recorded before what the entry's actions meet. */
-		if (tracing) {
-			SL_FOR_EACH_LANE(i, hit)
-			trace_step(ctx, SL_TRACE_HIT, (unsigned)t, ctx->hits[i], 0);
-		}
-		SL_FOR_EACH_LANE(i, hit)
-		{
-			struct pkt_state *st = &ctx->st[i];
-			struct sl_flow *f = ctx->hits[i];
-			uint8_t reason = SL_DROP_NO_OUTPUT;
-
-			/* A normal entry: the packet is no longer low-latency (marks change live). */
-			if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED)) {
-				ll_lost |= ctx->ll_lanes & (UINT64_C(1) << i);
-				ctx->ll_lanes &= ~(UINT64_C(1) << i);
-				if (sl_unlikely(ffp_found >> i & 1))
-					pl_ffp_unmarked(ctx, (unsigned)t, i);
-			}
-			if (f != run_flow) {
-				credit(pl, run_flow, run_pkts, run_bytes, now);
-				run_flow = f;
-				run_pkts = run_bytes = 0;
-			}
-			run_pkts++;
-			run_bytes += pkts[i].len; /* length as the packet enters this table */
-			int next = PL_NEXT_SLOW;
-			if (ffp_found >> i & 1)
-				next = ffp_fast(ctx->ffp->rrec[i], f, st);
-			if (next == PL_NEXT_SLOW && (plain_output(pl, f, &pkts[i], st) ||
-						     plain_ttl_output(pl, f, &pkts[i], st)))
-				next = PL_NEXT_END;
-			if (next == PL_NEXT_SLOW)
-				next = exec_flow(pl, ctx, f, &pkts[i], st, hooks, &reason);
-			if (track && (ctx->ffp->ptrack >> i & 1))
-				pl_ffp_path_hop(ctx, i, (unsigned)t, f, next);
-
-			if (next >= 0) {
-				lanes_push(ctx, (unsigned)next, i);
-				ctx->chain_at[next] = SL_MAX(ctx->chain_at[next], depth);
-			} else if (next == PL_NEXT_END) {
-				n_out += finish(ctx, st, i, st->skip_reason, out_ports, drops);
-			} else {
-				/* Dropped mid-pipeline: outputs done before are already copies. */
-				st->pending_out = 0;
-				n_out += finish(ctx, st, i, reason, out_ports, drops);
-			}
-		}
-		/* One lane, so the loop credited nothing yet: a trace moves no counter. */
-		credit(pl, tracing ? NULL : run_flow, run_pkts, run_bytes, now);
-		if (pt->tbl != NULL && pt->ffp_adapt && ll) {
-			/* Won an LL entry: a lane of ll that hit and stayed low-latency. */
-			unsigned n_ll = (unsigned)__builtin_popcountll(ll);
-			pl_ffp_observe(pt, ctx, (unsigned)t, n_ll,
-				       (unsigned)__builtin_popcountll(ll & tbl_hit & ~ll_lost));
-		}
-		SL_FOR_EACH_LANE(i, lanes & ~hit)
-		{
-			if (tracing)
-				trace_step(ctx, SL_TRACE_MISS, (unsigned)t, NULL, 0);
-			if (track && (ctx->ffp->ptrack >> i & 1))
-				pl_ffp_path_miss(ctx, i, (unsigned)t);
-			n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, out_ports, drops);
-		}
-		PROF_T(q7);
-		PROF_ADD(6, q6, q7);
+	SL_FOR_EACH_LANE(i, by_path)
+	{
+		b->n_out += path_run(pl, ctx, ctx->ffp->prec[i], &pkts[i], i, b->hooks, b->out_ports,
+				     b->drops);
 	}
-	PROF_T(p8);
-	if (track)
+	b->track = ctx->ffp->pspec != NULL && !b->tracing;
+}
+
+/* Lanes waiting at table tp->t -> tp->hit, each with its entry in ctx->hits. */
+static SL_ALWAYS_INLINE void
+table_lookup(struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts, struct table_pass *tp)
+{
+	const struct pl_dtable *pt = tp->pt;
+	unsigned t = tp->t, i;
+
+	if (pt->all_hit != NULL) {
+		/* Every lane hits the table's one entry (pipeline_priv.h). */
+		SL_FOR_EACH_LANE(i, tp->lanes)
+		{
+			ctx->hits[i] = pt->all_hit;
+		}
+		tp->hit = tp->lanes;
+	} else if (pt->tbl != NULL) {
+		uint64_t look = pt->n_guards ? guard_lanes(pt, pkts, tp->lanes) : tp->lanes;
+		uint64_t ffp_done = 0, hit;
+
+		/* Only the fields this table matches. */
+		SL_FOR_EACH_LANE(i, look)
+		{
+			sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
+			ctx->keyp[i] = ctx->keys[i];
+		}
+		/* Lanes still low-latency probe the LUT first (ffp.h); its answers skip the search. */
+		tp->ll = look & ctx->ll_lanes;
+		bool lut_on = pt->ffp_on || (pt->ffp_adapt && pl_ffp_adapt_on(ctx, t));
+		if (lut_on && tp->ll)
+			ffp_done = pl_ffp_lookup(pt, ctx, t, tp->ll, &tp->ffp_found);
+		look &= ~ffp_done;
+		/* One burst lookup for every lane left. */
+		if (look == 0)
+			hit = 0;
+		else if (pt->use_dcache)
+			hit = cached_lookup(pt, ctx, look, (uint8_t)t);
+		else
+			hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
+		if (lut_on && (tp->ll & hit))
+			pl_ffp_populate(pt, ctx, t, tp->ll & hit);
+		tp->hit = hit | tp->ffp_found;
+		tp->tbl_hit = tp->hit; /* a table-miss entry below is no LUT answer */
+	}
+	if (pt->miss != NULL) {
+		SL_FOR_EACH_LANE(i, tp->lanes & ~tp->hit)
+		{
+			ctx->hits[i] = pt->miss;
+		}
+		tp->hit = tp->lanes;
+	}
+	ctx->tstats[t].matched += (uint64_t)__builtin_popcountll(tp->hit);
+}
+
+/*
+ * The instructions of the entries tp->hit won: each lane goes on to a
+ * table, is output or dropped.  Flow counters are credited once per run of
+ * lanes hitting the same flow: with few flows, per-packet increments of one
+ * cache line serialise.
+ */
+static SL_ALWAYS_INLINE void
+table_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+	      struct table_pass *tp, struct burst *b)
+{
+	struct sl_flow *run_flow = NULL;
+	uint64_t run_pkts = 0, run_bytes = 0;
+	unsigned t = tp->t, i;
+
+	/* A trace has one lane: its hit is recorded before what the entry's actions meet. */
+	if (b->tracing) {
+		SL_FOR_EACH_LANE(i, tp->hit)
+		{
+			trace_step(ctx, SL_TRACE_HIT, t, ctx->hits[i], 0);
+		}
+	}
+	SL_FOR_EACH_LANE(i, tp->hit)
+	{
+		struct pkt_state *st = &ctx->st[i];
+		struct sl_flow *f = ctx->hits[i];
+		uint8_t reason = SL_DROP_NO_OUTPUT;
+
+		/* A normal entry: the packet is no longer low-latency (marks change live). */
+		if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED)) {
+			tp->ll_lost |= ctx->ll_lanes & (UINT64_C(1) << i);
+			ctx->ll_lanes &= ~(UINT64_C(1) << i);
+			if (sl_unlikely(tp->ffp_found >> i & 1))
+				pl_ffp_unmarked(ctx, t, i);
+		}
+		if (f != run_flow) {
+			credit(pl, run_flow, run_pkts, run_bytes, b->now);
+			run_flow = f;
+			run_pkts = run_bytes = 0;
+		}
+		run_pkts++;
+		run_bytes += pkts[i].len; /* length as the packet enters this table */
+		int next = PL_NEXT_SLOW;
+		if (tp->ffp_found >> i & 1)
+			next = ffp_fast(ctx->ffp->rrec[i], f, st);
+		if (next == PL_NEXT_SLOW &&
+		    (plain_output(pl, f, &pkts[i], st) || plain_ttl_output(pl, f, &pkts[i], st)))
+			next = PL_NEXT_END;
+		if (next == PL_NEXT_SLOW)
+			next = exec_flow(pl, ctx, f, &pkts[i], st, b->hooks, &reason);
+		if (b->track && (ctx->ffp->ptrack >> i & 1))
+			pl_ffp_path_hop(ctx, i, t, f, next);
+
+		if (next >= 0) {
+			lanes_push(ctx, (unsigned)next, i);
+			ctx->chain_at[next] = SL_MAX(ctx->chain_at[next], tp->depth);
+		} else if (next == PL_NEXT_END) {
+			b->n_out += finish(ctx, st, i, st->skip_reason, b->out_ports, b->drops);
+		} else {
+			/* Dropped mid-pipeline: outputs done before are already copies. */
+			st->pending_out = 0;
+			b->n_out += finish(ctx, st, i, reason, b->out_ports, b->drops);
+		}
+	}
+	/* One lane, so the loop credited nothing yet: a trace moves no counter. */
+	credit(pl, b->tracing ? NULL : run_flow, run_pkts, run_bytes, b->now);
+	if (tp->pt->tbl != NULL && tp->pt->ffp_adapt && tp->ll) {
+		/* Won an LL entry: a lane of ll that hit and stayed low-latency. */
+		unsigned n_ll = (unsigned)__builtin_popcountll(tp->ll);
+		pl_ffp_observe(tp->pt, ctx, t, n_ll,
+			       (unsigned)__builtin_popcountll(tp->ll & tp->tbl_hit & ~tp->ll_lost));
+	}
+}
+
+/* Lanes no entry took, not even a table-miss entry: dropped. */
+static SL_ALWAYS_INLINE void
+table_misses(struct sl_pipeline_ctx *ctx, const struct table_pass *tp, struct burst *b)
+{
+	unsigned i;
+
+	SL_FOR_EACH_LANE(i, tp->lanes & ~tp->hit)
+	{
+		if (b->tracing)
+			trace_step(ctx, SL_TRACE_MISS, tp->t, NULL, 0);
+		if (b->track && (ctx->ffp->ptrack >> i & 1))
+			pl_ffp_path_miss(ctx, i, tp->t);
+		b->n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, b->out_ports, b->drops);
+	}
+}
+
+/* Table t's pass over the lanes waiting at it. */
+static SL_ALWAYS_INLINE void
+table_run(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+	  unsigned t, struct burst *b)
+{
+	struct table_pass tp = {.t = t, .pt = pl_live(&pl->tables[t]), .lanes = ctx->lanes_at[t]};
+
+	ctx->lanes_at[t] = 0;
+	ctx->tstats[t].lookups += (uint64_t)__builtin_popcountll(tp.lanes);
+	/* Chain length: per table per burst; goto only moves forward. */
+	tp.depth = (uint8_t)(ctx->chain_at[t] + 1);
+	ctx->chain_at[t] = 0;
+	if (tp.depth > ctx->chain_max)
+		ctx->chain_max = tp.depth;
+	if (__atomic_load_n(&pl->tables[t].state, __ATOMIC_RELAXED) != NULL) { /* state_stage.c */
+		ctx->ffp->ptrack &= ~tp.lanes;
+		b->lb.lanes = 0;
+		pl_state_stage(pl, ctx, t, pkts, tp.lanes);
+		if (b->tracing)
+			trace_step(ctx, SL_TRACE_STATE, t, NULL, pkts[__builtin_ctzll(tp.lanes)].state);
+		/* A state stage always leads to table t + 1: one more table of the chain. */
+		ctx->chain_at[t + 1] = SL_MAX(ctx->chain_at[t + 1], tp.depth);
+		return;
+	}
+	if (tp.pt->all_hit != NULL && !b->tracing &&
+	    all_hit_goto(pl, ctx, tp.pt->all_hit, pkts, tp.lanes, t, tp.depth, b->now, &b->lb))
+		return;
+	b->lb.lanes = 0; /* this table's actions may change lengths */
+	table_lookup(ctx, pkts, &tp);
+	table_execute(pl, ctx, pkts, &tp, b);
+	table_misses(ctx, &tp, b);
+}
+
+unsigned
+sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
+		      struct sl_pkt *pkts, unsigned n, const struct sl_pipeline_hooks *hooks,
+		      uint32_t out_ports[], uint8_t drops[])
+{
+	struct burst b = {.now = sl_pipeline_tsc(),
+			  .tracing = sl_unlikely(ctx->trace != NULL),
+			  .hooks = hooks,
+			  .out_ports = out_ports,
+			  .drops = drops};
+	int t;
+
+	if (n == 0)
+		return 0;
+	ctx->now = b.now;
+	burst_begin(ctx, pkts, n, &b);
+	burst_paths(pl, ctx, pkts, &b);
+	while ((t = next_table(ctx)) >= 0)
+		table_run(pl, ctx, pkts, (unsigned)t, &b);
+	if (b.track)
 		pl_ffp_path_end(pl, ctx);
-	pl_ffp_burst_end(ctx, n, now);
-	PROF_T(p9);
-	PROF_ADD(7, p8, p9);
-	PROF_ADD(8, p0, p9);
-	return n_out;
+	pl_ffp_burst_end(ctx, n, b.now);
+	return b.n_out;
 }
 
 const struct sl_pin *
@@ -1413,12 +1479,3 @@ sl_pipeline_copies(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs)
 		n += ctxs[c]->copies;
 	return n;
 }
-
-#ifdef PL_PROF
-uint64_t *sl_pipeline_ctx_prof(struct sl_pipeline_ctx *ctx);
-uint64_t *
-sl_pipeline_ctx_prof(struct sl_pipeline_ctx *ctx)
-{
-	return ctx->prof;
-}
-#endif

@@ -185,10 +185,11 @@ check_burst(const struct pass_cfg *c, const struct sl_table *t, const struct sl_
 		uint64_t ghit = sl_table_lookup_burst(tg, keys, lanes, ghits);
 
 		CHECK(ghit == hit, "%s: generic hit %" PRIx64 " vs %" PRIx64, c->name, ghit, hit);
-		SL_FOR_EACH_LANE(i, hit & ghit)
+		SL_FOR_EACH_LANE(i, hit & ghit) {
 			if (((const struct trule *)ghits[i])->r.priority !=
 			    ((const struct trule *)hits[i])->r.priority)
 				CHECK(false, "%s: lane %u generic winner differs", c->name, i);
+		}
 	}
 	SL_FOR_EACH_LANE(i, lanes) {
 		uint32_t ref_prio;

@@ -808,8 +808,9 @@ lpm_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, v
 	}
 
 	/* Stage 3: fetch the winners' data. */
-	SL_FOR_EACH_LANE(i, found)
+	SL_FOR_EACH_LANE(i, found) {
 		hits[i] = *rule_data_ptr(t, best[i]);
+	}
 	return found;
 }
 

@@ -586,8 +586,9 @@ tss_lookup(const struct tern_table *t, const struct tss *s, const uint8_t *const
 		uint32_t mp = sub->max_prio;
 
 		/* Early exit: drop lanes nothing from here on can beat. */
-		SL_FOR_EACH_LANE(i, lanes & hit)
+		SL_FOR_EACH_LANE(i, lanes & hit) {
 			lanes &= ~((uint64_t)(best_prio[i] >= mp) << i);
+		}
 		if (lanes == 0)
 			break;
 		if ((lanes & hit) == 0)
