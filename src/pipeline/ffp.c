@@ -423,7 +423,7 @@ pl_ffp_burst_end(struct sl_pipeline_ctx *ctx, unsigned n, uint64_t t0)
 bool
 sl_pipeline_ll_ever(const struct sl_pipeline *pl)
 {
-	return __atomic_load_n(&pl->ll_ever, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&pl->accel.ll_ever, __ATOMIC_ACQUIRE);
 }
 
 uint64_t
@@ -745,7 +745,7 @@ pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb
 		measure(pt, sb, ti);
 	sb->ffp_search_cyc = ti->search_cyc;
 	sb->ffp_cmp_cyc = ti->cmp_cyc;
-	sb->ffp_on = !pl->ffp_off && (ti->pays || pl->ffp_no_model);
+	sb->ffp_on = !pl->accel.ffp_off && (ti->pays || pl->accel.ffp_no_model);
 	/*
 	 * The static rule above assumes two thirds of the probes hit.  The
 	 * seed's gain (hits save search - probe, misses cost a probe) is
@@ -757,7 +757,7 @@ pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb
 	 * saves its instruction walk too (hit_gain).
 	 */
 	uint64_t gain = hit_gain(ti);
-	if (!pl->ffp_off && !sb->ffp_on && gain > ti->probe_cyc) {
+	if (!pl->accel.ffp_off && !sb->ffp_on && gain > ti->probe_cyc) {
 		uint64_t thr = ti->probe_cyc * 1024 * 11 / 10 / gain;
 		if (thr < 1000) {
 			sb->ffp_adapt = true;
@@ -813,10 +813,10 @@ flow_ll_set(struct sl_pipeline *pl, struct pl_table *pt, struct sl_flow *f, uint
 	if (f->ll == ll)
 		return false;
 	if (ll)
-		__atomic_store_n(&pl->ll_ever, true, __ATOMIC_RELEASE);
+		__atomic_store_n(&pl->accel.ll_ever, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&f->ll, ll, __ATOMIC_RELAXED);
 	if (was != now) /* path records holding @f go stale: their ll bit (ffp_path.c, path_sig) */
-		__atomic_fetch_add(&pl->ll_epoch, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&pl->accel.ll_epoch, 1, __ATOMIC_RELEASE);
 	if (ti != NULL && was != now) {
 		const struct pl_dtable *sb = pl_standby(pt);
 		if (sb->miss != f) /* beside-the-table miss entries are not counted */
@@ -853,7 +853,7 @@ sl_pipeline_flow_set_ll(struct sl_pipeline *pl, const struct sl_flow_filter *flt
 void
 sl_pipeline_ffp_enable(struct sl_pipeline *pl, bool on)
 {
-	pl->ffp_off = !on;
+	pl->accel.ffp_off = !on;
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++)
 		pl_table_touch(pl, &pl->tables[t]);
 	sl_pipeline_publish(pl);
@@ -862,7 +862,7 @@ sl_pipeline_ffp_enable(struct sl_pipeline *pl, bool on)
 void
 sl_pipeline_ffp_cost_model(struct sl_pipeline *pl, bool on)
 {
-	pl->ffp_no_model = !on;
+	pl->accel.ffp_no_model = !on;
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++)
 		pl_table_touch(pl, &pl->tables[t]);
 	sl_pipeline_publish(pl);
@@ -871,8 +871,8 @@ sl_pipeline_ffp_cost_model(struct sl_pipeline *pl, bool on)
 void
 sl_pipeline_ffp_auto_set(struct sl_pipeline *pl, const struct sl_ffp_auto *a)
 {
-	pl->ffp_auto = *a;
-	pl->ffp_auto_last = 0; /* rates count from the next check */
+	pl->accel.ffp_auto = *a;
+	pl->accel.ffp_auto_last = 0; /* rates count from the next check */
 	if (a->enabled)
 		return;
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
@@ -887,7 +887,7 @@ sl_pipeline_ffp_auto_set(struct sl_pipeline *pl, const struct sl_ffp_auto *a)
 void
 sl_pipeline_ffp_auto_get(const struct sl_pipeline *pl, struct sl_ffp_auto *a)
 {
-	*a = pl->ffp_auto;
+	*a = pl->accel.ffp_auto;
 }
 
 /*
@@ -899,13 +899,13 @@ sl_pipeline_ffp_auto_get(const struct sl_pipeline *pl, struct sl_ffp_auto *a)
 void
 pl_ffp_promote(struct sl_pipeline *pl, uint64_t now)
 {
-	const struct sl_ffp_auto *a = &pl->ffp_auto;
+	const struct sl_ffp_auto *a = &pl->accel.ffp_auto;
 	uint64_t hz = sl_pipeline_tsc_hz();
 
 	if (!a->enabled || hz == 0)
 		return;
-	double secs = pl->ffp_auto_last ? (double)(now - pl->ffp_auto_last) / (double)hz : 0;
-	pl->ffp_auto_last = now;
+	double secs = pl->accel.ffp_auto_last ? (double)(now - pl->accel.ffp_auto_last) / (double)hz : 0;
+	pl->accel.ffp_auto_last = now;
 	if (secs <= 0)
 		return;
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {

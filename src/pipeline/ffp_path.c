@@ -70,7 +70,7 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 	unsigned n = 0;
 
 	memset(sp, 0, sizeof(*sp));
-	if (pl->ffp_path_off)
+	if (pl->accel.ffp_path_off)
 		return SL_FLOW_CACHE_DISABLED;
 	/*
 	 * State tables change per packet (set_state): the cache steps aside
@@ -169,40 +169,40 @@ bool
 pl_ffp_path_update(struct sl_pipeline *pl)
 {
 	struct ffp_path_spec want;
-	const struct ffp_path_spec *cur = pl->path_live;
+	const struct ffp_path_spec *cur = pl->accel.path_live;
 
-	pl->path_inactive = (uint8_t)spec_build(pl, &want);
+	pl->accel.path_inactive = (uint8_t)spec_build(pl, &want);
 	if (cur == NULL ? want.n_tables == 0 : spec_equal(cur, &want))
 		return false;
-	if (pl->path_spec == NULL) {
-		pl->path_spec = calloc(2, sizeof(*pl->path_spec));
-		if (pl->path_spec == NULL)
+	if (pl->accel.path_spec == NULL) {
+		pl->accel.path_spec = calloc(2, sizeof(*pl->accel.path_spec));
+		if (pl->accel.path_spec == NULL)
 			return false; /* no path records; the per-table LUTs work alone */
 	}
-	struct ffp_path_spec *slot = cur == &pl->path_spec[0] ? &pl->path_spec[1]
-							      : &pl->path_spec[0];
+	struct ffp_path_spec *slot = cur == &pl->accel.path_spec[0] ? &pl->accel.path_spec[1]
+							      : &pl->accel.path_spec[0];
 	*slot = want;
 	if (want.n_tables) {
-		if (++pl->ffp_path_gen >= (1u << 24))
-			pl->ffp_path_gen = 1; /* 2^24 spec changes: signatures may repeat (ffp.h) */
-		slot->gen = pl->ffp_path_gen;
+		if (++pl->accel.ffp_path_gen >= (1u << 24))
+			pl->accel.ffp_path_gen = 1; /* 2^24 spec changes: signatures may repeat (ffp.h) */
+		slot->gen = pl->accel.ffp_path_gen;
 	}
-	__atomic_store_n(&pl->path_live, want.n_tables ? slot : NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&pl->accel.path_live, want.n_tables ? slot : NULL, __ATOMIC_RELEASE);
 	return true;
 }
 
 void
 pl_ffp_path_free(struct sl_pipeline *pl)
 {
-	free(pl->path_spec);
-	pl->path_spec = NULL;
-	pl->path_live = NULL;
+	free(pl->accel.path_spec);
+	pl->accel.path_spec = NULL;
+	pl->accel.path_live = NULL;
 }
 
 void
 sl_pipeline_ffp_path_enable(struct sl_pipeline *pl, bool on)
 {
-	pl->ffp_path_off = !on;
+	pl->accel.ffp_path_off = !on;
 	pl_ffp_path_update(pl);
 	if (pl->sync != NULL)
 		pl->sync(pl->sync_arg); /* the old spec's readers are gone before it is rewritten */
@@ -213,10 +213,10 @@ sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl,
 			   const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
 			   struct sl_ffp_path_stats *st)
 {
-	const struct ffp_path_spec *sp = __atomic_load_n(&pl->path_live, __ATOMIC_ACQUIRE);
+	const struct ffp_path_spec *sp = __atomic_load_n(&pl->accel.path_live, __ATOMIC_ACQUIRE);
 
 	memset(st, 0, sizeof(*st));
-	st->inactive = (enum sl_flow_cache_inactive)pl->path_inactive;
+	st->inactive = (enum sl_flow_cache_inactive)pl->accel.path_inactive;
 	if (sp != NULL) {
 		st->n_tables = sp->n_tables;
 		st->key_bytes = sp->key_size;
@@ -244,7 +244,7 @@ static inline uint64_t
 path_sig(const struct sl_pipeline *pl, const struct ffp_path_spec *sp)
 {
 	/* A cleared mark counts as a change: hits need not read their entries' marks. */
-	uint64_t sig = ((uint64_t)sp->gen << 40) + __atomic_load_n(&pl->ll_epoch, __ATOMIC_ACQUIRE);
+	uint64_t sig = ((uint64_t)sp->gen << 40) + __atomic_load_n(&pl->accel.ll_epoch, __ATOMIC_ACQUIRE);
 
 	for (unsigned k = 0; k < sp->n_tables; k++) {
 		const struct pl_dtable *pt = pl_live(&pl->tables[sp->tables[k]]);
@@ -489,7 +489,7 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		   struct sl_pkt *pkts, uint32_t out_ports[], unsigned *n_out)
 {
 	struct ffp_ctx *fc = ctx->ffp;
-	const struct ffp_path_spec *sp = __atomic_load_n(&pl->path_live, __ATOMIC_ACQUIRE);
+	const struct ffp_path_spec *sp = __atomic_load_n(&pl->accel.path_live, __ATOMIC_ACQUIRE);
 	uint64_t lanes = ctx->lanes_at[0], sig;
 	unsigned i;
 
@@ -500,7 +500,7 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	 * through the cache to learn its hit rate.  Without the cost model
 	 * (tests) the cache is always on.
 	 */
-	bool on = fc->pobs.on || pl->ffp_no_model;
+	bool on = fc->pobs.on || pl->accel.ffp_no_model;
 	if (!on && (++fc->psample & (FFP_PATH_SAMPLE - 1)) != 0)
 		return 0;
 	if (sp == NULL || lanes == 0 || fc->path == NULL ||

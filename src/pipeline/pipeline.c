@@ -66,9 +66,9 @@ sl_pipeline_create(struct sl_pipeline **out)
 		free(pl);
 		return -ENOMEM;
 	}
-	pl->dcache = true;
+	pl->accel.dcache = true;
 	pl->last_table = -1;
-	pl->path_inactive = SL_FLOW_CACHE_ONE_TABLE; /* no table yet */
+	pl->accel.path_inactive = SL_FLOW_CACHE_ONE_TABLE; /* no table yet */
 	*out = pl;
 	return 0;
 }
@@ -172,7 +172,7 @@ table_changed(struct sl_pipeline *pl, struct pl_table *pt)
 	 */
 	if (sb->tbl != NULL)
 		sl_table_stats_read(sb->tbl, &st);
-	sb->use_dcache = pl->dcache && sb->tbl != NULL && pt->spec.kind == SL_TABLE_TERNARY &&
+	sb->use_dcache = pl->accel.dcache && sb->tbl != NULL && pt->spec.kind == SL_TABLE_TERNARY &&
 			 sb->layout.key_size <= DC_KEY_MAX && st.n_groups >= DC_MIN_MASKS;
 	pl_ffp_changed(pl, pt, sb); /* fast path: LUT on or off for this copy */
 	/* Goto chains (issue #5): tables of one match-all entry skip the lookup. */
@@ -816,7 +816,7 @@ flow_build(struct sl_pipeline *pl, const struct sl_flow_spec *fs)
 	f->flags = fs->flags & ~SL_FF_LOW_LATENCY;
 	f->ll = (fs->flags & SL_FF_LOW_LATENCY) ? SL_LL_MARKED : 0;
 	if (f->ll)
-		__atomic_store_n(&pl->ll_ever, true, __ATOMIC_RELEASE);
+		__atomic_store_n(&pl->accel.ll_ever, true, __ATOMIC_RELEASE);
 	f->cookie = fs->cookie;
 	f->metadata = in->metadata & in->metadata_mask;
 	f->metadata_mask = in->metadata_mask;
@@ -1486,7 +1486,7 @@ sl_pipeline_set_invalid_ttl_pin(struct sl_pipeline *pl, bool on)
 void
 sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on)
 {
-	pl->dcache = on;
+	pl->accel.dcache = on;
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++)
 		table_changed(pl, &pl->tables[t]);
 	sl_pipeline_publish(pl);

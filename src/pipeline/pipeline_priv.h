@@ -84,9 +84,31 @@ struct pl_dead {
 
 #define PL_PORTS_MAX 1024
 
+/*
+ * The accelerators' pipeline-wide settings and shared state: the decision
+ * cache (pipeline_run.c), the FFP's per-table LUTs (ffp.c) and the flow
+ * cache's path records (ffp_path.c).  Each worker's own entries live in its
+ * context (sl_pipeline_ctx: dc, ffp); each table's LUT state in its copy
+ * (pl_dtable).  None of them may change a packet's fate: they answer as the
+ * tables would, or step aside.
+ */
+struct pl_accel {
+	bool dcache;                 /* decision cache in front of mask tables (default on) */
+	bool ffp_off;                /* fast forwarding path disabled (default on) */
+	bool ffp_no_model;           /* LUT wherever eligible, whatever the cost model says */
+	struct sl_ffp_auto ffp_auto; /* auto-promotion policy */
+	uint64_t ffp_auto_last;      /* TSC of the last auto-promotion check, 0 = none yet */
+	bool ffp_path_off;           /* whole-pipeline flow cache (path records) disabled (default on) */
+	uint32_t ffp_path_gen;       /* last path spec generation given out */
+	uint8_t path_inactive;       /* enum sl_flow_cache_inactive of the last spec built */
+	struct ffp_path_spec *path_spec; /* two slots (left-right), NULL until needed (ffp_path.c) */
+	const struct ffp_path_spec *path_live; /* the slot workers read (atomic), NULL: none */
+	uint32_t ll_epoch;           /* mark changes so far (atomic): part of path records' sig */
+	bool ll_ever;                /* an entry was marked or auto-promotion on (atomic, sticky) */
+};
+
 struct sl_pipeline {
 	struct pl_table tables[SL_TABLES_MAX];
-	bool dcache;     /* decision cache in front of mask tables (default on) */
 	int last_table;  /* highest table in use, -1 if none */
 	unsigned n_ports;
 	bool port_up[PL_PORTS_MAX + 1]; /* [1..n_ports]; single-byte stores, read by workers */
@@ -105,17 +127,7 @@ struct sl_pipeline {
 	/* State tables (state_stage.c): ids of tables that are or were state tables (grows only). */
 	unsigned n_state_ids;           /* atomic store/load: workers scan the ids below it */
 	uint8_t state_ids[SL_TABLES_MAX];
-	bool ffp_off;                /* fast forwarding path disabled (default on) */
-	bool ffp_no_model;           /* LUT wherever eligible, whatever the cost model says */
-	struct sl_ffp_auto ffp_auto; /* auto-promotion policy */
-	uint64_t ffp_auto_last;      /* TSC of the last auto-promotion check, 0 = none yet */
-	bool ffp_path_off;           /* whole-pipeline flow cache (path records) disabled (default on) */
-	uint32_t ffp_path_gen;       /* last path spec generation given out */
-	uint8_t path_inactive;       /* enum sl_flow_cache_inactive of the last spec built */
-	struct ffp_path_spec *path_spec; /* two slots (left-right), NULL until needed (ffp_path.c) */
-	const struct ffp_path_spec *path_live; /* the slot workers read (atomic), NULL: none */
-	uint32_t ll_epoch;           /* mark changes so far (atomic): part of path records' sig */
-	bool ll_ever;                /* an entry was marked or auto-promotion on (atomic, sticky) */
+	struct pl_accel accel;
 };
 
 /* Add to a flow or group counter several workers may write (one writer: plain add). */
