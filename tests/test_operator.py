@@ -218,16 +218,24 @@ def test_trace(sluice_bin: Path, tmp_path: Path) -> None:
             return r.stdout
 
         out = trace("in_port=1,ip,nw_src=10.0.0.1,nw_dst=10.1.2.3,udp,tp_dst=7")
-        assert "table 0: cookie=0x5" in out and "meter 1: not applied" in out, out
-        assert "table 1 (fib): table=1, priority=10,ip,nw_dst=10.1.0.0/16" in out, out
+        assert "table 0 [table search]: cookie=0x5" in out and "meter 1: not applied" in out, out
+        assert "table 1 (fib) [table search]: table=1, priority=10,ip,nw_dst=10.1.0.0/16" in out
         assert "output: port 2" in out and "verdict: 1 output" in out, out
+        # A meter before goto_table: no flow-cache record can span table 0's entry.
+        assert ("cache tier: per-table lookups (flow cache: no path record spans table 0: its "
+                "entry applies actions or a meter before goto_table)") in out, out
         # The meter's bucket holds one packet: a second trace still passes (no tokens taken).
         assert "output: port 2" in trace("in_port=1,ip,nw_src=10.0.0.1,nw_dst=10.1.2.3")
         out = trace("in_port=1,ip,nw_src=10.0.0.1,nw_dst=10.1.2.3,nw_ttl=1")
         assert "verdict: drop: ttl-expired" in out, out
         out = trace("in_port=2,udp,tp_dst=53")
         assert "output: CONTROLLER (packet-in, reason action, table 0" in out, out
-        assert "verdict: drop: table-miss" in trace("in_port=1,arp")
+        assert ("cache tier: flow cache (one probe answers 1 table; the last entry's "
+                "instructions then run") in out, out
+        out = trace("in_port=1,arp")
+        assert "verdict: drop: table-miss" in out, out
+        assert "table 0 [table search]: no entry matched" in out, out
+        assert "cache tier: flow cache (one probe answers 1 table; the probe drops it" in out, out
         # The same UDP packet as bytes.
         from scapy.all import IP, UDP, Ether
         frame = bytes(Ether() / IP(src="10.0.0.1", dst="10.1.0.9") / UDP(dport=7))
@@ -241,6 +249,56 @@ def test_trace(sluice_bin: Path, tmp_path: Path) -> None:
         assert stats.count("n_packets=0") == 3, stats
         meters = sw.sluicectl("-t", f"unix:{mgmt}", "dump-meters", check=True).stdout
         assert "n_packets=0" in meters, meters
+    finally:
+        sw.stop()
+
+
+def test_trace_cache_tier(sluice_bin: Path, tmp_path: Path) -> None:
+    """The trace names the cache tier that serves the packet in the datapath: a goto-only
+    chain ending in an output is one flow-cache probe that outputs the packet itself (and
+    so is a dec_ttl, output); one table in use leaves the per-table path with the flow
+    cache's reason; an entry that applies actions before goto_table stops a record."""
+    chain = [
+        "table=0,priority=10,ip actions=goto_table:1",
+        "table=0,priority=5,arp actions=push_vlan:0x8100,goto_table:1",
+        "table=1,priority=10,udp actions=goto_table:2",
+        "table=1,priority=1 actions=output:2",
+        "table=2,priority=10,ip,nw_dst=10.0.0.0/8 actions=dec_ttl,output:2",
+        "table=2,priority=1 actions=CONTROLLER:64",
+    ]
+
+    def start(name: str, flows: list[str]) -> Sluice:
+        sw = Sluice(SluiceConfig(ports=["net_null0,no-rx=1", "net_null1,no-rx=1"],
+                                 mgmt=str(tmp_path / f"{name}.mgmt"), flows=flows),
+                    binary=sluice_bin, workdir=str(tmp_path))
+        sw.wait_output("datapath id", 30)
+        return sw
+
+    def trace(sw: Sluice, flow: str) -> str:
+        r = sw.sluicectl("trace", flow)
+        assert r.returncode == 0, (flow, r.stdout, r.stderr)
+        return r.stdout
+
+    sw = start("chain", chain)
+    try:
+        out = trace(sw, "in_port=1,udp,nw_dst=10.1.2.3,nw_ttl=9")
+        assert "verdict: 1 output" in out, out
+        assert ("cache tier: flow cache (one probe answers 3 tables; the probe outputs the "
+                "packet itself") in out, out
+        out = trace(sw, "in_port=1,tcp,nw_dst=10.1.2.3")
+        assert "cache tier: flow cache (one probe answers 2 tables; the probe outputs" in out
+        out = trace(sw, "in_port=1,udp,nw_dst=192.168.0.1")
+        assert ("cache tier: flow cache (one probe answers 3 tables; the last entry's "
+                "instructions then run") in out, out
+        out = trace(sw, "in_port=1,arp")
+        assert ("no path record spans table 0: its entry applies actions or a meter before "
+                "goto_table") in out, out
+    finally:
+        sw.stop()
+    sw = start("one", ["priority=1,in_port=1 actions=output:2"])
+    try:
+        out = trace(sw, "in_port=1,udp")
+        assert "table 0 [" in out and "cache tier: per-table lookups (flow cache: one table)" in out
     finally:
         sw.stop()
 

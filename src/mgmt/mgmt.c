@@ -1010,6 +1010,49 @@ trace_table_name(unsigned t)
 	return ts != NULL && ts->name[0] ? ts->name : "";
 }
 
+static const char *
+trace_accel_name(uint8_t accel)
+{
+	switch (accel) {
+	case SL_TRACE_ACCEL_DCACHE:
+		return "decision cache";
+	case SL_TRACE_ACCEL_LUT:
+		return "FFP LUT";
+	case SL_TRACE_ACCEL_ONE:
+		return "one entry, no lookup";
+	default:
+		return "table search";
+	}
+}
+
+/* The trace's cache-tier line (struct sl_trace's tier fields). */
+static void
+trace_tier_line(const struct sl_trace *tr, char *line, size_t size)
+{
+	if (tr->tier == SL_TRACE_TIER_FLOW_CACHE) {
+		bool miss = tr->n_steps > 0 && tr->steps[tr->n_steps - 1].kind == SL_TRACE_MISS;
+		unsigned tables = tr->tier_hops + miss;
+		snprintf(line, size,
+			 "cache tier: flow cache (one probe answers %u table%s; %s; a key's first "
+			 "packet walks the tables and records the path)",
+			 tables, tables == 1 ? "" : "s",
+			 miss		 ? "the probe drops it as the table miss would"
+			 : tr->tier_plain ? "the probe outputs the packet itself"
+					  : "the last entry's instructions then run");
+	} else if (tr->tier_why != SL_FLOW_CACHE_ACTIVE) {
+		snprintf(line, size, "cache tier: per-table lookups (flow cache: %s)",
+			 sl_flow_cache_inactive_name(tr->tier_why));
+	} else {
+		const struct sl_trace_step *s = &tr->steps[tr->tier_step];
+		snprintf(line, size,
+			 "cache tier: per-table lookups (flow cache: no path record spans table %u: %s)",
+			 s->table_id,
+			 s->kind == SL_TRACE_HIT && s->flow->goto_table >= 0
+				 ? "its entry applies actions or a meter before goto_table"
+				 : "the spec does not cover it, or the path is longer than 8 entries");
+	}
+}
+
 static int
 h_trace(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
@@ -1097,11 +1140,13 @@ h_trace(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 			char text[4096];
 			sl_flow_to_spec(s->flow, &fs);
 			sl_flow_format(&fs, text, sizeof(text));
-			snprintf(line, sizeof(line), "%s: %s", head, text);
+			snprintf(line, sizeof(line), "%s [%s]: %s", head, trace_accel_name(s->accel),
+				 text);
 			break;
 		}
 		case SL_TRACE_MISS:
-			snprintf(line, sizeof(line), "%s: no entry matched and no table-miss entry", head);
+			snprintf(line, sizeof(line), "%s [%s]: no entry matched and no table-miss entry",
+				 head, trace_accel_name(s->accel));
 			break;
 		case SL_TRACE_STATE:
 			snprintf(line, sizeof(line), "%s: state table, state %u loaded", head, s->value);
@@ -1136,12 +1181,16 @@ h_trace(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	else
 		snprintf(line, sizeof(line), "verdict: %u output%s", tr.n_outs, tr.n_outs == 1 ? "" : "s");
 	trace_line(lines, line);
+	trace_tier_line(&tr, line, sizeof(line));
+	trace_line(lines, line);
 	if (tr.truncated)
 		trace_line(lines, "(more steps or outputs than a trace keeps)");
 	rte_tel_data_add_dict_container(d, "lines", lines, 0);
 	rte_tel_data_add_dict_container(d, "outputs", outs, 0);
 	dict_u64(d, "dropped", tr.dropped);
 	rte_tel_data_add_dict_string(d, "drop_reason", tr.dropped ? sl_drop_reason_name(tr.drop) : "");
+	rte_tel_data_add_dict_string(d, "cache_tier",
+				     tr.tier == SL_TRACE_TIER_FLOW_CACHE ? "flow_cache" : "tables");
 	return 0;
 }
 

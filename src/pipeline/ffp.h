@@ -382,6 +382,9 @@ void pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx);
 /* Credit the deferred hits to their entries (sl_pipeline_ctx_flush_credits). */
 void pl_ffp_path_flush(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx);
 
+/* sl_pipeline_trace: would a path record serve the traced path? (sl_trace's tier fields) */
+void pl_ffp_path_traced(const struct sl_pipeline *pl, struct sl_trace *tr);
+
 /* Path records, control side (ffp_path.c): recompute the spec; true when it changed. */
 bool pl_ffp_path_update(struct sl_pipeline *pl);
 void pl_ffp_path_free(struct sl_pipeline *pl);

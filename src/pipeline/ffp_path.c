@@ -625,6 +625,66 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	return rest;
 }
 
+/*
+ * The rules of pl_ffp_path_hop and pl_ffp_path_miss over a trace's steps:
+ * every hop before the last only goes to the next table (no apply_actions,
+ * no meter), the last has no goto_table (or is a table miss), at most
+ * FFP_PATH_HOPS entries, every table covered by the live spec.
+ */
+void
+pl_ffp_path_traced(const struct sl_pipeline *pl, struct sl_trace *tr)
+{
+	const struct ffp_path_spec *sp = __atomic_load_n(&pl->accel.path_live, __ATOMIC_ACQUIRE);
+	unsigned hops = 0, last = tr->n_steps;
+
+	tr->tier = SL_TRACE_TIER_TABLES;
+	tr->tier_why = pl->accel.path_inactive;
+	if (sp == NULL || __atomic_load_n(&pl->n_state_ids, __ATOMIC_RELAXED) != 0 ||
+	    tr->truncated) {
+		if (tr->tier_why == SL_FLOW_CACHE_ACTIVE) /* a spec not built yet: no tables */
+			tr->tier_why = SL_FLOW_CACHE_ONE_TABLE;
+		return;
+	}
+	tr->tier_why = SL_FLOW_CACHE_ACTIVE;
+	for (unsigned k = 0; k < tr->n_steps; k++)
+		if (tr->steps[k].kind == SL_TRACE_HIT || tr->steps[k].kind == SL_TRACE_MISS)
+			last = k;
+	for (unsigned k = 0; k <= last && last < tr->n_steps; k++) {
+		const struct sl_trace_step *s = &tr->steps[k];
+		unsigned t = s->table_id;
+
+		if (s->kind != SL_TRACE_HIT && s->kind != SL_TRACE_MISS)
+			continue;
+		tr->tier_step = (uint8_t)k;
+		if (!(sp->covers[t / 64] >> (t % 64) & 1))
+			return;
+		if (s->kind == SL_TRACE_MISS)
+			break;
+		if (hops == FFP_PATH_HOPS)
+			return;
+		hops++;
+		if (k < last ? (s->flow->insn_flags & (SL_INSN_APPLY | SL_INSN_METER)) ||
+				       s->flow->goto_table < 0
+			     : s->flow->goto_table >= 0)
+			return;
+	}
+	if (last == tr->n_steps)
+		return;
+	tr->tier = SL_TRACE_TIER_FLOW_CACHE;
+	tr->tier_hops = (uint8_t)hops;
+	tr->tier_step = 0;
+	/* stage C of pl_ffp_path_lookup: goto-only hops, then a plain output (dec_ttl first or not) */
+	const struct sl_trace_step *s = &tr->steps[last];
+	bool gotos_only = true;
+	for (unsigned k = 0; k < last; k++)
+		if (tr->steps[k].kind == SL_TRACE_HIT &&
+		    pl_ffp_flow_kind(tr->steps[k].flow, &(uint8_t){0}) != FFP_REC_GOTO)
+			gotos_only = false;
+	tr->tier_plain = s->kind == SL_TRACE_HIT && gotos_only &&
+			 (pl_ffp_flow_kind(s->flow, &(uint8_t){0}) == FFP_REC_OUTPUT ||
+			  s->flow->plain_ttl_out != 0);
+}
+
 void
 pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 {

@@ -696,15 +696,42 @@ enum sl_trace_kind {
 	SL_TRACE_METER, /* the entry's meter (not applied) */
 	SL_TRACE_SET_STATE, /* a set_state (not applied) */
 };
+/* What answers a table's lookup for this packet once the datapath is warm. */
+enum sl_trace_accel {
+	SL_TRACE_ACCEL_SEARCH,  /* the table's own search (or only its table-miss entry) */
+	SL_TRACE_ACCEL_DCACHE,  /* the decision cache in front of a mask table */
+	SL_TRACE_ACCEL_LUT,     /* the FFP's lookup table (a low-latency packet) */
+	SL_TRACE_ACCEL_ONE,     /* a table of one match-all entry: no lookup */
+};
+/* What would serve the packet in the datapath (sl_pipeline_trace's verdict on the caches). */
+enum sl_trace_tier {
+	SL_TRACE_TIER_TABLES,     /* the per-table path: each table's lookup (steps' accel) */
+	SL_TRACE_TIER_FLOW_CACHE, /* a flow-cache path record: one probe for the whole path */
+};
 struct sl_trace_step {
 	uint8_t kind;    /* enum sl_trace_kind */
 	uint8_t table_id;
+	uint8_t accel;   /* HIT, MISS: enum sl_trace_accel */
 	const struct sl_flow *flow; /* HIT, METER, SET_STATE */
 	uint32_t value;  /* STATE: the state loaded; METER: the meter id; SET_STATE: the state */
 };
 struct sl_trace {
 	unsigned n_steps;
 	bool truncated;
+	/*
+	 * The cache tier.  FLOW_CACHE: tier_hops entries in the record,
+	 * tier_plain when the probe itself outputs the packet (goto-only hops,
+	 * then one output or dec_ttl and output); the first packet of a key
+	 * still walks the tables and fills the record, and a worker whose
+	 * adaptive rule stepped aside (/sluice/flow_cache) walks them too.
+	 * TABLES: tier_why is the flow cache's reason for having no spec (enum
+	 * sl_flow_cache_inactive), or SL_FLOW_CACHE_ACTIVE when the spec is there
+	 * but this path cannot be recorded; then tier_step is the step that stops
+	 * it (an entry that applies actions or meters before goto_table, a table
+	 * the spec does not cover, more than 8 entries).
+	 */
+	uint8_t tier, tier_why, tier_hops, tier_step;
+	bool tier_plain;
 	struct sl_trace_step steps[SL_TRACE_STEPS_MAX];
 	unsigned n_outs;  /* every output, copies first, in order */
 	uint32_t outs[SL_TRACE_OUTS_MAX];

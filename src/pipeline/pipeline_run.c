@@ -84,7 +84,8 @@ trace_step(struct sl_pipeline_ctx *ctx, uint8_t kind, unsigned t, const struct s
 		tr->truncated = true;
 		return;
 	}
-	tr->steps[tr->n_steps++] = (struct sl_trace_step){kind, (uint8_t)t, f, value};
+	tr->steps[tr->n_steps++] = (struct sl_trace_step){
+		.kind = kind, .table_id = (uint8_t)t, .flow = f, .value = value};
 }
 
 /* Queue @lanes (a bitmap) at @table for this burst. */

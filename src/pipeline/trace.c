@@ -7,6 +7,7 @@
  */
 #include "pipeline.h"
 #include "pipeline_priv.h"
+#include "ffp.h"
 
 #include <errno.h>
 #include <string.h>
@@ -28,6 +29,37 @@ trace_emit(void *arg, const struct sl_pkt *p, uint32_t port, const struct sl_pin
 	return 0;
 }
 
+/*
+ * What answers each table's lookup once the datapath is warm: the trace
+ * context is cold, so its own lookups all went to the tables' searches.  A
+ * packet stays low-latency (may use the FFP's LUTs) until it wins a normal
+ * entry.
+ */
+static void
+trace_accels(const struct sl_pipeline *pl, struct sl_trace *tr)
+{
+	bool ll = true;
+
+	for (unsigned k = 0; k < tr->n_steps; k++) {
+		struct sl_trace_step *s = &tr->steps[k];
+		const struct pl_dtable *pt;
+
+		if (s->kind != SL_TRACE_HIT && s->kind != SL_TRACE_MISS)
+			continue;
+		pt = pl_live(&pl->tables[s->table_id]);
+		if (pt->all_hit != NULL)
+			s->accel = SL_TRACE_ACCEL_ONE;
+		else if (pt->tbl != NULL && ll && (pt->ffp_on || pt->ffp_adapt))
+			s->accel = SL_TRACE_ACCEL_LUT;
+		else if (pt->tbl != NULL && pt->use_dcache)
+			s->accel = SL_TRACE_ACCEL_DCACHE;
+		else
+			s->accel = SL_TRACE_ACCEL_SEARCH;
+		if (s->kind == SL_TRACE_HIT)
+			ll &= __atomic_load_n(&s->flow->ll, __ATOMIC_RELAXED) != 0;
+	}
+}
+
 void
 sl_pipeline_trace(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *p,
 		  struct sl_trace *out)
@@ -40,6 +72,8 @@ sl_pipeline_trace(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, str
 	ctx->trace = out;
 	sl_pipeline_run_burst(pl, ctx, p, 1, &hooks, &port, &drop);
 	ctx->trace = NULL;
+	trace_accels(pl, out);
+	pl_ffp_path_traced(pl, out);
 	if (port == SL_PORT_DROP) {
 		out->dropped = true;
 		out->drop = drop;
