@@ -25,6 +25,7 @@
 #include "../capture/capture.h"
 #include "../flowfile/flowfile.h"
 #include "../log/log.h"
+#include "../stats/stats.h"
 #include "mgmt.h"
 
 #define PORTS_LISTED_MAX 64   /* /sluice/ports stays well inside 16 KB */
@@ -35,6 +36,7 @@ typedef int (*handler_fn)(const char *params, struct rte_tel_data *d, char *err,
 
 struct sl_mgmt {
 	struct sl_mgmt_params p;
+	struct sl_stats_src src; /* the same parts, for the counter readers */
 	uint64_t start_tsc;
 	uint64_t lat_mult;
 	/* Mailbox: one request at a time (req_lock), handed over under lock. */
@@ -92,64 +94,32 @@ parse_uint(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static uint64_t
-port_tx_drops(void)
-{
-	uint64_t n = 0;
-
-	for (unsigned i = 0; i < mgmt->p.n_ports; i++) {
-		struct sl_worker_port_stats ps;
-		sl_worker_port_read(mgmt->p.worker, i, &ps);
-		n += ps.tx_drops;
-	}
-	return n;
-}
-
 static void
 port_summary(struct rte_tel_data *c, unsigned i)
 {
-	struct sl_worker_port_stats pss, *ps = &pss;
-	struct sl_port_hw_stats hw;
-	struct sl_port_link link;
+	struct sl_stats_port ps;
 
-	sl_worker_port_read(mgmt->p.worker, i, &pss);
-
-	sl_port_hw_stats(&mgmt->p.ports[i], &hw);
-	sl_port_link(&mgmt->p.ports[i], &link);
+	sl_stats_port_read(&mgmt->src, i, &ps);
 	rte_tel_data_add_dict_string(c, "name", mgmt->p.ports[i].name);
-	dict_u64(c, "link", link.up);
-	dict_u64(c, "live", sl_pipeline_port_live(mgmt->p.pl, i + 1));
-	dict_u64(c, "rx_packets", ps->rx_packets);
-	dict_u64(c, "rx_bytes", ps->rx_bytes);
-	dict_u64(c, "tx_packets", ps->tx_packets);
-	dict_u64(c, "tx_bytes", ps->tx_bytes);
-	dict_u64(c, "tx_dropped", ps->tx_drops);
-	dict_u64(c, "rx_missed", hw.imissed);
-}
-
-/* A table is worth listing once declared, given flows, or looked up. */
-static bool
-table_in_use(unsigned t, struct sl_pipeline_table_stats *st)
-{
-	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
-	unsigned n_ctxs = sl_worker_ctxs(mgmt->p.worker, ctxs, SL_DISPATCH_WORKERS_MAX);
-
-	sl_pipeline_table_stats(ctxs, n_ctxs, t, st);
-	return sl_pipeline_table(mgmt->p.pl, t) != NULL || sl_pipeline_flow_count(mgmt->p.pl, t) > 0 ||
-	       st->lookups > 0 || sl_pipeline_table_declared(mgmt->p.pl, t);
+	dict_u64(c, "link", ps.link.up);
+	dict_u64(c, "live", ps.live);
+	dict_u64(c, "rx_packets", ps.sw.rx_packets);
+	dict_u64(c, "rx_bytes", ps.sw.rx_bytes);
+	dict_u64(c, "tx_packets", ps.sw.tx_packets);
+	dict_u64(c, "tx_bytes", ps.sw.tx_bytes);
+	dict_u64(c, "tx_dropped", ps.sw.tx_drops);
+	dict_u64(c, "rx_missed", ps.hw.imissed);
 }
 
 static void
-table_summary(struct rte_tel_data *c, unsigned t, const struct sl_pipeline_table_stats *st)
+table_summary(struct rte_tel_data *c, const struct sl_stats_table *ts)
 {
-	const struct sl_table_spec *ts = sl_pipeline_table_spec(mgmt->p.pl, t);
-
-	rte_tel_data_add_dict_string(c, "kind", sl_table_kind_name(ts->kind));
-	rte_tel_data_add_dict_string(c, "name", ts->name);
-	dict_u64(c, "flows", sl_pipeline_flow_count(mgmt->p.pl, t));
-	dict_u64(c, "lookups", st->lookups);
-	dict_u64(c, "matched", st->matched);
-	dict_u64(c, "missed", st->missed);
+	rte_tel_data_add_dict_string(c, "kind", sl_table_kind_name(ts->spec->kind));
+	rte_tel_data_add_dict_string(c, "name", ts->spec->name);
+	dict_u64(c, "flows", ts->flows);
+	dict_u64(c, "lookups", ts->hits.lookups);
+	dict_u64(c, "matched", ts->hits.matched);
+	dict_u64(c, "missed", ts->hits.missed);
 }
 
 static void
@@ -162,25 +132,6 @@ latency_summary(struct rte_tel_data *c, const struct sl_lat_hist *h)
 	dict_u64(c, "p90_ns", sl_lat_hist_quantile_ns(h, 0.90));
 	dict_u64(c, "p99_ns", sl_lat_hist_quantile_ns(h, 0.99));
 	dict_u64(c, "p999_ns", sl_lat_hist_quantile_ns(h, 0.999));
-}
-
-/* The latency classes: name -> histogram (a copy: the writer keeps going). */
-static bool
-latency_class(const char *name, struct sl_lat_hist *out)
-{
-	if (strcmp(name, "pipeline") == 0) {
-		sl_worker_lat_read(mgmt->p.worker, out);
-		return true;
-	}
-	if (strcmp(name, "packet_in") == 0) {
-		struct sl_ofswitch_stats ss;
-		memset(&ss, 0, sizeof(ss));
-		if (mgmt->p.sw != NULL)
-			sl_ofswitch_stats(mgmt->p.sw, &ss);
-		*out = ss.packet_in_latency;
-		return true;
-	}
-	return false;
 }
 
 /* ---- Capture (control thread) ---- */
@@ -233,8 +184,8 @@ h_info(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 
 	(void)params, (void)err, (void)err_size;
 	for (int t = 0; t <= sl_pipeline_last_table(mgmt->p.pl); t++) {
-		struct sl_pipeline_table_stats st;
-		used += table_in_use((unsigned)t, &st);
+		struct sl_stats_table ts;
+		used += sl_stats_table_read(&mgmt->src, (unsigned)t, false, &ts);
 	}
 	if (mgmt->p.sw != NULL)
 		snprintf(dpid, sizeof(dpid), "%016" PRIx64, sl_ofswitch_datapath_id(mgmt->p.sw));
@@ -340,16 +291,16 @@ h_tables(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	(void)params, (void)err, (void)err_size;
 	rte_tel_data_start_dict(d);
 	for (int t = 0; t <= sl_pipeline_last_table(mgmt->p.pl); t++) {
-		struct sl_pipeline_table_stats st;
+		struct sl_stats_table ts;
 		struct rte_tel_data *c;
 
-		if (!table_in_use((unsigned)t, &st))
+		if (!sl_stats_table_read(&mgmt->src, (unsigned)t, false, &ts))
 			continue;
 		c = rte_tel_data_alloc();
 		if (c == NULL)
 			break;
 		rte_tel_data_start_dict(c);
-		table_summary(c, (unsigned)t, &st);
+		table_summary(c, &ts);
 		snprintf(key, sizeof(key), "%d", t);
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
@@ -359,9 +310,7 @@ h_tables(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 static int
 h_table(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
-	struct sl_pipeline_table_stats st;
-	struct sl_table_stats ts_st = {0};
-	const struct sl_table *tbl;
+	struct sl_stats_table ts;
 	uint64_t t;
 	char spec[256];
 
@@ -369,36 +318,26 @@ h_table(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 		snprintf(err, err_size, "no table '%s' (tables are 0..254)", params ? params : "");
 		return -EINVAL;
 	}
-	table_in_use((unsigned)t, &st);
-	tbl = sl_pipeline_table(mgmt->p.pl, (unsigned)t);
-	if (tbl != NULL)
-		sl_table_stats_read(tbl, &ts_st);
-	const struct sl_state *stt = sl_pipeline_state_table(mgmt->p.pl, (unsigned)t);
-	struct sl_state_stats ss = {0};
-	if (stt != NULL) { /* an OpenState table (issue #9): its entries are states */
-		sl_state_stats_get(stt, &ss);
-		ts_st.n_entries = ss.n_entries;
-		ts_st.mem_bytes = ss.bytes;
-	}
-	sl_table_spec_format(sl_pipeline_table_spec(mgmt->p.pl, (unsigned)t), spec, sizeof(spec));
+	sl_stats_table_read(&mgmt->src, (unsigned)t, true, &ts);
+	sl_table_spec_format(ts.spec, spec, sizeof(spec));
 	rte_tel_data_start_dict(d);
 	dict_u64(d, "table_id", t);
-	table_summary(d, (unsigned)t, &st);
+	table_summary(d, &ts);
 	rte_tel_data_add_dict_string(d, "spec", spec);
 	dict_u64(d, "declared", sl_pipeline_table_declared(mgmt->p.pl, (unsigned)t));
-	dict_u64(d, "max_entries", sl_pipeline_table_spec(mgmt->p.pl, (unsigned)t)->max_entries);
-	dict_u64(d, "entries", ts_st.n_entries);
-	dict_u64(d, "mem_bytes", ts_st.mem_bytes);
-	dict_u64(d, "groups", ts_st.n_groups);
-	dict_u64(d, "rebuilds", ts_st.n_rebuilds);
-	if (stt != NULL) {
-		dict_u64(d, "state_capacity", ss.capacity);
-		dict_u64(d, "state_hits", ss.hits);
-		dict_u64(d, "state_inserts", ss.inserts);
-		dict_u64(d, "state_expired", ss.expired);
-		dict_u64(d, "state_evicted", ss.evicted);
-		dict_u64(d, "state_refused", ss.refused);
-		dict_u64(d, "state_foreign", ss.foreign);
+	dict_u64(d, "max_entries", ts.spec->max_entries);
+	dict_u64(d, "entries", ts.store.n_entries);
+	dict_u64(d, "mem_bytes", ts.store.mem_bytes);
+	dict_u64(d, "groups", ts.store.n_groups);
+	dict_u64(d, "rebuilds", ts.store.n_rebuilds);
+	if (ts.is_state) {
+		dict_u64(d, "state_capacity", ts.state.capacity);
+		dict_u64(d, "state_hits", ts.state.hits);
+		dict_u64(d, "state_inserts", ts.state.inserts);
+		dict_u64(d, "state_expired", ts.state.expired);
+		dict_u64(d, "state_evicted", ts.state.evicted);
+		dict_u64(d, "state_refused", ts.state.refused);
+		dict_u64(d, "state_foreign", ts.state.foreign);
 	}
 	return 0;
 }
@@ -410,8 +349,7 @@ h_drops(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	char key[32];
 
 	(void)params, (void)err, (void)err_size;
-	sl_worker_drops(mgmt->p.worker, drops);
-	drops[SL_DROP_TX_FULL] += port_tx_drops(); /* counted per port by the tx path */
+	sl_stats_drops_read(&mgmt->src, drops);
 	rte_tel_data_start_dict(d);
 	for (unsigned r = 0; r < SL_DROP__MAX; r++) {
 		dict_u64(d, tel_key(sl_drop_reason_name(r), key, sizeof(key)), drops[r]);
@@ -424,40 +362,26 @@ h_drops(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 static int
 h_datapath(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
-	const struct sl_worker *w = mgmt->p.worker;
-	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
-	unsigned n_ctxs = sl_worker_ctxs(w, ctxs, SL_DISPATCH_WORKERS_MAX);
-	struct sl_worker_loop_stats ls;
-	struct sl_worker_totals tot;
-	uint64_t hits, misses;
+	struct sl_stats_datapath dp;
 
 	(void)params, (void)err, (void)err_size;
-	sl_worker_totals(w, &tot);
-	sl_worker_loop_read(w, &ls);
-	sl_pipeline_cache_stats(ctxs, n_ctxs, &hits, &misses);
+	sl_stats_datapath_read(&mgmt->src, &dp);
 	rte_tel_data_start_dict(d);
-	dict_u64(d, "workers", w->n_group);
-	dict_u64(d, "iterations", ls.iterations);
-	dict_u64(d, "busy_rounds", ls.busy_rounds);
-	dict_u64(d, "busy_cycles", ls.busy_cycles);
-	dict_u64(d, "bursts", ls.bursts);
-	dict_u64(d, "packets", ls.packets);
-	dict_u64(d, "copies", tot.copies);
-	dict_u64(d, "tsc_hz", rte_get_tsc_hz());
-	dict_u64(d, "cache_hits", hits);
-	dict_u64(d, "cache_misses", misses);
-	dict_u64(d, "chain_installed", sl_pipeline_chain_installed(mgmt->p.pl));
-	dict_u64(d, "chain_traversed", sl_pipeline_chain_traversed(ctxs, n_ctxs));
-	{
-		uint64_t sleeps = 0, slept = 0;
-		for (unsigned i = 0; i < w->lead->n_group; i++) {
-			sleeps += w->lead->group[i].idle.sleeps;
-			slept += w->lead->group[i].idle.slept_ns;
-		}
-		dict_u64(d, "idle_sleep_max_us", w->idle.max_us);
-		dict_u64(d, "idle_sleeps", sleeps);
-		dict_u64(d, "idle_slept_ns", slept);
-	}
+	dict_u64(d, "workers", dp.workers);
+	dict_u64(d, "iterations", dp.loop.iterations);
+	dict_u64(d, "busy_rounds", dp.loop.busy_rounds);
+	dict_u64(d, "busy_cycles", dp.loop.busy_cycles);
+	dict_u64(d, "bursts", dp.loop.bursts);
+	dict_u64(d, "packets", dp.loop.packets);
+	dict_u64(d, "copies", dp.copies);
+	dict_u64(d, "tsc_hz", dp.tsc_hz);
+	dict_u64(d, "cache_hits", dp.cache_hits);
+	dict_u64(d, "cache_misses", dp.cache_misses);
+	dict_u64(d, "chain_installed", dp.chain_installed);
+	dict_u64(d, "chain_traversed", dp.chain_traversed);
+	dict_u64(d, "idle_sleep_max_us", dp.idle_sleep_max_us);
+	dict_u64(d, "idle_sleeps", dp.idle_sleeps);
+	dict_u64(d, "idle_slept_ns", dp.idle_slept_ns);
 	return 0;
 }
 
@@ -514,19 +438,18 @@ h_fwd(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 static int
 h_latency(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
-	static const char *const classes[] = {"pipeline", "packet_in"};
-
 	(void)params, (void)err, (void)err_size;
 	rte_tel_data_start_dict(d);
-	for (unsigned i = 0; i < SL_ARRAY_SIZE(classes); i++) {
+	for (unsigned i = 0; i < SL_STATS_LATENCY_CLASSES; i++) {
+		const char *name = sl_stats_latency_class_names[i];
 		struct rte_tel_data *c = rte_tel_data_alloc();
 		struct sl_lat_hist h;
 		if (c == NULL)
 			break;
-		latency_class(classes[i], &h);
+		sl_stats_latency_read(&mgmt->src, name, &h);
 		rte_tel_data_start_dict(c);
 		latency_summary(c, &h);
-		rte_tel_data_add_dict_container(d, classes[i], c, 0);
+		rte_tel_data_add_dict_container(d, name, c, 0);
 	}
 	return 0;
 }
@@ -669,7 +592,7 @@ h_latency_histogram(const char *params, struct rte_tel_data *d, char *err, size_
 	struct sl_lat_hist h;
 	char key[32];
 
-	if (params == NULL || !latency_class(params, &h)) {
+	if (params == NULL || !sl_stats_latency_read(&mgmt->src, params, &h)) {
 		snprintf(err, err_size, "no latency class '%s' (pipeline, packet_in)",
 			 params ? params : "");
 		return -EINVAL;
@@ -688,43 +611,34 @@ h_latency_histogram(const char *params, struct rte_tel_data *d, char *err, size_
 static int
 h_controller(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
-	const struct sl_worker *w = mgmt->p.worker;
-	struct sl_ofswitch_stats ss;
-	unsigned n_conns = 0;
+	struct sl_stats_controller c;
+	const struct sl_ofswitch_stats *ss = &c.of;
 
 	(void)params, (void)err, (void)err_size;
-	memset(&ss, 0, sizeof(ss));
-	if (mgmt->p.sw != NULL) {
-		sl_ofswitch_stats(mgmt->p.sw, &ss);
-		n_conns = sl_ofswitch_n_connections(mgmt->p.sw);
-	}
+	sl_stats_controller_read(&mgmt->src, &c);
 	rte_tel_data_start_dict(d);
-	struct sl_worker_port_stats ctrl;
-	struct sl_worker_pin_drops pd;
-	sl_worker_ctrl_read(w, &ctrl);
-	sl_worker_pin_drops_read(w, &pd);
-	dict_u64(d, "packet_outs", ctrl.rx_packets);
-	dict_u64(d, "packet_ins_queued", ctrl.tx_packets);
-	dict_u64(d, "packet_ins_not_queued", ctrl.tx_drops);
-	dict_u64(d, "no_controller", pd.no_controller);
-	dict_u64(d, "rate_limited", pd.rate_limited);
-	dict_u64(d, "queue_full", pd.queue_full);
-	dict_u64(d, "no_mbuf", pd.no_mbuf);
-	dict_u64(d, "msgs_rx", ss.msgs_rx);
-	dict_u64(d, "flow_mods", ss.flow_mods);
-	dict_u64(d, "errors_sent", ss.errors_sent);
-	dict_u64(d, "packet_ins_sent", ss.packet_ins_sent);
-	dict_u64(d, "packet_ins_forwarded", ss.packet_ins_forwarded);
-	dict_u64(d, "packet_ins_standalone", ss.packet_ins_standalone);
-	dict_u64(d, "packet_ins_dropped", ss.packet_ins_dropped);
-	dict_u64(d, "packet_in_drop_unwanted", ss.pin_drop_unwanted);
-	dict_u64(d, "packet_in_drop_congested", ss.pin_drop_congested);
-	dict_u64(d, "packet_in_drop_too_big", ss.pin_drop_too_big);
-	dict_u64(d, "publishes", ss.publishes);
-	dict_u64(d, "flows_expired", ss.flows_expired);
-	dict_u64(d, "learned", ss.learned);
-	dict_u64(d, "connections", n_conns);
-	for (unsigned i = 0; i < n_conns && i < 32; i++) {
+	dict_u64(d, "packet_outs", c.port.rx_packets);
+	dict_u64(d, "packet_ins_queued", c.port.tx_packets);
+	dict_u64(d, "packet_ins_not_queued", c.port.tx_drops);
+	dict_u64(d, "no_controller", c.pin_drops.no_controller);
+	dict_u64(d, "rate_limited", c.pin_drops.rate_limited);
+	dict_u64(d, "queue_full", c.pin_drops.queue_full);
+	dict_u64(d, "no_mbuf", c.pin_drops.no_mbuf);
+	dict_u64(d, "msgs_rx", ss->msgs_rx);
+	dict_u64(d, "flow_mods", ss->flow_mods);
+	dict_u64(d, "errors_sent", ss->errors_sent);
+	dict_u64(d, "packet_ins_sent", ss->packet_ins_sent);
+	dict_u64(d, "packet_ins_forwarded", ss->packet_ins_forwarded);
+	dict_u64(d, "packet_ins_standalone", ss->packet_ins_standalone);
+	dict_u64(d, "packet_ins_dropped", ss->packet_ins_dropped);
+	dict_u64(d, "packet_in_drop_unwanted", ss->pin_drop_unwanted);
+	dict_u64(d, "packet_in_drop_congested", ss->pin_drop_congested);
+	dict_u64(d, "packet_in_drop_too_big", ss->pin_drop_too_big);
+	dict_u64(d, "publishes", ss->publishes);
+	dict_u64(d, "flows_expired", ss->flows_expired);
+	dict_u64(d, "learned", ss->learned);
+	dict_u64(d, "connections", c.connections);
+	for (unsigned i = 0; i < c.connections && i < 32; i++) {
 		char key[16], desc[RTE_TEL_MAX_STRING_LEN];
 		snprintf(key, sizeof(key), "conn_%u", i);
 		if (sl_ofswitch_connection(mgmt->p.sw, i, desc, sizeof(desc)) == 0)
@@ -878,56 +792,53 @@ h_log_level(const char *params, struct rte_tel_data *d, char *err, size_t err_si
 /* ---- Workers and dispatch (issue #7) ---- */
 
 static void
-worker_summary(struct rte_tel_data *c, const struct sl_worker *w, const struct sl_worker_io *io)
+worker_summary(struct rte_tel_data *c, unsigned i)
 {
-	const struct sl_pipeline_ctx *ctx = w->ctx;
-	uint64_t drops[SL_DROP__MAX], total = 0, txd = 0;
+	struct sl_stats_worker ws;
+	uint64_t total = 0;
 	char key[48], name[32];
 
-	sl_pipeline_drop_stats(&ctx, 1, drops);
-	for (unsigned p = 0; p < w->n_ports; p++)
-		txd += w->pstats[p].tx_drops;
-	dict_u64(c, "packets", w->loop.packets);
-	dict_u64(c, "bursts", w->loop.bursts);
-	dict_u64(c, "busy_cycles", w->loop.busy_cycles);
-	dict_u64(c, "tx_dropped", txd);
+	sl_stats_worker_read(&mgmt->src, i, &ws);
+	dict_u64(c, "packets", ws.packets);
+	dict_u64(c, "bursts", ws.bursts);
+	dict_u64(c, "busy_cycles", ws.busy_cycles);
+	dict_u64(c, "tx_dropped", ws.tx_drops);
 	for (unsigned r = 0; r < SL_DROP__MAX; r++) {
-		total += drops[r];
-		if (drops[r] == 0)
+		total += ws.drops[r];
+		if (ws.drops[r] == 0)
 			continue;
 		snprintf(key, sizeof(key), "drop_%s", tel_key(sl_drop_reason_name(r), name, sizeof(name)));
-		dict_u64(c, key, drops[r]);
+		dict_u64(c, key, ws.drops[r]);
 	}
 	dict_u64(c, "pipeline_dropped", total);
-	if (io != NULL && w->in_ring != NULL) {
-		struct sl_dispatch_worker_stats ds;
-		sl_dispatch_worker_stats(io->disp, w->id, &ds);
-		dict_u64(c, "ring_used", rte_ring_count(w->in_ring));
-		dict_u64(c, "ring_size", io->ring_size);
-		dict_u64(c, "dispatched", ds.packets);
-		dict_u64(c, "ring_full", ds.ring_full);
-		dict_u64(c, "adjust_from", ds.adjust_from);
-		dict_u64(c, "adjust_to", ds.adjust_to);
-		dict_u64(c, "moves", ds.moves);
+	if (ws.dispatched) {
+		dict_u64(c, "ring_used", ws.ring_used);
+		dict_u64(c, "ring_size", ws.ring_size);
+		dict_u64(c, "dispatched", ws.disp.packets);
+		dict_u64(c, "ring_full", ws.disp.ring_full);
+		dict_u64(c, "adjust_from", ws.disp.adjust_from);
+		dict_u64(c, "adjust_to", ws.disp.adjust_to);
+		dict_u64(c, "moves", ws.disp.moves);
 	}
 }
 
 static void
 dispatch_summary(struct rte_tel_data *d)
 {
-	const struct sl_worker_io *io = mgmt->p.worker->io;
+	struct sl_stats_dispatch ds;
 
+	sl_stats_dispatch_read(&mgmt->src, &ds);
 	dict_u64(d, "workers", mgmt->p.worker->n_group);
-	rte_tel_data_add_dict_string(d, "dispatch", io != NULL ? "io" : "rss");
-	if (io == NULL)
+	rte_tel_data_add_dict_string(d, "dispatch", ds.io ? "io" : "rss");
+	if (!ds.io)
 		return;
-	rte_tel_data_add_dict_string(d, "scheduler", sl_sched_name(sl_dispatch_sched(io->disp)));
-	dict_u64(d, "threshold_pct", (uint64_t)(sl_dispatch_threshold(io->disp) * 100 + 0.5));
-	dict_u64(d, "adjustments", sl_dispatch_adjustments(io->disp));
-	dict_u64(d, "io_rx", io->loop.packets);
-	dict_u64(d, "io_bursts", io->loop.bursts);
-	dict_u64(d, "io_busy_cycles", io->loop.busy_cycles);
-	dict_u64(d, "io_dispatch_full", io->ring_full);
+	rte_tel_data_add_dict_string(d, "scheduler", sl_sched_name(ds.sched));
+	dict_u64(d, "threshold_pct", (uint64_t)(ds.threshold * 100 + 0.5));
+	dict_u64(d, "adjustments", ds.adjustments);
+	dict_u64(d, "io_rx", ds.loop.packets);
+	dict_u64(d, "io_bursts", ds.loop.bursts);
+	dict_u64(d, "io_busy_cycles", ds.loop.busy_cycles);
+	dict_u64(d, "io_dispatch_full", ds.ring_full);
 }
 
 static int
@@ -944,7 +855,7 @@ h_workers(const char *params, struct rte_tel_data *d, char *err, size_t err_size
 		if (c == NULL)
 			break;
 		rte_tel_data_start_dict(c);
-		worker_summary(c, &l->group[i], l->io);
+		worker_summary(c, i);
 		snprintf(key, sizeof(key), "%u", i);
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
@@ -1369,6 +1280,8 @@ sl_mgmt_create(const struct sl_mgmt_params *p)
 		return -EEXIST;
 	memset(m, 0, sizeof(*m));
 	m->p = *p;
+	m->src = (struct sl_stats_src){.pl = p->pl, .worker = p->worker, .ports = p->ports,
+				       .n_ports = p->n_ports, .sw = p->sw};
 	m->start_tsc = rte_rdtsc();
 	pthread_mutex_init(&m->req_lock, NULL);
 	pthread_mutex_init(&m->lock, NULL);
