@@ -43,10 +43,12 @@
 #include "../src/core/core.h"
 #include "../src/flowfile/flowfile.h"
 #include "../src/log/log.h"
+#include "../src/metrics/metrics.h"
 #include "../src/mgmt/mgmt.h"
 #include "../src/ofswitch/ofswitch.h"
 #include "../src/pipeline/pipeline.h"
 #include "../src/port/port.h"
+#include "../src/stats/stats.h"
 #include "../src/worker/worker.h"
 
 #define EXIT_RUNTIME 1
@@ -84,6 +86,7 @@ struct options {
 	const char *name;      /* instance: EAL file prefix, mgmt socket name */
 	const char *mgmt;      /* mgmt socket path, "none", or NULL (default path) */
 	int mgmt_gid;          /* --mgmt-group: group of the mgmt and telemetry sockets, -1: none */
+	const char *metrics;   /* --metrics [ADDR:]PORT: Prometheus exporter, or NULL */
 	const char *log_levels[32]; /* --log-level TYPE:LEVEL, in order */
 	unsigned n_log_levels;
 	bool dumpcap;          /* multi-process EAL so dpdk-dumpcap can attach */
@@ -151,6 +154,8 @@ usage(FILE *f)
 		"                           (default /run/sluice/NAME.mgmt; none: no socket)\n"
 		"      --mgmt-group GROUP   group (name or number) that may use the management and\n"
 		"                           telemetry sockets (mode 0660 always; default: root's)\n"
+		"      --metrics [ADDR:]PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+		"                           (ADDR default 127.0.0.1; [IPV6]:PORT; docs/user-guide.md)\n"
 		"      --log-level TYPE:LEVEL  log level of a type (repeatable): sluice.* or a\n"
 		"                           component (app, mgmt, capture, ofswitch, ofconn,\n"
 		"                           pipeline, worker, port) or a DPDK type (lib.eal);\n"
@@ -293,6 +298,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"name", required_argument, NULL, 'n'},
 		{"mgmt", required_argument, NULL, 'G'},
 		{"mgmt-group", required_argument, NULL, 0x103},
+		{"metrics", required_argument, NULL, 0x105},
 		{"log-level", required_argument, NULL, 'L'},
 		{"dumpcap", no_argument, NULL, 'U'},
 		{"workers", required_argument, NULL, 'w'},
@@ -430,6 +436,15 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 				return -1;
 			}
 			o->mgmt_gid = (int)gid;
+			break;
+		}
+		case 0x105: {
+			char merr[256];
+			if (sl_metrics_listen_check(optarg, merr, sizeof(merr)) < 0) {
+				fprintf(stderr, "sluice: --metrics: %s\n", merr);
+				return -1;
+			}
+			o->metrics = optarg;
 			break;
 		}
 		case 'L':
@@ -839,6 +854,7 @@ struct run {
 	struct sl_worker *w;    /* the lead worker (readers sum over its group) */
 	struct sl_worker_io *io; /* the I/O core, or NULL */
 	struct sl_ofswitch *sw; /* NULL without --controller */
+	struct sl_metrics *metrics; /* --metrics exporter, or NULL */
 	bool have_sw_stats;     /* sw_stats and pins_pending taken before sw went away */
 	struct sl_ofswitch_stats sw_stats;
 	unsigned pins_pending;
@@ -961,9 +977,12 @@ control_loop(struct run *r)
 		else
 			usleep((useconds_t)round_ms * 1000);
 		sl_mgmt_run();
+		sl_metrics_run(r->metrics);
 	}
 	r->elapsed = now_s() - start;
 	sl_mgmt_destroy(); /* ends a capture while the worker still reports grace periods */
+	sl_metrics_destroy(r->metrics);
+	r->metrics = NULL;
 }
 
 static void *
@@ -1566,6 +1585,20 @@ main(int argc, char **argv)
 				printf("sluice: listening on %s\n", t);
 		}
 		printf("sluice: datapath id %016" PRIx64 "\n", sl_ofswitch_datapath_id(run.sw));
+	}
+	if (o.metrics != NULL) {
+		struct sl_stats_src src = {.pl = pl, .worker = &workers[0], .ports = ports,
+					   .n_ports = o.n_ports, .sw = run.sw};
+		struct sl_metrics_params xp = {.listen = o.metrics, .switch_name = o.name, .src = &src};
+		rc = sl_metrics_create(&xp, &run.metrics, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "sluice: --metrics %s\n", err);
+			status = rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+			sl_ofswitch_destroy(run.sw);
+			run.sw = NULL;
+			goto out_workers;
+		}
+		printf("sluice: metrics on http://%s/metrics\n", sl_metrics_address(run.metrics));
 	}
 	{
 		struct sl_mgmt_params mp_ = {
