@@ -24,7 +24,7 @@ if [ ! -f "$build/build.ninja" ]; then
 		-Db_lundef=false
 fi
 ninja -C "$build" fuzz/fuzz_ofp_decode fuzz/fuzz_flow_mod fuzz/fuzz_ofp_state fuzz/fuzz_json \
-	fuzz/fuzz_dispatch \
+	fuzz/fuzz_dispatch fuzz/fuzz_http \
 	fuzz/make_corpus
 
 seeds=$build/fuzz-seeds
@@ -38,13 +38,15 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$root/fuzz
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 
 status=0
-for t in fuzz_ofp_decode fuzz_flow_mod fuzz_ofp_state fuzz_json fuzz_dispatch; do
+for t in fuzz_ofp_decode fuzz_flow_mod fuzz_ofp_state fuzz_json fuzz_dispatch fuzz_http; do
 	corpus=$build/fuzz-corpus/$t
 	art=$build/fuzz-artifacts/$t
 	log=$build/fuzz-$t.log
 	mkdir -p "$corpus" "$art"
 	if [ "$t" = fuzz_json ]; then
 		cp "$root"/fuzz/corpus-json/* "$corpus"/ # telemetry replies, not OpenFlow
+	elif [ "$t" = fuzz_http ]; then
+		cp "$root"/fuzz/corpus-http/* "$corpus"/ # HTTP requests to the metrics exporter
 	else
 		cp "$seeds"/* "$corpus"/
 	fi

@@ -10,7 +10,7 @@ cd "$root"
 apt_pkgs=(build-essential meson ninja-build pkg-config python3 python3-venv python3-pip
 	  dpdk dpdk-dev libdpdk-dev libpcap-dev iproute2 tcpdump clang libclang-rt-14-dev
 	  openvswitch-common openvswitch-switch openvswitch-testcontroller iperf3 iputils-ping ethtool tmux
-	  mininet net-tools)
+	  mininet net-tools prometheus)
 
 log() { printf '[setup] %s\n' "$*"; }
 

@@ -17,7 +17,7 @@ if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
 	src/ctl/test_ctl_client src/dispatch/test_dispatch src/pipeline/test_pipeline_workers \
 	src/state/test_state src/state/test_state_scalar src/flowfile/test_stateful_concurrent src/ofp/test_ofp_state \
 	src/pipeline/test_ffp src/pipeline/test_pipeline_diff src/pipeline/test_meter src/ofp/test_ofp_meter \
-	src/fwd/test_fwd src/fwd/test_fwd_concurrent src/ofp/test_ofp_fwd >/dev/null; then
+	src/fwd/test_fwd src/fwd/test_fwd_concurrent src/ofp/test_ofp_fwd src/metrics/test_metrics >/dev/null; then
 	build-fuzz/src/pipeline/test_pipeline_concurrent 100000 || status=1
 	build-fuzz/src/pipeline/test_pipeline_concurrent 100000 deferred || status=1
 	build-fuzz/src/pipeline/test_ffp >/dev/null || status=1
@@ -38,6 +38,7 @@ if ninja -C build-fuzz src/pipeline/test_pipeline_concurrent src/ofp/test_ofp \
 	build-fuzz/src/fwd/test_fwd >/dev/null || status=1
 	build-fuzz/src/fwd/test_fwd_concurrent 20000 >/dev/null || status=1
 	build-fuzz/src/ofp/test_ofp_fwd >/dev/null || status=1
+	build-fuzz/src/metrics/test_metrics >/dev/null || status=1
 else
 	status=1
 fi

@@ -373,18 +373,26 @@ workers(const struct sl_metrics *m, struct sl_metrics_text *t)
 		       lbl(m, "mode", ds.io ? "io" : "rss", "scheduler",
 			   ds.io ? sl_sched_name(ds.sched) : "", NULL, NULL).kv,
 		       1);
-	if (!ds.io)
-		return;
-	one_f64(t, m, "sluice_dispatch_threshold_ratio", G,
-		"Ring fill above which a Subflow moves (0..1)", ds.threshold);
-	one_u64(t, m, "sluice_dispatch_adjustments_total", C, "Subflow adjustments",
-		ds.adjustments);
-	one_u64(t, m, "sluice_dispatch_rx_packets_total", C, "Packets the I/O core received",
-		ds.loop.packets);
-	one_f64(t, m, "sluice_dispatch_busy_seconds_total", C, "Time the I/O core spent on bursts",
-		(double)ds.loop.busy_cycles / hz);
-	one_u64(t, m, "sluice_dispatch_ring_full_total", C,
-		"Packets dropped: a worker's ring was full", ds.ring_full);
+	/* Families without samples under RSS: the set of families does not depend on the mode. */
+	sl_metrics_family(t, "sluice_dispatch_threshold_ratio", G,
+			  "Ring fill above which a Subflow moves (0..1)");
+	if (ds.io)
+		sl_metrics_f64(t, "sluice_dispatch_threshold_ratio", L0(m), ds.threshold);
+	sl_metrics_family(t, "sluice_dispatch_adjustments_total", C, "Subflow adjustments");
+	if (ds.io)
+		sl_metrics_u64(t, "sluice_dispatch_adjustments_total", L0(m), ds.adjustments);
+	sl_metrics_family(t, "sluice_dispatch_rx_packets_total", C, "Packets the I/O core received");
+	if (ds.io)
+		sl_metrics_u64(t, "sluice_dispatch_rx_packets_total", L0(m), ds.loop.packets);
+	sl_metrics_family(t, "sluice_dispatch_busy_seconds_total", C,
+			  "Time the I/O core spent on bursts");
+	if (ds.io)
+		sl_metrics_f64(t, "sluice_dispatch_busy_seconds_total", L0(m),
+			       (double)ds.loop.busy_cycles / hz);
+	sl_metrics_family(t, "sluice_dispatch_ring_full_total", C,
+			  "Packets dropped: a worker's ring was full");
+	if (ds.io)
+		sl_metrics_u64(t, "sluice_dispatch_ring_full_total", L0(m), ds.ring_full);
 }
 
 static void

@@ -134,8 +134,12 @@ test_writer(void)
 	sl_metrics_f64(&t, "g", NULL, INFINITY);
 	sl_metrics_f64(&t, "g", NULL, NAN);
 	sl_metrics_f64(&t, "g", NULL, 12345);
-	CHECK(contains(&t, "\ng 0.1\ng 3.0000000000000004e-09\ng +Inf\ng NaN\ng 12345\n"), "%s",
-	      t.buf);
+	sl_metrics_f64(&t, "g", NULL, 4461440);
+	sl_metrics_f64(&t, "g", NULL, -2);
+	sl_metrics_f64(&t, "g", NULL, 1e300);
+	CHECK(contains(&t, "\ng 0.1\ng 3.0000000000000004e-09\ng +Inf\ng NaN\ng 12345\n"
+			   "g 4461440\ng -2\ng 1e+300\n"),
+	      "%s", t.buf);
 	sl_metrics_text_free(&t);
 
 	sl_metrics_family(&t, "h_seconds", SL_METRICS_HISTOGRAM, "h");

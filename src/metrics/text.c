@@ -164,6 +164,10 @@ fmt_f64(char *buf, size_t size, double v)
 		snprintf(buf, size, v > 0 ? "+Inf" : "-Inf");
 		return;
 	}
+	if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v) { /* whole, exact: 4461440 */
+		snprintf(buf, size, "%" PRId64, (int64_t)v);
+		return;
+	}
 	for (int prec = 6; prec <= 17; prec++) {
 		snprintf(buf, size, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
