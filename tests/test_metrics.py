@@ -91,8 +91,15 @@ def value(samples: Samples, metric: str, /, **labels: str) -> float:
     return found[0]
 
 
+def metrics_addr(sw: Sluice) -> str:
+    """ADDR:PORT from the switch's "sluice: metrics on http://ADDR:PORT/metrics" line."""
+    m = METRICS_RE.search(sw.output)
+    assert m, sw.output
+    return m.group(1)
+
+
 def scrape(sw: Sluice) -> Samples:
-    status, headers, body = http_get(sw.metrics_addr)  # type: ignore[attr-defined]
+    status, headers, body = http_get(metrics_addr(sw))
     assert status == 200, body
     assert headers["Content-Type"].startswith("text/plain; version=0.0.4"), headers
     return parse(body)
@@ -110,7 +117,7 @@ def switch(sluice_bin: Path, tmp_path: Path) -> Iterator[Sluice]:
     sw = Sluice(cfg, binary=sluice_bin)
     try:
         sw.wait_ready(timeout=30)
-        sw.metrics_addr = sw.wait_output(METRICS_RE, timeout=5).group(1)  # type: ignore[attr-defined]
+        sw.wait_output(METRICS_RE, timeout=5)
         testing.wait_until(
             lambda: value(scrape(sw), "sluice_port_rx_packets_total", port="1") == N_RX, 30,
             "all frames received")
@@ -177,7 +184,7 @@ def test_promtool_accepts_the_scrape(switch: Sluice, tmp_path: Path) -> None:
     promtool = shutil.which("promtool")
     if promtool is None:
         pytest.skip("promtool not installed (Debian package prometheus; scripts/setup.sh)")
-    status, _, body = http_get(switch.metrics_addr)  # type: ignore[attr-defined]
+    status, _, body = http_get(metrics_addr(switch))
     assert status == 200
     r = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True,
                        text=True, timeout=60)
@@ -195,7 +202,7 @@ def test_http_refusals_and_hostile_clients(switch: Sluice) -> None:
         extra connections are closed at once and counted; the switch keeps serving, and
         counts the timeouts and errors.
     """
-    addr = switch.metrics_addr  # type: ignore[attr-defined]
+    addr = metrics_addr(switch)
     assert http_get(addr, "/")[0] == 404
     assert http_get(addr, "/metrics/x")[0] == 404
     r = raw_request(addr, b"POST /metrics HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody")
@@ -220,13 +227,13 @@ def test_http_refusals_and_hostile_clients(switch: Sluice) -> None:
     finally:
         for s in silent:
             s.close()
-    s = scrape(switch)
+    after = scrape(switch)
     # A slot may still be closing the previous client: then a silent one was refused instead.
-    refused, timeouts = value(s, "sluice_metrics_refused_total"), value(
-        s, "sluice_metrics_timeouts_total")
+    refused = value(after, "sluice_metrics_refused_total")
+    timeouts = value(after, "sluice_metrics_timeouts_total")
     assert refused >= 4 and refused + timeouts == 12, (refused, timeouts)
-    assert value(s, "sluice_metrics_http_errors_total") == 7
-    assert value(s, "sluice_port_rx_packets_total", port="1") == N_RX
+    assert value(after, "sluice_metrics_http_errors_total") == 7
+    assert value(after, "sluice_port_rx_packets_total", port="1") == N_RX
 
 
 def test_prometheus_scrapes_sluice(switch: Sluice, tmp_path: Path) -> None:
@@ -249,7 +256,7 @@ def test_prometheus_scrapes_sluice(switch: Sluice, tmp_path: Path) -> None:
     cfg = tmp_path / "prometheus.yml"
     cfg.write_text("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
                    "scrape_configs:\n  - job_name: sluice\n    static_configs:\n"
-                   f"      - targets: ['{switch.metrics_addr}']\n")  # type: ignore[attr-defined]
+                   f"      - targets: ['{metrics_addr(switch)}']\n")
     proc = Proc([prom, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
                  f"--web.listen-address={web}", "--log.level=warn"], name="prometheus")
 
@@ -266,7 +273,7 @@ def test_prometheus_scrapes_sluice(switch: Sluice, tmp_path: Path) -> None:
     try:
         testing.wait_until(lambda: bool(query('up{job="sluice"} == 1')), 60,
                            "prometheus scraping sluice")
-        rx = []
+        rx: list[dict[str, Any]] = []
 
         def have_rx() -> bool:
             rx[:] = query('sluice_port_rx_packets_total{port="1"}')
@@ -282,8 +289,8 @@ def test_prometheus_scrapes_sluice(switch: Sluice, tmp_path: Path) -> None:
         assert drops and float(drops[0]["value"][1]) == N_TTL1
         # Every query of the Grafana dashboard is valid PromQL over these series.
         for expr in dashboard_exprs():
-            q = expr.replace("$__rate_interval", "1m").replace("$switch", ".*")
-            url = f"http://{web}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+            promql = expr.replace("$__rate_interval", "1m").replace("$switch", ".*")
+            url = f"http://{web}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
             with urllib.request.urlopen(url, timeout=5) as r:
                 assert json.loads(r.read())["status"] == "success", expr
     finally:
@@ -308,7 +315,7 @@ def test_grafana_dashboard_uses_emitted_metrics(switch: Sluice) -> None:
     dash = json.loads(DASHBOARD.read_text())
     panels = [p for p in dash["panels"] if p.get("type") != "row"]
     assert dash["title"] and len(panels) >= 8
-    status, _, body = http_get(switch.metrics_addr)  # type: ignore[attr-defined]
+    status, _, body = http_get(metrics_addr(switch))
     emitted = {line.split()[2] for line in body.splitlines() if line.startswith("# TYPE ")}
     hist = {line.split()[2] for line in body.splitlines()
             if line.startswith("# TYPE ") and line.endswith(" histogram")}
