@@ -49,6 +49,7 @@
 #include "../src/pipeline/pipeline.h"
 #include "../src/port/port.h"
 #include "../src/stats/stats.h"
+#include "../src/tls/tls.h"
 #include "../src/worker/worker.h"
 
 #define EXIT_RUNTIME 1
@@ -78,6 +79,7 @@ struct options {
 	unsigned chain_warn;   /* warn when a goto chain reaches this many tables (0 = off) */
 	const char *controllers[16]; /* --controller targets */
 	unsigned n_controllers;
+	struct sl_tls_files tls;     /* --private-key, --certificate, --ca-cert */
 	uint64_t dpid;
 	enum sl_fail_mode fail_mode;
 	double probe_interval; /* seconds */
@@ -137,7 +139,13 @@ usage(FILE *f)
 		"OpenFlow:\n"
 		"  -C, --controller TARGET  controller channel (repeatable): tcp:HOST[:PORT] (connect,\n"
 		"                           default port 6653; HOST an IP or a host name), ptcp:PORT[:IP] (listen, e.g. for\n"
-		"                           ovs-ofctl; IP default 127.0.0.1), unix:PATH, punix:PATH\n"
+		"                           ovs-ofctl; IP default 127.0.0.1), unix:PATH, punix:PATH;\n"
+		"                           with TLS: ssl:HOST[:PORT], pssl:PORT[:IP] (IP default\n"
+		"                           127.0.0.1)\n"
+		"      --private-key FILE   TLS: this switch's private key (PEM), for ssl:/pssl:\n"
+		"      --certificate FILE   TLS: this switch's certificate (PEM)\n"
+		"      --ca-cert FILE       TLS: the CA certificate peers must be signed by (PEM);\n"
+		"                           peers without a certificate from this CA are refused\n"
 		"      --dpid HEX           datapath id (default: from the first port's MAC)\n"
 		"      --fail-mode MODE     secure | standalone (default standalone: a learning\n"
 		"                           switch while controllers are configured but none is up)\n"
@@ -290,6 +298,9 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"ffp-auto", required_argument, NULL, 0x603},
 		{"chain-warn", required_argument, NULL, 0x500},
 		{"controller", required_argument, NULL, 'C'},
+		{"private-key", required_argument, NULL, 0x700},
+		{"certificate", required_argument, NULL, 0x701},
+		{"ca-cert", required_argument, NULL, 0x702},
 		{"dpid", required_argument, NULL, 'I'},
 		{"fail-mode", required_argument, NULL, 'M'},
 		{"probe-interval", required_argument, NULL, 'P'},
@@ -379,6 +390,15 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 				return -1;
 			}
 			o->controllers[o->n_controllers++] = optarg;
+			break;
+		case 0x700:
+			o->tls.private_key = optarg;
+			break;
+		case 0x701:
+			o->tls.certificate = optarg;
+			break;
+		case 0x702:
+			o->tls.ca_cert = optarg;
 			break;
 		case 'I': {
 			char *end;
@@ -1343,6 +1363,43 @@ eal_multi_process(char **eal_argv, int n)
 	return true;
 }
 
+/*
+ * TLS for ssl:/pssl: targets.  The three files go together, and a TLS target
+ * needs them.  They are loaded before anything else starts, so a missing,
+ * unreadable or mismatched file is a configuration error naming the file.
+ * @return 0 (*@out NULL when TLS is not used), or -1 after printing why.
+ */
+static int
+tls_setup(const struct options *o, struct sl_tls_ctx **out)
+{
+	const struct sl_tls_files *f = &o->tls;
+	const char *tls_target = NULL, *missing;
+	char err[512];
+
+	*out = NULL;
+	for (unsigned i = 0; i < o->n_controllers && !tls_target; i++)
+		if (strncmp(o->controllers[i], "ssl:", 4) == 0 ||
+		    strncmp(o->controllers[i], "pssl:", 5) == 0)
+			tls_target = o->controllers[i];
+	if (!tls_target && !f->private_key && !f->certificate && !f->ca_cert)
+		return 0;
+	missing = !f->private_key ? "--private-key"
+		  : !f->certificate ? "--certificate"
+		  : !f->ca_cert     ? "--ca-cert"
+				    : NULL;
+	if (missing) {
+		fprintf(stderr, "sluice: %s: TLS needs --private-key, --certificate and --ca-cert "
+				"(%s is missing)\n",
+			tls_target ? tls_target : "--private-key/--certificate/--ca-cert", missing);
+		return -1;
+	}
+	if (sl_tls_ctx_create(f, out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sluice: TLS: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* Log levels from the command line, after EAL parsed its own. */
 static int
 apply_log_levels(const struct options *o)
@@ -1375,6 +1432,7 @@ main(int argc, char **argv)
 	unsigned lcores[SL_DISPATCH_WORKERS_MAX + 1], n_lcores = 0;
 	char *eal_argv[64], prefix[80], err[512], mgmt[128], rundir[4096];
 	const char *targets[SL_ARRAY_SIZE(o.controllers) + 1];
+	struct sl_tls_ctx *tls = NULL;
 	unsigned n_targets = 0;
 	int first_eal, exit_now, n_eal, rc, status = EXIT_RUNTIME;
 	unsigned n_open = 0;
@@ -1397,6 +1455,8 @@ main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (!o.check_only && tls_setup(&o, &tls) < 0)
+		return EXIT_USAGE;
 
 	if (sl_pipeline_create(&pl) < 0) {
 		fprintf(stderr, "sluice: out of memory\n");
@@ -1568,6 +1628,7 @@ main(int argc, char **argv)
 			.ports = ports,
 			.n_ports = o.n_ports,
 			.unix_gid = o.mgmt_gid,
+			.tls = tls,
 		};
 		rc = sl_ofswitch_create(&sp, &run.sw, err, sizeof(err));
 		if (rc < 0) {
@@ -1578,8 +1639,8 @@ main(int argc, char **argv)
 		}
 		for (unsigned i = 0; i < o.n_controllers; i++) {
 			const char *t = o.controllers[i];
-			if (strncmp(t, "ptcp:", 5) == 0)
-				printf("sluice: listening on ptcp:%d\n",
+			if (strncmp(t, "ptcp:", 5) == 0 || strncmp(t, "pssl:", 5) == 0)
+				printf("sluice: listening on %.4s:%d\n", t,
 				       sl_ofswitch_listen_port(run.sw, (int)i));
 			else if (strncmp(t, "punix:", 6) == 0)
 				printf("sluice: listening on %s\n", t);
@@ -1679,6 +1740,7 @@ out_workers:
 
 out:
 	sl_fwd_destroy(fwd);
+	sl_tls_ctx_destroy(tls);
 	for (unsigned i = 0; i < n_open; i++)
 		sl_port_close(&ports[i]);
 	free(ports);

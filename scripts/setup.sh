@@ -8,7 +8,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 apt_pkgs=(build-essential meson ninja-build pkg-config python3 python3-venv python3-pip
-	  dpdk dpdk-dev libdpdk-dev libpcap-dev iproute2 tcpdump clang libclang-rt-14-dev
+	  dpdk dpdk-dev libdpdk-dev libpcap-dev libssl-dev openssl iproute2 tcpdump clang libclang-rt-14-dev
 	  openvswitch-common openvswitch-switch openvswitch-testcontroller iperf3 iputils-ping ethtool tmux
 	  mininet net-tools prometheus)
 

@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../tls/tls.h"
+
 /* OpenFlow constants the channel uses by itself (identical in every version). */
 enum {
 	OFPT_HELLO = 0,
@@ -66,17 +68,18 @@ enum {
 #define RL_BURST 10
 #define RL_WINDOW_MS 5000
 
-enum target_kind { TK_TCP, TK_UNIX, TK_PTCP, TK_PUNIX };
+enum target_kind { TK_TCP, TK_SSL, TK_UNIX, TK_PTCP, TK_PSSL, TK_PUNIX };
 
 struct target {
 	int idx;                       /* Position in mgr->targets. */
 	enum target_kind kind;         /* Syntax it was given in. */
-	bool passive;                  /* ptcp:/punix: listener. */
+	bool passive;                  /* ptcp:/pssl:/punix: listener. */
+	bool tls;                      /* ssl:/pssl: connections run TLS under OpenFlow. */
 	char *spec;                    /* Target string as given (for logs). */
 	struct sockaddr_storage addr;  /* Where to connect or what is bound. */
 	socklen_t addr_len;            /* Valid bytes of addr. */
 	int fd;                        /* Listening socket, -1 for active targets. */
-	int port;                      /* Bound TCP port (ptcp), else 0. */
+	int port;                      /* Bound TCP port (ptcp, pssl), else 0. */
 	char *unlink_path;             /* punix socket file to remove on destroy. */
 	unsigned n_accepted;           /* Connections accepted (names punix peers). */
 	uint64_t accept_pause_until;   /* Not polled before this (after EMFILE and co). */
@@ -87,6 +90,7 @@ struct target {
 
 enum conn_state {
 	CS_CONNECTING, /* Non-blocking connect in progress (active only). */
+	CS_HANDSHAKE,  /* TLS handshake in progress (ssl:, pssl: only). */
 	CS_HELLO,      /* Our HELLO sent, waiting for the peer's. */
 	CS_CONNECTED,  /* Version negotiated; messages flow. */
 	CS_CLOSING,    /* Flushing output, discarding input, waiting for EOF. */
@@ -98,6 +102,7 @@ struct sl_ofconn {
 	struct sl_ofconn *next;        /* mgr->conns list. */
 	struct target *target;         /* Target it came from (listener or active). */
 	int fd;                        /* Socket, -1 once closed. */
+	struct sl_tls *tls;            /* TLS session of ssl:/pssl: connections, else NULL. */
 	enum conn_state state;         /* See enum conn_state. */
 	bool announced;                /* on_connect fired, on_disconnect not yet. */
 	bool rx_eof;                   /* Peer closed its side. */
@@ -333,19 +338,58 @@ rx_paused(const struct sl_ofconn *c)
 
 static void conn_kill(struct sl_ofconn *c);
 
+/*
+ * Socket I/O, plain or through TLS: bytes moved (recv: 0 at EOF), or -errno,
+ * -EAGAIN when the socket is not ready.  A TLS send retried after -EAGAIN
+ * starts with the same bytes, as tls.h requires: the queue only grows at its
+ * tail and its head moves only when bytes were taken.
+ */
+static ssize_t
+io_send(struct sl_ofconn *c, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (c->tls)
+		return sl_tls_send(c->tls, buf, len);
+	do {
+		n = send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+static ssize_t
+io_recv(struct sl_ofconn *c, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (c->tls)
+		return sl_tls_recv(c->tls, buf, len);
+	do {
+		n = recv(c->fd, buf, len, MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+/* Why I/O failed with -@err: TLS's own reason when it has one. */
+static const char *
+io_error_text(const struct sl_ofconn *c, int err)
+{
+	if (c->tls && sl_tls_error(c->tls)[0])
+		return sl_tls_error(c->tls);
+	return strerror(err);
+}
+
 /* Write as much queued output as the socket takes; a hard error kills @c. */
 static void
 tx_flush(struct sl_ofconn *c)
 {
 	while (c->tx_len) {
-		ssize_t n = send(c->fd, c->tx + c->tx_head, c->tx_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = io_send(c, c->tx + c->tx_head, c->tx_len);
 
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			if (n != -EAGAIN) {
 				mlog(c->mgr, SL_OFCONN_LOG_WARN, true, "%s: send failed (%s)",
-				     c->name, strerror(errno));
+				     c->name, io_error_text(c, (int)-n));
 				conn_kill(c);
 			}
 			return;
@@ -384,8 +428,8 @@ conn_start_close(struct sl_ofconn *c)
 {
 	if (c->state >= CS_CLOSING)
 		return;
-	if (c->state == CS_CONNECTING) {
-		conn_kill(c);
+	if (c->state == CS_CONNECTING || c->state == CS_HANDSHAKE) {
+		conn_kill(c); /* Nothing of ours is queued before the HELLO. */
 		return;
 	}
 	c->state = CS_CLOSING;
@@ -426,7 +470,31 @@ send_hello(struct sl_ofconn *c)
 	tx_flush(c);
 }
 
-/* The socket is connected: start the HELLO exchange. */
+/*
+ * Advance a TLS handshake; once it is done the HELLO exchange starts.  A
+ * failure is the peer's doing (no certificate, another CA, not TLS at all):
+ * logged with the reason, rate-limited, and only this connection ends.
+ */
+static void
+conn_handshake(struct sl_ofconn *c)
+{
+	int ret = sl_tls_handshake(c->tls);
+
+	if (ret == -EAGAIN)
+		return;
+	if (ret < 0) {
+		mlog(c->mgr, SL_OFCONN_LOG_WARN, true, "%s: TLS handshake failed: %s", c->name,
+		     io_error_text(c, -ret));
+		conn_kill(c);
+		return;
+	}
+	mlog(c->mgr, SL_OFCONN_LOG_INFO, false, "%s: %s session with peer certificate '%s'",
+	     c->name, sl_tls_version(c->tls), sl_tls_peer_subject(c->tls));
+	c->state = CS_HELLO;
+	send_hello(c);
+}
+
+/* The socket is connected: start the TLS handshake (ssl:, pssl:) or the HELLO exchange. */
 static void
 conn_established(struct sl_ofconn *c)
 {
@@ -437,8 +505,22 @@ conn_established(struct sl_ofconn *c)
 	if (getsockname(c->fd, (struct sockaddr *)&ss, &ss_len) == 0 &&
 	    (ss.ss_family == AF_INET || ss.ss_family == AF_INET6))
 		setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	c->state = CS_HELLO;
+	/* The hello timeout covers the TLS handshake too: a silent peer is dropped either way. */
 	c->created_ms = now_ms();
+	if (c->target->tls) {
+		if (sl_tls_open(c->mgr->p.tls, c->fd, c->target->passive, &c->tls) < 0) {
+			mlog(c->mgr, SL_OFCONN_LOG_WARN, true, "%s: out of memory for TLS",
+			     c->name);
+			conn_kill(c);
+			return;
+		}
+		c->state = CS_HANDSHAKE;
+		mlog(c->mgr, SL_OFCONN_LOG_DBG, false, "%s: socket connected, TLS handshake",
+		     c->name);
+		conn_handshake(c);
+		return;
+	}
+	c->state = CS_HELLO;
 	mlog(c->mgr, SL_OFCONN_LOG_DBG, false, "%s: socket connected, sent HELLO", c->name);
 	send_hello(c);
 }
@@ -685,10 +767,7 @@ conn_read(struct sl_ofconn *c)
 	/* A full buffer means parsing is paused; recv(len 0) would look like EOF. */
 	if (c->rx_eof || c->rx_len == RX_CAP)
 		return;
-	do {
-		n = recv(c->fd, c->rx + c->rx_len, RX_CAP - c->rx_len, MSG_DONTWAIT);
-	} while (n < 0 && errno == EINTR);
-
+	n = io_recv(c, c->rx + c->rx_len, RX_CAP - c->rx_len);
 	if (n > 0) {
 		c->rx_len += (size_t)n;
 		if (c->state == CS_CLOSING)
@@ -697,7 +776,7 @@ conn_read(struct sl_ofconn *c)
 			rx_parse(c);
 		return;
 	}
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+	if (n == -EAGAIN)
 		return;
 	if (n == 0) {
 		c->rx_eof = true;
@@ -710,7 +789,7 @@ conn_read(struct sl_ofconn *c)
 			conn_kill(c);
 	} else {
 		mlog(c->mgr, SL_OFCONN_LOG_WARN, true, "%s: receive failed (%s)", c->name,
-		     strerror(errno));
+		     io_error_text(c, (int)-n));
 		conn_kill(c);
 	}
 }
@@ -760,7 +839,8 @@ target_connect(struct sl_ofconn_mgr *mgr, struct target *t)
 	if (!c)
 		goto close_fd;
 	addr_to_str(&t->addr, where, sizeof where);
-	snprintf(c->name, sizeof c->name, "%s:%s", t->kind == TK_TCP ? "tcp" : "unix", where);
+	snprintf(c->name, sizeof c->name, "%s:%s",
+		 t->kind == TK_TCP ? "tcp" : t->kind == TK_SSL ? "ssl" : "unix", where);
 	t->conn = c;
 	c->state = CS_CONNECTING;
 	if (ret == 0)
@@ -856,7 +936,7 @@ listener_accept(struct sl_ofconn_mgr *mgr, struct target *t)
 				 t->n_accepted);
 		} else {
 			addr_to_str(&ss, where, sizeof where);
-			snprintf(c->name, sizeof c->name, "tcp:%s", where);
+			snprintf(c->name, sizeof c->name, "%s:%s", t->tls ? "ssl" : "tcp", where);
 		}
 		mlog(mgr, SL_OFCONN_LOG_DBG, false, "%s: accepted %s", t->spec, c->name);
 		conn_established(c);
@@ -960,7 +1040,8 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 
 	if (!colon) {
 		set_err(err, err_size,
-			"bad target '%s': expected tcp:, ptcp:, unix: or punix: prefix", spec);
+			"bad target '%s': expected tcp:, ssl:, unix:, ptcp:, pssl: or punix: prefix",
+			spec);
 		return -EINVAL;
 	}
 	plen = (size_t)(colon - spec);
@@ -990,12 +1071,12 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 		return 0;
 	}
 
-	if (plen == 3 && !strncmp(spec, "tcp", 3)) {
-		/* tcp:IP[:PORT], IPv6 in brackets. */
+	if (plen == 3 && (!strncmp(spec, "tcp", 3) || !strncmp(spec, "ssl", 3))) {
+		/* tcp:IP[:PORT] and ssl:IP[:PORT], IPv6 in brackets. */
 		char *host = rest, *port_s = NULL;
 		int port = SL_OFCONN_DEFAULT_PORT;
 
-		t->kind = TK_TCP;
+		t->kind = spec[0] == 't' ? TK_TCP : TK_SSL;
 		if (rest[0] == '[') {
 			char *rb = strchr(rest, ']');
 
@@ -1046,17 +1127,17 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 		return 0;
 	}
 
-	if (plen == 4 && !strncmp(spec, "ptcp", 4)) {
+	if (plen == 4 && (!strncmp(spec, "ptcp", 4) || !strncmp(spec, "pssl", 4))) {
 		/*
-		 * ptcp:PORT[:IP]; everything after the port is the address.  A
-		 * listener gives any peer full control: loopback unless an address
-		 * is written out (issue #21).
+		 * ptcp:PORT[:IP] and pssl:PORT[:IP]; everything after the port is
+		 * the address.  A listener gives any peer full control: loopback
+		 * unless an address is written out.
 		 */
 		char *c2 = strchr(rest, ':');
 		const char *ip = "127.0.0.1";
 		int port;
 
-		t->kind = TK_PTCP;
+		t->kind = spec[1] == 't' ? TK_PTCP : TK_PSSL;
 		if (c2) {
 			*c2 = '\0';
 			ip = c2 + 1;
@@ -1083,8 +1164,8 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 	}
 
 	set_err(err, err_size,
-		"bad target '%s': unknown type '%.*s' (expected tcp, ptcp, unix or punix)", spec,
-		(int)plen, spec);
+		"bad target '%s': unknown type '%.*s' (expected tcp, ssl, unix, ptcp, pssl or punix)",
+		spec, (int)plen, spec);
 	return -EINVAL;
 }
 
@@ -1116,7 +1197,7 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 		set_err(err, err_size, "target '%s': socket: %s", t->spec, strerror(errno));
 		return ret;
 	}
-	if (t->kind == TK_PTCP)
+	if (t->kind != TK_PUNIX)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	/* A unix socket is born with the umask's mode: none for others, then 0660. */
 	mode_t old_mask = t->kind == TK_PUNIX ? umask(0177) : 0;
@@ -1154,7 +1235,7 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 			strerror(errno));
 		goto unlink_path;
 	}
-	if (t->kind == TK_PTCP) {
+	if (t->kind != TK_PUNIX) {
 		struct sockaddr_storage ss;
 		socklen_t ss_len = sizeof ss;
 
@@ -1224,6 +1305,7 @@ sl_ofconn_mgr_set_wake_fd(struct sl_ofconn_mgr *mgr, int fd)
 static void
 conn_free(struct sl_ofconn *c)
 {
+	sl_tls_close(c->tls);
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->rx);
@@ -1286,7 +1368,16 @@ sl_ofconn_mgr_add_target(struct sl_ofconn_mgr *mgr, const char *target, char *er
 	ret = target_parse(target, t, err, err_size);
 	if (ret)
 		goto free_spec;
-	t->passive = t->kind == TK_PTCP || t->kind == TK_PUNIX;
+	t->passive = t->kind == TK_PTCP || t->kind == TK_PSSL || t->kind == TK_PUNIX;
+	t->tls = t->kind == TK_SSL || t->kind == TK_PSSL;
+	if (t->tls && !mgr->p.tls) {
+		set_err(err, err_size,
+			"bad target '%s': TLS needs a private key, a certificate and a CA "
+			"certificate, and none were configured",
+			target);
+		ret = -EINVAL;
+		goto free_spec;
+	}
 	targets = realloc(mgr->targets, (size_t)(mgr->n_targets + 1) * sizeof *targets);
 	if (!targets) {
 		ret = -ENOMEM;
@@ -1317,7 +1408,7 @@ sl_ofconn_mgr_listen_port(const struct sl_ofconn_mgr *mgr, int idx)
 {
 	if (idx < 0 || idx >= mgr->n_targets)
 		return -ENOENT;
-	if (mgr->targets[idx]->kind != TK_PTCP)
+	if (mgr->targets[idx]->kind != TK_PTCP && mgr->targets[idx]->kind != TK_PSSL)
 		return -EINVAL;
 	return mgr->targets[idx]->port;
 }
@@ -1330,6 +1421,7 @@ conn_deadline(const struct sl_ofconn *c)
 
 	switch (c->state) {
 	case CS_CONNECTING:
+	case CS_HANDSHAKE:
 	case CS_HELLO:
 		return p->hello_timeout_ms ? c->created_ms + p->hello_timeout_ms : UINT64_MAX;
 	case CS_CONNECTED: {
@@ -1378,9 +1470,13 @@ run_timers(struct sl_ofconn_mgr *mgr, uint64_t now)
 			continue;
 		switch (c->state) {
 		case CS_CONNECTING:
+		case CS_HANDSHAKE:
 		case CS_HELLO:
 			mlog(mgr, SL_OFCONN_LOG_WARN, true, "%s: %s timed out after %u ms",
-			     c->name, c->state == CS_CONNECTING ? "connect" : "HELLO exchange",
+			     c->name,
+			     c->state == CS_CONNECTING   ? "connect"
+			     : c->state == CS_HANDSHAKE ? "TLS handshake"
+							: "HELLO exchange",
 			     p->hello_timeout_ms);
 			conn_kill(c);
 			break;
@@ -1507,6 +1603,7 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 {
 	size_t n = 0, n_conns = 0;
 	uint64_t now, deadline;
+	bool tls_ready = false; /* A TLS session holds decrypted input poll() cannot see. */
 	int wait, ret;
 
 	for (struct sl_ofconn *c = mgr->conns; c; c = c->next)
@@ -1526,15 +1623,19 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 		mgr->slot_is_conn[n++] = false;
 	}
 	for (struct sl_ofconn *c = mgr->conns; c; c = c->next) {
-		short ev = 0;
+		bool reading = !c->rx_eof && !rx_paused(c), writing = c->tx_len != 0;
+		short ev;
 
 		if (c->state == CS_DEAD)
 			continue;
 		if (c->state == CS_CONNECTING)
 			ev = POLLOUT;
+		else if (c->tls)
+			ev = sl_tls_events(c->tls, reading, writing);
 		else
-			ev = (short)((c->rx_eof || rx_paused(c) ? 0 : POLLIN) |
-				     (c->tx_len ? POLLOUT : 0));
+			ev = (short)((reading ? POLLIN : 0) | (writing ? POLLOUT : 0));
+		if (c->tls && reading && sl_tls_pending(c->tls))
+			tls_ready = true;
 		mgr->pfds[n] = (struct pollfd){ .fd = c->fd, .events = ev };
 		mgr->slots[n] = c;
 		mgr->slot_is_conn[n++] = true;
@@ -1547,7 +1648,7 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 	/* Stage 2: wait, but wake for the earliest timer and never past the caller's limit. */
 	now = now_ms();
 	deadline = next_deadline(mgr);
-	if (deadline <= now) {
+	if (deadline <= now || tls_ready) {
 		wait = 0;
 	} else {
 		uint64_t until = deadline - now;
@@ -1572,11 +1673,9 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 	}
 
 	/* Stage 3: socket events.  Callbacks may end connections; dead ones are skipped. */
-	for (size_t i = 0; ret > 0 && i < n; i++) {
+	for (size_t i = 0; (ret > 0 || tls_ready) && i < n; i++) {
 		short rev = mgr->pfds[i].revents;
 
-		if (!rev)
-			continue;
 		if (!mgr->slot_is_conn[i]) {
 			if (rev & POLLIN)
 				listener_accept(mgr, mgr->slots[i]);
@@ -1584,8 +1683,24 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 		}
 		struct sl_ofconn *c = mgr->slots[i];
 
+		if (c->tls && c->state != CS_DEAD && sl_tls_pending(c->tls))
+			rev |= POLLIN;
+		if (!rev)
+			continue;
 		if (c->state == CS_CONNECTING) {
 			conn_connect_done(c);
+			continue;
+		}
+		if (c->state == CS_HANDSHAKE) {
+			conn_handshake(c);
+			continue;
+		}
+		if (c->tls) {
+			/* Either event may serve either direction (tls.h): try both. */
+			if (c->state != CS_DEAD && (!rx_paused(c) || (rev & (POLLERR | POLLHUP))))
+				conn_read(c);
+			if (c->state != CS_DEAD && c->tx_len)
+				tx_flush(c);
 			continue;
 		}
 		if (c->state != CS_DEAD && (rev & (POLLIN | POLLERR | POLLHUP)))
@@ -1605,6 +1720,8 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 		if (c->state != CS_CLOSING || c->tx_len)
 			continue;
 		if (!c->shut_wr) {
+			if (c->tls)
+				sl_tls_shutdown(c->tls);
 			shutdown(c->fd, SHUT_WR);
 			c->shut_wr = true;
 		}

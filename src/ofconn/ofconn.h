@@ -16,15 +16,19 @@
  * ----------------------------------------------------------------------------
  * Targets (sl_ofconn_mgr_add_target), the ovs-vswitchd syntax
  * ----------------------------------------------------------------------------
- *   tcp:IP[:PORT]        active: connect to a controller; PORT defaults to
- *                        6653.  IP is a numeric IPv4 address, an IPv6 address
- *                        in brackets ("tcp:[::1]:6653") or "localhost".  Host
- *                        names are refused: resolving one would block the
- *                        control thread.
+ *   tcp:HOST[:PORT]      active: connect to a controller; PORT defaults to
+ *                        6653.  HOST is a numeric IPv4 address, an IPv6
+ *                        address in brackets ("tcp:[::1]:6653") or a host
+ *                        name, resolved once, when the target is added.
+ *   ssl:HOST[:PORT]      active, as tcp:, with TLS (see "TLS" below).
  *   unix:PATH            active: connect to a unix stream socket.
  *   ptcp:PORT[:IP]       passive: listen on PORT (1..65535, or 0 for an
  *                        ephemeral port, see sl_ofconn_mgr_listen_port());
- *                        IP defaults to 0.0.0.0, "[::]" listens on IPv6.
+ *                        IP defaults to 127.0.0.1, since any peer of a
+ *                        listener may change every flow: another address
+ *                        must be written out ("ptcp:6653:0.0.0.0", "[::]"
+ *                        for IPv6).  IP must be numeric.
+ *   pssl:PORT[:IP]       passive, as ptcp: (127.0.0.1 by default), with TLS.
  *   punix:PATH           passive: listen on a unix socket; a stale socket
  *                        file at PATH is unlinked first, and the file is
  *                        removed again by sl_ofconn_mgr_destroy().
@@ -35,11 +39,25 @@
  * command).  Targets live until the manager is destroyed.
  *
  * ----------------------------------------------------------------------------
+ * TLS (ssl:, pssl:)
+ * ----------------------------------------------------------------------------
+ * params.tls holds the private key, certificate and CA certificate
+ * (src/tls/tls.h: mutual authentication, TLS 1.2 or 1.3, no renegotiation);
+ * without it ssl:/pssl: targets are refused with -EINVAL.  The handshake runs
+ * non-blocking inside sl_ofconn_mgr_poll() before the HELLO exchange and
+ * under the same params.hello_timeout_ms.  A peer whose handshake fails (no
+ * certificate, one from another CA, plain TCP on a pssl: port) is logged at
+ * WARN with TLS's reason, rate-limited, and only that connection ends; for
+ * an active target it is a failed attempt, so the reconnect backoff grows
+ * exactly as for tcp:.  Everything after the handshake (framing, HELLO,
+ * echo, backpressure, graceful close with close_notify) is as for tcp:.
+ *
+ * ----------------------------------------------------------------------------
  * Connection life cycle
  * ----------------------------------------------------------------------------
  *   1. Socket up (accepted, or a non-blocking connect completed): TCP_NODELAY
- *      is set and our HELLO (version 0x04, version-bitmap element advertising
- *      only 1.3) is sent at once.
+ *      is set; ssl:/pssl: connections do their TLS handshake; then our HELLO
+ *      (version 0x04, version-bitmap element advertising only 1.3) is sent.
  *   2. The peer's HELLO arrives.  With a bitmap element the highest common
  *      version wins; without one the common version is min(0x04, header
  *      version).  If that is not 0x04 the peer gets ERROR HELLO_FAILED /
@@ -113,8 +131,8 @@
  *     counts as activity then: a peer that neither reads nor sends for two
  *     intervals is dropped.
  *   - Reconnect: the first attempt for an active target starts when it is
- *     added.  After a failed attempt (refused, or closed before the HELLO
- *     exchange finished) the next attempt waits the backoff, which starts at
+ *     added.  After a failed attempt (refused, a failed TLS handshake, or
+ *     closed before the HELLO exchange finished) the next attempt waits the backoff, which starts at
  *     backoff_min_ms and doubles up to backoff_max_ms.  A connection that was
  *     up (negotiated) resets the backoff to backoff_min_ms, however short it
  *     lived: a controller that restarts is reached again at once.  A connect
@@ -165,6 +183,7 @@ enum sl_ofconn_log_level {
 
 struct sl_ofconn_mgr;
 struct sl_ofconn;
+struct sl_tls_ctx;
 
 /** Connection event callback: on_connect, on_disconnect, on_writable, foreach. */
 typedef void (*sl_ofconn_conn_fn)(struct sl_ofconn *c, void *arg);
@@ -192,6 +211,11 @@ struct sl_ofconn_params {
 	 * unix_gid.  Any peer of a listener may change every flow.
 	 */
 	int unix_gid;
+	/*
+	 * TLS key, certificate and CA for ssl:/pssl: targets (sl_tls_ctx_create);
+	 * NULL: none (default).  Borrowed: it must outlive the manager.
+	 */
+	struct sl_tls_ctx *tls;
 	sl_ofconn_conn_fn on_connect;    /* HELLO exchange succeeded; may be NULL. */
 	sl_ofconn_msg_fn on_message;     /* A message for the switch agent; may be NULL. */
 	sl_ofconn_conn_fn on_disconnect; /* Paired with on_connect; may be NULL. */
@@ -248,14 +272,16 @@ void sl_ofconn_mgr_destroy(struct sl_ofconn_mgr *mgr);
  * connection attempt at once (a non-blocking connect).
  *
  * @param mgr       Manager.
- * @param target    Target string, e.g. "tcp:127.0.0.1:6653" or "ptcp:6653".
+ * @param target    Target string, e.g. "tcp:127.0.0.1:6653", "ptcp:6653" or
+ *                  "pssl:6653:0.0.0.0".
  * @param err       Receives a message naming the offending value on failure,
  *                  e.g. "bad target 'ptcp:99999': port out of range" or
  *                  "bad target 'ptcp:6653': bind 0.0.0.0:6653: Address already
  *                  in use".  May be NULL.
  * @param err_size  Size of @err.
  * @return the target's index (>= 0, in the order targets were added);
- *         -EINVAL for a malformed target; -EADDRINUSE, -EACCES, ... (the
+ *         -EINVAL for a malformed target, or an ssl:/pssl: one without
+ *         params.tls; -EADDRINUSE, -EACCES, ... (the
  *         socket/bind/listen errno) for a passive target that cannot listen;
  *         -ENOMEM.
  * Thread-safety: control thread, not from inside a callback.
@@ -264,12 +290,12 @@ int sl_ofconn_mgr_add_target(struct sl_ofconn_mgr *mgr, const char *target, char
 			     size_t err_size);
 
 /**
- * TCP port a ptcp: target listens on; useful after "ptcp:0".
+ * TCP port a ptcp: or pssl: target listens on; useful after "ptcp:0".
  *
  * @param mgr  Manager.
  * @param idx  Target index returned by sl_ofconn_mgr_add_target().
  * @return the port (1..65535), -ENOENT if @idx is not a target, -EINVAL if
- *         the target is not a ptcp: one.
+ *         the target is not a ptcp: or pssl: one.
  * Thread-safety: control thread.
  */
 int sl_ofconn_mgr_listen_port(const struct sl_ofconn_mgr *mgr, int idx);
@@ -322,7 +348,7 @@ void sl_ofconn_mgr_foreach(struct sl_ofconn_mgr *mgr, sl_ofconn_conn_fn fn, void
 unsigned sl_ofconn_mgr_n_connected(const struct sl_ofconn_mgr *mgr);
 
 /**
- * Number of connected connections made from active (tcp:, unix:) targets,
+ * Number of connected connections made from active (tcp:, ssl:, unix:) targets,
  * i.e. controllers.  Fail-mode "standalone" takes over when this is 0; tools
  * connected to a passive listener do not count.
  *
@@ -382,8 +408,9 @@ uint32_t sl_ofconn_next_xid(struct sl_ofconn *c);
 
 /**
  * Peer description: "tcp:127.0.0.1:54322", "tcp:[::1]:6653",
- * "unix:/run/sluice.sock" (active) or "punix:/run/sluice.sock#3" (the third
- * connection accepted on that socket).
+ * "ssl:127.0.0.1:6653", "unix:/run/sluice.sock" (active) or
+ * "punix:/run/sluice.sock#3" (the third connection accepted on that socket);
+ * connections accepted on ptcp:/pssl: are named tcp:/ssl: after the peer.
  *
  * @return a string owned by @c, valid until on_disconnect returns.
  * Thread-safety: control thread; callbacks included.
@@ -391,7 +418,7 @@ uint32_t sl_ofconn_next_xid(struct sl_ofconn *c);
 const char *sl_ofconn_name(const struct sl_ofconn *c);
 
 /**
- * Whether @c was accepted from a passive (ptcp:, punix:) listener, as tools
+ * Whether @c was accepted from a passive (ptcp:, pssl:, punix:) listener, as tools
  * and some controllers do, rather than made to an active controller target.
  *
  * Thread-safety: control thread; callbacks included.

@@ -3,7 +3,10 @@
  * ofconn unit tests: real loopback and unix sockets, with a hand-written
  * OpenFlow peer in this file.  Everything runs on one thread: the helpers
  * interleave sl_ofconn_mgr_poll() with non-blocking peer reads and writes.
- * Timing checks use generous bounds only (no tight asserts).
+ * Timing checks use generous bounds only (no tight asserts).  The TLS tests
+ * make their CA and certificates with the openssl command in a temporary
+ * directory; their peer speaks TLS through src/tls (or raw OpenSSL, for a
+ * client without a certificate).
  */
 #include "ofconn.h"
 
@@ -12,6 +15,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -19,7 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+
 #include "../core/sl_test.h"
+#include "../tls/tls.h"
 
 /* ------------------------------------------------------------------------- */
 /* Switch-side callbacks recording what happened.                            */
@@ -36,6 +43,9 @@ struct rec {
 	bool echo_back;            /* on_message sends each message back. */
 	bool verbose;              /* Print log lines. */
 	unsigned n_log_warn;
+	char last_warn[512];       /* Last WARN or ERR line. */
+	unsigned backoffs[16];     /* Reconnect delays the log announced, in order. */
+	unsigned n_backoffs;
 };
 
 static void
@@ -90,8 +100,13 @@ on_log(int level, const char *msg, void *arg)
 {
 	struct rec *r = arg;
 
-	if (level <= SL_OFCONN_LOG_WARN)
+	const char *next = strstr(msg, "next connection attempt in ");
+	if (level <= SL_OFCONN_LOG_WARN) {
 		r->n_log_warn++;
+		snprintf(r->last_warn, sizeof r->last_warn, "%s", msg);
+	}
+	if (next && r->n_backoffs < SL_ARRAY_SIZE(r->backoffs))
+		r->backoffs[r->n_backoffs++] = (unsigned)atoi(next + strlen("next connection attempt in "));
 	if (r->verbose)
 		fprintf(stderr, "  log[%d] %s\n", level, msg);
 }
@@ -139,6 +154,7 @@ ms_now(void)
 
 struct peer {
 	int fd;
+	struct sl_tls *tls;        /* Set: the peer speaks TLS (peer_tls_start). */
 	uint8_t buf[1 << 17];
 	size_t len;
 	bool eof;
@@ -193,6 +209,7 @@ static void
 peer_init(struct peer *pe, int fd)
 {
 	pe->fd = fd;
+	pe->tls = NULL;
 	pe->len = 0;
 	pe->eof = false;
 	if (fd >= 0)
@@ -232,6 +249,8 @@ unix_connect(const char *path)
 static void
 peer_close(struct peer *pe)
 {
+	sl_tls_close(pe->tls);
+	pe->tls = NULL;
 	if (pe->fd >= 0)
 		close(pe->fd);
 	pe->fd = -1;
@@ -242,8 +261,15 @@ static void
 peer_fill(struct peer *pe)
 {
 	while (!pe->eof && pe->len < sizeof pe->buf) {
-		ssize_t n = recv(pe->fd, pe->buf + pe->len, sizeof pe->buf - pe->len, MSG_DONTWAIT);
+		ssize_t n;
 
+		if (pe->tls) {
+			n = sl_tls_recv(pe->tls, pe->buf + pe->len, sizeof pe->buf - pe->len);
+			if (n < 0)
+				errno = (int)-n;
+		} else {
+			n = recv(pe->fd, pe->buf + pe->len, sizeof pe->buf - pe->len, MSG_DONTWAIT);
+		}
 		if (n > 0)
 			pe->len += (size_t)n;
 		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -261,8 +287,15 @@ peer_send(struct sl_ofconn_mgr *mgr, struct peer *pe, const void *data, size_t l
 	uint64_t end = ms_now() + 5000;
 
 	while (len && ms_now() < end) {
-		ssize_t n = send(pe->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t n;
 
+		if (pe->tls) {
+			n = sl_tls_send(pe->tls, p, len);
+			if (n < 0)
+				errno = (int)-n;
+		} else {
+			n = send(pe->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		}
 		if (n > 0) {
 			p += n;
 			len -= (size_t)n;
@@ -1312,6 +1345,403 @@ test_self_connect(void)
 	rec_reset(&r);
 }
 
+/* ------------------------------------------------------------------------- */
+/* TLS: ssl:/pssl: targets.                                                  */
+/* ------------------------------------------------------------------------- */
+
+static char pki_dir[64];
+
+/* Run one shell command; false (and a failed check) when it fails. */
+static bool __attribute__((format(printf, 1, 2)))
+sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	CHECK(rc == 0, "command failed (%d): %s", rc, cmd);
+	return rc == 0;
+}
+
+/*
+ * Two CAs, EC P-256, made with the openssl command: "ca" signs "switch" and
+ * "ctl", "otherca" signs "rogue".
+ */
+static bool
+pki_make(void)
+{
+	static const char *const leaves[][2] = {
+		{ "switch", "ca" }, { "ctl", "ca" }, { "rogue", "otherca" } };
+	static const char *const gen = "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+				       "-nodes -days 2";
+
+	snprintf(pki_dir, sizeof pki_dir, "/tmp/sl_ofconn_pki_%d", (int)getpid());
+	if (!sh("mkdir -p %s", pki_dir))
+		return false;
+	for (int i = 0; i < 2; i++) {
+		const char *ca = i ? "otherca" : "ca";
+
+		if (!sh("cd %s && %s -x509 -keyout %s-key.pem -out %s-cert.pem -subj /CN=%s "
+			">/dev/null 2>&1",
+			pki_dir, gen, ca, ca, ca))
+			return false;
+	}
+	for (size_t i = 0; i < SL_ARRAY_SIZE(leaves); i++) {
+		const char *who = leaves[i][0], *ca = leaves[i][1];
+
+		if (!sh("cd %s && %s -keyout %s-key.pem -out %s.csr -subj /CN=%s >/dev/null 2>&1 && "
+			"openssl x509 -req -in %s.csr -CA %s-cert.pem -CAkey %s-key.pem "
+			"-CAcreateserial -days 2 -out %s-cert.pem >/dev/null 2>&1",
+			pki_dir, gen, who, who, who, who, ca, ca, who))
+			return false;
+	}
+	return true;
+}
+
+/* The context of identity @who ("switch", "ctl", "rogue") trusting CA @ca. */
+static struct sl_tls_ctx *
+pki_ctx(const char *who, const char *ca)
+{
+	char key[128], cert[128], cacert[128], err[256];
+	struct sl_tls_files f = { key, cert, cacert };
+	struct sl_tls_ctx *ctx = NULL;
+	int ret;
+
+	snprintf(key, sizeof key, "%s/%s-key.pem", pki_dir, who);
+	snprintf(cert, sizeof cert, "%s/%s-cert.pem", pki_dir, who);
+	snprintf(cacert, sizeof cacert, "%s/%s-cert.pem", pki_dir, ca);
+	ret = sl_tls_ctx_create(&f, &ctx, err, sizeof err);
+	CHECK(ret == 0, "context %s: %s", who, err);
+	return ctx;
+}
+
+static struct sl_ofconn_mgr *
+mgr_new_tls(struct rec *r, struct sl_tls_ctx *ctx, uint32_t backoff_min_ms)
+{
+	struct sl_ofconn_params p;
+
+	sl_ofconn_params_init(&p);
+	p.tls = ctx;
+	p.backoff_min_ms = backoff_min_ms;
+	return mgr_new(r, &p);
+}
+
+/* TLS client handshake of @pe, polling @mgr meanwhile; sl_tls_handshake()'s result. */
+static int
+peer_tls_start(struct sl_ofconn_mgr *mgr, struct peer *pe, struct sl_tls_ctx *ctx)
+{
+	uint64_t end = ms_now() + 3000;
+	int ret;
+
+	CHECK(sl_tls_open(ctx, pe->fd, false, &pe->tls) == 0, "peer session");
+	while ((ret = sl_tls_handshake(pe->tls)) == -EAGAIN && ms_now() < end)
+		sl_ofconn_mgr_poll(mgr, 5);
+	return ret;
+}
+
+/* Poll @mgr until it logged a warning after the first @n_warn ones. */
+static bool
+pump_until_warned(struct sl_ofconn_mgr *mgr, struct rec *r, unsigned n_warn)
+{
+	return pump_until(mgr, &r->n_log_warn, n_warn + 1, 3000);
+}
+
+/*
+ * Messages up to 64 KB through TLS both ways (the switch echoes them): they
+ * span several records, and the peer's small receive buffer makes the
+ * switch's writes stop mid-record and resume from a queue that has moved.
+ */
+static void
+tls_echo_rounds(struct sl_ofconn_mgr *mgr, struct peer *pe, int rounds)
+{
+	static uint8_t sent[2][65535], got[65535];
+
+	for (int k = 0; k < rounds; k++) {
+		size_t lens[2] = { 65535 - (size_t)k * 1000, 9 + (size_t)k * 7 };
+
+		for (int j = 0; j < 2; j++) {
+			for (size_t i = 8; i < lens[j]; i++)
+				sent[j][i] = (uint8_t)(i * 31 + (size_t)k + (size_t)j);
+			sent[j][0] = 0x04;
+			sent[j][1] = 99; /* Not a channel message: the agent's echo_back sends it back. */
+			put16(sent[j] + 2, (uint16_t)lens[j]);
+			put32(sent[j] + 4, (uint32_t)(k * 2 + j + 1));
+			peer_send(mgr, pe, sent[j], lens[j]);
+		}
+		for (int j = 0; j < 2; j++) {
+			int n = peer_recv(mgr, pe, got, 3000);
+
+			CHECK(n == (int)lens[j] && !memcmp(got, sent[j], lens[j]),
+			      "round %d message %d: %d bytes", k, j, n);
+		}
+	}
+}
+
+static void
+test_tls_targets(struct sl_tls_ctx *sw_ctx)
+{
+	static const struct {
+		const char *target;
+		const char *needle;
+	} bad[] = {
+		{ "ssl", "prefix" },
+		{ "tls:1.2.3.4", "unknown type 'tls'" },
+		{ "ssl:", "missing host" },
+		{ "ssl:1.2.3.4:", "missing port" },
+		{ "ssl:1.2.3.4:70000", "port '70000' out of range" },
+		{ "ssl:1.2.3.4:0", "port '0' out of range" },
+		{ "ssl:::1:6653", "brackets" },
+		{ "ssl:[::1", "missing ']'" },
+		{ "ssl:[::1]x", "junk after ']'" },
+		{ "ssl:foo..bar", "'foo..bar' is neither an IP address nor a host name" },
+		{ "pssl:", "missing port" },
+		{ "pssl:99999", "port '99999' out of range" },
+		{ "pssl:x1", "port 'x1' out of range" },
+		{ "pssl:6653:", "missing address" },
+		{ "pssl:6653:1.2.3", "'1.2.3' is not an IP address" },
+		{ "pssl:6653:example.org", "'example.org' is not an IP address" },
+	};
+	static const char *const need_tls[] = { "ssl:127.0.0.1:6653", "pssl:0", "pssl:0:[::1]" };
+	struct rec r = { 0 };
+	struct sl_ofconn_mgr *mgr;
+	char err[256], quoted[64];
+	int idx, port, fd;
+
+	/* Syntax errors name the value whether TLS is configured or not. */
+	for (int with_tls = 0; with_tls < 2; with_tls++) {
+		rec_reset(&r);
+		mgr = with_tls ? mgr_new_tls(&r, sw_ctx, 100) : mgr_new(&r, NULL);
+		for (size_t i = 0; i < SL_ARRAY_SIZE(bad); i++) {
+			int ret = sl_ofconn_mgr_add_target(mgr, bad[i].target, err, sizeof err);
+
+			snprintf(quoted, sizeof quoted, "'%s'", bad[i].target);
+			CHECK(ret == -EINVAL, "%s: ret %d", bad[i].target, ret);
+			CHECK(strstr(err, bad[i].needle) && strstr(err, quoted), "%s: err '%s'",
+			      bad[i].target, err);
+		}
+		if (!with_tls) {
+			/* Well-formed TLS targets need the key, certificate and CA. */
+			for (size_t i = 0; i < SL_ARRAY_SIZE(need_tls); i++) {
+				int ret = sl_ofconn_mgr_add_target(mgr, need_tls[i], err, sizeof err);
+
+				snprintf(quoted, sizeof quoted, "'%s'", need_tls[i]);
+				CHECK(ret == -EINVAL && strstr(err, "TLS needs a private key") &&
+					      strstr(err, quoted),
+				      "%s: %d '%s'", need_tls[i], ret, err);
+			}
+		}
+		sl_ofconn_mgr_destroy(mgr);
+	}
+
+	/* Valid forms, with TLS: pssl:PORT listens on 127.0.0.1; ssl: starts connecting. */
+	rec_reset(&r);
+	mgr = mgr_new_tls(&r, sw_ctx, 100);
+	idx = sl_ofconn_mgr_add_target(mgr, "pssl:0", err, sizeof err);
+	port = sl_ofconn_mgr_listen_port(mgr, idx);
+	CHECK(idx == 0 && port > 0, "pssl:0: %d %d %s", idx, port, err);
+	fd = tcp_connect(port, 0);
+	CHECK(fd >= 0, "pssl:0 accepts on 127.0.0.1");
+	if (fd >= 0)
+		close(fd);
+	idx = sl_ofconn_mgr_add_target(mgr, "pssl:0:0.0.0.0", err, sizeof err);
+	CHECK(idx == 1 && sl_ofconn_mgr_listen_port(mgr, idx) > 0, "pssl:0:0.0.0.0: %s", err);
+	idx = sl_ofconn_mgr_add_target(mgr, "pssl:0:[::1]", err, sizeof err);
+	CHECK(idx == 2 || strstr(err, "bind"), "pssl:0:[::1]: %s", err);
+	CHECK(sl_ofconn_mgr_add_target(mgr, "ssl:127.0.0.1", err, sizeof err) >= 0, "%s", err);
+	CHECK(sl_ofconn_mgr_add_target(mgr, "ssl:[::1]:1", err, sizeof err) >= 0, "%s", err);
+	idx = sl_ofconn_mgr_add_target(mgr, "ssl:localhost:6653", err, sizeof err);
+	CHECK(idx >= 0 && sl_ofconn_mgr_listen_port(mgr, idx) == -EINVAL, "ssl: has no port: %s",
+	      err);
+	pump_for(mgr, 20);
+	sl_ofconn_mgr_destroy(mgr);
+	rec_reset(&r);
+}
+
+/* A raw OpenSSL client that presents no certificate; returns its socket for closing. */
+static int
+tls_client_without_cert(struct sl_ofconn_mgr *mgr, int port, SSL **out)
+{
+	SSL_CTX *sc = SSL_CTX_new(TLS_client_method());
+	uint64_t end = ms_now() + 3000;
+	char ca[128];
+	SSL *ssl;
+	int fd = tcp_connect(port, 0), ret;
+
+	snprintf(ca, sizeof ca, "%s/ca-cert.pem", pki_dir);
+	SSL_CTX_load_verify_locations(sc, ca, NULL);
+	SSL_CTX_set_verify(sc, SSL_VERIFY_PEER, NULL);
+	ssl = SSL_new(sc);
+	SSL_CTX_free(sc); /* The session keeps its own reference. */
+	set_nonblock(fd);
+	SSL_set_fd(ssl, fd);
+	while ((ret = SSL_connect(ssl)) != 1 && ms_now() < end) {
+		int e = SSL_get_error(ssl, ret);
+
+		if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+			break;
+		sl_ofconn_mgr_poll(mgr, 5);
+	}
+	*out = ssl;
+	return fd;
+}
+
+static void
+test_tls_session(struct sl_tls_ctx *sw_ctx, struct sl_tls_ctx *ctl_ctx,
+		 struct sl_tls_ctx *rogue_ctx)
+{
+	struct peer *good = calloc(1, sizeof *good), *bad = calloc(1, sizeof *bad);
+	struct rec r;
+	struct sl_ofconn_mgr *mgr;
+	unsigned warns;
+	SSL *ssl;
+	int port, fd, ret;
+	char buf[64];
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	mgr = mgr_new_tls(&r, sw_ctx, 100);
+	r.echo_back = true;
+	port = sl_ofconn_mgr_listen_port(mgr, sl_ofconn_mgr_add_target(mgr, "pssl:0", buf,
+									 sizeof buf));
+	CHECK(port > 0, "pssl:0 port %d", port);
+
+	/* A client with a certificate from the CA: TLS, then OpenFlow as over TCP. */
+	peer_init(good, tcp_connect(port, 8192));
+	ret = peer_tls_start(mgr, good, ctl_ctx);
+	CHECK(ret == 0, "handshake %d: %s", ret, good->tls ? sl_tls_error(good->tls) : "");
+	CHECK(!strcmp(sl_tls_peer_subject(good->tls), "CN=switch"), "switch subject '%s'",
+	      sl_tls_peer_subject(good->tls));
+	expect_switch_hello(mgr, good);
+	peer_hello(mgr, good, 0x04, 0x10);
+	CHECK(pump_until(mgr, &r.n_connect, 1, 2000), "connected");
+	CHECK(r.last && !strncmp(sl_ofconn_name(r.last), "ssl:127.0.0.1:", 14) &&
+		      sl_ofconn_is_passive(r.last),
+	      "name %s", r.last ? sl_ofconn_name(r.last) : "-");
+	tls_echo_rounds(mgr, good, 8);
+
+	/* A certificate from another CA: refused by the switch, with the reason. */
+	warns = r.n_log_warn;
+	peer_init(bad, tcp_connect(port, 0));
+	(void)peer_tls_start(mgr, bad, rogue_ctx);
+	CHECK(pump_until_warned(mgr, &r, warns), "rogue refusal logged");
+	CHECK(strstr(r.last_warn, "TLS handshake failed: certificate verify failed"),
+	      "rogue: '%s'", r.last_warn);
+	CHECK(peer_recv(mgr, bad, NULL, 2000) == 0, "rogue gets no OpenFlow message");
+	peer_close(bad);
+
+	/* No certificate at all. */
+	warns = r.n_log_warn;
+	fd = tls_client_without_cert(mgr, port, &ssl);
+	CHECK(pump_until_warned(mgr, &r, warns), "no-certificate refusal logged");
+	CHECK(strstr(r.last_warn, "TLS handshake failed") &&
+		      strstr(r.last_warn, "did not return a certificate"),
+	      "no cert: '%s'", r.last_warn);
+	SSL_free(ssl);
+	close(fd);
+
+	/* Plain TCP on the TLS port: refused, never answered with OpenFlow. */
+	warns = r.n_log_warn;
+	peer_init(bad, tcp_connect(port, 0));
+	peer_hello(mgr, bad, 0x04, 0x10);
+	CHECK(pump_until_warned(mgr, &r, warns), "plain TCP refusal logged");
+	CHECK(strstr(r.last_warn, "TLS handshake failed"), "plain: '%s'", r.last_warn);
+	CHECK(peer_recv(mgr, bad, NULL, 2000) == 0, "plain TCP gets no OpenFlow HELLO");
+	peer_close(bad);
+
+	/* The good client was served throughout and still is; a close ends its stream cleanly. */
+	CHECK(r.n_connect == 1 && r.n_disconnect == 0, "connects %u disconnects %u", r.n_connect,
+	      r.n_disconnect);
+	tls_echo_rounds(mgr, good, 2);
+	sl_ofconn_close(r.last);
+	CHECK(peer_recv(mgr, good, NULL, 2000) == 0, "EOF after close");
+	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "disconnected");
+	peer_close(good);
+	sl_ofconn_mgr_destroy(mgr);
+	free(good);
+	free(bad);
+	rec_reset(&r);
+}
+
+/* ssl: targets: to our own pssl: listener, and to a controller from another CA. */
+static void
+test_tls_active(struct sl_tls_ctx *sw_ctx, struct sl_tls_ctx *rogue_ctx)
+{
+	struct rec r, rc;
+	struct sl_ofconn_mgr *mgr, *ctl;
+	char err[256], target[64];
+	int port;
+	uint64_t end;
+
+	memset(&r, 0, sizeof r);
+	memset(&rc, 0, sizeof rc);
+	rec_reset(&r);
+	rec_reset(&rc);
+	mgr = mgr_new_tls(&r, sw_ctx, 50);
+	port = sl_ofconn_mgr_listen_port(mgr, sl_ofconn_mgr_add_target(mgr, "pssl:0", err,
+									 sizeof err));
+	snprintf(target, sizeof target, "ssl:127.0.0.1:%d", port);
+	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == 1, "%s", err);
+	CHECK(pump_until(mgr, &r.n_connect, 2, 3000), "both ends connected (%u)", r.n_connect);
+	CHECK(sl_ofconn_mgr_n_controllers(mgr) == 1, "one controller");
+	sl_ofconn_mgr_destroy(mgr);
+	CHECK(r.n_disconnect == 2, "destroy disconnects both");
+
+	/*
+	 * A controller whose certificate the switch does not trust: every attempt
+	 * fails its handshake, and the next waits the backoff, doubling as for tcp:.
+	 */
+	rec_reset(&r);
+	ctl = mgr_new_tls(&rc, rogue_ctx, 100);
+	port = sl_ofconn_mgr_listen_port(ctl, sl_ofconn_mgr_add_target(ctl, "pssl:0", err,
+									 sizeof err));
+	mgr = mgr_new_tls(&r, sw_ctx, 50);
+	snprintf(target, sizeof target, "ssl:127.0.0.1:%d", port);
+	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == 0, "%s", err);
+	end = ms_now() + 5000;
+	while (r.n_backoffs < 3 && ms_now() < end) {
+		sl_ofconn_mgr_poll(mgr, 5);
+		sl_ofconn_mgr_poll(ctl, 5);
+	}
+	CHECK(r.n_backoffs >= 3 && r.backoffs[0] == 50 && r.backoffs[1] == 100 &&
+		      r.backoffs[2] == 200,
+	      "backoffs %u: %u %u %u", r.n_backoffs, r.backoffs[0], r.backoffs[1], r.backoffs[2]);
+	CHECK(strstr(r.last_warn, "TLS handshake failed: certificate verify failed"), "'%s'",
+	      r.last_warn);
+	CHECK(r.n_connect == 0 && rc.n_connect == 0, "never connected");
+	sl_ofconn_mgr_destroy(mgr);
+	sl_ofconn_mgr_destroy(ctl);
+	rec_reset(&r);
+	rec_reset(&rc);
+}
+
+static void
+test_tls(void)
+{
+	struct sl_tls_ctx *sw_ctx, *ctl_ctx, *rogue_ctx;
+
+	if (!pki_make()) {
+		sh("rm -rf %s", pki_dir);
+		return;
+	}
+	sw_ctx = pki_ctx("switch", "ca");
+	ctl_ctx = pki_ctx("ctl", "ca");
+	/* Trusts the real CA, presents a certificate from the other one. */
+	rogue_ctx = pki_ctx("rogue", "ca");
+	if (sw_ctx && ctl_ctx && rogue_ctx) {
+		test_tls_targets(sw_ctx);
+		test_tls_session(sw_ctx, ctl_ctx, rogue_ctx);
+		test_tls_active(sw_ctx, rogue_ctx);
+	}
+	sl_tls_ctx_destroy(sw_ctx);
+	sl_tls_ctx_destroy(ctl_ctx);
+	sl_tls_ctx_destroy(rogue_ctx);
+	sh("rm -rf %s", pki_dir);
+}
+
 static int
 count_fds(void)
 {
@@ -1344,6 +1774,7 @@ main(void)
 	test_stress();
 	test_poll_timeout();
 	test_self_connect();
+	test_tls();
 	CHECK(count_fds() == fds_before, "fd leak: %d open, %d before", count_fds(), fds_before);
 	return sl_test_summary();
 }

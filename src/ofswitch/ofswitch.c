@@ -1724,6 +1724,7 @@ sl_ofswitch_create(const struct sl_ofswitch_params *p, struct sl_ofswitch **out,
 	sl_ofconn_params_init(&cp);
 	cp.probe_interval_ms = p->probe_interval_ms;
 	cp.unix_gid = p->unix_gid;
+	cp.tls = p->tls;
 	cp.on_connect = on_connect;
 	cp.on_message = on_message;
 	cp.on_disconnect = on_disconnect;
@@ -1744,7 +1745,8 @@ sl_ofswitch_create(const struct sl_ofswitch_params *p, struct sl_ofswitch **out,
 			sl_ofswitch_destroy(sw);
 			return rc;
 		}
-		if (strncmp(p->targets[i], "tcp:", 4) == 0 || strncmp(p->targets[i], "unix:", 5) == 0)
+		if (strncmp(p->targets[i], "tcp:", 4) == 0 || strncmp(p->targets[i], "ssl:", 4) == 0 ||
+		    strncmp(p->targets[i], "unix:", 5) == 0)
 			sw->have_active_targets = true;
 	}
 	sl_pipeline_set_removed(p->pl, flow_removed, sw);

@@ -78,18 +78,21 @@ struct sl_ofswitch_stats {
 	struct sl_lat_hist packet_in_latency; /* rx -> packet_in written to a connection */
 };
 
+struct sl_tls_ctx;
+
 /** Configuration. */
 struct sl_ofswitch_params {
 	uint64_t datapath_id;       /* 0: derived from the first port's MAC */
 	enum sl_fail_mode fail_mode;
 	uint32_t probe_interval_ms; /* echo keepalive (0: off) */
-	const char *const *targets; /* tcp:, ptcp:, unix:, punix: (ofconn.h) */
+	const char *const *targets; /* tcp:, ssl:, unix:, ptcp:, pssl:, punix: (ofconn.h) */
 	unsigned n_targets;
 	struct sl_pipeline *pl;
 	struct sl_worker *worker;
 	struct sl_port *ports;      /* ports[i] is OpenFlow port i + 1 */
 	unsigned n_ports;
 	int unix_gid;               /* punix: sockets' group (ofconn.h); -1: the creator's */
+	struct sl_tls_ctx *tls;     /* key, certificate, CA for ssl:/pssl: (tls.h); NULL: none */
 };
 
 struct sl_ofswitch;
@@ -114,7 +117,7 @@ void sl_ofswitch_destroy(struct sl_ofswitch *sw);
  */
 void sl_ofswitch_run(struct sl_ofswitch *sw, int timeout_ms);
 
-/** TCP port of the @idx-th passive ptcp target (for ptcp:0), or -1. */
+/** TCP port of the @idx-th target when it is ptcp: or pssl: (for port 0), or < 0. */
 int sl_ofswitch_listen_port(const struct sl_ofswitch *sw, int idx);
 /** Connections with a finished HELLO exchange. */
 unsigned sl_ofswitch_n_connections(const struct sl_ofswitch *sw);
@@ -125,7 +128,7 @@ unsigned sl_ofswitch_n_connections(const struct sl_ofswitch *sw);
  */
 int sl_ofswitch_connection(const struct sl_ofswitch *sw, unsigned i, char *buf, size_t size);
 
-/** Connected controllers (from active tcp:/unix: targets; tools on listeners do not count).  Control thread. */
+/** Connected controllers (from active tcp:/ssl:/unix: targets; tools on listeners do not count).  Control thread. */
 unsigned sl_ofswitch_n_controllers(const struct sl_ofswitch *sw);
 /** The agent's counters. */
 void sl_ofswitch_stats(const struct sl_ofswitch *sw, struct sl_ofswitch_stats *st);
