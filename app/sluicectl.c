@@ -36,6 +36,7 @@
 #include "../src/ctl/ctl.h"
 #include "../src/flowfile/flowfile.h"
 #include "../src/ofp/ofp.h"
+#include "../src/tls/tls.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
@@ -48,6 +49,7 @@ struct opts {
 	const char *name;
 	const char *target;
 	const char *telemetry;
+	struct sl_tls_files tls; /* -p/--private-key, -c/--certificate, -C/--ca-cert */
 	bool json;
 	int timeout_ms;
 	/* Per command; checked against the command after parsing. */
@@ -104,7 +106,11 @@ usage(FILE *f)
 	        "                        unix:/run/sluice/NAME.mgmt, telemetry at\n"
 	        "                        /var/run/dpdk/NAME/dpdk_telemetry.v2 (non-root:\n"
 	        "                        $XDG_RUNTIME_DIR/dpdk/NAME, else /tmp/dpdk/NAME)\n"
-	        "  -t, --target TARGET   OpenFlow target instead: unix:PATH | tcp:HOST[:PORT]\n"
+	        "  -t, --target TARGET   OpenFlow target instead: unix:PATH | tcp:HOST[:PORT] |\n"
+	        "                        ssl:HOST[:PORT] (a pssl: listener; needs -p, -c, -C)\n"
+	        "  -p, --private-key FILE  TLS: our private key (PEM), for ssl: targets\n"
+	        "  -c, --certificate FILE  TLS: our certificate (PEM)\n"
+	        "  -C, --ca-cert FILE    TLS: the CA certificate the switch's must chain to\n"
 	        "      --telemetry PATH  telemetry socket instead\n"
 	        "  -j, --json            JSON output (one document on stdout)\n"
 	        "      --timeout SEC     how long to wait for the switch (default 5)\n"
@@ -316,17 +322,53 @@ of_unreachable(int rc, const char *err)
 	if (rc == -EINVAL)
 		return usage_error("%s", err);
 	errmsg("%s", err);
-	fprintf(stderr, "sluicectl: is the switch running? Pick it with --name NAME or "
-	                "--target unix:PATH|tcp:HOST[:PORT]\n");
+	/* -EPROTO: something answered but refused us (TLS, hello): running, then. */
+	if (rc != -EPROTO)
+		fprintf(stderr, "sluicectl: is the switch running? Pick it with --name NAME or "
+		                "--target unix:PATH|tcp:HOST[:PORT]|ssl:HOST[:PORT]\n");
 	return EXIT_UNREACHABLE;
+}
+
+static struct sl_tls_ctx *tls_ctx;
+
+static void
+tls_ctx_free(void)
+{
+	sl_tls_ctx_destroy(tls_ctx);
+	tls_ctx = NULL;
+}
+
+/* The TLS context of ssl: targets, loaded once; exit code on a configuration error. */
+static int
+tls_load(void)
+{
+	const struct sl_tls_files *f = &o.tls;
+	char err[ERR_MAX];
+
+	if (tls_ctx != NULL)
+		return 0;
+	if (f->private_key == NULL || f->certificate == NULL || f->ca_cert == NULL)
+		return usage_error("%s: TLS needs -p/--private-key, -c/--certificate and "
+		                   "-C/--ca-cert (%s is missing)",
+		                   o.target,
+		                   f->private_key == NULL   ? "--private-key"
+		                   : f->certificate == NULL ? "--certificate"
+		                                            : "--ca-cert");
+	if (sl_tls_ctx_create(f, &tls_ctx, err, sizeof(err)) < 0)
+		return usage_error("TLS: %s", err);
+	atexit(tls_ctx_free);
+	return 0;
 }
 
 static int
 of_connect(struct sl_ctl_of **c)
 {
 	char err[ERR_MAX];
-	int rc = sl_ctl_of_open(o.target, o.timeout_ms, c, err, sizeof(err));
+	int rc, ex;
 
+	if (strncmp(o.target, "ssl:", 4) == 0 && (ex = tls_load()) != 0)
+		return ex;
+	rc = sl_ctl_of_open_tls(o.target, tls_ctx, o.timeout_ms, c, err, sizeof(err));
 	return rc < 0 ? of_unreachable(rc, err) : 0;
 }
 
@@ -3602,6 +3644,9 @@ main(int argc, char **argv)
 	    {"name", required_argument, NULL, 'n'},
 	    {"target", required_argument, NULL, 't'},
 	    {"telemetry", required_argument, NULL, OPT_TELEMETRY},
+	    {"private-key", required_argument, NULL, 'p'},
+	    {"certificate", required_argument, NULL, 'c'},
+	    {"ca-cert", required_argument, NULL, 'C'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
 	    {"help", no_argument, NULL, 'h'},
@@ -3629,7 +3674,7 @@ main(int argc, char **argv)
 
 	o.name = SL_CTL_DEFAULT_NAME;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":n:t:jhVO:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":n:t:jhVO:p:c:C:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			o.name = optarg;
@@ -3639,6 +3684,15 @@ main(int argc, char **argv)
 			break;
 		case OPT_TELEMETRY:
 			o.telemetry = optarg;
+			break;
+		case 'p':
+			o.tls.private_key = optarg;
+			break;
+		case 'c':
+			o.tls.certificate = optarg;
+			break;
+		case 'C':
+			o.tls.ca_cert = optarg;
 			break;
 		case 'j':
 			o.json = true;

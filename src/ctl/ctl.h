@@ -6,7 +6,8 @@
  * Four parts, each usable alone:
  *
  *  1. A blocking OpenFlow 1.3 client (sl_ctl_of_*): connects to a switch's
- *     OpenFlow listener (unix:PATH or tcp:HOST[:PORT]), exchanges hellos,
+ *     OpenFlow listener (unix:PATH, tcp:HOST[:PORT] or, with TLS,
+ *     ssl:HOST[:PORT]), exchanges hellos,
  *     sends requests built with the ofp codec and collects the replies that
  *     carry the request's xid, multipart continuations (OFPMPF_REPLY_MORE)
  *     included.  While it waits it answers the switch's echo requests and
@@ -110,6 +111,23 @@ struct sl_ctl_of;
  */
 int sl_ctl_of_open(const char *target, int timeout_ms, struct sl_ctl_of **out, char *err,
                    size_t err_size);
+
+struct sl_tls_ctx;
+
+/**
+ * sl_ctl_of_open(), plus ssl:HOST[:PORT] targets (a pssl: listener): the
+ * TLS handshake with @tls (src/tls/tls.h: this end's key and certificate,
+ * the CA the switch's certificate must chain to) runs before the hellos,
+ * within @timeout_ms.
+ *
+ * @param tls  Context for ssl: targets; NULL refuses them (-EINVAL).
+ * @return as sl_ctl_of_open(); -EPROTO when the handshake fails (@err
+ *         gives TLS's reason, e.g. "certificate verify failed (...)" or
+ *         "tlsv1 alert unknown ca" when the switch refused our certificate).
+ *         Any thread.
+ */
+int sl_ctl_of_open_tls(const char *target, struct sl_tls_ctx *tls, int timeout_ms,
+                       struct sl_ctl_of **out, char *err, size_t err_size);
 
 /** Close a connection (NULL-safe).  Any thread. */
 void sl_ctl_of_close(struct sl_ctl_of *c);

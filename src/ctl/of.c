@@ -13,6 +13,10 @@
  * (sent in place, not copied) and an internal tail (hello, barrier, echo
  * replies) sent after it, so a reply we add is never spliced into the
  * middle of a message.
+ *
+ * ssl: targets run the same pump over a TLS session (src/tls): a TLS send
+ * retried after -EAGAIN starts with the same bytes, which this queue does
+ * by itself (offsets only advance over bytes that were taken).
  */
 #include "ctl.h"
 #include "ctl_priv.h"
@@ -30,8 +34,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../tls/tls.h"
+
 struct sl_ctl_of {
 	int fd;
+	struct sl_tls *tls; /* ssl: targets; NULL for unix: and tcp:. */
 	int timeout_ms;
 	uint32_t next_xid;
 	char target[256];
@@ -173,8 +180,10 @@ split_host_port(const char *s, char *host, size_t hsize, char *port, size_t psiz
 	return 0;
 }
 
+/* @scheme is "tcp" or "ssl" (for messages); the socket is TCP either way. */
 static int
-connect_tcp(const char *hostport, int timeout_ms, int *fd_out, char *err, size_t err_size)
+connect_tcp(const char *scheme, const char *hostport, int timeout_ms, int *fd_out, char *err,
+            size_t err_size)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res, *ai;
@@ -183,8 +192,8 @@ connect_tcp(const char *hostport, int timeout_ms, int *fd_out, char *err, size_t
 
 	if (split_host_port(hostport, host, sizeof(host), port, sizeof(port)) < 0)
 		return fail(err, err_size, -EINVAL,
-		            "bad target 'tcp:%s': expected tcp:HOST[:PORT] (IPv6: tcp:[ADDR]:PORT)",
-		            hostport);
+		            "bad target '%s:%s': expected %s:HOST[:PORT] (IPv6: %s:[ADDR]:PORT)",
+		            scheme, hostport, scheme, scheme);
 	gai = getaddrinfo(host, port, &hints, &res);
 	if (gai != 0)
 		return fail(err, err_size, -EHOSTUNREACH, "cannot resolve '%s': %s", host,
@@ -212,8 +221,31 @@ connect_tcp(const char *hostport, int timeout_ms, int *fd_out, char *err, size_t
 	}
 	freeaddrinfo(res);
 	if (rc < 0)
-		return fail(err, err_size, rc, "cannot connect to tcp:%s: %s", hostport,
+		return fail(err, err_size, rc, "cannot connect to %s:%s: %s", scheme, hostport,
 		            strerror(-rc));
+	return 0;
+}
+
+/* The TLS handshake of a connected ssl: socket, waiting at most @timeout_ms. */
+static int
+tls_handshake(struct sl_ctl_of *c, int timeout_ms, char *err, size_t err_size)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	int rc;
+
+	while ((rc = sl_tls_handshake(c->tls)) == -EAGAIN) {
+		struct pollfd pfd = {.fd = c->fd, .events = sl_tls_events(c->tls, false, false)};
+		int64_t left = deadline - now_ms();
+
+		if (left <= 0)
+			return fail(err, err_size, -ETIMEDOUT, "TLS handshake with %s: no answer within "
+			            "%d ms", c->target, timeout_ms);
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return fail(err, err_size, -errno, "poll: %s", strerror(errno));
+	}
+	if (rc < 0)
+		return fail(err, err_size, rc, "TLS handshake with %s failed: %s", c->target,
+		            sl_tls_error(c->tls)[0] ? sl_tls_error(c->tls) : strerror(-rc));
 	return 0;
 }
 
@@ -245,7 +277,13 @@ flush_some(struct sl_ctl_of *c)
 			p = c->tail.data + c->tail_off;
 			n = c->tail.len - c->tail_off;
 		}
-		w = send(c->fd, p, n, MSG_NOSIGNAL);
+		if (c->tls) {
+			w = sl_tls_send(c->tls, p, n);
+			if (w < 0)
+				errno = (int)-w;
+		} else {
+			w = send(c->fd, p, n, MSG_NOSIGNAL);
+		}
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -333,7 +371,13 @@ read_some(struct sl_ctl_of *c)
 			c->in = n;
 			c->in_cap = ncap;
 		}
-		r = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+		if (c->tls) {
+			r = sl_tls_recv(c->tls, c->in + c->in_len, c->in_cap - c->in_len);
+			if (r < 0)
+				errno = (int)-r;
+		} else {
+			r = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+		}
 		if (r > 0) {
 			c->in_len += (size_t)r;
 			got = true;
@@ -352,6 +396,15 @@ read_some(struct sl_ctl_of *c)
 	}
 }
 
+/* Why I/O failed with @rc: TLS's own reason when it has one. */
+static const char *
+io_error_text(const struct sl_ctl_of *c, int rc)
+{
+	if (c->tls && sl_tls_error(c->tls)[0])
+		return sl_tls_error(c->tls);
+	return rc == -ECONNRESET ? "connection closed" : strerror(-rc);
+}
+
 /*
  * Run until @w is done.  The timeout counts from the last progress: bytes
  * written or a relevant message received.
@@ -367,25 +420,33 @@ pump(struct sl_ctl_of *c, struct waiter *w)
 		int64_t left = deadline - now_ms();
 		int rc;
 
-		if (output_pending(c))
+		bool buffered = c->tls && sl_tls_pending(c->tls);
+
+		if (c->tls)
+			pfd.events = sl_tls_events(c->tls, true, output_pending(c));
+		else if (output_pending(c))
 			pfd.events |= POLLOUT;
 		if (left <= 0)
 			return fail(w->err, w->err_size, -ETIMEDOUT,
 			            "no reply from %s within %d ms", c->target, c->timeout_ms);
-		rc = poll(&pfd, 1, (int)left);
+		/* Input TLS already decrypted is invisible to poll(): do not wait for it. */
+		rc = poll(&pfd, 1, buffered ? 0 : (int)left);
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
 			return fail(w->err, w->err_size, -errno, "poll: %s", strerror(errno));
 		}
-		if (rc == 0)
+		if (c->tls && rc > 0)
+			pfd.revents |= POLLIN | POLLOUT; /* either event may serve either way (tls.h) */
+		if (buffered)
+			pfd.revents |= POLLIN;
+		else if (rc == 0)
 			continue; /* the deadline check above reports it */
 		if (pfd.revents & POLLOUT) {
 			rc = flush_some(c);
 			if (rc < 0)
 				return fail(w->err, w->err_size, rc, "sending to %s: %s", c->target,
-				            rc == -ECONNRESET ? "connection closed"
-				                              : strerror(-rc));
+				            io_error_text(c, rc));
 			if (rc > 0)
 				deadline = now_ms() + c->timeout_ms;
 		}
@@ -395,7 +456,7 @@ pump(struct sl_ctl_of *c, struct waiter *w)
 				eof = true;
 			else if (rc < 0)
 				return fail(w->err, w->err_size, rc, "receiving from %s: %s",
-				            c->target, strerror(-rc));
+				            c->target, io_error_text(c, rc));
 			if (dispatch(c, w) > 0)
 				deadline = now_ms() + c->timeout_ms;
 			if (w->done)
@@ -451,8 +512,16 @@ int
 sl_ctl_of_open(const char *target, int timeout_ms, struct sl_ctl_of **out, char *err,
                size_t err_size)
 {
+	return sl_ctl_of_open_tls(target, NULL, timeout_ms, out, err, err_size);
+}
+
+int
+sl_ctl_of_open_tls(const char *target, struct sl_tls_ctx *tls, int timeout_ms,
+                   struct sl_ctl_of **out, char *err, size_t err_size)
+{
 	struct sl_ctl_of *c;
 	struct waiter w = {.handle = hello_handle, .hello = true, .err = err, .err_size = err_size};
+	bool ssl = strncmp(target, "ssl:", 4) == 0;
 	int fd = -1, rc;
 
 	*out = NULL;
@@ -463,12 +532,19 @@ sl_ctl_of_open(const char *target, int timeout_ms, struct sl_ctl_of **out, char 
 		if (rc < 0)
 			return fail(err, err_size, rc, "cannot connect to %s: %s", target,
 			            strerror(-rc));
-	} else if (strncmp(target, "tcp:", 4) == 0) {
-		if ((rc = connect_tcp(target + 4, timeout_ms, &fd, err, err_size)) < 0)
+	} else if (strncmp(target, "tcp:", 4) == 0 || ssl) {
+		if (ssl && !tls)
+			return fail(err, err_size, -EINVAL,
+			            "bad target '%s': TLS needs a private key, a certificate and a "
+			            "CA certificate",
+			            target);
+		if ((rc = connect_tcp(ssl ? "ssl" : "tcp", target + 4, timeout_ms, &fd, err,
+		                      err_size)) < 0)
 			return rc;
 	} else {
 		return fail(err, err_size, -EINVAL,
-		            "bad target '%s': expected unix:PATH or tcp:HOST[:PORT]", target);
+		            "bad target '%s': expected unix:PATH, tcp:HOST[:PORT] or ssl:HOST[:PORT]",
+		            target);
 	}
 
 	c = calloc(1, sizeof(*c));
@@ -481,6 +557,14 @@ sl_ctl_of_open(const char *target, int timeout_ms, struct sl_ctl_of **out, char 
 	c->next_xid = 1;
 	snprintf(c->target, sizeof(c->target), "%s", target);
 	sl_ofp_buf_init(&c->tail);
+	if (ssl) {
+		if (sl_tls_open(tls, fd, false, &c->tls) < 0) {
+			rc = fail(err, err_size, -ENOMEM, "out of memory");
+			goto close_conn;
+		}
+		if ((rc = tls_handshake(c, timeout_ms, err, err_size)) < 0)
+			goto close_conn;
+	}
 	if (sl_ofp_hello_encode(&c->tail, c->next_xid++, 1u << SL_OFP_VERSION) < 0) {
 		rc = fail(err, err_size, -ENOMEM, "out of memory");
 		goto close_conn;
@@ -500,6 +584,10 @@ sl_ctl_of_close(struct sl_ctl_of *c)
 {
 	if (c == NULL)
 		return;
+	if (c->tls) {
+		sl_tls_shutdown(c->tls);
+		sl_tls_close(c->tls);
+	}
 	close(c->fd);
 	free(c->in);
 	sl_ofp_buf_free(&c->tail);

@@ -486,7 +486,9 @@ test_of_targets(void)
 		int rc;
 		const char *msg;
 	} cases[] = {
-	    {"bogus:x", -EINVAL, "bad target 'bogus:x': expected unix:PATH or tcp:HOST[:PORT]"},
+	    {"bogus:x", -EINVAL,
+	     "bad target 'bogus:x': expected unix:PATH, tcp:HOST[:PORT] or ssl:HOST[:PORT]"},
+	    {"ssl:127.0.0.1:6653", -EINVAL, "bad target 'ssl:127.0.0.1:6653': TLS needs a private key"},
 	    {"unix:", -EINVAL, "empty path"},
 	    {"unix:/nonexistent/sluice.mgmt", -ENOENT,
 	     "cannot connect to unix:/nonexistent/sluice.mgmt: No such file or directory"},
