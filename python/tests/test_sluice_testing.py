@@ -56,6 +56,8 @@ def test_client_target() -> None:
     assert testing._client_target("ptcp:6653") == "tcp:127.0.0.1:6653"
     assert testing._client_target("ptcp:6653:10.0.0.1") == "tcp:10.0.0.1:6653"
     assert testing._client_target("ptcp:6653:0.0.0.0") == "tcp:127.0.0.1:6653"
+    assert testing._client_target("pssl:6653") == "ssl:127.0.0.1:6653"
+    assert testing._client_target("pssl:6653:10.0.0.1") == "ssl:10.0.0.1:6653"
 
 
 def test_unique_names_fit_an_interface_name() -> None:

@@ -213,7 +213,8 @@ class SluiceConfig:
     """What to start Sluice with (options before ``--``)."""
 
     ports: Sequence[str]
-    controllers: Sequence[str] = ()  # -C targets: tcp:H:P, ptcp:P[:IP], punix:PATH, unix:PATH
+    controllers: Sequence[str] = ()  # -C targets: tcp:H:P, ptcp:P[:IP], punix:PATH, unix:PATH,
+    #                                   ssl:H:P, pssl:P[:IP] (TLS files: extra)
     flows: Sequence[str] | None = None  # lines of a startup flow file (-f)
     flows_file: str | None = None
     dpid: int | None = None
@@ -363,7 +364,7 @@ class Sluice(Proc):
     def wait_listening(self, n: int | None = None, timeout: float = 30.0) -> list[str]:
         """Wait for the "listening on" line of every passive -C target (or @n lines)."""
         want = n if n is not None else sum(
-            1 for c in self.cfg.controllers if c.startswith(("ptcp:", "punix:")))
+            1 for c in self.cfg.controllers if c.startswith(("ptcp:", "pssl:", "punix:")))
         deadline = time.monotonic() + timeout
         while True:
             found = LISTEN_RE.findall(self.output)
@@ -404,13 +405,14 @@ class Sluice(Proc):
 
 
 def _client_target(listen: str) -> str:
-    """'ptcp:PORT[:IP]' -> 'tcp:IP:PORT' (IP default 127.0.0.1); 'punix:P' -> 'unix:P'."""
+    """'ptcp:PORT[:IP]' -> 'tcp:IP:PORT' (IP default 127.0.0.1), 'pssl:...' -> 'ssl:...'
+    likewise; 'punix:P' -> 'unix:P'."""
     if listen.startswith("punix:"):
         return "unix:" + listen[len("punix:"):]
-    if listen.startswith("ptcp:"):
+    if listen.startswith(("ptcp:", "pssl:")):
         parts = listen[len("ptcp:"):].split(":", 1)
         ip = parts[1] if len(parts) > 1 and parts[1] not in ("", "0.0.0.0") else "127.0.0.1"
-        return f"tcp:{ip}:{parts[0]}"
+        return f"{listen[1:4]}:{ip}:{parts[0]}"
     return listen
 
 

@@ -5,6 +5,11 @@ sets ``OSKEN_HUB_TYPE=eventlet`` before os_ken is imported, passes the listen
 options to oslo.config (``ofp_tcp_listen_port``, ``ofp_listen_host``), loads
 the apps with ``AppManager`` and blocks until SIGTERM/SIGINT.  APP is a name
 from ``sluice.apps.APPS`` (``learning_switch``) or an importable module path.
+
+With ``--ctl-privkey``, ``--ctl-cert`` and ``--ca-certs`` (osken-manager's
+options) the controller listens with TLS instead, on ``--ofp-ssl-listen-port``,
+and accepts only switches whose certificate the CA signed (Sluice:
+``-C ssl:HOST:PORT --private-key ... --certificate ... --ca-cert ...``).
 """
 
 from __future__ import annotations
@@ -27,9 +32,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="OpenFlow TCP port to listen on (default 6653)")
     ap.add_argument("--ofp-listen-host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1)")
+    ap.add_argument("--ofp-ssl-listen-port", type=int, default=6653,
+                    help="OpenFlow TLS port to listen on, with --ctl-privkey (default 6653)")
+    ap.add_argument("--ctl-privkey", metavar="FILE", help="TLS: the controller's private key")
+    ap.add_argument("--ctl-cert", metavar="FILE", help="TLS: the controller's certificate")
+    ap.add_argument("--ca-certs", metavar="FILE",
+                    help="TLS: CA certificate switches' certificates must chain to")
     ap.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     ap.add_argument("apps", nargs="+", metavar="APP")
     a = ap.parse_args(argv)
+    tls = [a.ctl_privkey, a.ctl_cert, a.ca_certs]
+    if any(tls) and not all(tls):
+        ap.error("TLS needs --ctl-privkey, --ctl-cert and --ca-certs together")
 
     if os.environ["OSKEN_HUB_TYPE"] == "eventlet":
         warnings.filterwarnings("ignore", message="Eventlet is deprecated")
@@ -44,9 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     from os_ken.controller import controller  # noqa: F401
     from os_ken.lib import hub
 
-    cfg.CONF(args=[f"--ofp-tcp-listen-port={a.ofp_tcp_listen_port}",
-                   f"--ofp-listen-host={a.ofp_listen_host}"],
-             project="os_ken", version="sluice")
+    conf = [f"--ofp-tcp-listen-port={a.ofp_tcp_listen_port}",
+            f"--ofp-listen-host={a.ofp_listen_host}"]
+    if all(tls):
+        # os-ken then serves TLS only, with CERT_REQUIRED against the CA file.
+        conf += [f"--ofp-ssl-listen-port={a.ofp_ssl_listen_port}",
+                 f"--ctl-privkey={a.ctl_privkey}", f"--ctl-cert={a.ctl_cert}",
+                 f"--ca-certs={a.ca_certs}"]
+    cfg.CONF(args=conf, project="os_ken", version="sluice")
     logging.basicConfig(level=logging.DEBUG if a.verbose else logging.INFO, stream=sys.stdout,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     modules = [APPS.get(name, name) for name in a.apps]
@@ -68,8 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     # Printed once the handlers are in place: a caller may stop us from here on.
-    print(f"sluice.apps.run: {', '.join(a.apps)} listening on "
-          f"tcp:{a.ofp_listen_host}:{a.ofp_tcp_listen_port}", flush=True)
+    where = (f"ssl:{a.ofp_listen_host}:{a.ofp_ssl_listen_port}" if all(tls)
+             else f"tcp:{a.ofp_listen_host}:{a.ofp_tcp_listen_port}")
+    print(f"sluice.apps.run: {', '.join(a.apps)} listening on {where}", flush=True)
     try:
         while not stopping and not all(t.dead for t in services):
             hub.sleep(0.2)
