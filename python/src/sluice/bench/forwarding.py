@@ -329,9 +329,11 @@ def sluice_rates(d: dict[str, object], intervals: int,
 
 
 def run_sluice(pcap: str, frames: int, rules: str, extra: Sequence[str], intervals: int,
-               interval_s: float, tmp: str, attempts: int = 3) -> tuple[list[float], float]:
+               interval_s: float, tmp: str, attempts: int = 3,
+               mem_mb: int | None = None) -> tuple[list[float], float]:
     """Tx rates per interval after a warm-up, and Sluice's busy cycles/packet.  A failed
-    start is tried again (build/app/sluice may be being relinked under us)."""
+    start is tried again (build/app/sluice may be being relinked under us).  @mem_mb: EAL -m
+    (default: eal_mem_mb of the pool)."""
     err = ""
     for attempt in range(attempts):
         if attempt:
@@ -346,7 +348,7 @@ def run_sluice(pcap: str, frames: int, rules: str, extra: Sequence[str], interva
                "--mbufs", str(mbufs), "-f", rules, *extra]
         for v in vdevs(pcap):
             cmd += ["-p", v]
-        cmd += ["--", "--no-huge", "-m", str(eal_mem_mb(mbufs)), "--no-pci",
+        cmd += ["--", "--no-huge", "-m", str(mem_mb or eal_mem_mb(mbufs)), "--no-pci",
                 f"--file-prefix={prefix}", "-l", "0,1", "--log-level=lib.eal:error"]
         try:
             r = subprocess.run(cmd, check=False, stdout=subprocess.PIPE,
