@@ -998,6 +998,7 @@ control_loop(struct run *r)
 			usleep((useconds_t)round_ms * 1000);
 		sl_mgmt_run();
 		sl_metrics_run(r->metrics);
+		sl_pipeline_poll(r->pl); /* mask-table snapshots the builder thread finished */
 	}
 	r->elapsed = now_s() - start;
 	sl_mgmt_destroy(); /* ends a capture while the worker still reports grace periods */

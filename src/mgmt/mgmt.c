@@ -330,6 +330,7 @@ h_table(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	dict_u64(d, "mem_bytes", ts.store.mem_bytes);
 	dict_u64(d, "groups", ts.store.n_groups);
 	dict_u64(d, "rebuilds", ts.store.n_rebuilds);
+	dict_u64(d, "rebuild_pending", sl_pipeline_table_rebuilding(mgmt->p.pl, (unsigned)t));
 	if (ts.is_state) {
 		dict_u64(d, "state_capacity", ts.state.capacity);
 		dict_u64(d, "state_hits", ts.state.hits);

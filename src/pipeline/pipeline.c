@@ -1386,6 +1386,8 @@ table_catch_up(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *dt
 		}
 		if (pt->commit && dt->tbl != NULL)
 			sl_table_commit(dt->tbl);
+		if (dt->tbl != NULL)
+			sl_table_poll(dt->tbl); /* its own build, if it finished: live next time */
 	}
 	dt->version = lv->version;
 	dt->use_dcache = lv->use_dcache;
@@ -1449,6 +1451,45 @@ sl_pipeline_dirty(const struct sl_pipeline *pl)
 		if (pl->tables[t].dirty)
 			return true;
 	return pl_groups_dirty(pl) || pl_meters_dirty(pl);
+}
+
+bool
+sl_pipeline_poll(struct sl_pipeline *pl)
+{
+	bool any = false;
+
+	for (unsigned t = 0; t <= (unsigned)SL_MAX(pl->last_table, 0); t++) {
+		struct pl_table *pt = &pl->tables[t];
+		struct pl_dtable *sb = pl_standby(pt);
+
+		/* Same rules, same results: no new version, the caches stay valid. */
+		if (sb->tbl != NULL && !pt->rebuild && sl_table_poll(sb->tbl) > 0) {
+			pt->dirty = true;
+			any = true;
+		}
+	}
+	if (any)
+		sl_pipeline_publish(pl);
+	return any;
+}
+
+bool
+sl_pipeline_table_rebuilding(const struct sl_pipeline *pl, unsigned table_id)
+{
+	struct sl_table_stats st;
+
+	if (table_id >= SL_TABLES_MAX)
+		return false;
+	for (unsigned c = 0; c < 2; c++) {
+		const struct sl_table *tbl = pl->tables[table_id].copy[c].tbl;
+
+		if (tbl == NULL)
+			continue;
+		sl_table_stats_read(tbl, &st);
+		if (st.rebuild_pending)
+			return true;
+	}
+	return false;
 }
 
 int

@@ -646,6 +646,25 @@ void sl_pipeline_publish(struct sl_pipeline *pl);
 /** True when changes wait for sl_pipeline_publish(). */
 bool sl_pipeline_dirty(const struct sl_pipeline *pl);
 
+/**
+ * Take in what the tables' background builds finished (mask tables compile
+ * their rte_acl snapshot on a builder thread while lookups go on with the
+ * tuple-space delta) and publish them.  A finished build lands in the
+ * standby copy, which is then published; the other copy takes its own when
+ * it is standby again (at that publish, or a later poll).  Results never
+ * change, only lookup cost.  Call it often (each control-loop round); cheap
+ * when nothing finished.
+ *
+ * @return true when it published.  Control thread.
+ */
+bool sl_pipeline_poll(struct sl_pipeline *pl);
+
+/**
+ * Is a background build in flight for either copy of table @table_id?
+ * Control thread.
+ */
+bool sl_pipeline_table_rebuilding(const struct sl_pipeline *pl, unsigned table_id);
+
 /** Set the grace-period hook (see sl_pipeline_sync_fn).  Init only. */
 void sl_pipeline_set_sync(struct sl_pipeline *pl, sl_pipeline_sync_fn fn, void *arg);
 /** Set the hook told of every removed flow.  Init only. */

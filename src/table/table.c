@@ -84,17 +84,7 @@ sl_mask_prefix_len(const uint8_t *mask, unsigned n_bits)
 int
 sl_table_commit(struct sl_table *t)
 {
-	struct sl_ternary_tuning tu;
-	struct sl_ternary_info info;
-
 	if (t == NULL || t->params.kind != SL_TABLE_TERNARY)
 		return 0;
-	sl_ternary_info_get(t->impl, &info);
-	sl_ternary_tuning_get(t->impl, &tu);
-	/* Only where the snapshot policy wants one and it is out of date. */
-	if (!info.eal || !tu.snap_enable || info.n_subs < tu.snap_min_subs)
-		return 0;
-	if (info.snap && info.delta_rules == 0 && info.snap_dead == 0)
-		return 0;
-	return sl_ternary_snapshot_build(t->impl);
+	return sl_ternary_commit(t->impl);
 }

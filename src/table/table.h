@@ -87,6 +87,7 @@ struct sl_table_stats {
 	uint32_t n_groups;   /* ternary: subtables/masks; lpm: trie nodes; else 0 */
 	uint64_t mem_bytes;  /* approximate memory footprint */
 	uint64_t n_rebuilds; /* ternary: accelerator rebuilds; else 0 */
+	bool rebuild_pending; /* ternary: an accelerator build is in flight (sl_table_poll) */
 };
 
 /** Maximum trie nodes an lpm path reports. */
@@ -119,6 +120,8 @@ struct sl_table_ops {
 	void (*stats_read)(const void *tbl, struct sl_table_stats *st);
 	/* lpm only: single lookup reporting the trie path; NULL for other kinds. */
 	void *(*lookup_path)(const void *tbl, const uint8_t *key, struct sl_lpm_path *path);
+	/* Install what a background build finished: 1 if it did, else 0.  NULL: no builds. */
+	int (*poll)(void *tbl);
 };
 
 /** A table: its ops, its parameters and the implementation's state. */
@@ -209,12 +212,27 @@ sl_table_stats_read(const struct sl_table *t, struct sl_table_stats *st)
  * Finish a batch of changes: let the table rebuild what it keeps beside its
  * incremental structure (mask tables: fold rules added or deleted since the
  * last rte_acl snapshot into a new one, so lookups stop probing the delta).
- * Lookups are correct without it, only slower.
+ * Lookups are correct without it, only slower.  Mask tables build on a
+ * background thread: the result lands through sl_table_poll().
  *
- * @return 0, or -errno from a failed rebuild (the table stays correct).
- *         Control thread.
+ * @return 0, or -errno from a failed synchronous rebuild (the table stays
+ *         correct).  Control thread.
  */
 int sl_table_commit(struct sl_table *t);
+
+/**
+ * Install what the table's background build finished, if it has (mask
+ * tables build their rte_acl snapshot on a builder thread; lookups use the
+ * tuple-space delta meanwhile).  Call it on a table no worker reads, e.g.
+ * the pipeline's standby copy; a table that changed must be published.
+ *
+ * @return 1 when the table changed, else 0.  Control thread.
+ */
+static inline int
+sl_table_poll(struct sl_table *t)
+{
+	return t->ops->poll != NULL ? t->ops->poll(t->impl) : 0;
+}
 
 /** Implementation ops of each kind (for tests that call them directly). */
 extern const struct sl_table_ops sl_table_direct_ops;

@@ -54,19 +54,24 @@
  *     initialised before create (rte_acl allocates with rte_malloc), the
  *     snapshot is built and used.  It is dropped again below 4 masks.
  *   - Each delta mask adds a subtable probe (~5 ns), and a build costs
- *     ~40-65 us per rule (10K rules: 0.41 s, 100K: 6.6 s).  Rebuilds are
- *     synchronous in add/del on the standby copy, so they delay the control
- *     thread, never the workers (a background build would shorten the
- *     control thread's stall; snap_build() is already a step of its own).
+ *     ~40-65 us per rule (10K rules: 0.41 s, 100K: 6.6 s).  Builds run on a
+ *     builder thread (one per process, one job at a time, SCHED_IDLE): add/
+ *     del copy the rules into a job and return; the delta serves lookups
+ *     until the control thread installs the result (tern_poll, on the
+ *     standby copy), marking entries whose rule went away since the copy
+ *     (serials) dead and putting rules added since into the new delta.
  *     Hard trigger: the delta holds more than max(64, n/8) rules, or more
- *     than max(64, n/8) snapshot rules are dead (~8 rule-builds per change,
- *     amortised).  Soft
- *     trigger: more than 16 delta masks or dead rules, and the time since
- *     the last build ended is at least that build's duration, so builds
- *     take at most half of the control thread's time while updates trickle.
- *   - A failed build (rte_acl cannot fit the rules in 8 tries, e.g. many
- *     arbitrary-bit masks over wide keys) leaves the table correct on what
- *     it had and retries after max(64, n) more changes.
+ *     than max(64, n/8) snapshot rules are dead.  Soft trigger: more than 16
+ *     delta masks or dead rules, and the time since the last build landed
+ *     is at least that build's duration (the builder's duty cycle).  A
+ *     trigger while a build is in flight waits for it to land.
+ *   - No build for masks rte_acl cannot take in bounds (snap_suitable():
+ *     2,000 rules with random bit masks on two IPv4 fields took 20-45 s and
+ *     1.4-1.6 GB): TSS alone, one subtable insert per add.
+ *   - A failed build (rte_acl cannot fit the rules in 8 tries or in
+ *     snap_max_bytes, e.g. many arbitrary-bit masks over wide keys) leaves
+ *     the table correct on what it had and retries after max(64, n) more
+ *     changes.
  *
  * Fast path: lookup_burst() and what it calls (the "fast path" section).
  * Everything else is control path.
@@ -74,6 +79,8 @@
 #include "ternary_priv.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -106,12 +113,15 @@
 #define REBUILD_DIV_DEFAULT 8
 #define SOFT_MAX_DEFAULT 16
 #define SOFT_DUTY_DEFAULT 100
+#define SNAP_MAX_ODD_DEFAULT 32
+#define SNAP_MAX_BYTES_DEFAULT (128u << 20)
 
 /*
  * A stored rule: this header, then the value's and the mask's key_words words
  * each, then a word whose low byte says the slot holds a live rule (else it is
- * on the free list).  Sized by the table's key (rule_size), not by
- * SL_KEY_MAX: an 8-byte key takes 48 bytes a rule, a 192-byte key 416.  The
+ * on the free list) and the rule's serial (rule_serial).  Sized by the table's
+ * key (rule_size), not by SL_KEY_MAX: an 8-byte key takes 56 bytes a rule, a
+ * 192-byte key 424.  The
  * lookup reads the first 64 bytes for keys up to 40 bytes.
  */
 struct tern_rule {
@@ -188,6 +198,25 @@ struct tern_snap {
 	struct snap_ent *ent; /* by rte_acl userdata - 1 */
 };
 
+/*
+ * A snapshot build handed to the builder thread.  The control thread fills
+ * the inputs (a copy of the rules: the table goes on changing), the builder
+ * compiles them and sets done; the control thread installs the result.
+ */
+struct snap_job {
+	struct snap_job *next;     /* builder queue */
+	uint16_t key_size;
+	uint64_t max_bytes;        /* rte_acl max_size */
+	uint32_t n;
+	uint64_t *serials;         /* per entry: the rule's serial when copied */
+	uint64_t *words;           /* per entry: value then mask, key_size / 8 words each */
+	struct tern_snap *sn;      /* ent[] filled by the control thread; ctx by the builder */
+	double cost;               /* seconds the compile took */
+	int rc;                    /* builder's result */
+	bool done;                 /* atomic: the builder is finished with the job */
+	bool orphan;               /* atomic: the table is gone, the builder frees the job */
+};
+
 struct tern_table {
 	uint16_t key_size;
 	uint8_t key_words;
@@ -200,11 +229,14 @@ struct tern_table {
 	struct tss full;
 	struct tss delta;          /* only used while snap != NULL */
 	struct tern_snap *snap;
+	struct snap_job *job;      /* build in flight (builder thread), NULL if none */
+	uint64_t next_serial;      /* serial of the next rule added */
 	bool eal;
 	struct sl_ternary_tuning tune;
 	uint32_t backoff;          /* changes to wait before retrying a failed build */
 	uint64_t n_rebuilds;
 	uint64_t n_build_fail;
+	uint64_t n_build_skip;     /* builds not tried: masks rte_acl cannot take in bounds */
 	double last_build_end;     /* monotonic seconds */
 	double last_build_cost;    /* seconds the last build took */
 };
@@ -232,6 +264,13 @@ static inline void
 rule_set_in_use(const struct tern_table *t, struct tern_rule *r, bool in_use)
 {
 	rule_mask(t, r)[t->key_words] = in_use;
+}
+
+/* When the rule was added: a snapshot build tells a reused slot by it. */
+static inline uint64_t *
+rule_serial(const struct tern_table *t, const struct tern_rule *r)
+{
+	return &rule_mask(t, r)[t->key_words + 1];
 }
 
 static inline uint64_t
@@ -1149,7 +1188,7 @@ be_load(const uint8_t *p, unsigned size)
 
 /* Lay out rte_acl fields over the key bytes some rule's mask touches. */
 static unsigned
-snap_fields(const struct tern_table *t, const uint8_t *touched, struct rte_acl_field_def *defs)
+snap_fields(unsigned key_size, const uint8_t *touched, struct rte_acl_field_def *defs)
 {
 	bool covered[SL_KEY_MAX] = {false};
 	unsigned nf = 1;
@@ -1157,12 +1196,12 @@ snap_fields(const struct tern_table *t, const uint8_t *touched, struct rte_acl_f
 	defs[0] = (struct rte_acl_field_def){
 		.type = RTE_ACL_FIELD_TYPE_BITMASK, .size = 1, .field_index = 0,
 		.input_index = 0, .offset = 0};
-	for (unsigned b = 1; b < t->key_size; b++) {
+	for (unsigned b = 1; b < key_size; b++) {
 		unsigned o;
 
 		if (!touched[b] || covered[b])
 			continue;
-		o = b + 4 <= t->key_size ? b : t->key_size - 4u;
+		o = b + 4 <= key_size ? b : key_size - 4u;
 		defs[nf] = (struct rte_acl_field_def){
 			.type = RTE_ACL_FIELD_TYPE_BITMASK, .size = 4, .field_index = (uint8_t)nf,
 			.input_index = (uint8_t)nf, .offset = o};
@@ -1173,48 +1212,145 @@ snap_fields(const struct tern_table *t, const uint8_t *touched, struct rte_acl_f
 	return nf;
 }
 
-/* Build a snapshot of every live rule into *@out. */
-static int
-snap_build(const struct tern_table *t, struct tern_snap **out)
+static void
+job_free(struct snap_job *j)
 {
-	static atomic_uint serial;
-	struct rte_acl_config cfg = {.num_categories = 1};
-	uint8_t touched[SL_KEY_MAX] = {0};
-	struct rte_acl_param prm = {0};
-	uint32_t *prios = NULL, n_prios = 0, n = 0;
-	struct tern_snap *sn;
-	size_t rule_size;
-	uint8_t *buf = NULL;
-	char name[RTE_ACL_NAMESIZE];
-	int rc = -ENOMEM;
+	if (j == NULL)
+		return;
+	snap_free(j->sn);
+	free(j->serials);
+	free(j->words);
+	free(j);
+}
 
-	sn = calloc(1, sizeof(*sn));
-	if (sn == NULL)
-		return -ENOMEM;
-	sn->ent = malloc((size_t)SL_MAX(t->n_rules, 1u) * sizeof(*sn->ent));
-	prios = malloc((size_t)SL_MAX(t->n_rules, 1u) * sizeof(*prios));
-	if (sn->ent == NULL || prios == NULL)
-		goto free_all;
+/*
+ * Would rte_acl take these rules within bounds?  Its tries grow with every
+ * distinct byte mask that is not a prefix of its byte: 2,000 rules with
+ * random bit masks on two IPv4 fields took 20-45 s and 1.4-1.6 GB to build
+ * (and failed in -m 1024), while prefixes and whole-byte masks (port masks
+ * such as 0xff00) stay cheap at 100K rules.  So more than @max_odd distinct
+ * (byte, mask) pairs of other shapes means no snapshot.
+ */
+static bool
+snap_suitable(const struct tern_table *t, uint32_t max_odd)
+{
+	uint16_t odd[64];
+	unsigned n_odd = 0;
 
-	/* Rules, their priorities and the key bytes they touch. */
+	if (max_odd == 0)
+		return true;
+	max_odd = SL_MIN(max_odd, (uint32_t)SL_ARRAY_SIZE(odd));
 	for (uint32_t i = 0; i < t->n_slots; i++) {
 		const struct tern_rule *r = rule_at(t, i);
 		const uint8_t *m = (const uint8_t *)rule_mask(t, r);
 
 		if (!rule_in_use(t, r))
 			continue;
-		sn->ent[n] = (struct snap_ent){.data = r->data, .prio = r->priority, .idx = i};
-		prios[n++] = r->priority;
-		for (unsigned b = 0; b < t->key_size; b++)
+		for (unsigned b = 0; b < t->key_size; b++) {
+			uint8_t inv = (uint8_t)~m[b];
+			uint16_t key = (uint16_t)(b << 8 | m[b]);
+			unsigned k;
+
+			if ((inv & (uint8_t)(inv + 1)) == 0)
+				continue; /* 0x00, 0x80, 0xc0, ... 0xff */
+			for (k = 0; k < n_odd && odd[k] != key; k++)
+				;
+			if (k < n_odd)
+				continue;
+			if (n_odd == max_odd)
+				return false;
+			odd[n_odd++] = key;
+		}
+	}
+	return true;
+}
+
+/* Entry @p's value and mask in job @j's copy. */
+static inline uint64_t *
+job_value(const struct snap_job *j, uint32_t p)
+{
+	return &j->words[(size_t)p * 2 * (j->key_size / 8u)];
+}
+
+static inline uint64_t *
+job_mask(const struct snap_job *j, uint32_t p)
+{
+	return job_value(j, p) + j->key_size / 8u;
+}
+
+/* Copy every live rule into a new job (control thread); NULL on ENOMEM. */
+static struct snap_job *
+job_prepare(const struct tern_table *t)
+{
+	struct snap_job *j = calloc(1, sizeof(*j));
+	uint32_t n = 0, cap = SL_MAX(t->n_rules, 1u);
+
+	if (j == NULL)
+		return NULL;
+	j->key_size = t->key_size;
+	j->max_bytes = t->tune.snap_max_bytes;
+	j->sn = calloc(1, sizeof(*j->sn));
+	j->serials = malloc((size_t)cap * sizeof(*j->serials));
+	j->words = malloc((size_t)cap * 2 * t->key_size);
+	if (j->sn == NULL || j->serials == NULL || j->words == NULL)
+		goto free_job;
+	j->sn->ent = malloc((size_t)cap * sizeof(*j->sn->ent));
+	if (j->sn->ent == NULL)
+		goto free_job;
+	for (uint32_t i = 0; i < t->n_slots; i++) {
+		const struct tern_rule *r = rule_at(t, i);
+
+		if (!rule_in_use(t, r))
+			continue;
+		j->sn->ent[n] = (struct snap_ent){.data = r->data, .prio = r->priority, .idx = i};
+		j->serials[n] = *rule_serial(t, r);
+		memcpy(job_value(j, n), r->value, t->key_size);
+		memcpy(job_mask(j, n), rule_mask(t, r), t->key_size);
+		n++;
+	}
+	j->n = n;
+	j->sn->n = n;
+	return j;
+
+free_job:
+	job_free(j);
+	return NULL;
+}
+
+/*
+ * Compile a job's rules into an rte_acl context: the builder thread (or the
+ * control thread for a synchronous build).  Touches nothing but the job.
+ */
+static int
+job_compile(struct snap_job *j)
+{
+	static atomic_uint serial;
+	struct rte_acl_config cfg = {.num_categories = 1, .max_size = j->max_bytes};
+	uint8_t touched[SL_KEY_MAX] = {0};
+	struct rte_acl_param prm = {0};
+	struct tern_snap *sn = j->sn;
+	uint32_t *prios = NULL, n_prios = 0, n = j->n;
+	size_t rule_size;
+	uint8_t *buf = NULL;
+	char name[RTE_ACL_NAMESIZE];
+	int rc = -ENOMEM;
+
+	prios = malloc((size_t)SL_MAX(n, 1u) * sizeof(*prios));
+	if (prios == NULL)
+		return -ENOMEM;
+	for (uint32_t p = 0; p < n; p++) {
+		const uint8_t *m = (const uint8_t *)job_mask(j, p);
+
+		prios[p] = sn->ent[p].prio;
+		for (unsigned b = 0; b < j->key_size; b++)
 			touched[b] |= m[b];
 	}
-	sn->n = n;
 	qsort(prios, n, sizeof(*prios), cmp_u32);
 	for (uint32_t i = 0; i < n; i++)
 		if (n_prios == 0 || prios[n_prios - 1] != prios[i])
 			prios[n_prios++] = prios[i];
 
-	cfg.num_fields = snap_fields(t, touched, cfg.defs);
+	cfg.num_fields = snap_fields(j->key_size, touched, cfg.defs);
 	sn->n_fields = cfg.num_fields;
 	rule_size = RTE_ACL_RULE_SZ(cfg.num_fields);
 	buf = calloc(SL_MAX(n, 1u), rule_size);
@@ -1222,9 +1358,9 @@ snap_build(const struct tern_table *t, struct tern_snap **out)
 		goto free_all;
 	for (uint32_t p = 0; p < n; p++) {
 		struct rte_acl_rule *ar = (struct rte_acl_rule *)(void *)(buf + p * rule_size);
-		const struct tern_rule *r = rule_at(t, sn->ent[p].idx);
-		const uint8_t *v = (const uint8_t *)r->value, *m = (const uint8_t *)rule_mask(t, r);
-		const uint32_t *rank = bsearch(&r->priority, prios, n_prios, sizeof(*prios),
+		const uint8_t *v = (const uint8_t *)job_value(j, p);
+		const uint8_t *m = (const uint8_t *)job_mask(j, p);
+		const uint32_t *rank = bsearch(&sn->ent[p].prio, prios, n_prios, sizeof(*prios),
 					       cmp_u32);
 
 		ar->data.category_mask = 1;
@@ -1251,18 +1387,11 @@ snap_build(const struct tern_table *t, struct tern_snap **out)
 	rc = rte_acl_add_rules(sn->ctx, (const struct rte_acl_rule *)(void *)buf, n);
 	if (rc == 0)
 		rc = rte_acl_build(sn->ctx, &cfg);
-	if (rc < 0)
-		goto free_all;
-	free(buf);
-	free(prios);
-	*out = sn;
-	return 0;
 
 free_all:
 	free(buf);
 	free(prios);
-	snap_free(sn);
-	return rc < 0 ? rc : -ENOMEM;
+	return rc;
 }
 
 static double
@@ -1274,28 +1403,232 @@ mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Build and switch to a new snapshot; the delta empties. */
+/*
+ * The builder thread: one per process, builds one job at a time (so at most
+ * one rte_acl build's memory at once), at idle priority so the control
+ * thread it shares a core with comes first.  Jobs are handed over under
+ * builder.lock; done is also read without it (atomic).
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;       /* a job was queued */
+	pthread_cond_t idle;       /* the job being compiled is finished */
+	struct snap_job *head, *tail;
+	struct snap_job *current;  /* being compiled, NULL if none */
+	bool started;
+} builder = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+	     .idle = PTHREAD_COND_INITIALIZER};
+
+static void *
+builder_main(void *arg)
+{
+	(void)arg;
+#ifdef SCHED_IDLE
+	struct sched_param sp = {0};
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+#endif
+	for (;;) {
+		struct snap_job *j;
+		bool orphan;
+
+		pthread_mutex_lock(&builder.lock);
+		while (builder.head == NULL)
+			pthread_cond_wait(&builder.cond, &builder.lock);
+		j = builder.head;
+		builder.head = j->next;
+		if (builder.head == NULL)
+			builder.tail = NULL;
+		orphan = j->orphan;
+		builder.current = orphan ? NULL : j;
+		pthread_mutex_unlock(&builder.lock);
+
+		if (!orphan) {
+			double t0 = mono_now();
+
+			j->rc = job_compile(j);
+			j->cost = mono_now() - t0;
+		}
+		pthread_mutex_lock(&builder.lock);
+		orphan = j->orphan;
+		__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+		builder.current = NULL;
+		pthread_cond_broadcast(&builder.idle);
+		pthread_mutex_unlock(&builder.lock);
+		if (orphan)
+			job_free(j);
+	}
+	return NULL;
+}
+
+/* Queue @j for the builder thread (started on first use). */
+static int
+job_submit(struct snap_job *j)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&builder.lock);
+	if (!builder.started) {
+		pthread_t th;
+
+		rc = -pthread_create(&th, NULL, builder_main, NULL);
+		if (rc == 0) {
+			pthread_detach(th);
+			builder.started = true;
+		}
+	}
+	if (rc == 0) {
+		if (builder.tail != NULL)
+			builder.tail->next = j;
+		else
+			builder.head = j;
+		builder.tail = j;
+		pthread_cond_signal(&builder.cond);
+	}
+	pthread_mutex_unlock(&builder.lock);
+	return rc;
+}
+
+/*
+ * Give up @t's job in flight: the builder frees it (or it is freed now if
+ * done).  @wait: until the builder is out of it too (the table, or EAL, is
+ * going away; a queued job is skipped, a running one finishes).
+ */
+static void
+job_abandon_wait(struct tern_table *t, bool wait)
+{
+	struct snap_job *j = t->job;
+	bool done;
+
+	if (j == NULL)
+		return;
+	t->job = NULL;
+	pthread_mutex_lock(&builder.lock);
+	done = j->done; /* done: ours to free; else the builder's (j is not touched again) */
+	j->orphan = true;
+	while (wait && builder.current == j)
+		pthread_cond_wait(&builder.idle, &builder.lock);
+	pthread_mutex_unlock(&builder.lock);
+	if (done)
+		job_free(j);
+}
+
+static void
+job_abandon(struct tern_table *t)
+{
+	job_abandon_wait(t, false);
+}
+
+/* A build failed (or was refused): retry after max(64, n) more changes. */
+static void
+build_failed(struct tern_table *t)
+{
+	t->n_build_fail++;
+	t->backoff = SL_MAX(REBUILD_MIN_DEFAULT, t->n_rules);
+}
+
+/*
+ * Switch to a compiled snapshot (control thread, on a copy no worker
+ * reads).  Rules changed since the job copied them: an entry whose slot no
+ * longer holds the same rule (serial) is dead, and every live rule the
+ * snapshot lacks goes into the new delta.  Frees the job.
+ */
+static void
+job_install(struct tern_table *t, struct snap_job *j)
+{
+	struct tern_snap *sn = j->sn;
+
+	t->last_build_end = mono_now();
+	t->last_build_cost = j->cost;
+	if (j->rc < 0) {
+		build_failed(t);
+		job_free(j);
+		return;
+	}
+	snap_drop(t);
+	for (uint32_t p = 0; p < sn->n; p++) {
+		uint32_t idx = sn->ent[p].idx;
+		struct tern_rule *r = rule_at(t, idx);
+
+		if (rule_in_use(t, r) && *rule_serial(t, r) == j->serials[p]) {
+			r->snap_pos = p;
+		} else {
+			sn->ent[p].idx = NIL;
+			sn->n_dead++;
+		}
+	}
+	j->sn = NULL;
+	t->snap = sn;
+	t->n_rebuilds++;
+	job_free(j);
+	for (uint32_t i = 0; i < t->n_slots; i++) {
+		struct tern_rule *r = rule_at(t, i);
+
+		if (rule_in_use(t, r) && r->snap_pos == NIL && tss_insert(t, &t->delta, i, false) < 0) {
+			snap_drop(t); /* out of memory: the full TSS alone is exact */
+			return;
+		}
+	}
+}
+
+/* Build a snapshot of every live rule now, in this thread, and switch to it. */
 static int
 snap_rebuild(struct tern_table *t)
 {
+	struct snap_job *j;
 	double t0 = mono_now();
-	struct tern_snap *sn;
 	int rc;
 
-	rc = snap_build(t, &sn);
-	t->last_build_end = mono_now();
-	t->last_build_cost = t->last_build_end - t0;
-	if (rc < 0) {
-		t->n_build_fail++;
-		t->backoff = SL_MAX(REBUILD_MIN_DEFAULT, t->n_rules);
-		return rc;
+	job_abandon(t);
+	j = job_prepare(t);
+	if (j == NULL) {
+		build_failed(t);
+		return -ENOMEM;
 	}
-	snap_drop(t);
-	for (uint32_t p = 0; p < sn->n; p++)
-		rule_at(t, sn->ent[p].idx)->snap_pos = p;
-	t->snap = sn;
-	t->n_rebuilds++;
-	return 0;
+	rc = j->rc = job_compile(j);
+	j->cost = mono_now() - t0;
+	job_install(t, j);
+	return rc;
+}
+
+/*
+ * A snapshot of the current rules is due: start a build, unless one is in
+ * flight (the policy runs again when it lands) or the masks do not suit
+ * rte_acl.  tune.build_sync builds here and now instead.
+ */
+static void
+snap_request(struct tern_table *t)
+{
+	struct snap_job *j;
+
+	if (t->job != NULL)
+		return;
+	if (!snap_suitable(t, t->tune.snap_max_odd)) {
+		t->n_build_skip++;
+		snap_drop(t);
+		t->backoff = SL_MAX(REBUILD_MIN_DEFAULT, t->n_rules);
+		return;
+	}
+	if (t->tune.build_sync) {
+		snap_rebuild(t);
+		return;
+	}
+	j = job_prepare(t);
+	if (j == NULL || job_submit(j) < 0) {
+		job_free(j);
+		build_failed(t);
+		return;
+	}
+	t->job = j;
+}
+
+/* May @t use a snapshot at all (EAL, tuning, enough masks to keep one)? */
+static bool
+snap_allowed(const struct tern_table *t)
+{
+	const struct sl_ternary_tuning *tu = &t->tune;
+
+	return t->eal && tu->snap_enable && t->n_rules != 0 &&
+	       t->full.n_subs >= tu->snap_min_subs / 2;
 }
 
 /* Apply the snapshot policy after a change (see the top of the file). */
@@ -1305,8 +1638,8 @@ snap_policy(struct tern_table *t)
 	const struct sl_ternary_tuning *tu = &t->tune;
 	struct tern_snap *sn = t->snap;
 
-	if (!t->eal || !tu->snap_enable || t->n_rules == 0 ||
-	    t->full.n_subs < tu->snap_min_subs / 2) {
+	if (!snap_allowed(t)) {
+		job_abandon(t);
 		snap_drop(t);
 		return;
 	}
@@ -1316,24 +1649,24 @@ snap_policy(struct tern_table *t)
 	}
 	if (sn == NULL) {
 		if (t->full.n_subs >= tu->snap_min_subs)
-			snap_rebuild(t);
+			snap_request(t);
 		return;
 	}
 	/* Hard trigger: bounds the delta and the dead-winner fallbacks. */
 	if (t->delta.n_rules > SL_MAX(tu->delta_min, t->n_rules / tu->delta_div) ||
 	    sn->n_dead > SL_MAX(tu->dead_min, sn->n / tu->dead_div)) {
-		snap_rebuild(t);
+		snap_request(t);
 		return;
 	}
 	/*
 	 * Soft trigger: each delta mask costs a subtable probe per lookup, so
-	 * rebuild early when the control thread has been idle long enough
-	 * (duty cycle), instead of letting the delta grow to n / 8.
+	 * rebuild early when the builder has been idle long enough (duty
+	 * cycle), instead of letting the delta grow to n / 8.
 	 */
 	if (tu->soft_duty_pct != 0 &&
 	    (t->delta.n_subs > tu->soft_max || sn->n_dead > tu->soft_max) &&
 	    mono_now() - t->last_build_end >= t->last_build_cost * tu->soft_duty_pct / 100)
-		snap_rebuild(t);
+		snap_request(t);
 }
 
 /*
@@ -1360,7 +1693,7 @@ tern_create(const struct sl_table_params *p, void **tbl)
 		return -ENOMEM;
 	t->key_size = p->key_size;
 	t->key_words = (uint8_t)(p->key_size / 8);
-	t->rule_size = (uint32_t)(sizeof(struct tern_rule) + 2 * p->key_size + 8);
+	t->rule_size = (uint32_t)(sizeof(struct tern_rule) + 2 * p->key_size + 16);
 	t->max_entries = max;
 	t->free_head = NIL;
 	t->chunks = calloc(max / CHUNK_SIZE + 1, sizeof(*t->chunks));
@@ -1380,6 +1713,8 @@ tern_create(const struct sl_table_params *p, void **tbl)
 		.dead_div = REBUILD_DIV_DEFAULT,
 		.soft_max = SOFT_MAX_DEFAULT,
 		.soft_duty_pct = SOFT_DUTY_DEFAULT,
+		.snap_max_odd = SNAP_MAX_ODD_DEFAULT,
+		.snap_max_bytes = SNAP_MAX_BYTES_DEFAULT,
 	};
 	*tbl = t;
 	return 0;
@@ -1392,6 +1727,7 @@ tern_destroy(void *tbl)
 
 	if (t == NULL)
 		return;
+	job_abandon_wait(t, true);
 	snap_drop(t);
 	tss_clear(&t->full);
 	for (uint32_t c = 0; c <= t->max_entries / CHUNK_SIZE; c++)
@@ -1469,6 +1805,7 @@ tern_add(void *tbl, const struct sl_rule *sr)
 	r->priority = sr->priority;
 	r->data = sr->data;
 	r->snap_pos = NIL;
+	*rule_serial(t, r) = t->next_serial++;
 	rc = tss_insert(t, &t->full, idx, true);
 	if (rc < 0)
 		goto free_slot;
@@ -1590,6 +1927,26 @@ tern_stats_read(const void *tbl, struct sl_table_stats *st)
 	if (t->snap != NULL)
 		st->mem_bytes += (uint64_t)t->snap->n * sizeof(struct snap_ent);
 	st->n_rebuilds = t->n_rebuilds;
+	st->rebuild_pending = t->job != NULL;
+}
+
+/* Install a build the builder finished; 1 when the table changed. */
+static int
+tern_poll(void *tbl)
+{
+	struct tern_table *t = tbl;
+	struct snap_job *j = t->job;
+
+	if (j == NULL || !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
+		return 0;
+	t->job = NULL;
+	if (!snap_allowed(t)) {
+		job_free(j);
+		return 0;
+	}
+	job_install(t, j);
+	snap_policy(t); /* changes made meanwhile may already call for the next build */
+	return 1;
 }
 
 const struct sl_table_ops sl_table_ternary_ops = {
@@ -1603,6 +1960,7 @@ const struct sl_table_ops sl_table_ternary_ops = {
 	.iterate = tern_iterate,
 	.stats_read = tern_stats_read,
 	.lookup_path = NULL,
+	.poll = tern_poll,
 };
 
 /*
@@ -1638,10 +1996,40 @@ sl_ternary_snapshot_build(void *impl)
 	if (!t->eal || !t->tune.snap_enable)
 		return -ENOTSUP;
 	if (t->n_rules == 0) {
+		job_abandon(t);
 		snap_drop(t);
 		return 0;
 	}
 	return snap_rebuild(t);
+}
+
+int
+sl_ternary_commit(void *impl)
+{
+	struct tern_table *t = impl;
+	const struct sl_ternary_tuning *tu = &t->tune;
+
+	/* Only where the snapshot policy wants one and it is out of date. */
+	if (!snap_allowed(t) || t->full.n_subs < tu->snap_min_subs)
+		return 0;
+	if (t->snap != NULL && t->delta.n_rules == 0 && t->snap->n_dead == 0)
+		return 0;
+	if (tu->build_sync) {
+		if (!snap_suitable(t, tu->snap_max_odd)) {
+			t->n_build_skip++;
+			return 0;
+		}
+		return snap_rebuild(t);
+	}
+	t->backoff = 0;
+	snap_request(t);
+	return 0;
+}
+
+int
+sl_ternary_poll(void *impl)
+{
+	return tern_poll(impl);
 }
 
 void
@@ -1663,4 +2051,6 @@ sl_ternary_info_get(const void *impl, struct sl_ternary_info *info)
 	info->delta_subs = t->delta.n_subs;
 	info->n_rebuilds = t->n_rebuilds;
 	info->n_build_fail = t->n_build_fail;
+	info->n_build_skip = t->n_build_skip;
+	info->build_pending = t->job != NULL;
 }

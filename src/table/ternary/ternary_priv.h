@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ternary: knobs and introspection of the "mask" table kind, for its tests
- * and benchmarks (and for the later background-rebuild work, which needs
- * the snapshot build as a separate step).  Everything else uses table.h.
+ * and benchmarks.  Everything else uses table.h.
  *
  * All functions take the implementation pointer (struct sl_table::impl of a
  * table created with kind SL_TABLE_TERNARY) and are control thread only.
@@ -26,6 +25,12 @@ struct sl_ternary_tuning {
 				 * control thread's time goes to builds); 0 = no soft trigger */
 	bool generic_lookup;    /* use the generic TSS pass only, not the ones specialised
 				 * for 1-4 mask words (tests compare the two; default false) */
+	bool build_sync;        /* build snapshots in the calling thread, inside add/del/
+				 * commit (tests, benches); default false: the builder thread */
+	uint32_t snap_max_odd;  /* no snapshot when the rules have more distinct non-prefix
+				 * 4-byte field masks than this (rte_acl's tries explode on
+				 * them); 0 = no limit; at most 64 are told apart */
+	uint64_t snap_max_bytes; /* rte_acl run-time memory bound (max_size); 0 = none */
 };
 
 /** What the table looks like right now. */
@@ -41,6 +46,8 @@ struct sl_ternary_info {
 	uint32_t snap_fields;   /* rte_acl fields of the snapshot */
 	uint64_t n_rebuilds;    /* successful snapshot builds */
 	uint64_t n_build_fail;  /* failed snapshot builds (table stayed correct) */
+	uint64_t n_build_skip;  /* builds not tried: masks unsuited to rte_acl (snap_max_odd) */
+	bool build_pending;     /* a build is in flight on the builder thread */
 };
 
 /** Read the current tuning. */
@@ -61,6 +68,23 @@ int sl_ternary_tuning_set(void *impl, const struct sl_ternary_tuning *tu);
  *         an rte_acl error (the table keeps working on what it had).
  */
 int sl_ternary_snapshot_build(void *impl);
+
+/**
+ * Fold pending changes into a new snapshot where the policy wants one and
+ * it is out of date: queued for the builder thread (or built now with
+ * tuning.build_sync).  sl_table_commit() calls it.
+ *
+ * @return 0, or the build's -errno with build_sync.
+ */
+int sl_ternary_commit(void *impl);
+
+/**
+ * Install a snapshot the builder thread finished (sl_table_poll() calls it).
+ * Only on a table no worker reads.
+ *
+ * @return 1 when one was installed, else 0.
+ */
+int sl_ternary_poll(void *impl);
 
 /** Fill @info. */
 void sl_ternary_info_get(const void *impl, struct sl_ternary_info *info);
