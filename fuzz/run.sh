@@ -8,6 +8,9 @@
 #   build dir   build-fuzz (CC=clang, -Dfuzz=true, ASan + UBSan everywhere)
 #   corpora     build-fuzz/fuzz-corpus/<target>/ (kept between runs; seeded
 #               from fuzz/corpus/ and from make_corpus)
+#   targets     every fuzz/fuzz_*.c (fuzz/meson.build builds each); a target
+#               fuzz_NAME whose inputs are not OpenFlow messages has its seeds
+#               in fuzz/corpus-NAME/
 #   crashes     build-fuzz/fuzz-artifacts/<target>/crash-* (also leak-,
 #               oom-, timeout-); add each as a regression case to
 #               src/ofp/test_ofp.c (fuzz_regressions[]) once fixed.
@@ -23,9 +26,8 @@ if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" "$root" -Dfuzz=true -Db_sanitize=address,undefined \
 		-Db_lundef=false
 fi
-ninja -C "$build" fuzz/fuzz_ofp_decode fuzz/fuzz_flow_mod fuzz/fuzz_ofp_state fuzz/fuzz_json \
-	fuzz/fuzz_dispatch fuzz/fuzz_http \
-	fuzz/make_corpus
+targets=$(cd "$root/fuzz" && ls fuzz_*.c | sed 's/\.c$//')
+ninja -C "$build" $(for t in $targets; do printf 'fuzz/%s ' "$t"; done) fuzz/make_corpus
 
 seeds=$build/fuzz-seeds
 rm -rf "$seeds"
@@ -38,15 +40,14 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$root/fuzz
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 
 status=0
-for t in fuzz_ofp_decode fuzz_flow_mod fuzz_ofp_state fuzz_json fuzz_dispatch fuzz_http; do
+for t in $targets; do
 	corpus=$build/fuzz-corpus/$t
 	art=$build/fuzz-artifacts/$t
 	log=$build/fuzz-$t.log
 	mkdir -p "$corpus" "$art"
-	if [ "$t" = fuzz_json ]; then
-		cp "$root"/fuzz/corpus-json/* "$corpus"/ # telemetry replies, not OpenFlow
-	elif [ "$t" = fuzz_http ]; then
-		cp "$root"/fuzz/corpus-http/* "$corpus"/ # HTTP requests to the metrics exporter
+	own=$root/fuzz/corpus-${t#fuzz_} # e.g. corpus-json: telemetry replies, not OpenFlow
+	if [ -d "$own" ]; then
+		cp "$own"/* "$corpus"/
 	else
 		cp "$seeds"/* "$corpus"/
 	fi
