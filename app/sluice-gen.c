@@ -700,14 +700,14 @@ main(int argc, char **argv)
 		goto out_eal;
 	}
 	bool same = strcmp(o.rx, o.tx) == 0;
-	if (sl_port_open(o.tx, 1, mp, same ? (uint16_t)o.rx_queues : 1, (uint16_t)o.tx_queues,
+	if (sl_port_open(o.tx, "", 1, mp, same ? (uint16_t)o.rx_queues : 1, (uint16_t)o.tx_queues,
 			 &ports[0], err, sizeof(err)) < 0) {
 		fprintf(stderr, "sluice-gen: --tx: %s\n", err);
 		goto out_eal;
 	}
 	n_open = 1;
 	if (!same) {
-		if (sl_port_open(o.rx, 2, mp, (uint16_t)o.rx_queues, 1, &ports[1], err,
+		if (sl_port_open(o.rx, "", 2, mp, (uint16_t)o.rx_queues, 1, &ports[1], err,
 				 sizeof(err)) < 0) {
 			fprintf(stderr, "sluice-gen: --rx: %s\n", err);
 			goto out_ports;

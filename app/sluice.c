@@ -17,6 +17,7 @@
 #include <grp.h>
 #include <libgen.h>
 #include <limits.h>
+#include <net/if.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -58,7 +59,10 @@
 
 struct options {
 	const char *ports[SL_PORTS_MAX];
+	struct sl_port_args port_args[SL_PORTS_MAX]; /* the ports split, numbered */
 	unsigned n_ports;
+	unsigned max_port_no;  /* the highest port number given at start */
+	bool no_local;         /* --no-local: no LOCAL port (a TAP named after the switch) */
 	const char *flows_file;
 	const char *restore_file; /* --restore: a `sluicectl save` file, loaded after --flows */
 	const char *flows[256]; /* --flow, in order, after the file */
@@ -128,9 +132,15 @@ usage(FILE *f)
 		"Usage: sluice [OPTIONS] [-- EAL-OPTIONS]\n"
 		"A DPDK OpenFlow 1.3 software switch.\n\n"
 		"Ports and rules:\n"
-		"  -p, --port DEVARGS       add a port (OpenFlow port 1, 2, ... in order); any DPDK\n"
-		"                           devargs: net_pcap0,rx_pcap=in.pcap, net_null0, net_tap0,\n"
-		"                           net_af_packet0,iface=veth0, net_ring0, 0000:01:00.0, ...\n"
+		"  -p, --port DEVARGS[,name=NAME][,ofport=N]\n"
+		"                           add a port (OpenFlow port 1, 2, ... in order, or N); any\n"
+		"                           DPDK devargs: net_pcap0,rx_pcap=in.pcap, net_null0, net_tap0,\n"
+		"                           net_af_packet0,iface=veth0, net_ring0, 0000:01:00.0, ...;\n"
+		"                           NAME defaults to iface= (af_packet, af_xdp, tap), else\n"
+		"                           the device name.  At run time: sluicectl add-port/del-port\n"
+		"      --no-local           no LOCAL port (by default a TAP interface named after the\n"
+		"                           switch, down until you bring it up, as Open vSwitch's\n"
+		"                           bridge port; skipped with a warning when it cannot be made)\n"
 		"  -f, --flows FILE         startup flow file (ovs-ofctl flow syntax, plus table\n"
 		"                           declarations: table=2,kind=lpm,fields=nw_dst)\n"
 		"  -F, --flow FLOW          add one flow (repeatable), after the file\n"
@@ -273,6 +283,50 @@ name_valid(const char *s)
 	return true;
 }
 
+/*
+ * Split the -p arguments (name=, ofport= are Sluice's) and number the
+ * ports: ofport=N where given, else the lowest free numbers in order.
+ * Names and numbers must not repeat.
+ */
+static int
+port_args_number(struct options *o)
+{
+	bool used[SL_PORTS_MAX + 1] = {false};
+	char err[512];
+	uint32_t next = 1;
+
+	for (unsigned i = 0; i < o->n_ports; i++) {
+		struct sl_port_args *a = &o->port_args[i];
+		if (sl_port_args_parse(o->ports[i], a, err, sizeof(err)) < 0) {
+			fprintf(stderr, "sluice: --port: %s\n", err);
+			return -1;
+		}
+		if (a->of_no != 0 && used[a->of_no]) {
+			fprintf(stderr, "sluice: --port %s: ofport=%u is given twice\n", o->ports[i],
+				a->of_no);
+			return -1;
+		}
+		used[a->of_no] = a->of_no != 0;
+		for (unsigned j = 0; j < i && a->name[0]; j++)
+			if (strcmp(o->port_args[j].name, a->name) == 0) {
+				fprintf(stderr, "sluice: --port %s: name=%s is given twice\n",
+					o->ports[i], a->name);
+				return -1;
+			}
+	}
+	for (unsigned i = 0; i < o->n_ports; i++) {
+		struct sl_port_args *a = &o->port_args[i];
+		while (a->of_no == 0 && used[next])
+			next++;
+		if (a->of_no == 0) {
+			a->of_no = next;
+			used[next] = true;
+		}
+		o->max_port_no = SL_MAX(o->max_port_no, a->of_no);
+	}
+	return 0;
+}
+
 /* Parse Sluice's options; returns the index of the first EAL argument, or -1 on error. */
 static int
 parse_options(int argc, char **argv, struct options *o, int *exit_now)
@@ -291,6 +345,7 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		{"check", no_argument, NULL, 'c'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"no-cache", no_argument, NULL, 'N'},
+		{"no-local", no_argument, NULL, 0x106},
 		{"no-ffp", no_argument, NULL, 0x601},
 		{"ffp-no-cost-model", no_argument, NULL, 0x602},
 		{"no-ffp-path", no_argument, NULL, 0x604},
@@ -509,6 +564,9 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		case 'f':
 			o->flows_file = optarg;
 			break;
+		case 0x106:
+			o->no_local = true;
+			break;
 		case 0x104:
 			o->restore_file = optarg;
 			break;
@@ -618,6 +676,8 @@ parse_options(int argc, char **argv, struct options *o, int *exit_now)
 		fprintf(stderr, "sluice: no ports: give at least one --port DEVARGS\n");
 		return -1;
 	}
+	if (port_args_number(o) < 0)
+		return -1;
 	return optind;
 }
 
@@ -883,6 +943,17 @@ struct run {
 	double elapsed;
 };
 
+/* "3" or "LOCAL". */
+static const char *
+port_no_str(uint32_t no, char *buf, size_t size)
+{
+	if (no == SL_PORT_NO_LOCAL)
+		snprintf(buf, size, "LOCAL");
+	else
+		snprintf(buf, size, "%u", no);
+	return buf;
+}
+
 static double
 now_s(void)
 {
@@ -922,10 +993,13 @@ print_rates(const struct run *r, const struct sample *a, const struct sample *b)
 	if (b->packets > a->packets)
 		printf("  %6.1f cyc/pkt",
 		       (double)(b->busy_cycles - a->busy_cycles) / (double)(b->packets - a->packets));
-	for (unsigned p = 0; p < r->o->n_ports; p++) {
+	for (unsigned p = 0; p < SL_PORT_SLOTS; p++) {
 		struct sl_worker_port_stats ps;
+		if (r->ports[p].of_no == 0)
+			continue;
 		sl_worker_port_read(r->w, p, &ps);
-		printf(" | p%u rx %" PRIu64 " tx %" PRIu64, p + 1, ps.rx_packets, ps.tx_packets);
+		printf(" | %s rx %" PRIu64 " tx %" PRIu64, r->ports[p].name, ps.rx_packets,
+		       ps.tx_packets);
 	}
 	printf("\n");
 	fflush(stdout);
@@ -1057,7 +1131,7 @@ print_workers(const struct run *r)
 		sl_pipeline_drop_stats(&ctx, 1, drops);
 		for (unsigned d = 0; d < SL_DROP__MAX; d++)
 			nd += drops[d];
-		for (unsigned p = 0; p < w->n_ports; p++)
+		for (unsigned p = 0; p < SL_PORT_SLOTS; p++)
 			txd += w->pstats[p].tx_drops;
 		printf("  worker %-2u packets %-12" PRIu64 " pipeline drops %-10" PRIu64
 		       " tx drops %-10" PRIu64, i, w->loop.packets, nd, txd);
@@ -1088,20 +1162,28 @@ print_summary(const struct run *r)
 	drops[SL_DROP_TX_FULL] += tot.tx_drops - ctrl.tx_drops;
 	printf("\n=== sluice: final counters after %.1f s ===\n", r->elapsed);
 	printf("ports:\n");
-	for (unsigned p = 0; p < r->o->n_ports; p++) {
+	for (unsigned p = 0; p < SL_PORT_SLOTS; p++) {
 		struct sl_worker_port_stats pss, *ps = &pss;
 		struct sl_port_hw_stats hw;
 		struct sl_port_link link;
+		char no[16];
 
+		if (r->ports[p].of_no == 0)
+			continue;
 		sl_worker_port_read(r->w, p, &pss);
 		sl_port_hw_stats(&r->ports[p], &hw);
 		sl_port_link(&r->ports[p], &link);
-		printf("  port %-2u %-14s link %-4s rx %-12" PRIu64 " tx %-12" PRIu64
+		printf("  port %-5s %-15s link %-4s rx %-12" PRIu64 " tx %-12" PRIu64
 		       " tx_drop %-8" PRIu64 " (device: imissed %" PRIu64 ", rx_nombuf %" PRIu64
 		       ")\n",
-		       p + 1, r->ports[p].name, link.up ? "up" : "down", ps->rx_packets,
-		       ps->tx_packets, ps->tx_drops, hw.imissed, hw.rx_nombuf);
+		       port_no_str(r->ports[p].of_no, no, sizeof(no)), r->ports[p].name,
+		       link.up ? "up" : "down", ps->rx_packets, ps->tx_packets, ps->tx_drops,
+		       hw.imissed, hw.rx_nombuf);
 	}
+	if (r->w->retired.rx_packets || r->w->retired.tx_packets || r->w->retired.tx_drops)
+		printf("  deleted ports         rx %-12" PRIu64 " tx %-12" PRIu64
+		       " tx_drop %" PRIu64 "\n",
+		       r->w->retired.rx_packets, r->w->retired.tx_packets, r->w->retired.tx_drops);
 	printf("tables:\n");
 	for (int t = 0; t <= last; t++)
 		if (sl_pipeline_table(r->pl, (unsigned)t) != NULL ||
@@ -1210,15 +1292,20 @@ write_json(const struct run *r, const char *path)
 			ss->pin_drop_too_big, r->pins_pending);
 	}
 	fprintf(f, "  \"ports\": [");
-	for (unsigned p = 0; p < r->o->n_ports; p++) {
+	for (unsigned p = 0, k = 0; p < SL_PORT_SLOTS; p++) {
 		struct sl_worker_port_stats pss, *ps = &pss;
+		if (r->ports[p].of_no == 0)
+			continue;
 		sl_worker_port_read(r->w, p, &pss);
 		fprintf(f, "%s{\"port\": %u, \"name\": \"%s\", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
 			   ", \"tx_drops\": %" PRIu64 "}",
-			p ? ", " : "", p + 1, r->ports[p].name, ps->rx_packets, ps->tx_packets,
-			ps->tx_drops);
+			k++ ? ", " : "", r->ports[p].of_no, r->ports[p].name, ps->rx_packets,
+			ps->tx_packets, ps->tx_drops);
 	}
-	fprintf(f, "],\n  \"workers\": [");
+	/* Ports deleted at run time: the totals keep their packets. */
+	fprintf(f, "],\n  \"ports_deleted\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
+		   ", \"tx_drops\": %" PRIu64 "},\n  \"workers\": [",
+		r->w->retired.rx_packets, r->w->retired.tx_packets, r->w->retired.tx_drops);
 	for (unsigned i = 0; i < r->w->n_group; i++) {
 		const struct sl_worker *w = &r->w->group[i];
 		const struct sl_pipeline_ctx *ctx = w->ctx;
@@ -1226,7 +1313,7 @@ write_json(const struct run *r, const char *path)
 		struct sl_dispatch_worker_stats ds = {0};
 
 		sl_pipeline_drop_stats(&ctx, 1, wd);
-		for (unsigned p = 0; p < w->n_ports; p++)
+		for (unsigned p = 0; p < SL_PORT_SLOTS; p++)
 			txd += w->pstats[p].tx_drops;
 		if (r->io != NULL)
 			sl_dispatch_worker_stats(r->io->disp, i, &ds);
@@ -1419,6 +1506,40 @@ apply_log_levels(const struct options *o)
 	return 0;
 }
 
+/*
+ * LOCAL: a TAP interface named after the switch, as Open vSwitch's bridge
+ * port.  It starts down (no kernel chatter, not polled) until someone brings
+ * it up.  Where it cannot be made (no /dev/net/tun or no right to it, a name
+ * longer than an interface name, the name taken) the switch goes on without
+ * it, saying why.
+ */
+static void
+local_open(const struct options *o, struct rte_mempool *mp, uint16_t n_queues,
+	   struct sl_port *ports, struct sl_pipeline *pl)
+{
+	struct sl_port *port = &ports[SL_PORT_SLOT_LOCAL];
+	char devargs[128], why[600] = "";
+
+	if (strlen(o->name) >= IFNAMSIZ)
+		snprintf(why, sizeof(why), "the switch name '%s' is longer than an interface name "
+			 "(%d characters)", o->name, IFNAMSIZ - 1);
+	else if (access("/dev/net/tun", R_OK | W_OK) < 0)
+		snprintf(why, sizeof(why), "/dev/net/tun: %s", strerror(errno));
+	else if (if_nametoindex(o->name) != 0)
+		snprintf(why, sizeof(why), "an interface named '%s' exists already", o->name);
+	if (why[0] == '\0') {
+		/* Each worker transmits on its own queue, and every queue of a TAP must be read. */
+		snprintf(devargs, sizeof(devargs), "net_tap_local,iface=%s", o->name);
+		if (sl_port_open(devargs, o->name, SL_PORT_NO_LOCAL, mp, n_queues, n_queues, port,
+				 why, sizeof(why)) == 0) {
+			sl_port_link_down(port);
+			sl_pipeline_port_add(pl, SL_PORT_LOCAL, false);
+			return;
+		}
+	}
+	SL_LOG(WARNING, app, "no LOCAL port: %s (--no-local goes without it silently)", why);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1436,7 +1557,6 @@ main(int argc, char **argv)
 	struct sl_tls_ctx *tls = NULL;
 	unsigned n_targets = 0;
 	int first_eal, exit_now, n_eal, rc, status = EXIT_RUNTIME;
-	unsigned n_open = 0;
 
 	first_eal = parse_options(argc, argv, &o, &exit_now);
 	if (first_eal < 0)
@@ -1468,13 +1588,9 @@ main(int argc, char **argv)
 	sl_pipeline_ffp_cost_model(pl, !o.ffp_no_model);
 	sl_pipeline_ffp_path_enable(pl, !o.no_ffp_path);
 	sl_pipeline_ffp_auto_set(pl, &o.ffp_auto);
-	{
-		/* The ports are known by count already: flow files check watch ports against it. */
-		bool all_up[SL_PORTS_MAX];
-		for (unsigned i = 0; i < o.n_ports; i++)
-			all_up[i] = true;
-		sl_pipeline_ports_set(pl, o.n_ports, all_up);
-	}
+	/* The ports are known by number already: flow files check watch ports against them. */
+	for (unsigned i = 0; i < o.n_ports; i++)
+		sl_pipeline_port_add(pl, o.port_args[i].of_no, true);
 	if (o.check_only) {
 		/* No EAL: mask tables validate with their portable structure only. */
 		if (load_rules(pl, &o) < 0) {
@@ -1557,28 +1673,35 @@ main(int argc, char **argv)
 			rte_strerror(rte_errno));
 		goto out;
 	}
-	ports = calloc(o.n_ports, sizeof(*ports));
+	/* One slot per OpenFlow number, then LOCAL (port.h); added ports fill free ones. */
+	ports = calloc(SL_PORT_SLOTS, sizeof(*ports));
 	if (ports == NULL)
 		goto out;
-	for (unsigned i = 0; i < o.n_ports; i++, n_open++) {
-		/* RSS: rx queues shared out over the workers (one each by default), a tx queue per
-		 * worker; io: the I/O core polls every rx queue (one by default). */
-		uint16_t nq = (uint16_t)o.workers;
-		uint16_t nrxq = o.rx_queues != 0 ? (uint16_t)o.rx_queues : o.dispatch_io ? 1 : nq;
-		rc = sl_port_open(o.ports[i], i + 1, mp, nrxq, nq, &ports[i], err, sizeof(err));
+	/* RSS: rx queues shared out over the workers (one each by default), a tx queue per
+	 * worker; io: the I/O core polls every rx queue (one by default). */
+	uint16_t nq = (uint16_t)o.workers;
+	uint16_t nrxq = o.rx_queues != 0 ? (uint16_t)o.rx_queues : o.dispatch_io ? 1 : nq;
+	for (unsigned i = 0; i < o.n_ports; i++) {
+		const struct sl_port_args *a = &o.port_args[i];
+		struct sl_port *port = &ports[a->of_no - 1];
+		rc = sl_port_open(a->devargs, a->name, a->of_no, mp, nrxq, nq, port, err, sizeof(err));
+		if (rc == 0 && sl_port_find(ports, port->name) != (int)a->of_no - 1) {
+			snprintf(err, sizeof(err), "port '%s': its name '%s' is another port's: give "
+				 "name=NAME", o.ports[i], port->name);
+			sl_port_close(port);
+			rc = -EINVAL;
+		}
 		if (rc < 0) {
 			fprintf(stderr, "sluice: %s\n", err);
 			status = rc == -EINVAL || rc == -ENODEV ? EXIT_USAGE : EXIT_RUNTIME;
 			goto out;
 		}
 	}
-	bool up[SL_PORTS_MAX];
-	for (unsigned i = 0; i < o.n_ports; i++)
-		up[i] = true;
-	sl_pipeline_ports_set(pl, o.n_ports, up);
+	if (!o.no_local)
+		local_open(&o, mp, nq, ports, pl);
 	workers = aligned_alloc(64, RTE_ALIGN(sizeof(*workers) * o.workers, 64));
 	if (workers == NULL ||
-	    sl_worker_group_init(workers, o.workers, pl, ports, o.n_ports, mp, (uint16_t)o.burst) < 0) {
+	    sl_worker_group_init(workers, o.workers, pl, ports, mp, (uint16_t)o.burst) < 0) {
 		free(workers);
 		workers = NULL;
 		fprintf(stderr, "sluice: cannot set up the datapath: out of memory\n");
@@ -1593,7 +1716,7 @@ main(int argc, char **argv)
 	}
 	sl_pipeline_set_shared_counters(pl, o.workers > 1);
 	sl_worker_set_pin_rate(&workers[0], (uint64_t)o.pin_rate);
-	if (sl_fwd_create(o.n_ports, &fwd) < 0) {
+	if (sl_fwd_create(o.max_port_no, &fwd) < 0) {
 		fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
 		goto out_workers;
 	}
@@ -1627,7 +1750,6 @@ main(int argc, char **argv)
 			.pl = pl,
 			.worker = &workers[0],
 			.ports = ports,
-			.n_ports = o.n_ports,
 			.unix_gid = o.mgmt_gid,
 			.tls = tls,
 		};
@@ -1650,7 +1772,7 @@ main(int argc, char **argv)
 	}
 	if (o.metrics != NULL) {
 		struct sl_stats_src src = {.pl = pl, .worker = &workers[0], .ports = ports,
-					   .n_ports = o.n_ports, .sw = run.sw};
+					   .sw = run.sw};
 		struct sl_metrics_params xp = {.listen = o.metrics, .switch_name = o.name, .src = &src};
 		rc = sl_metrics_create(&xp, &run.metrics, err, sizeof(err));
 		if (rc < 0) {
@@ -1671,8 +1793,10 @@ main(int argc, char **argv)
 			.pl = pl,
 			.worker = &workers[0],
 			.ports = ports,
-			.n_ports = o.n_ports,
 			.sw = run.sw,
+			.mp = mp,
+			.n_rxq = nrxq,
+			.n_txq = nq,
 		};
 		sl_mgmt_create(&mp_);
 	}
@@ -1681,10 +1805,15 @@ main(int argc, char **argv)
 	fflush(stdout);
 
 	if (!o.quiet) {
-		printf("sluice %s: %u ports, %u flows in %d tables\n", SL_VERSION, o.n_ports,
-		       sl_pipeline_flow_count(pl, 255), sl_pipeline_last_table(pl) + 1);
-		for (unsigned i = 0; i < o.n_ports; i++)
-			printf("  port %u: %s (%s)\n", i + 1, ports[i].name, ports[i].devargs);
+		printf("sluice %s: %u ports, %u flows in %d tables\n", SL_VERSION,
+		       sl_port_count(ports), sl_pipeline_flow_count(pl, 255),
+		       sl_pipeline_last_table(pl) + 1);
+		for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
+			char no[16];
+			if (ports[i].of_no != 0)
+				printf("  port %s: %s (%s)\n", port_no_str(ports[i].of_no, no, sizeof(no)),
+				       ports[i].name, ports[i].devargs);
+		}
 	}
 	if (o.dump_flows)
 		sl_pipeline_flow_iterate(pl, 255, print_flow, NULL);
@@ -1742,7 +1871,7 @@ out_workers:
 out:
 	sl_fwd_destroy(fwd);
 	sl_tls_ctx_destroy(tls);
-	for (unsigned i = 0; i < n_open; i++)
+	for (unsigned i = 0; ports != NULL && i < SL_PORT_SLOTS; i++)
 		sl_port_close(&ports[i]);
 	free(ports);
 	rte_mempool_free(mp);

@@ -123,7 +123,7 @@ usage(FILE *f)
 	        "                             out_group=G, match fields (ovs-ofctl syntax);\n"
 	        "                             --no-stats, --sort / --rsort (by priority)\n"
 	        "  dump-tables [--all]        table counters (tables in use, or all)\n"
-	        "  dump-ports [PORT]          port counters\n"
+	        "  dump-ports [PORT]          port counters; PORT a number, a name or LOCAL\n"
 	        "  dump-groups                groups, buckets and their counters\n"
 	        "  dump-group-stats           the same (ovs-ofctl's name)\n"
 	        "  add-group GROUP            add a group: \"group_id=1,type=all,bucket=output:2,\n"
@@ -165,6 +165,10 @@ usage(FILE *f)
 	        "                             table, the entry it wins, the outputs, the verdict\n"
 	        "  save FILE                  tables, modes, meters, groups and flows as a flow file\n"
 	        "                             (sluice --restore FILE, or add-flows FILE, loads it)\n"
+	        "  add-port DEVARGS [name=NAME] [ofport=N]\n"
+	        "                             add a port at run time (DPDK devargs, as sluice -p);\n"
+	        "                             controllers get a port_status ADD\n"
+	        "  del-port NAME|N            delete a port (port_status DELETE); LOCAL stays\n"
 	        "  dispatch [SCHED] [THRESHOLD]  show or set the I/O core's scheduler (rr, crc32,\n"
 	        "                             hrw, adaptive, ordered) and load threshold (0..1)\n"
 	        "  telemetry CMD[,PARAMS]     raw telemetry call, prints the reply\n\n"
@@ -589,8 +593,12 @@ cmd_show(struct sl_ctl_of *c)
 		if (sl_ctl_table_create(heads, 6, "rlllll", &t) == 0) {
 			for (size_t i = 0; i < pl.n; i++) {
 				const struct sl_ofp_port_desc *p = &pl.ports[i];
-				sl_ctl_table_addf(t, "%" PRIu32, p->port_no);
-				sl_ctl_table_add(t, p->name);
+				if (p->port_no == SL_PORT_LOCAL)
+					sl_ctl_table_add(t, "LOCAL");
+				else
+					sl_ctl_table_addf(t, "%" PRIu32, p->port_no);
+				sl_ctl_sanitize(buf, sizeof(buf), p->name, strnlen(p->name, sizeof(p->name)));
+				sl_ctl_table_add(t, buf);
 				fmt_mac(p->hw_addr, buf, sizeof(buf));
 				sl_ctl_table_add(t, buf);
 				fmt_bits(p->state, state_names, SL_ARRAY_SIZE(state_names), ",",
@@ -933,11 +941,16 @@ port_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
 		return 0;
 	}
 	/* ovs-ofctl dump-ports layout, with the port name. */
+	char no[16];
+	if (ps.port_no == SL_PORT_LOCAL)
+		snprintf(no, sizeof(no), "LOCAL");
+	else
+		snprintf(no, sizeof(no), "%2" PRIu32, ps.port_no);
 	if (name) {
 		sl_ctl_sanitize(clean, sizeof(clean), name, strlen(name));
-		printf("  port %2" PRIu32 " (%s): rx ", ps.port_no, clean);
+		printf("  port %s (%s): rx ", no, clean);
 	} else {
-		printf("  port %2" PRIu32 ": rx ", ps.port_no);
+		printf("  port %s: rx ", no);
 	}
 	print_counter("pkts", ps.rx_packets, false);
 	print_counter("bytes", ps.rx_bytes, false);
@@ -978,6 +991,8 @@ cmd_dump_ports(struct sl_ctl_of *c, const char *port_arg)
 	if (port_arg) {
 		if (parse_u64(port_arg, 1, SL_PORT_MAX_PHYS, &v)) {
 			req.port_no = (uint32_t)v;
+		} else if (strcmp(port_arg, "LOCAL") == 0) {
+			req.port_no = SL_PORT_LOCAL;
 		} else {
 			size_t i;
 			for (i = 0; i < pl.n; i++)
@@ -2626,7 +2641,7 @@ stats_ports(const struct sl_ctl_json *v)
 		sl_ctl_table_add(t, p->key);
 		fmt_member(p, "name", buf, sizeof(buf));
 		sl_ctl_table_add(t, buf);
-		sl_ctl_table_add(t, !live ? "admin-down" : link ? "up" : "down");
+		sl_ctl_table_add(t, !link ? "down" : !live ? "admin-down" : "up");
 		for (unsigned k = 0; k < SL_ARRAY_SIZE(keys); k++) {
 			fmt_member(p, keys[k], buf, sizeof(buf));
 			sl_ctl_table_add(t, buf);
@@ -3509,6 +3524,59 @@ cmd_dispatch(int argc, char **argv)
 	return tel_simple("/sluice/dispatch", n ? params : NULL, print_kv_top);
 }
 
+/* add-port: "port N (NAME) added"; del-port: "port N (NAME) deleted". */
+static void
+print_port_change(const struct sl_ctl_json *v, const char *what)
+{
+	const struct sl_ctl_json *no = sl_ctl_json_get(v, "port_no");
+	const struct sl_ctl_json *name = sl_ctl_json_get(v, "name");
+	char n[32] = "?", clean[64] = "?";
+
+	if (no != NULL && no->type == SL_CTL_JSON_NUMBER)
+		snprintf(n, sizeof(n), "%" PRIu64, no->u);
+	if (name != NULL && name->type == SL_CTL_JSON_STRING)
+		sl_ctl_sanitize(clean, sizeof(clean), name->str, name->str_len);
+	printf("port %s (%s) %s\n", n, clean, what);
+}
+
+static void
+print_port_added(const struct sl_ctl_json *v)
+{
+	print_port_change(v, "added");
+}
+
+static void
+print_port_deleted(const struct sl_ctl_json *v)
+{
+	print_port_change(v, "deleted");
+}
+
+/* add-port DEVARGS [name=NAME] [ofport=N] | del-port NAME|N */
+static int
+cmd_port(const char *cmd, int argc, char **argv)
+{
+	char params[SL_CTL_TEL_REQUEST_MAX + 1];
+	size_t n = 0;
+
+	if (strcmp(cmd, "del-port") == 0) {
+		if (!param_ok(argv[0]))
+			return usage_error("del-port: bad port '%s' (a name or a number)", argv[0]);
+		return tel_simple("/sluice/port/del", argv[0], print_port_deleted);
+	}
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && strncmp(argv[i], "name=", 5) != 0 && strncmp(argv[i], "ofport=", 7) != 0)
+			return usage_error("add-port: '%s': expected name=NAME or ofport=N after the "
+			                   "devargs",
+			                   argv[i]);
+		if (argv[i][0] == '\0' || strpbrk(argv[i], " \t\n") != NULL)
+			return usage_error("add-port: bad argument '%s'", argv[i]);
+		n += (size_t)snprintf(params + n, sizeof(params) - n, "%s%s", i ? "," : "", argv[i]);
+		if (n >= sizeof(params) - 16) /* the command's name goes in the request too */
+			return usage_error("add-port: arguments too long");
+	}
+	return tel_simple("/sluice/port/add", params, print_port_added);
+}
+
 static int
 cmd_telemetry(const char *request)
 {
@@ -3630,6 +3698,8 @@ static const struct {
     {"save", true, 0, 1, 1},
     {"trace", false, 1u << (OPT_HEX - OPT_STRICT), 0, -1},
     {"dispatch", false, 0, 0, 2},
+    {"add-port", false, 0, 1, 3},
+    {"del-port", false, 0, 1, 1},
     {"telemetry", false, 0, 1, 1},
 };
 
@@ -3669,6 +3739,7 @@ main(int argc, char **argv)
 	const char *cmd;
 	char *text = NULL;
 	double timeout = 5;
+	bool timeout_given = false;
 	int opt, nargs, ex;
 	struct sl_ctl_of *c;
 
@@ -3698,6 +3769,7 @@ main(int argc, char **argv)
 			o.json = true;
 			break;
 		case OPT_TIMEOUT:
+			timeout_given = true;
 			if (!parse_seconds(optarg, 0.001, 3600, &timeout))
 				return usage_error(
 				    "--timeout: bad value '%s' (expected 0.001..3600 "
@@ -3845,6 +3917,11 @@ main(int argc, char **argv)
 		ex = tel_simple("/sluice/fdb", NULL, print_fdb);
 	} else if (strcmp(cmd, "dispatch") == 0) {
 		ex = cmd_dispatch(nargs, argv + optind + 1);
+	} else if (strcmp(cmd, "add-port") == 0 || strcmp(cmd, "del-port") == 0) {
+		/* Probing a device may take seconds: the switch waits up to 10 s. */
+		if (!timeout_given)
+			o.timeout_ms = 12000;
+		ex = cmd_port(cmd, nargs, argv + optind + 1);
 	} else if (strcmp(cmd, "telemetry") == 0) {
 		ex = cmd_telemetry(argv[optind + 1]);
 	} else {

@@ -68,7 +68,7 @@ def run(tmp_path: Path, sluice_bin: Path, opts: list[str], rx: dict[str, list[Et
         p2 += f",rx_pcap={empty}" * p2_rxq
     js_path = tmp_path / f"{prefix}.json"
     args = ["-p", p1, "-p", p2, "-F", "in_port=1,actions=output:2", "-d", str(duration),
-            "-s", "0", "-q", "-j", str(js_path), *opts,
+            "-s", "0", "-q", "-j", str(js_path), "--no-local", *opts,
             "--", "--no-huge", "-m", "512", "--no-pci", f"--file-prefix={prefix}",
             "--lcores", lcores, "--log-level=lib.eal:error"]
     rc, out = run_sluice_raw(sluice_bin, args, timeout=duration + 40, prefix=prefix)
@@ -375,7 +375,7 @@ def test_io_core_two_ports_both_ways(tmp_path: Path, sluice_bin: Path) -> None:
     args = ["-p", devs[0], "-p", devs[1], "-F", "in_port=1,actions=output:2",
             "-F", "in_port=2,actions=output:1", "-d", "2", "-s", "0", "-q", "-j", str(js_path),
             "-w", "2", "--dispatch", "io", "--scheduler", "hrw", "--worker-ring", "4096",
-            "--", "--no-huge", "-m", "512", "--no-pci", f"--file-prefix={prefix}",
+            "--no-local", "--", "--no-huge", "-m", "512", "--no-pci", f"--file-prefix={prefix}",
             "--lcores", "0@0,1@1,2@1,3@1", "--log-level=lib.eal:error"]
     rc, out = run_sluice_raw(sluice_bin, args, timeout=45, prefix=prefix)
     assert rc == 0, out

@@ -101,7 +101,8 @@ switch_info(const struct sl_metrics *m, struct sl_metrics_text *t)
 		       1);
 	one_f64(t, m, "sluice_start_time_seconds", G, "Unix time the exporter started (with the "
 		"switch)", m->start_time);
-	one_u64(t, m, "sluice_ports", G, "Ports of the switch", m->src.n_ports);
+	one_u64(t, m, "sluice_ports", G, "Ports of the switch (LOCAL included)",
+		sl_port_count(m->src.ports));
 	one_u64(t, m, "sluice_flows", G, "OpenFlow entries in all tables",
 		sl_pipeline_flow_count(m->src.pl, 255));
 	one_u64(t, m, "sluice_groups", G, "OpenFlow groups", sl_pipeline_group_count(m->src.pl));
@@ -134,35 +135,42 @@ ports(const struct sl_metrics *m, struct sl_metrics_text *t)
 		{"sluice_port_rx_nombuf_total", "Receive buffer allocation failures", C,
 		 offsetof(struct sl_stats_port, hw.rx_nombuf)},
 	};
-	struct sl_stats_port *ps = calloc(m->src.n_ports ? m->src.n_ports : 1, sizeof(*ps));
-	char (*nos)[12] = calloc(m->src.n_ports ? m->src.n_ports : 1, sizeof(*nos));
+	struct sl_stats_port *ps = calloc(SL_PORT_SLOTS, sizeof(*ps));
+	char (*nos)[12] = calloc(SL_PORT_SLOTS, sizeof(*nos));
+	const char *names[SL_PORT_SLOTS];
+	unsigned n = 0;
 
 	if (ps == NULL || nos == NULL) {
 		t->failed = true;
 		goto out;
 	}
-	for (unsigned i = 0; i < m->src.n_ports; i++) {
-		sl_stats_port_read(&m->src, i, &ps[i]);
-		snprintf(nos[i], sizeof(nos[i]), "%u", i + 1);
+	/* The filled slots (ports come and go at run time), labelled by number or LOCAL. */
+	for (unsigned s = 0; s < SL_PORT_SLOTS; s++) {
+		const struct sl_port *p = &m->src.ports[s];
+		if (p->of_no == 0)
+			continue;
+		sl_stats_port_read(&m->src, s, &ps[n]);
+		if (p->of_no == SL_PORT_NO_LOCAL)
+			snprintf(nos[n], sizeof(nos[n]), "LOCAL");
+		else
+			snprintf(nos[n], sizeof(nos[n]), "%u", p->of_no);
+		names[n++] = p->name;
 	}
 	for (size_t f = 0; f < SL_ARRAY_SIZE(fams); f++) {
 		sl_metrics_family(t, fams[f].name, fams[f].type, fams[f].help);
-		for (unsigned i = 0; i < m->src.n_ports; i++)
+		for (unsigned i = 0; i < n; i++)
 			sl_metrics_u64(t, fams[f].name,
-				       lbl(m, "port", nos[i], "name", m->src.ports[i].name, NULL,
-					   NULL).kv,
+				       lbl(m, "port", nos[i], "name", names[i], NULL, NULL).kv,
 				       *(const uint64_t *)((const char *)&ps[i] + fams[f].off));
 	}
 	sl_metrics_family(t, "sluice_port_link_up", G, "1 when the link is up");
-	for (unsigned i = 0; i < m->src.n_ports; i++)
+	for (unsigned i = 0; i < n; i++)
 		sl_metrics_u64(t, "sluice_port_link_up",
-			       lbl(m, "port", nos[i], "name", m->src.ports[i].name, NULL, NULL).kv,
-			       ps[i].link.up);
+			       lbl(m, "port", nos[i], "name", names[i], NULL, NULL).kv, ps[i].link.up);
 	sl_metrics_family(t, "sluice_port_live", G, "1 when fast-failover groups may use the port");
-	for (unsigned i = 0; i < m->src.n_ports; i++)
+	for (unsigned i = 0; i < n; i++)
 		sl_metrics_u64(t, "sluice_port_live",
-			       lbl(m, "port", nos[i], "name", m->src.ports[i].name, NULL, NULL).kv,
-			       ps[i].live);
+			       lbl(m, "port", nos[i], "name", names[i], NULL, NULL).kv, ps[i].live);
 out:
 	free(ps);
 	free(nos);

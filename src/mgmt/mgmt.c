@@ -28,9 +28,9 @@
 #include "../stats/stats.h"
 #include "mgmt.h"
 
-#define PORTS_LISTED_MAX 64   /* /sluice/ports stays well inside 16 KB */
 #define WORKERS_LISTED_MAX 24 /* /sluice/workers: about 450 bytes per worker */
 #define REQUEST_TIMEOUT_S 2
+#define PORT_REQUEST_TIMEOUT_S 10 /* adding a port probes a device: seconds for some PMDs */
 
 typedef int (*handler_fn)(const char *params, struct rte_tel_data *d, char *err, size_t err_size);
 
@@ -164,6 +164,9 @@ capture_status_fill(struct rte_tel_data *d)
 				     mgmt->cap == NULL ? (st.state == SL_CAPTURE_DONE ? "done" : "stopped")
 						       : (st.state == SL_CAPTURE_RUNNING ? "running" : "done"));
 	dict_u64(d, "port", st.port_no);
+	const struct sl_port *cport = sl_port_get(mgmt->p.ports, st.port_no);
+	if (cport != NULL)
+		rte_tel_data_add_dict_string(d, "port_name", cport->name);
 	rte_tel_data_add_dict_string(d, "dir", sl_capture_dir_name(st.dir));
 	rte_tel_data_add_dict_string(d, "file", st.path);
 	dict_u64(d, "count", st.max_packets);
@@ -196,7 +199,7 @@ h_info(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	dict_u64(d, "pid", (uint64_t)getpid());
 	rte_tel_data_add_dict_string(d, "datapath_id", dpid);
 	dict_u64(d, "uptime_ms", (rte_rdtsc() - mgmt->start_tsc) * 1000 / rte_get_tsc_hz());
-	dict_u64(d, "n_ports", mgmt->p.n_ports);
+	dict_u64(d, "n_ports", sl_port_count(mgmt->p.ports));
 	dict_u64(d, "n_tables_used", used);
 	dict_u64(d, "n_flows", sl_pipeline_flow_count(mgmt->p.pl, 255));
 	dict_u64(d, "n_groups", sl_pipeline_group_count(mgmt->p.pl));
@@ -211,6 +214,17 @@ h_info(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	return 0;
 }
 
+/* "3", or "LOCAL": what /sluice/ports keys a port by. */
+static const char *
+port_key(uint32_t of_no, char *buf, size_t size)
+{
+	if (of_no == SL_PORT_NO_LOCAL)
+		snprintf(buf, size, "LOCAL");
+	else
+		snprintf(buf, size, "%u", of_no);
+	return buf;
+}
+
 static int
 h_ports(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
@@ -218,17 +232,17 @@ h_ports(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 
 	(void)params, (void)err, (void)err_size;
 	rte_tel_data_start_dict(d);
-	for (unsigned i = 0; i < mgmt->p.n_ports && i < PORTS_LISTED_MAX; i++) {
-		struct rte_tel_data *c = rte_tel_data_alloc();
-		if (c == NULL)
+	for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
+		struct rte_tel_data *c;
+		if (mgmt->p.ports[i].of_no == 0)
+			continue;
+		if ((c = rte_tel_data_alloc()) == NULL)
 			break;
 		rte_tel_data_start_dict(c);
 		port_summary(c, i);
-		snprintf(key, sizeof(key), "%u", i + 1);
+		port_key(mgmt->p.ports[i].of_no, key, sizeof(key));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
-	if (mgmt->p.n_ports > PORTS_LISTED_MAX)
-		dict_u64(d, "truncated", 1);
 	return 0;
 }
 
@@ -239,7 +253,7 @@ h_port(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	struct sl_port_hw_stats hw;
 	struct sl_port_link link;
 	const struct sl_port *port;
-	uint64_t n;
+	int slot;
 	char mac[24];
 
 	struct sl_worker_port_stats ctrl;
@@ -256,19 +270,20 @@ h_port(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 		dict_u64(d, "tx_dropped", ps->tx_drops);
 		return 0;
 	}
-	if (parse_uint(params, UINT32_MAX, &n) < 0 || n < 1 || n > mgmt->p.n_ports) {
-		snprintf(err, err_size, "no port '%s' (ports are 1..%u, or 'controller')",
-			 params ? params : "", mgmt->p.n_ports);
+	slot = params != NULL ? sl_port_find(mgmt->p.ports, params) : -ENOENT;
+	if (slot < 0) {
+		snprintf(err, err_size, "no port '%s' (a port number or name, LOCAL, or 'controller')",
+			 params ? params : "");
 		return -EINVAL;
 	}
-	port = &mgmt->p.ports[n - 1];
+	port = &mgmt->p.ports[slot];
 	sl_port_hw_stats(port, &hw);
 	sl_port_link(port, &link);
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", port->mac[0], port->mac[1],
 		 port->mac[2], port->mac[3], port->mac[4], port->mac[5]);
 	rte_tel_data_start_dict(d);
-	dict_u64(d, "port_no", n);
-	port_summary(d, (unsigned)n - 1);
+	dict_u64(d, "port_no", port->of_no);
+	port_summary(d, (unsigned)slot);
 	rte_tel_data_add_dict_string(d, "devargs", port->devargs);
 	rte_tel_data_add_dict_string(d, "mac", mac);
 	dict_u64(d, "speed_mbps", link.speed_mbps);
@@ -688,12 +703,13 @@ h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t er
 		}
 		*val++ = '\0';
 		if (strcmp(kv, "port") == 0) {
-			if (parse_uint(val, UINT32_MAX, &v) < 0 || v < 1 || v > mgmt->p.n_ports) {
-				snprintf(err, err_size, "port=%s: no such port (ports are 1..%u)", val,
-					 mgmt->p.n_ports);
+			int slot = sl_port_find(mgmt->p.ports, val);
+			if (slot < 0) {
+				snprintf(err, err_size, "port=%s: no such port (a port number or name)",
+					 val);
 				return -EINVAL;
 			}
-			cp.port_no = (uint32_t)v;
+			cp.port_no = mgmt->p.ports[slot].of_no;
 		} else if (strcmp(kv, "dir") == 0) {
 			cp.dir = sl_capture_dir_parse(val);
 			if (cp.dir == 0) {
@@ -728,10 +744,11 @@ h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t er
 		snprintf(err, err_size, "port=N is required");
 		return -EINVAL;
 	}
+	const struct sl_port *cport = sl_port_get(mgmt->p.ports, cp.port_no);
 	if (path[0] == '\0')
-		snprintf(path, sizeof(path), "/tmp/%s-port%u.pcapng", mgmt->p.name, cp.port_no);
+		snprintf(path, sizeof(path), "/tmp/%s-%s.pcapng", mgmt->p.name, cport->name);
 	cp.path = path;
-	cp.dpdk_port = mgmt->p.ports[cp.port_no - 1].dpdk_id;
+	cp.dpdk_port = cport->dpdk_id;
 	rc = sl_capture_open(&cp, &mgmt->cap, err, err_size);
 	if (rc < 0)
 		return rc;
@@ -1155,6 +1172,130 @@ h_dispatch(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 	return 0;
 }
 
+/* ---- Ports at run time (issue #22) ---- */
+
+/*
+ * DEVARGS[,name=NAME][,ofport=N]: probe, set up its queues as the ports
+ * given at start have them, fill a free slot, let the workers poll it, then
+ * the pipeline send there, then tell the controllers.  Forwarding between
+ * the other ports goes on meanwhile (worker.h).
+ */
+static int
+h_port_add(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	struct sl_port *ports = mgmt->p.ports;
+	struct sl_port_args a;
+	struct sl_port port;
+	uint16_t id;
+	int slot, rc;
+
+	if (params == NULL) {
+		snprintf(err, err_size, "expected DEVARGS[,name=NAME][,ofport=N]");
+		return -EINVAL;
+	}
+	rc = sl_port_args_parse(params, &a, err, err_size);
+	if (rc < 0)
+		return rc;
+	if (a.of_no != 0) {
+		slot = (int)a.of_no - 1;
+		if (ports[slot].of_no != 0) {
+			snprintf(err, err_size, "ofport=%u is port '%s' already", a.of_no,
+				 ports[slot].name);
+			return -EEXIST;
+		}
+	} else {
+		for (slot = 0; slot < SL_PORTS_MAX && ports[slot].of_no != 0; slot++)
+			;
+		if (slot == SL_PORTS_MAX) {
+			snprintf(err, err_size, "no free port number: %d ports at most", SL_PORTS_MAX);
+			return -ENOSPC;
+		}
+		a.of_no = (uint32_t)slot + 1;
+	}
+	if (a.name[0] != '\0' && sl_port_find(ports, a.name) >= 0) {
+		snprintf(err, err_size, "name=%s: a port has that name already", a.name);
+		return -EEXIST;
+	}
+	if (sl_port_lookup(a.devargs, &id) == 0) {
+		for (int s = 0; s < SL_PORT_SLOTS; s++) {
+			if (ports[s].of_no != 0 && ports[s].dpdk_id == id) {
+				char key[16];
+				snprintf(err, err_size, "'%s' is port %s (%s) already", a.devargs,
+					 port_key(ports[s].of_no, key, sizeof(key)), ports[s].name);
+				return -EEXIST;
+			}
+		}
+	}
+	rc = sl_port_open(a.devargs, a.name, a.of_no, mgmt->p.mp, mgmt->p.n_rxq, mgmt->p.n_txq,
+			  &port, err, err_size);
+	if (rc < 0)
+		return rc;
+	if (sl_port_find(ports, port.name) >= 0) {
+		snprintf(err, err_size, "'%s': its name '%s' is another port's: give name=NAME",
+			 a.devargs, port.name);
+		sl_port_close(&port);
+		return -EEXIST;
+	}
+	ports[slot] = port; /* no worker reads a slot outside its set */
+	sl_worker_port_attach(mgmt->p.worker, (unsigned)slot);
+	sl_pipeline_port_add(mgmt->p.pl, a.of_no, true);
+	if (mgmt->p.sw != NULL)
+		sl_ofswitch_port_added(mgmt->p.sw, (unsigned)slot);
+	SL_LOG(NOTICE, mgmt, "port %u (%s) added: %s", a.of_no, port.name, port.devargs);
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "port_no", a.of_no);
+	rte_tel_data_add_dict_string(d, "name", port.name);
+	rte_tel_data_add_dict_string(d, "devargs", port.devargs);
+	return 0;
+}
+
+/*
+ * NAME|N: the pipeline stops sending there, the workers stop polling it
+ * (a grace period: none touches it any more), then it is stopped, closed
+ * and, for a vdev, removed.  LOCAL stays (--no-local goes without it).
+ */
+static int
+h_port_del(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	struct sl_port *ports = mgmt->p.ports;
+	struct sl_port *port;
+	char name[SL_PORT_NAME_MAX + 1];
+	uint32_t no;
+	int slot;
+
+	slot = params != NULL ? sl_port_find(ports, params) : -ENOENT;
+	if (slot < 0) {
+		snprintf(err, err_size, "no port '%s' (a port name or number; sluicectl show lists them)",
+			 params ? params : "");
+		return -ENOENT;
+	}
+	if (slot == SL_PORT_SLOT_LOCAL) {
+		snprintf(err, err_size, "LOCAL cannot be deleted (start the switch with --no-local)");
+		return -EPERM;
+	}
+	port = &ports[slot];
+	no = port->of_no;
+	snprintf(name, sizeof(name), "%s", port->name);
+	if (mgmt->cap != NULL) {
+		struct sl_capture_status st;
+		sl_capture_status(mgmt->cap, &st);
+		if (st.port_no == no)
+			capture_end();
+	}
+	sl_pipeline_port_del(mgmt->p.pl, no);
+	sl_pipeline_fdb_flush(mgmt->p.pl, no);
+	sl_worker_port_detach(mgmt->p.worker, (unsigned)slot);
+	sl_worker_port_retire(mgmt->p.worker, (unsigned)slot);
+	if (mgmt->p.sw != NULL)
+		sl_ofswitch_port_deleted(mgmt->p.sw, (unsigned)slot);
+	sl_port_close(port);
+	SL_LOG(NOTICE, mgmt, "port %u (%s) deleted", no, name);
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "port_no", no);
+	rte_tel_data_add_dict_string(d, "name", name);
+	return 0;
+}
+
 /* ---- Command table, mailbox, registration ---- */
 
 static const struct {
@@ -1164,7 +1305,11 @@ static const struct {
 } commands[] = {
 	{"/sluice/info", h_info, "Switch identity and configuration. No parameters"},
 	{"/sluice/ports", h_ports, "Per-port counters, keyed by OpenFlow port. No parameters"},
-	{"/sluice/port", h_port, "One port in full. Parameter: OpenFlow port number or 'controller'"},
+	{"/sluice/port", h_port,
+	 "One port in full. Parameter: port number or name, LOCAL, or 'controller'"},
+	{"/sluice/port/add", h_port_add,
+	 "Add a port at run time. Parameters: DEVARGS[,name=NAME][,ofport=N]"},
+	{"/sluice/port/del", h_port_del, "Delete a port. Parameter: port name or number"},
 	{"/sluice/tables", h_tables, "Per-table counters of the tables in use. No parameters"},
 	{"/sluice/table", h_table, "One table in full. Parameter: table id"},
 	{"/sluice/drops", h_drops, "Dropped packets by reason. No parameters"},
@@ -1233,7 +1378,9 @@ tel_request(const char *cmd, const char *params, struct rte_tel_data *d)
 	m->done = false;
 	__atomic_store_n(&m->pending, 1, __ATOMIC_RELEASE);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += REQUEST_TIMEOUT_S;
+	unsigned timeout_s = strncmp(cmd, "/sluice/port/", 13) == 0 ? PORT_REQUEST_TIMEOUT_S
+								       : REQUEST_TIMEOUT_S;
+	deadline.tv_sec += timeout_s;
 	while (!m->done && !m->closed)
 		if (pthread_cond_timedwait(&m->cond, &m->lock, &deadline) == ETIMEDOUT)
 			break;
@@ -1242,8 +1389,11 @@ tel_request(const char *cmd, const char *params, struct rte_tel_data *d)
 	m->req_data = NULL;
 	pthread_mutex_unlock(&m->lock);
 	pthread_mutex_unlock(&m->req_lock);
-	if (!served)
-		reply_error(d, "the control thread did not answer within 2 s");
+	if (!served) {
+		char msg[64];
+		snprintf(msg, sizeof(msg), "the control thread did not answer within %u s", timeout_s);
+		reply_error(d, msg);
+	}
 	return 0;
 }
 
@@ -1282,7 +1432,7 @@ sl_mgmt_create(const struct sl_mgmt_params *p)
 	memset(m, 0, sizeof(*m));
 	m->p = *p;
 	m->src = (struct sl_stats_src){.pl = p->pl, .worker = p->worker, .ports = p->ports,
-				       .n_ports = p->n_ports, .sw = p->sw};
+				       .sw = p->sw};
 	m->start_tsc = rte_rdtsc();
 	pthread_mutex_init(&m->req_lock, NULL);
 	pthread_mutex_init(&m->lock, NULL);

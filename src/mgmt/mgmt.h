@@ -32,9 +32,11 @@ struct sl_mgmt_params {
 	unsigned n_controllers;    /* active controller targets configured */
 	struct sl_pipeline *pl;
 	struct sl_worker *worker;
-	struct sl_port *ports;     /* ports[i] is OpenFlow port i + 1 */
-	unsigned n_ports;
+	struct sl_port *ports;     /* SL_PORT_SLOTS slots (port.h), shared with the datapath */
 	struct sl_ofswitch *sw;    /* NULL without OpenFlow */
+	/* Ports added at run time get what the start's got. */
+	struct rte_mempool *mp;    /* their rx queues' mbufs */
+	uint16_t n_rxq, n_txq;     /* queues per port */
 };
 
 /**

@@ -591,7 +591,8 @@ handle_packet_out(struct conn *c, const uint8_t *msg, size_t len)
 		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BUFFER_UNKNOWN, msg, len);
 		return;
 	}
-	if (po.in_port < SL_PORT_MAX_PHYS && (po.in_port == 0 || po.in_port > sw->p.n_ports)) {
+	if ((po.in_port < SL_PORT_MAX_PHYS || po.in_port == SL_PORT_LOCAL) &&
+	    sl_port_get(sw->p.ports, po.in_port) == NULL) {
 		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_PORT, msg, len);
 		return;
 	}
@@ -618,6 +619,7 @@ handle_packet_out(struct conn *c, const uint8_t *msg, size_t len)
 }
 
 static void port_desc_fill(struct sl_ofswitch *sw, unsigned i, struct sl_ofp_port_desc *pd);
+static void port_live_update(struct sl_ofswitch *sw, unsigned i);
 static void port_status_send(struct sl_ofswitch *sw, uint8_t reason, unsigned i);
 
 static void
@@ -631,11 +633,11 @@ handle_port_mod(struct conn *c, const uint8_t *msg, size_t len)
 		send_error(c, &e, msg, len);
 		return;
 	}
-	if (pm.port_no == 0 || pm.port_no > sw->p.n_ports) {
+	if (sl_port_get(sw->p.ports, pm.port_no) == NULL) {
 		send_error_tc(c, SL_OFPET_PORT_MOD_FAILED, SL_OFPPMFC_BAD_PORT, msg, len);
 		return;
 	}
-	unsigned i = pm.port_no - 1;
+	unsigned i = (unsigned)sl_port_slot(pm.port_no);
 	if (memcmp(pm.hw_addr, sw->p.ports[i].mac, 6) != 0) {
 		send_error_tc(c, SL_OFPET_PORT_MOD_FAILED, SL_OFPPMFC_BAD_HW_ADDR, msg, len);
 		return;
@@ -646,8 +648,7 @@ handle_port_mod(struct conn *c, const uint8_t *msg, size_t len)
 	}
 	sw->port_config[i] = (sw->port_config[i] & ~pm.mask) | (pm.config & pm.mask);
 	/* PORT_DOWN: the datapath stops using the port (outputs count port-down drops). */
-	sl_pipeline_port_set_live(sw->p.pl, pm.port_no,
-				  sw->link_up[i] && !(sw->port_config[i] & SL_OFPPC_PORT_DOWN));
+	port_live_update(sw, i);
 	port_status_send(sw, SL_OFPPR_MODIFY, i);
 }
 
@@ -1016,7 +1017,7 @@ port_stats_fill(struct sl_ofswitch *sw, unsigned i, struct sl_ofp_port_stats *ps
 
 	sl_port_hw_stats(&sw->p.ports[i], &hw);
 	memset(ps, 0, sizeof(*ps));
-	ps->port_no = i + 1;
+	ps->port_no = sw->p.ports[i].of_no;
 	ps->rx_packets = w->rx_packets;
 	ps->tx_packets = w->tx_packets;
 	ps->rx_bytes = w->rx_bytes;
@@ -1035,9 +1036,9 @@ port_desc_fill(struct sl_ofswitch *sw, unsigned i, struct sl_ofp_port_desc *pd)
 
 	sl_port_link(&sw->p.ports[i], &link);
 	memset(pd, 0, sizeof(*pd));
-	pd->port_no = i + 1;
+	pd->port_no = sw->p.ports[i].of_no;
 	memcpy(pd->hw_addr, sw->p.ports[i].mac, 6);
-	/* OpenFlow port names hold 15 characters: keep the ethdev name's head. */
+	/* Port names are at most 15 characters (port.h), what OpenFlow's field holds. */
 	memcpy(pd->name, sw->p.ports[i].name, sizeof(pd->name) - 1);
 	pd->name[sizeof(pd->name) - 1] = '\0';
 	pd->config = sw->port_config[i];
@@ -1165,14 +1166,15 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 		break;
 	}
 	case SL_OFPMP_PORT_STATS:
-		if (req.port_no != SL_PORT_ANY && (req.port_no == 0 || req.port_no > sw->p.n_ports)) {
+		if (req.port_no != SL_PORT_ANY && sl_port_get(sw->p.ports, req.port_no) == NULL) {
 			send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_PORT, msg, len);
 			return;
 		}
 		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_PORT_STATS, h->xid, mp_flush, c);
-		for (unsigned i = 0; i < sw->p.n_ports; i++) {
+		for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
 			struct sl_ofp_port_stats ps;
-			if (req.port_no != SL_PORT_ANY && req.port_no != i + 1)
+			if (sw->p.ports[i].of_no == 0 ||
+			    (req.port_no != SL_PORT_ANY && req.port_no != sw->p.ports[i].of_no))
 				continue;
 			port_stats_fill(sw, i, &ps);
 			duration(sw->start_tsc, &ps.duration_sec, &ps.duration_nsec);
@@ -1182,8 +1184,10 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 		break;
 	case SL_OFPMP_PORT_DESC:
 		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_PORT_DESC, h->xid, mp_flush, c);
-		for (unsigned i = 0; i < sw->p.n_ports; i++) {
+		for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
 			struct sl_ofp_port_desc pd;
+			if (sw->p.ports[i].of_no == 0)
+				continue;
 			port_desc_fill(sw, i, &pd);
 			sl_ofp_mp_port_desc_append(&w, &pd);
 		}
@@ -1397,7 +1401,7 @@ on_message(struct sl_ofconn *oc, const uint8_t *msg, size_t len, void *arg)
 			send_error(c, &e, msg, len);
 			break;
 		}
-		if (port != SL_PORT_ANY && (port == 0 || port > sw->p.n_ports)) {
+		if (port != SL_PORT_ANY && sl_port_get(sw->p.ports, port) == NULL) {
 			send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, 0 /* OFPQOFC_BAD_PORT */, msg, len);
 			break;
 		}
@@ -1614,7 +1618,7 @@ standalone_packet_in(struct sl_ofswitch *sw, const struct sl_worker_pin *info,
 	if (len < 14 || info->total_len != len)
 		return; /* truncated: cannot be sent on */
 	src = &sw->learn[learn_slot(data + 6)];
-	if (!(data[6] & 1) && info->pin.in_port >= 1 && info->pin.in_port <= sw->p.n_ports) {
+	if (!(data[6] & 1) && sl_port_get(sw->p.ports, info->pin.in_port) != NULL) {
 		memcpy(src->mac, data + 6, 6);
 		src->port = info->pin.in_port;
 	}
@@ -1645,6 +1649,37 @@ standalone_packet_in(struct sl_ofswitch *sw, const struct sl_worker_pin *info,
 	sl_worker_packet_out(sw->p.worker, info->pin.in_port, &out, 1, data, len);
 }
 
+/* "3" or "LOCAL", for log lines. */
+static const char *
+port_no_str(uint32_t no)
+{
+	static char buf[16];
+
+	if (no == SL_PORT_LOCAL)
+		return "LOCAL";
+	snprintf(buf, sizeof(buf), "%u", no);
+	return buf;
+}
+
+/*
+ * The datapath uses a port while its link is up and no port_mod took it
+ * down.  LOCAL is polled only then (its TAP interface, down, has nothing to
+ * receive; a poll is a system call): it joins the workers' set before the
+ * pipeline sends there, and leaves after.
+ */
+static void
+port_live_update(struct sl_ofswitch *sw, unsigned i)
+{
+	bool live = sw->link_up[i] && !(sw->port_config[i] & SL_OFPPC_PORT_DOWN);
+	uint32_t no = sw->p.ports[i].of_no;
+
+	if (i == SL_PORT_SLOT_LOCAL && live)
+		sl_worker_port_attach(sw->p.worker, i);
+	sl_pipeline_port_set_live(sw->p.pl, no, live);
+	if (i == SL_PORT_SLOT_LOCAL && !live)
+		sl_worker_port_detach(sw->p.worker, i);
+}
+
 /*
  * Timers: flow expiry and link changes, once a second.
  */
@@ -1658,18 +1693,42 @@ timers_run(struct sl_ofswitch *sw)
 		return;
 	sw->next_timer_tsc = now + sl_pipeline_tsc_hz();
 	sw->st.flows_expired += sl_pipeline_flow_expire(sw->p.pl, now);
-	for (unsigned i = 0; i < sw->p.n_ports; i++) {
+	for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
 		struct sl_port_link link;
+		if (sw->p.ports[i].of_no == 0)
+			continue;
 		sl_port_link(&sw->p.ports[i], &link);
 		if (link.up == sw->link_up[i])
 			continue;
 		sw->link_up[i] = link.up;
-		sl_pipeline_port_set_live(sw->p.pl, i + 1,
-					  link.up && !(sw->port_config[i] & SL_OFPPC_PORT_DOWN));
-		swlog(sw, 6, "port %u (%s): link %s", i + 1, sw->p.ports[i].name,
-		      link.up ? "up" : "down");
+		port_live_update(sw, i);
+		swlog(sw, 6, "port %s (%s): link %s", port_no_str(sw->p.ports[i].of_no),
+		      sw->p.ports[i].name, link.up ? "up" : "down");
 		port_status_send(sw, SL_OFPPR_MODIFY, i);
 	}
+}
+
+void
+sl_ofswitch_port_added(struct sl_ofswitch *sw, unsigned slot)
+{
+	struct sl_port_link link;
+
+	sl_port_link(&sw->p.ports[slot], &link);
+	sw->link_up[slot] = link.up;
+	sw->port_config[slot] = 0;
+	port_status_send(sw, SL_OFPPR_ADD, slot);
+}
+
+void
+sl_ofswitch_port_deleted(struct sl_ofswitch *sw, unsigned slot)
+{
+	uint32_t no = sw->p.ports[slot].of_no;
+
+	port_status_send(sw, SL_OFPPR_DELETE, slot);
+	/* The standalone learning switch forgets the hosts behind it. */
+	for (unsigned k = 0; k < LEARN_SLOTS; k++)
+		if (sw->learn[k].port == no)
+			sw->learn[k].port = 0;
 }
 
 void
@@ -1705,21 +1764,26 @@ sl_ofswitch_create(const struct sl_ofswitch_params *p, struct sl_ofswitch **out,
 	sw->p = *p;
 	sw->start_tsc = sl_pipeline_tsc();
 	sw->lat_mult = sl_lat_ns_mult(rte_get_tsc_hz());
-	sw->link_up = calloc(p->n_ports + 1, sizeof(*sw->link_up));
-	sw->port_config = calloc(p->n_ports + 1, sizeof(*sw->port_config));
+	sw->link_up = calloc(SL_PORT_SLOTS, sizeof(*sw->link_up));
+	sw->port_config = calloc(SL_PORT_SLOTS, sizeof(*sw->port_config));
 	if (sw->link_up == NULL || sw->port_config == NULL) {
 		sl_ofswitch_destroy(sw);
 		return -ENOMEM;
 	}
-	if (sw->p.datapath_id == 0 && p->n_ports > 0) {
-		for (unsigned i = 0; i < 6; i++)
-			sw->p.datapath_id = sw->p.datapath_id << 8 | p->ports[0].mac[i];
+	for (unsigned s = 0; sw->p.datapath_id == 0 && s < SL_PORT_SLOTS; s++) {
+		/* The first port's MAC (LOCAL's is random: it comes last). */
+		for (unsigned i = 0; p->ports[s].of_no != 0 && i < 6; i++)
+			sw->p.datapath_id = sw->p.datapath_id << 8 | p->ports[s].mac[i];
 	}
-	for (unsigned i = 0; i < p->n_ports; i++) {
+	for (unsigned i = 0; i < SL_PORTS_MAX; i++) {
 		struct sl_port_link link;
+		if (p->ports[i].of_no == 0)
+			continue;
 		sl_port_link(&p->ports[i], &link);
 		sw->link_up[i] = link.up;
 	}
+	/* LOCAL starts down (not polled): timers_run brings it in when its link comes up. */
+	sw->link_up[SL_PORT_SLOT_LOCAL] = false;
 	sl_ofp_buf_init(&sw->out);
 	sl_ofconn_params_init(&cp);
 	cp.probe_interval_ms = p->probe_interval_ms;

@@ -89,8 +89,7 @@ struct sl_ofswitch_params {
 	unsigned n_targets;
 	struct sl_pipeline *pl;
 	struct sl_worker *worker;
-	struct sl_port *ports;      /* ports[i] is OpenFlow port i + 1 */
-	unsigned n_ports;
+	struct sl_port *ports;      /* SL_PORT_SLOTS slots (port.h), shared with the datapath */
 	int unix_gid;               /* punix: sockets' group (ofconn.h); -1: the creator's */
 	struct sl_tls_ctx *tls;     /* key, certificate, CA for ssl:/pssl: (tls.h); NULL: none */
 };
@@ -116,6 +115,18 @@ void sl_ofswitch_destroy(struct sl_ofswitch *sw);
  * Control thread.
  */
 void sl_ofswitch_run(struct sl_ofswitch *sw, int timeout_ms);
+
+/**
+ * Port @slot of the ports array was added (its slot filled, the datapath
+ * using it): controllers get OFPT_PORT_STATUS ADD.  Control thread.
+ */
+void sl_ofswitch_port_added(struct sl_ofswitch *sw, unsigned slot);
+/**
+ * Port @slot is being deleted (its slot still filled): controllers get
+ * OFPT_PORT_STATUS DELETE, the standalone learning switch forgets it.
+ * Control thread.
+ */
+void sl_ofswitch_port_deleted(struct sl_ofswitch *sw, unsigned slot);
 
 /** TCP port of the @idx-th target when it is ptcp: or pssl: (for port 0), or < 0. */
 int sl_ofswitch_listen_port(const struct sl_ofswitch *sw, int idx);

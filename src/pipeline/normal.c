@@ -80,13 +80,28 @@ fdb_now(const struct pl_fdb *f, uint64_t tsc)
 	return (uint32_t)((tsc - f->t0) / f->hz);
 }
 
+/* Entries keep 16 bits of port: numbered ports fit, LOCAL is stored as 0xffff. */
+static inline uint32_t
+fdb_port_pack(uint32_t port)
+{
+	return port == SL_PORT_LOCAL ? 0xffff : port & 0xffff;
+}
+
+static inline uint32_t
+fdb_port_unpack(uint64_t val)
+{
+	uint32_t port = (uint32_t)(val >> 48);
+
+	return port == 0xffff ? SL_PORT_LOCAL : port;
+}
+
 void
 pl_fdb_learn(struct pl_fdb *f, uint16_t vlan, const uint8_t *mac, uint32_t port, uint64_t tsc)
 {
 	uint64_t key = fdb_key(vlan, mac), h = fdb_hash(key);
 	struct fdb_entry *set = f->e[h & (FDB_SETS - 1)];
 	uint32_t now = fdb_now(f, tsc), oldest = UINT32_MAX;
-	uint64_t val = (uint64_t)(port & 0xffff) << 48 | (h >> 48) << 32 | now;
+	uint64_t val = (uint64_t)fdb_port_pack(port) << 48 | (h >> 48) << 32 | now;
 	int empty = -1;
 	unsigned victim = 0;
 
@@ -95,7 +110,7 @@ pl_fdb_learn(struct pl_fdb *f, uint16_t vlan, const uint8_t *mac, uint32_t port,
 		uint64_t v = __atomic_load_n(&set[w].val, __ATOMIC_RELAXED);
 		if (k == key) {
 			/* Known here: rewrite only when it moved or a second went by (shared lines). */
-			if ((uint32_t)(v >> 48) != port || (uint32_t)v != now)
+			if (fdb_port_unpack(v) != port || (uint32_t)v != now)
 				__atomic_store_n(&set[w].val, val, __ATOMIC_RELAXED);
 			return;
 		}
@@ -129,7 +144,7 @@ pl_fdb_lookup(const struct pl_fdb *f, uint16_t vlan, const uint8_t *mac, uint64_
 		/* Signed age: another core's clock may be a hair ahead of ours. */
 		if (((v >> 32) & 0xffff) != (h >> 48) || (int32_t)(now - (uint32_t)v) > (int32_t)aging)
 			return 0; /* torn by a concurrent learner, or aged out: unknown */
-		return (uint32_t)(v >> 48);
+		return fdb_port_unpack(v);
 	}
 	return 0;
 }
@@ -158,7 +173,7 @@ sl_pipeline_fdb_dump(const struct sl_pipeline *pl, struct sl_fdb_entry *out, uns
 			out[n].vlan = (uint16_t)((k >> 48) & 0xfff);
 			for (unsigned i = 0; i < 6; i++)
 				out[n].mac[i] = (uint8_t)(k >> (40 - 8 * i));
-			out[n].port = (uint32_t)(v >> 48);
+			out[n].port = fdb_port_unpack(v);
 			out[n].age = age > 0 ? (uint32_t)age : 0;
 			n++;
 		}
@@ -173,6 +188,6 @@ sl_pipeline_fdb_flush(struct sl_pipeline *pl, uint32_t port)
 
 	for (unsigned s = 0; s < FDB_SETS; s++)
 		for (unsigned w = 0; w < FDB_WAYS; w++)
-			if (port == 0 || (uint32_t)(f->e[s][w].val >> 48) == port)
+			if (port == 0 || fdb_port_unpack(f->e[s][w].val) == port)
 				__atomic_store_n(&f->e[s][w].key, 0, __ATOMIC_RELAXED);
 }

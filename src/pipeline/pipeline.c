@@ -113,22 +113,71 @@ sl_pipeline_ports_set(struct sl_pipeline *pl, unsigned n_ports, const bool *up)
 {
 	if (n_ports > PL_PORTS_MAX)
 		n_ports = PL_PORTS_MAX;
-	for (unsigned i = 0; i < n_ports; i++)
+	for (unsigned i = 0; i < n_ports; i++) {
+		pl->port_present[i + 1] = true;
 		pl->port_up[i + 1] = up ? up[i] : true;
+	}
 	pl->n_ports = n_ports;
+}
+
+/*
+ * Ports come and go while workers run: flags are single-byte stores, and
+ * n_ports only grows here (a deleted port stays below it, absent), so a
+ * worker that read an older n_ports never indexes past what it covers.
+ */
+void
+sl_pipeline_port_add(struct sl_pipeline *pl, uint32_t port, bool live)
+{
+	if (port == SL_PORT_LOCAL) {
+		__atomic_store_n(&pl->local_present, true, __ATOMIC_RELAXED);
+		__atomic_store_n(&pl->local_up, live, __ATOMIC_RELEASE);
+		return;
+	}
+	if (port == 0 || port > PL_PORTS_MAX)
+		return;
+	__atomic_store_n(&pl->port_present[port], true, __ATOMIC_RELAXED);
+	__atomic_store_n(&pl->port_up[port], live, __ATOMIC_RELAXED);
+	if (port > pl->n_ports)
+		__atomic_store_n(&pl->n_ports, port, __ATOMIC_RELEASE);
+}
+
+void
+sl_pipeline_port_del(struct sl_pipeline *pl, uint32_t port)
+{
+	if (port == SL_PORT_LOCAL) {
+		__atomic_store_n(&pl->local_up, false, __ATOMIC_RELAXED);
+		__atomic_store_n(&pl->local_present, false, __ATOMIC_RELAXED);
+		return;
+	}
+	if (port == 0 || port > PL_PORTS_MAX)
+		return;
+	__atomic_store_n(&pl->port_up[port], false, __ATOMIC_RELAXED);
+	__atomic_store_n(&pl->port_present[port], false, __ATOMIC_RELAXED);
 }
 
 void
 sl_pipeline_port_set_live(struct sl_pipeline *pl, uint32_t port, bool live)
 {
-	if (port >= 1 && port <= pl->n_ports)
+	if (port == SL_PORT_LOCAL && pl->local_present)
+		__atomic_store_n(&pl->local_up, live, __ATOMIC_RELAXED);
+	else if (port >= 1 && port <= pl->n_ports && pl->port_present[port])
 		__atomic_store_n(&pl->port_up[port], live, __ATOMIC_RELAXED);
 }
 
 bool
 sl_pipeline_port_live(const struct sl_pipeline *pl, uint32_t port)
 {
+	if (port == SL_PORT_LOCAL)
+		return pl->local_up;
 	return port >= 1 && port <= pl->n_ports && pl->port_up[port];
+}
+
+bool
+sl_pipeline_port_present(const struct sl_pipeline *pl, uint32_t port)
+{
+	if (port == SL_PORT_LOCAL)
+		return pl->local_present;
+	return port >= 1 && port <= pl->n_ports && pl->port_present[port];
 }
 
 unsigned
@@ -679,10 +728,9 @@ pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, 
 			    (port < SL_PORT_MAX_PHYS && port > PL_PORTS_MAX))
 				return pl_err(pl, SL_FAIL_BAD_OUT_PORT, err, err_size, -EINVAL,
 					      "output to port 0x%x is not allowed in a flow", port);
-			if (port == SL_PORT_LOCAL || (port > SL_PORT_MAX_PHYS && port < SL_PORT_IN_PORT))
+			if (port > SL_PORT_MAX_PHYS && port < SL_PORT_IN_PORT)
 				return pl_err(pl, SL_FAIL_BAD_OUT_PORT, err, err_size, -EOPNOTSUPP,
-					      "output:%s is not supported",
-					      port == SL_PORT_LOCAL ? "LOCAL" : "reserved port");
+					      "output:reserved port 0x%x is not supported", port);
 			break;
 		}
 		case SL_ACT_GROUP:

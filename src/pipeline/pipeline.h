@@ -477,13 +477,28 @@ int sl_pipeline_table_declare(struct sl_pipeline *pl, const struct sl_table_spec
  *
  * @param n_ports  Ports are numbered 1..n_ports.
  * @param up       up[i] for port i + 1: false means down (no output, counted).
+ * Init only.
  */
 void sl_pipeline_ports_set(struct sl_pipeline *pl, unsigned n_ports, const bool *up);
+/**
+ * A port joins (run-time port add; also LOCAL, SL_PORT_LOCAL): outputs, FLOOD
+ * and ALL use it from now on when @live.  Control thread, any time; the
+ * caller makes sure the workers can transmit on it first (worker.h).
+ */
+void sl_pipeline_port_add(struct sl_pipeline *pl, uint32_t port, bool live);
+/**
+ * A port leaves: outputs to it count bad-port drops (flows naming it stay,
+ * as in Open vSwitch), FLOOD and ALL skip it.  Workers may still use it
+ * until the next grace period.  Control thread, any time.
+ */
+void sl_pipeline_port_del(struct sl_pipeline *pl, uint32_t port);
 /** Mark one port live or not (link down, port_mod down).  Control thread, any time. */
 void sl_pipeline_port_set_live(struct sl_pipeline *pl, uint32_t port, bool live);
-/** True when @port is a port of the pipeline and live. */
+/** True when @port (LOCAL included) is a port of the pipeline and live. */
 bool sl_pipeline_port_live(const struct sl_pipeline *pl, uint32_t port);
-/** Ports are 1..this; at most 1024. */
+/** True when @port (LOCAL included) is a port of the pipeline, live or not. */
+bool sl_pipeline_port_present(const struct sl_pipeline *pl, uint32_t port);
+/** The highest numbered port present (LOCAL aside); at most 1024. */
 unsigned sl_pipeline_n_ports(const struct sl_pipeline *pl);
 
 /**

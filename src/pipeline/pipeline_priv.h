@@ -110,8 +110,11 @@ struct pl_accel {
 struct sl_pipeline {
 	struct pl_table tables[SL_TABLES_MAX];
 	int last_table;  /* highest table in use, -1 if none */
-	unsigned n_ports;
+	unsigned n_ports;               /* the highest numbered port present */
 	bool port_up[PL_PORTS_MAX + 1]; /* [1..n_ports]; single-byte stores, read by workers */
+	bool port_present[PL_PORTS_MAX + 1]; /* a port absent (never added, deleted) is not down */
+	bool local_present;             /* LOCAL: a port to the host stack exists */
+	bool local_up;                  /* ... and is live (its own flag: its number is no index) */
 	enum sl_pipeline_fail fail;     /* why the last control call failed */
 	sl_pipeline_sync_fn sync;
 	void *sync_arg;

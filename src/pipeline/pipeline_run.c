@@ -133,13 +133,37 @@ flush_pending(struct sl_pipeline_ctx *ctx, struct pkt_state *st, const struct sl
 	st->pending_out = 0;
 }
 
+/* output:LOCAL (output_one's, for the one port whose number is no index). */
+static void
+output_local(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	     const struct sl_pkt *p, bool in_port_ok, const struct sl_pipeline_hooks *hooks)
+{
+	if (!pl->local_present) {
+		st->skip_reason = SL_DROP_BAD_PORT;
+		return;
+	}
+	if (p->in_port == SL_PORT_LOCAL && !in_port_ok) {
+		st->skip_reason = SL_DROP_IN_PORT_LOOP;
+		return;
+	}
+	if (!pl->local_up) {
+		st->skip_reason = SL_DROP_PORT_DOWN;
+		return;
+	}
+	flush_pending(ctx, st, p, hooks);
+	st->pending_out = SL_PORT_LOCAL;
+}
+
 static void
 output_one(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
 	   const struct sl_pkt *p, uint32_t port, bool in_port_ok,
 	   const struct sl_pipeline_hooks *hooks)
 {
 	if (port == 0 || port > pl->n_ports) {
-		st->skip_reason = SL_DROP_BAD_PORT;
+		if (port == SL_PORT_LOCAL)
+			output_local(pl, ctx, st, p, in_port_ok, hooks);
+		else
+			st->skip_reason = SL_DROP_BAD_PORT;
 		return;
 	}
 	if (port == p->in_port && !in_port_ok) {
@@ -147,11 +171,24 @@ output_one(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 		return;
 	}
 	if (!pl->port_up[port]) {
-		st->skip_reason = SL_DROP_PORT_DOWN;
+		/* A deleted port is no port: bad-port, as one never added. */
+		st->skip_reason = pl->port_present[port] ? SL_DROP_PORT_DOWN : SL_DROP_BAD_PORT;
 		return;
 	}
 	flush_pending(ctx, st, p, hooks);
 	st->pending_out = port;
+}
+
+/* FLOOD and ALL: every live port but in_port, LOCAL included (as Open vSwitch floods). */
+static void
+output_flood(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	     const struct sl_pkt *p, const struct sl_pipeline_hooks *hooks)
+{
+	for (uint32_t i = 1; i <= pl->n_ports; i++)
+		if (i != p->in_port && pl->port_up[i])
+			output_one(pl, ctx, st, p, i, false, hooks);
+	if (pl->local_up && p->in_port != SL_PORT_LOCAL)
+		output_local(pl, ctx, st, p, false, hooks);
 }
 
 /*
@@ -170,13 +207,12 @@ normal_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct 
 	sl_pkt_parse_l2(q);
 	vlan = p->n_vlans ? (uint16_t)((p->data[p->vlan_ofs] << 8 | p->data[p->vlan_ofs + 1]) & 0xfff)
 			  : 0;
-	if (!(p->data[6] & 1) && p->in_port >= 1 && p->in_port <= pl->n_ports && ctx->trace == NULL)
+	if (!(p->data[6] & 1) && ((p->in_port >= 1 && p->in_port <= pl->n_ports) ||
+				   p->in_port == SL_PORT_LOCAL) && ctx->trace == NULL)
 		pl_fdb_learn(pl->fdb, vlan, p->data + 6, p->in_port, ctx->now);
 	port = p->data[0] & 1 ? 0 : pl_fdb_lookup(pl->fdb, vlan, p->data, ctx->now);
 	if (port == 0) {
-		for (uint32_t i = 1; i <= pl->n_ports; i++)
-			if (i != p->in_port && pl->port_up[i])
-				output_one(pl, ctx, st, p, i, false, hooks);
+		output_flood(pl, ctx, st, p, hooks);
 		return;
 	}
 	output_one(pl, ctx, st, p, port, false, hooks); /* learned on in_port: in-port-loop */
@@ -212,9 +248,7 @@ do_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_
 		return;
 	case SL_PORT_FLOOD:
 	case SL_PORT_ALL:
-		for (uint32_t i = 1; i <= pl->n_ports; i++)
-			if (i != p->in_port && pl->port_up[i])
-				output_one(pl, ctx, st, p, i, false, hooks);
+		output_flood(pl, ctx, st, p, hooks);
 		return;
 	case SL_PORT_CONTROLLER:
 	case SL_PORT_TABLE: /* packet_out only (flows cannot hold it) */

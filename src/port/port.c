@@ -2,6 +2,7 @@
 /* Control path: probing, configuring and starting ethdev ports. */
 #include "port.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include <rte_bus.h>
+#include <rte_common.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_mempool.h>
@@ -54,7 +56,7 @@ find_port(const char *devargs, uint16_t *id)
 static bool
 probe_diagnose(const char *devargs, char *why, size_t size)
 {
-	char buf[512], *save = NULL, *kv;
+	char buf[SL_PORT_DEVARGS_MAX], *save = NULL, *kv;
 
 	snprintf(buf, sizeof(buf), "%s", devargs);
 	strtok_r(buf, ",", &save); /* the device name */
@@ -156,17 +158,135 @@ packet_sockets_ignore_outgoing(unsigned ifindex)
 	return n;
 }
 
+bool
+sl_port_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+	bool digits = true;
+
+	if (n == 0 || n > SL_PORT_NAME_MAX || strcmp(name, "LOCAL") == 0)
+		return false;
+	for (const char *c = name; *c; c++) {
+		if (!isalnum((unsigned char)*c) && *c != '_' && *c != '.' && *c != '-' && *c != ':')
+			return false;
+		digits &= isdigit((unsigned char)*c) != 0;
+	}
+	return !digits; /* a number is a port number */
+}
+
 int
-sl_port_open(const char *devargs, uint32_t of_no, struct rte_mempool *mp, uint16_t n_rxq,
-	     uint16_t n_txq, struct sl_port *port, char *err, size_t err_size)
+sl_port_args_parse(const char *spec, struct sl_port_args *a, char *err, size_t err_size)
+{
+	char buf[sizeof(a->devargs)], *save = NULL, *kv;
+	size_t n = 0;
+
+	memset(a, 0, sizeof(*a));
+	if (strlen(spec) >= sizeof(buf)) {
+		snprintf(err, err_size, "port '%.40s...': arguments too long (at most %zu bytes)",
+			 spec, sizeof(buf) - 1);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (kv = strtok_r(buf, ",", &save); kv != NULL; kv = strtok_r(NULL, ",", &save)) {
+		if (strncmp(kv, "name=", 5) == 0) {
+			if (!sl_port_name_valid(kv + 5)) {
+				snprintf(err, err_size,
+					 "port '%s': bad name '%s' (1..%d characters of A-Z a-z 0-9 "
+					 "_ . - :, not a number, not LOCAL)",
+					 spec, kv + 5, SL_PORT_NAME_MAX);
+				return -EINVAL;
+			}
+			snprintf(a->name, sizeof(a->name), "%s", kv + 5);
+			continue;
+		}
+		if (strncmp(kv, "ofport=", 7) == 0) {
+			char *end;
+			unsigned long v = strtoul(kv + 7, &end, 10);
+			if (kv[7] < '1' || kv[7] > '9' || *end != '\0' || v > SL_PORTS_MAX) {
+				snprintf(err, err_size, "port '%s': bad ofport '%s' (1..%d)", spec,
+					 kv + 7, SL_PORTS_MAX);
+				return -EINVAL;
+			}
+			a->of_no = (uint32_t)v;
+			continue;
+		}
+		n += (size_t)snprintf(a->devargs + n, sizeof(a->devargs) - n, "%s%s", n ? "," : "",
+				      kv);
+	}
+	if (n == 0 || a->devargs[0] == '\0' || strchr(a->devargs, '=') == a->devargs ||
+	    strchr(spec, ',') == spec) {
+		snprintf(err, err_size, "port '%s': no device (expected DEVARGS[,name=NAME][,ofport=N])",
+			 spec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+sl_port_find(const struct sl_port *ports, const char *name_or_no)
+{
+	char *end;
+	unsigned long v;
+
+	if (strcmp(name_or_no, "LOCAL") == 0)
+		return ports[SL_PORT_SLOT_LOCAL].of_no != 0 ? SL_PORT_SLOT_LOCAL : -ENOENT;
+	v = strtoul(name_or_no, &end, 10);
+	if (name_or_no[0] >= '0' && name_or_no[0] <= '9' && *end == '\0') {
+		int s = v <= UINT32_MAX ? sl_port_slot((uint32_t)v) : -1;
+		return s >= 0 && ports[s].of_no != 0 ? s : -ENOENT;
+	}
+	for (int s = 0; s < SL_PORT_SLOTS; s++)
+		if (ports[s].of_no != 0 && strcmp(ports[s].name, name_or_no) == 0)
+			return s;
+	return -ENOENT;
+}
+
+unsigned
+sl_port_count(const struct sl_port *ports)
+{
+	unsigned n = 0;
+
+	for (unsigned s = 0; s < SL_PORT_SLOTS; s++)
+		n += ports[s].of_no != 0;
+	return n;
+}
+
+/* The iface= of an af_packet, af_xdp or tap port, or "" (the default name). */
+static void
+iface_name_of(const char *devargs, char *iface, size_t size)
+{
+	iface[0] = '\0';
+	if (strncmp(devargs, "net_af_packet", 13) != 0 && strncmp(devargs, "net_af_xdp", 10) != 0 &&
+	    strncmp(devargs, "net_tap", 7) != 0)
+		return;
+	for (const char *p = strchr(devargs, ','); p != NULL; p = strchr(p + 1, ',')) {
+		if (strncmp(p + 1, "iface=", 6) == 0) {
+			size_t len = strcspn(p + 7, ",");
+			snprintf(iface, size, "%.*s", (int)len, p + 7);
+			return;
+		}
+	}
+}
+
+int
+sl_port_open(const char *devargs, const char *name, uint32_t of_no, struct rte_mempool *mp,
+	     uint16_t n_rxq, uint16_t n_txq, struct sl_port *port, char *err, size_t err_size)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr mac;
-	uint16_t id;
+	char dflt[64];
+	bool probed = false;
+	uint16_t id = RTE_MAX_ETHPORTS;
 	int rc;
 
 	memset(port, 0, sizeof(*port));
+	iface_name_of(devargs, dflt, sizeof(dflt));
+	if (name[0] == '\0' && dflt[0] != '\0' && !sl_port_name_valid(dflt)) {
+		snprintf(err, err_size, "port '%s': the default name '%s' is not a port name: give "
+			 "name=NAME", devargs, dflt);
+		return -EINVAL;
+	}
 	if (find_port(devargs, &id) < 0) {
 		rc = rte_dev_probe(devargs);
 		if (rc < 0) {
@@ -181,16 +301,22 @@ sl_port_open(const char *devargs, uint32_t of_no, struct rte_mempool *mp, uint16
 					 devargs);
 			return -EINVAL;
 		}
-		if (find_port(devargs, &id) < 0)
-			return fail(err, err_size, -ENODEV, devargs, "finding the probed port");
+		probed = true;
+		if (find_port(devargs, &id) < 0) {
+			rc = fail(err, err_size, -ENODEV, devargs, "finding the probed port");
+			goto remove;
+		}
 	}
 	rc = rte_eth_dev_info_get(id, &info);
-	if (rc < 0)
-		return fail(err, err_size, rc, devargs, "dev_info_get");
+	if (rc < 0) {
+		rc = fail(err, err_size, rc, devargs, "dev_info_get");
+		goto remove;
+	}
 	if (n_rxq > info.max_rx_queues || n_txq > info.max_tx_queues) {
 		snprintf(err, err_size, "port '%s': needs %u rx / %u tx queues, device has %u / %u",
 			 devargs, n_rxq, n_txq, info.max_rx_queues, info.max_tx_queues);
-		return -EINVAL;
+		rc = -EINVAL;
+		goto remove;
 	}
 	memset(&conf, 0, sizeof(conf));
 	if (n_rxq > 1) {
@@ -201,29 +327,40 @@ sl_port_open(const char *devargs, uint32_t of_no, struct rte_mempool *mp, uint16
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 	rc = rte_eth_dev_configure(id, n_rxq, n_txq, &conf);
-	if (rc < 0)
-		return fail(err, err_size, rc, devargs, "configure");
+	if (rc < 0) {
+		rc = fail(err, err_size, rc, devargs, "configure");
+		goto remove;
+	}
 	uint16_t nb_rx = RX_DESC, nb_tx = TX_DESC;
 	rte_eth_dev_adjust_nb_rx_tx_desc(id, &nb_rx, &nb_tx);
 	for (uint16_t q = 0; q < n_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(id, q, nb_rx, rte_eth_dev_socket_id(id), NULL, mp);
-		if (rc < 0)
-			return fail(err, err_size, rc, devargs, "rx queue setup (too few mbufs?)");
+		if (rc < 0) {
+			rc = fail(err, err_size, rc, devargs, "rx queue setup (too few mbufs?)");
+			goto remove;
+		}
 	}
 	for (uint16_t q = 0; q < n_txq; q++) {
 		rc = rte_eth_tx_queue_setup(id, q, nb_tx, rte_eth_dev_socket_id(id), NULL);
-		if (rc < 0)
-			return fail(err, err_size, rc, devargs, "tx queue setup");
+		if (rc < 0) {
+			rc = fail(err, err_size, rc, devargs, "tx queue setup");
+			goto remove;
+		}
 	}
 	rc = rte_eth_dev_start(id);
-	if (rc < 0)
-		return fail(err, err_size, rc, devargs, "start");
+	if (rc < 0) {
+		rc = fail(err, err_size, rc, devargs, "start");
+		goto remove;
+	}
 	rte_eth_promiscuous_enable(id); /* not every PMD supports it; a switch wants it where it can */
 	port->dpdk_id = id;
 	port->of_no = of_no;
 	port->n_rxq = n_rxq;
 	port->n_txq = n_txq;
-	rte_eth_dev_get_name_by_port(id, port->name);
+	rte_eth_dev_get_name_by_port(id, port->dev_name);
+	if (dflt[0] == '\0') /* the device name; OpenFlow keeps 15 characters of it */
+		snprintf(dflt, sizeof(dflt), "%.*s", SL_PORT_NAME_MAX, port->dev_name);
+	snprintf(port->name, sizeof(port->name), "%.*s", SL_PORT_NAME_MAX, name[0] ? name : dflt);
 	snprintf(port->devargs, sizeof(port->devargs), "%s", devargs);
 	kernel_iface_of(devargs, port->kernel_iface, sizeof(port->kernel_iface));
 	if (port->kernel_iface[0] != '\0') {
@@ -234,6 +371,28 @@ sl_port_open(const char *devargs, uint32_t of_no, struct rte_mempool *mp, uint16
 	if (rte_eth_macaddr_get(id, &mac) == 0)
 		memcpy(port->mac, mac.addr_bytes, 6);
 	return 0;
+
+remove:
+	/* A device this call attached goes again: a failed add leaves nothing behind. */
+	if (probed && rte_eth_dev_is_valid_port(id)) {
+		struct rte_device *dev = rte_eth_dev_info_get(id, &info) == 0 ? info.device : NULL;
+		rte_eth_dev_close(id);
+		if (dev != NULL)
+			rte_dev_remove(dev);
+	}
+	return rc;
+}
+
+int
+sl_port_lookup(const char *devargs, uint16_t *id)
+{
+	return find_port(devargs, id);
+}
+
+void
+sl_port_link_down(const struct sl_port *port)
+{
+	rte_eth_dev_set_link_down(port->dpdk_id); /* not every PMD has it: then nothing changes */
 }
 
 void
@@ -241,6 +400,8 @@ sl_port_close(struct sl_port *port)
 {
 	struct rte_eth_dev_info info;
 
+	if (port->of_no == 0)
+		return;
 	rte_eth_dev_stop(port->dpdk_id);
 	if (rte_eth_dev_info_get(port->dpdk_id, &info) == 0 && info.device != NULL) {
 		rte_eth_dev_close(port->dpdk_id);
@@ -248,6 +409,7 @@ sl_port_close(struct sl_port *port)
 	} else {
 		rte_eth_dev_close(port->dpdk_id);
 	}
+	port->of_no = 0;
 }
 
 void

@@ -25,19 +25,23 @@ sl_stats_port_read(const struct sl_stats_src *s, unsigned i, struct sl_stats_por
 	sl_worker_port_read(s->worker, i, &out->sw);
 	sl_port_hw_stats(&s->ports[i], &out->hw);
 	sl_port_link(&s->ports[i], &out->link);
-	out->live = sl_pipeline_port_live(s->pl, i + 1);
+	out->live = sl_pipeline_port_live(s->pl, s->ports[i].of_no);
 }
 
 void
 sl_stats_drops_read(const struct sl_stats_src *s, uint64_t drops[SL_DROP__MAX])
 {
 	sl_worker_drops(s->worker, drops);
-	/* The tx path counts refusals per port, not as a pipeline drop: fold them in here. */
-	for (unsigned i = 0; i < s->n_ports; i++) {
+	/*
+	 * The tx path counts refusals per port, not as a pipeline drop: fold them
+	 * in here, with those of deleted ports.
+	 */
+	for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
 		struct sl_worker_port_stats ps;
 		sl_worker_port_read(s->worker, i, &ps);
 		drops[SL_DROP_TX_FULL] += ps.tx_drops;
 	}
+	drops[SL_DROP_TX_FULL] += s->worker->lead->retired.tx_drops;
 }
 
 bool
@@ -132,7 +136,7 @@ sl_stats_worker_read(const struct sl_stats_src *s, unsigned i, struct sl_stats_w
 
 	memset(out, 0, sizeof(*out));
 	sl_pipeline_drop_stats(&ctx, 1, out->drops);
-	for (unsigned p = 0; p < w->n_ports; p++)
+	for (unsigned p = 0; p < SL_PORT_SLOTS; p++)
 		out->tx_drops += w->pstats[p].tx_drops;
 	out->packets = w->loop.packets;
 	out->bursts = w->loop.bursts;

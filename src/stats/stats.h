@@ -31,8 +31,7 @@
 struct sl_stats_src {
 	struct sl_pipeline *pl;
 	struct sl_worker *worker; /* the lead worker of the group */
-	struct sl_port *ports;    /* ports[i] is OpenFlow port i + 1 */
-	unsigned n_ports;
+	struct sl_port *ports;    /* SL_PORT_SLOTS slots (port.h); of_no 0: a free slot */
 	struct sl_ofswitch *sw;   /* NULL without OpenFlow */
 };
 
@@ -45,8 +44,8 @@ struct sl_stats_port {
 };
 
 /**
- * Read port @i (OpenFlow port @i + 1).
- * @param i  0 .. n_ports - 1.  Control thread.
+ * Read the port in slot @i (port.h: OpenFlow port i + 1, or LOCAL in the last).
+ * @param i  A filled slot, 0 .. SL_PORT_SLOTS - 1.  Control thread.
  */
 void sl_stats_port_read(const struct sl_stats_src *s, unsigned i, struct sl_stats_port *out);
 

@@ -20,6 +20,7 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_prefetch.h>
+#include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
 #define PREFETCH_OFFSET 4
@@ -104,6 +105,9 @@ sl_worker_io_init(struct sl_worker_io *io, struct sl_worker *ws, unsigned n, enu
 		ws[i].io = io;
 		ws[i].rx_tsc_off = io->rx_tsc_off;
 	}
+	/* It reads the port set: the grace periods wait for it too (QSBR thread n). */
+	if (ws[0].qs != NULL)
+		rte_rcu_qsbr_thread_register(ws[0].qs, n);
 	return 0;
 }
 
@@ -167,19 +171,25 @@ sl_worker_io_run(void *arg)
 {
 	struct sl_worker_io *io = arg;
 	const struct sl_worker *w0 = &io->workers[0];
+	struct rte_rcu_qsbr *qs = w0->qs;
 	struct rte_mbuf *mbufs[SL_BURST_MAX];
 	uint32_t hashes[SL_BURST_MAX];
 
 	io->running = true;
 	io->last_flush_tsc = rte_rdtsc();
+	if (qs != NULL)
+		rte_rcu_qsbr_thread_online(qs, io->n_workers);
 	while (!io->stop) {
 		bool busy = false;
 		uint64_t t0 = rte_rdtsc(), now;
+		const struct sl_worker_pset *ps = __atomic_load_n(&w0->pset_pub, __ATOMIC_ACQUIRE);
 
 		/* Every rx queue of every port (one each unless --rx-queues). */
-		for (unsigned p = 0; p < w0->n_ports; p++)
+		for (unsigned k = 0; k < ps->n; k++) {
+			unsigned p = ps->slots[k];
 			for (unsigned q = 0; q < w0->ports[p].n_rxq; q++)
 				busy |= io_rx_burst(io, w0, p, (uint16_t)q, mbufs, hashes) > 0;
+		}
 		/* Idle round or timer: nobody waits on a partly filled out-buffer. */
 		now = rte_rdtsc();
 		if (!busy || now - io->last_flush_tsc >= io->flush_cycles) {
@@ -191,8 +201,12 @@ sl_worker_io_run(void *arg)
 			io->loop.busy_rounds++;
 			io->loop.busy_cycles += now - t0;
 		}
+		if (qs != NULL)
+			rte_rcu_qsbr_quiescent(qs, io->n_workers); /* done with this round's ports */
 	}
 	sl_dispatch_flush(io->disp);
+	if (qs != NULL)
+		rte_rcu_qsbr_thread_offline(qs, io->n_workers);
 	io->running = false;
 	return 0;
 }

@@ -38,13 +38,12 @@
 
 int
 sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *ports,
-	       unsigned n_ports, struct rte_mempool *mp, uint16_t burst)
+	       struct rte_mempool *mp, uint16_t burst)
 {
 	memset(w, 0, sizeof(*w));
 	w->pin_wake_fd = -1;
 	w->pl = pl;
 	w->ports = ports;
-	w->n_ports = n_ports;
 	w->mp = mp;
 	w->burst = burst == 0 ? SL_BURST_DEFAULT : SL_MIN(burst, SL_BURST_MAX);
 	w->lat_mult = sl_lat_ns_mult(rte_get_tsc_hz());
@@ -53,9 +52,17 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 	w->n_group = 1;
 	w->rx_tsc_off = -1;
 	memset(w->port_idx, 0xff, sizeof(w->port_idx));
-	for (unsigned i = 0; i < n_ports; i++)
-		if (ports[i].dpdk_id < sizeof(w->port_idx))
-			w->port_idx[ports[i].dpdk_id] = (uint8_t)i;
+	/* The ports open now; LOCAL joins when its link comes up (sl_worker_port_attach). */
+	for (unsigned s = 0; s < SL_PORT_SLOTS; s++) {
+		if (ports[s].of_no == 0)
+			continue;
+		if (ports[s].dpdk_id < sizeof(w->port_idx))
+			w->port_idx[ports[s].dpdk_id] = (uint8_t)s;
+		if (s != SL_PORT_SLOT_LOCAL)
+			w->pset_buf[0].slots[w->pset_buf[0].n++] = (uint8_t)s;
+	}
+	w->pset_pub = &w->pset_buf[0];
+	w->pset = w->pset_pub;
 	w->ctx = sl_pipeline_ctx_create(pl);
 	/* The per-packet low-latency flag (issue 6): a one-byte mbuf dynfield. */
 	static const struct rte_mbuf_dynfield ll_desc = {.name = SL_WORKER_LL_DYNFIELD,
@@ -66,11 +73,10 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 
 int
 sl_worker_group_init(struct sl_worker *ws, unsigned n, struct sl_pipeline *pl,
-		     struct sl_port *ports, unsigned n_ports, struct rte_mempool *mp,
-		     uint16_t burst)
+		     struct sl_port *ports, struct rte_mempool *mp, uint16_t burst)
 {
 	for (unsigned i = 0; i < n; i++) {
-		if (sl_worker_init(&ws[i], pl, ports, n_ports, mp, burst) < 0) {
+		if (sl_worker_init(&ws[i], pl, ports, mp, burst) < 0) {
 			for (unsigned j = 0; j <= i; j++)
 				sl_worker_fini(&ws[j]);
 			return -ENOMEM;
@@ -80,6 +86,7 @@ sl_worker_group_init(struct sl_worker *ws, unsigned n, struct sl_pipeline *pl,
 		ws[i].n_group = n;
 		ws[i].id = i;
 		ws[i].queue = (uint16_t)i;
+		ws[i].pset = ws[0].pset_pub; /* every worker reads the lead's set */
 	}
 	return 0;
 }
@@ -133,7 +140,8 @@ int
 sl_worker_ctrl_init(struct sl_worker *w, unsigned pin_queue)
 {
 	char name[RTE_RING_NAMESIZE];
-	size_t qs_size = rte_rcu_qsbr_get_memsize(w->n_group);
+	/* One more reader than workers: an I/O core, when there is one (sl_worker_io_init). */
+	size_t qs_size = rte_rcu_qsbr_get_memsize(w->n_group + 1);
 	unsigned id = (unsigned)w->queue;
 
 	snprintf(name, sizeof(name), "sl_pin%u", id);
@@ -157,7 +165,7 @@ sl_worker_ctrl_init(struct sl_worker *w, unsigned pin_queue)
 	if (w->pin_ring == NULL || w->pin_mp == NULL || w->pout_ring == NULL ||
 	    w->pin_wake_fd < 0 ||
 	    w->pout_free == NULL || w->pouts == NULL || w->qs == NULL ||
-	    rte_rcu_qsbr_init(w->qs, w->n_group) != 0) {
+	    rte_rcu_qsbr_init(w->qs, w->n_group + 1) != 0) {
 		sl_worker_fini(w);
 		return -ENOMEM;
 	}
@@ -233,7 +241,8 @@ sl_worker_packet_out(struct sl_worker *w, uint32_t in_port, const struct sl_acti
 		return -EINVAL;
 	}
 	memcpy(dst, data, len);
-	m->port = in_port >= 1 && in_port <= w->n_ports ? w->ports[in_port - 1].dpdk_id : 0;
+	const struct sl_port *ip = sl_port_get(w->ports, in_port);
+	m->port = ip != NULL ? ip->dpdk_id : 0;
 	d->m = m;
 	d->in_port = in_port;
 	d->n_actions = (uint8_t)n_actions;
@@ -396,6 +405,13 @@ tx_enqueue(struct sl_worker *w, unsigned port_idx, struct rte_mbuf *m)
 	w->txb[port_idx][w->n_txb[port_idx]++] = m;
 }
 
+/* The slot of output port @port: a numbered port, or LOCAL. */
+static inline unsigned
+out_slot(uint32_t port)
+{
+	return sl_unlikely(port == SL_PORT_LOCAL) ? SL_PORT_SLOT_LOCAL : port - 1;
+}
+
 /* Pipeline hook: copy a packet as it is now and queue the copy for @port. */
 static int
 emit_copy(void *arg, const struct sl_pkt *p, uint32_t port, const struct sl_pin *pin)
@@ -423,7 +439,7 @@ emit_copy(void *arg, const struct sl_pkt *p, uint32_t port, const struct sl_pin 
 	if (port == SL_PORT_TABLE)
 		w->reinject[w->n_reinject++] = m;
 	else
-		tx_enqueue(w, port - 1, m);
+		tx_enqueue(w, out_slot(port), m);
 	return 0;
 }
 
@@ -500,20 +516,24 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 			dropped[n_dropped++] = m;
 			continue;
 		}
-		if (sl_unlikely(out_ports[i] == SL_PORT_CONTROLLER)) {
-			to_controller(w, &pkts[i], sl_pipeline_pin(w->ctx, i));
-			dropped[n_dropped++] = m; /* counted on the controller port */
-			continue;
+		unsigned slot = out_ports[i] - 1;
+		if (sl_unlikely(out_ports[i] > SL_PORTS_MAX)) { /* reserved: CONTROLLER, LOCAL */
+			if (out_ports[i] == SL_PORT_CONTROLLER) {
+				to_controller(w, &pkts[i], sl_pipeline_pin(w->ctx, i));
+				dropped[n_dropped++] = m; /* counted on the controller port */
+				continue;
+			}
+			slot = SL_PORT_SLOT_LOCAL;
 		}
 		mbuf_sync(m, &pkts[i]);
-		tx_enqueue(w, out_ports[i] - 1, m);
+		tx_enqueue(w, slot, m);
 	}
 	if (n_dropped)
 		rte_pktmbuf_free_bulk(dropped, n_dropped);
 
 	/* Stage 4: transmit. */
-	for (unsigned p = 0; p < w->n_ports; p++)
-		tx_flush(w, p);
+	for (unsigned k = 0; k < w->pset->n; k++)
+		tx_flush(w, w->pset->slots[k]);
 }
 
 /* Run packet_out output:TABLE packets through the pipeline. */
@@ -572,14 +592,14 @@ packet_outs_run(struct sl_worker *w)
 				rte_pktmbuf_free(m); /* cannot happen: emit_copy keeps a slot */
 		} else {
 			mbuf_sync(m, &p);
-			tx_enqueue(w, out - 1, m);
+			tx_enqueue(w, out_slot(out), m);
 		}
 		reinject_flush(w);
 		d->m = NULL;
 		rte_ring_sp_enqueue(w->pout_free, d);
 	}
-	for (unsigned p = 0; n > 0 && p < w->n_ports; p++)
-		tx_flush(w, p);
+	for (unsigned k = 0; n > 0 && k < w->pset->n; k++)
+		tx_flush(w, w->pset->slots[k]);
 	return n > 0;
 }
 
@@ -594,14 +614,14 @@ port_index(const struct sl_worker *w, const struct rte_mbuf *m)
 {
 	unsigned i = m->port < sizeof(w->port_idx) ? w->port_idx[m->port] : 0xff;
 
-	return i == 0xff ? SL_PORTS_MAX : i;
+	return i == 0xff ? SL_PORT_SLOTS : i;
 }
 
 static unsigned
 ring_poll(struct sl_worker *w, struct rte_mbuf **mbufs)
 {
 	struct rte_mbuf *sorted[SL_BURST_MAX];
-	uint16_t count[SL_PORTS_MAX + 1] = {0}, start[SL_PORTS_MAX + 1];
+	uint16_t count[SL_PORT_SLOTS + 1] = {0}, start[SL_PORT_SLOTS + 1];
 	uint8_t idx[SL_BURST_MAX];
 	unsigned n = rte_ring_sc_dequeue_burst(w->in_ring, (void **)mbufs, w->burst, NULL);
 	struct rte_mbuf **runs = mbufs;
@@ -620,7 +640,7 @@ ring_poll(struct sl_worker *w, struct rte_mbuf **mbufs)
 	}
 	if (count[idx[0]] != n) {
 		uint16_t o = 0;
-		for (unsigned p = 0; p <= SL_PORTS_MAX; p++) {
+		for (unsigned p = 0; p <= SL_PORT_SLOTS; p++) {
 			start[p] = o;
 			o = (uint16_t)(o + count[p]);
 		}
@@ -632,7 +652,7 @@ ring_poll(struct sl_worker *w, struct rte_mbuf **mbufs)
 		unsigned p = port_index(w, runs[i]);
 		for (k = 1; i + k < n && runs[i + k]->port == runs[i]->port; k++)
 			;
-		if (p >= w->n_ports) {
+		if (p == SL_PORT_SLOTS) {
 			/* The I/O core only receives on our ports: cannot happen; never leak. */
 			rte_pktmbuf_free_bulk(&runs[i], k);
 			continue;
@@ -641,7 +661,7 @@ ring_poll(struct sl_worker *w, struct rte_mbuf **mbufs)
 		if (sl_unlikely(cap != NULL))
 			sl_capture_burst(cap, w->ports[p].dpdk_id, SL_CAPTURE_RX, &runs[i], k,
 					 w->burst_tsc);
-		process_burst(w, p + 1, NULL, &runs[i], (uint16_t)k);
+		process_burst(w, w->ports[p].of_no, NULL, &runs[i], (uint16_t)k);
 	}
 	sl_lat_hist_add(&w->lat_pipeline, sl_cycles_to_ns(rte_rdtsc() - w->burst_tsc, w->lat_mult),
 			n);
@@ -689,7 +709,7 @@ rx_burst_run(struct sl_worker *w, unsigned p, uint16_t q, struct rte_mbuf **mbuf
 	struct sl_capture *cap = capture_get(w);
 	if (sl_unlikely(cap != NULL))
 		sl_capture_burst(cap, w->ports[p].dpdk_id, SL_CAPTURE_RX, mbufs, n, w->burst_tsc);
-	process_burst(w, p + 1, &w->pstats[p], mbufs, n);
+	process_burst(w, w->ports[p].of_no, &w->pstats[p], mbufs, n);
 	/* Every packet of the burst spent the burst's time in the switch. */
 	sl_lat_hist_add(&w->lat_pipeline, sl_cycles_to_ns(rte_rdtsc() - w->burst_tsc, w->lat_mult),
 			n);
@@ -713,9 +733,12 @@ sl_worker_run(void *arg)
 		bool busy = false;
 		uint64_t t0 = rte_rdtsc();
 
+		/* The ports of this round: what the control thread published last. */
+		w->pset = __atomic_load_n(&w->lead->pset_pub, __ATOMIC_ACQUIRE);
 		if (w->in_ring != NULL)
 			busy = ring_poll(w, mbufs) > 0;
-		for (unsigned p = 0; w->in_ring == NULL && p < w->n_ports; p++) {
+		for (unsigned k = 0; w->in_ring == NULL && k < w->pset->n; k++) {
+			unsigned p = w->pset->slots[k];
 			/* Queues i, i + workers, ... of the port (just i unless --rx-queues). */
 			for (unsigned q = w->queue; q < w->ports[p].n_rxq; q += w->n_group)
 				busy |= rx_burst_run(w, p, (uint16_t)q, mbufs) > 0;
@@ -732,13 +755,116 @@ sl_worker_run(void *arg)
 		}
 		sl_idle_round(&w->idle, busy);
 	}
-	for (unsigned p = 0; p < w->n_ports; p++)
-		tx_flush(w, p);
+	for (unsigned k = 0; k < w->pset->n; k++)
+		tx_flush(w, w->pset->slots[k]);
 	sl_pipeline_ctx_flush_credits(w->pl, w->ctx);
 	if (qs != NULL)
 		rte_rcu_qsbr_thread_offline(qs, w->id);
 	w->running = false;
 	return 0;
+}
+
+/* ---- ports at run time (control thread) ---- */
+
+/* Publish the set in lead->pset_buf[@next] and wait until every reader runs with it. */
+static void
+pset_publish(struct sl_worker *l, unsigned next)
+{
+	__atomic_store_n(&l->pset_pub, &l->pset_buf[next], __ATOMIC_RELEASE);
+	/*
+	 * A worker takes the set at the start of a round and reports a quiescent
+	 * state at its end: after a grace period, none holds the old one (its
+	 * buffer is free for the next change).  The I/O core is a reader too.
+	 */
+	sl_worker_sync(l);
+}
+
+/* Build the next set: the published one, plus (@add) or minus @slot. */
+static unsigned
+pset_build(struct sl_worker *l, unsigned slot, bool add)
+{
+	const struct sl_worker_pset *cur = l->pset_pub;
+	unsigned next = cur == &l->pset_buf[0] ? 1 : 0;
+	struct sl_worker_pset *ps = &l->pset_buf[next];
+	bool in[SL_PORT_SLOTS] = {false};
+
+	for (unsigned k = 0; k < cur->n; k++)
+		in[cur->slots[k]] = true;
+	in[slot] = add;
+	ps->n = 0;
+	for (unsigned s = 0; s < SL_PORT_SLOTS; s++)
+		if (in[s])
+			ps->slots[ps->n++] = (uint8_t)s;
+	return next;
+}
+
+bool
+sl_worker_port_attached(const struct sl_worker *w, unsigned slot)
+{
+	const struct sl_worker_pset *ps = w->lead->pset_pub;
+
+	for (unsigned k = 0; k < ps->n; k++)
+		if (ps->slots[k] == slot)
+			return true;
+	return false;
+}
+
+void
+sl_worker_port_attach(struct sl_worker *w, unsigned slot)
+{
+	struct sl_worker *l = w->lead;
+	const struct sl_port *port = &l->ports[slot];
+
+	if (slot >= SL_PORT_SLOTS || sl_worker_port_attached(l, slot))
+		return;
+	/*
+	 * I/O dispatch maps a packet's DPDK port to its slot.  A packet of a
+	 * deleted port that reused this id and still waits in a worker ring
+	 * would count on the new port; rings drain in microseconds, a port
+	 * takes milliseconds to probe.
+	 */
+	for (unsigned i = 0; i < l->n_group; i++)
+		if (port->dpdk_id < sizeof(l->group[i].port_idx))
+			__atomic_store_n(&l->group[i].port_idx[port->dpdk_id], (uint8_t)slot,
+					 __ATOMIC_RELAXED);
+	pset_publish(l, pset_build(l, slot, true));
+}
+
+void
+sl_worker_port_detach(struct sl_worker *w, unsigned slot)
+{
+	struct sl_worker *l = w->lead;
+
+	if (slot >= SL_PORT_SLOTS || !sl_worker_port_attached(l, slot))
+		return;
+	/*
+	 * The pipeline no longer outputs to the port.  A worker that takes the
+	 * new set (an acquire after that store) sees it so; one still on the old
+	 * set may have queued packets for the port, and flushes them at the end
+	 * of its burst, before its quiescent state.
+	 */
+	pset_publish(l, pset_build(l, slot, false));
+}
+
+void
+sl_worker_port_retire(struct sl_worker *w, unsigned slot)
+{
+	struct sl_worker *l = w->lead;
+	struct sl_worker_port_stats ps;
+
+	if (slot >= SL_PORT_SLOTS)
+		return;
+	/* Nobody writes them after detach's grace period. */
+	sl_worker_port_read(l, slot, &ps);
+	l->retired.rx_packets += ps.rx_packets;
+	l->retired.rx_bytes += ps.rx_bytes;
+	l->retired.tx_packets += ps.tx_packets;
+	l->retired.tx_bytes += ps.tx_bytes;
+	l->retired.tx_drops += ps.tx_drops;
+	for (unsigned i = 0; i < l->n_group; i++)
+		memset(&l->group[i].pstats[slot], 0, sizeof(l->group[i].pstats[slot]));
+	if (l->io != NULL)
+		memset(&l->io->pstats[slot], 0, sizeof(l->io->pstats[slot]));
 }
 
 /* ---- readers (control thread): sums over the group ---- */
@@ -749,7 +875,7 @@ sl_worker_port_read(const struct sl_worker *w, unsigned port, struct sl_worker_p
 	const struct sl_worker *l = w->lead;
 
 	memset(out, 0, sizeof(*out));
-	if (port >= SL_PORTS_MAX)
+	if (port >= SL_PORT_SLOTS)
 		return;
 	for (unsigned i = 0; i < l->n_group; i++) {
 		const struct sl_worker_port_stats *ps = &l->group[i].pstats[port];
@@ -861,12 +987,16 @@ sl_worker_totals(const struct sl_worker *w, struct sl_worker_totals *t)
 	uint64_t drops[SL_DROP__MAX];
 
 	memset(t, 0, sizeof(*t));
-	for (unsigned p = 0; p < w->n_ports; p++) {
+	for (unsigned p = 0; p < SL_PORT_SLOTS; p++) {
 		sl_worker_port_read(w, p, &ps);
 		t->rx += ps.rx_packets;
 		t->tx += ps.tx_packets;
 		t->tx_drops += ps.tx_drops;
 	}
+	/* Deleted ports: their packets went somewhere, and the balance must say so. */
+	t->rx += w->lead->retired.rx_packets;
+	t->tx += w->lead->retired.tx_packets;
+	t->tx_drops += w->lead->retired.tx_drops;
 	sl_worker_ctrl_read(w, &ps);
 	t->rx += ps.rx_packets;
 	t->tx += ps.tx_packets;

@@ -92,6 +92,16 @@ struct sl_worker_port_stats {
 	uint64_t tx_drops; /* refused by the tx queue */
 } SL_CACHE_ALIGNED;
 
+/**
+ * The ports the group polls and transmits on: a snapshot the control thread
+ * publishes (sl_worker_port_attach/detach) and each worker takes at the
+ * start of a round, so a port leaves a worker's loops only between rounds.
+ */
+struct sl_worker_pset {
+	unsigned n;                   /* ports in use */
+	uint8_t slots[SL_PORT_SLOTS]; /* their slots in ports[], in slot order */
+};
+
 /** Loop counters. */
 struct sl_worker_loop_stats {
 	uint64_t iterations;   /* polling rounds over all ports */
@@ -104,8 +114,7 @@ struct sl_worker_loop_stats {
 struct sl_worker {
 	/* Configuration (set before start). */
 	struct sl_pipeline *pl;
-	struct sl_port *ports; /* ports[i] is OpenFlow port i + 1 */
-	unsigned n_ports;
+	struct sl_port *ports; /* SL_PORT_SLOTS slots: ports[i] is OpenFlow port i + 1, then LOCAL */
 	struct rte_mempool *mp; /* for multi-output copies */
 	uint16_t burst;         /* rx burst size, <= SL_BURST_MAX */
 	uint16_t queue;         /* its tx queue and first rx queue (then + n_group, ...) */
@@ -114,10 +123,11 @@ struct sl_worker {
 	volatile bool stop;     /* set by the control thread to end the loop */
 	volatile bool running;
 	struct sl_pipeline_ctx *ctx;
-	struct sl_worker_port_stats pstats[SL_PORTS_MAX];
+	const struct sl_worker_pset *pset; /* this round's ports (the lead's pset_pub when it began) */
+	struct sl_worker_port_stats pstats[SL_PORT_SLOTS];
 	struct sl_worker_loop_stats loop SL_CACHE_ALIGNED;
-	struct rte_mbuf *txb[SL_PORTS_MAX][SL_BURST_MAX]; /* per-port tx burst being built */
-	uint16_t n_txb[SL_PORTS_MAX];
+	struct rte_mbuf *txb[SL_PORT_SLOTS][SL_BURST_MAX]; /* per-port tx burst being built */
+	uint16_t n_txb[SL_PORT_SLOTS];
 
 	/* Controller channel (sl_worker_ctrl_init). */
 	struct sl_worker_port_stats ctrl;   /* the controller as a port (see above) */
@@ -155,8 +165,13 @@ struct sl_worker {
 	struct rte_ring *in_ring;           /* I/O dispatch: packets from the I/O core */
 	int rx_tsc_off;                     /* I/O dispatch: mbuf dynfield with the rx TSC, or -1 */
 	uint64_t done SL_CACHE_ALIGNED;     /* I/O dispatch: packets taken from in_ring, finished */
-	uint8_t port_idx[256];              /* mbuf port (DPDK id) -> index in ports[] */
+	uint8_t port_idx[256];              /* mbuf port (DPDK id) -> slot in ports[] (0xff: none) */
 	int ll_dynfield; /* offset of the per-packet low-latency flag (issue 6), -1 if none */
+
+	/* Port set (the lead's; control thread writes, workers read pset_pub). */
+	const struct sl_worker_pset *pset_pub; /* the published set */
+	struct sl_worker_pset pset_buf[2];  /* published one, and the one being built */
+	struct sl_worker_port_stats retired; /* counters of deleted ports (totals keep them) */
 };
 
 /** The I/O core of the I/O-core dispatch design (io.c). */
@@ -174,7 +189,7 @@ struct sl_worker_io {
 	/* State. */
 	volatile bool stop;
 	volatile bool running;
-	struct sl_worker_port_stats pstats[SL_PORTS_MAX]; /* rx counters of every port */
+	struct sl_worker_port_stats pstats[SL_PORT_SLOTS]; /* rx counters of every port */
 	struct sl_worker_loop_stats loop SL_CACHE_ALIGNED;
 	uint64_t ring_full;                 /* packets dropped: the worker's ring was full */
 	uint64_t last_flush_tsc;
@@ -184,12 +199,14 @@ struct sl_worker_io {
 #define SL_WORKER_LL_DYNFIELD "sluice_dynfield_low_latency"
 
 /**
- * Prepare a worker: allocates its pipeline context.
+ * Prepare a worker: allocates its pipeline context.  It serves the ports
+ * of @ports (SL_PORT_SLOTS slots) open now; more come and go through
+ * sl_worker_port_attach/detach.
  *
  * @return 0 or -ENOMEM.  Main thread.
  */
 int sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *ports,
-		   unsigned n_ports, struct rte_mempool *mp, uint16_t burst);
+		   struct rte_mempool *mp, uint16_t burst);
 
 /** Free what sl_worker_init allocated.  Main thread, after the loop ended. */
 void sl_worker_fini(struct sl_worker *w);
@@ -254,8 +271,36 @@ void sl_worker_drops(const struct sl_worker *w, uint64_t drops[SL_DROP__MAX]);
  * @return 0 or -ENOMEM.  Main thread.
  */
 int sl_worker_group_init(struct sl_worker *ws, unsigned n, struct sl_pipeline *pl,
-			 struct sl_port *ports, unsigned n_ports, struct rte_mempool *mp,
-			 uint16_t burst);
+			 struct sl_port *ports, struct rte_mempool *mp, uint16_t burst);
+
+/*
+ * Ports at run time.  A port's slot is written while no worker uses it;
+ * then attach makes the workers poll and transmit on it, and only then may
+ * the pipeline send packets there (sl_pipeline_port_add).  To remove one,
+ * the pipeline stops sending there first (sl_pipeline_port_del); detach
+ * then takes it out of the workers' loops and waits until every worker
+ * (and the I/O core) has finished the round it was in, after which nothing
+ * touches the port and it may be stopped and closed.  Forwarding between
+ * the other ports goes on throughout: no worker stops or waits.
+ */
+/**
+ * Start polling and transmitting on the open port in slot @slot; returns
+ * after a grace period (every worker runs with the new set).  Control thread.
+ */
+void sl_worker_port_attach(struct sl_worker *w, unsigned slot);
+/**
+ * Stop using slot @slot; returns after a grace period, when no worker or
+ * I/O core touches the port any more.  Control thread.
+ */
+void sl_worker_port_detach(struct sl_worker *w, unsigned slot);
+/**
+ * A detached port is deleted: its counters move to the totals' retired
+ * share (the balance still adds up) and the slot's start from zero for the
+ * next port there.  Control thread, after sl_worker_port_detach.
+ */
+void sl_worker_port_retire(struct sl_worker *w, unsigned slot);
+/** True when slot @slot is in the published set.  Control thread. */
+bool sl_worker_port_attached(const struct sl_worker *w, unsigned slot);
 
 /**
  * Set up the I/O core of group @ws: a ring of @ring_size slots per worker
@@ -284,7 +329,7 @@ int sl_worker_io_run(void *io);
  * Readers (control thread): sums over the group (and its I/O core).
  * @w is any worker of the group, normally the lead.
  */
-/** Counters of port index @port (OpenFlow port @port + 1). */
+/** Counters of the port in slot @port (OpenFlow port @port + 1, or LOCAL). */
 void sl_worker_port_read(const struct sl_worker *w, unsigned port, struct sl_worker_port_stats *out);
 /** The controller as a port (packet_outs rx, packet-ins tx). */
 void sl_worker_ctrl_read(const struct sl_worker *w, struct sl_worker_port_stats *out);
@@ -300,7 +345,7 @@ void sl_worker_lat_read(const struct sl_worker *w, struct sl_lat_hist *out);
 unsigned sl_worker_ctxs(const struct sl_worker *w, const struct sl_pipeline_ctx *ctxs[],
 			unsigned max);
 
-/** Totals over all ports: rx, tx, tx_drops; plus pipeline drops and copies. */
+/** Totals over all ports (deleted ones too): rx, tx, tx_drops; plus pipeline drops and copies. */
 struct sl_worker_totals {
 	uint64_t rx, tx, tx_drops, pipeline_drops, copies;
 };

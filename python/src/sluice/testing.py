@@ -232,6 +232,9 @@ class SluiceConfig:
     name: str | None = None
     #: ``--mgmt PATH|none`` when set; None: not passed (the switch's default path).
     mgmt: str | None = None
+    #: The LOCAL port (a TAP interface named after the switch); off by default here so
+    #: port listings and counts are the ports given.  True: Sluice's default (LOCAL).
+    local: bool = False
 
 
 def sluice_args(cfg: SluiceConfig, prefix: str, json_path: str,
@@ -266,6 +269,8 @@ def sluice_args(cfg: SluiceConfig, prefix: str, json_path: str,
         args += ["--packet-in-rate", str(cfg.packet_in_rate)]
     if cfg.duration is not None:
         args += ["-d", str(cfg.duration)]
+    if not cfg.local:
+        args += ["--no-local"]
     args += ["-s", "0", "-q", "-j", json_path, *cfg.extra]
     args += ["--", *eal_args(None if cfg.name is not None else prefix, cfg.lcores, cfg.mem_mb)]
     return args
