@@ -1099,6 +1099,8 @@ h_trace(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 				 : pin->reason == SL_PIN_INVALID_TTL ? "invalid_ttl"
 								     : "action",
 				 pin->table_id, pin->cookie);
+		else if (tr.outs[i] == SL_PORT_LOCAL)
+			snprintf(line, sizeof(line), "output: port LOCAL");
 		else
 			snprintf(line, sizeof(line), "output: port %" PRIu32, tr.outs[i]);
 		trace_line(lines, line);
