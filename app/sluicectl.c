@@ -3358,11 +3358,11 @@ cmd_capture(int argc, char **argv)
 		if (argc != 2)
 			return usage_error("capture start: expected one PORT, got %d arguments",
 			                   argc - 1);
-		if (!parse_u64(argv[1], 1, SL_PORT_MAX_PHYS, &v))
-			return usage_error("capture start: bad PORT '%s' (expected an OpenFlow "
-			                   "port number)",
+		if (!param_ok(argv[1]) || strlen(argv[1]) > 32)
+			return usage_error("capture start: bad PORT '%s' (expected a port number "
+			                   "or name)",
 			                   argv[1]);
-		n = (size_t)snprintf(params, sizeof(params), "port=%" PRIu64, v);
+		n = (size_t)snprintf(params, sizeof(params), "port=%s", argv[1]);
 		if (o.dir) {
 			if (strcmp(o.dir, "rx") && strcmp(o.dir, "tx") && strcmp(o.dir, "both"))
 				return usage_error("capture start: bad --dir '%s' (expected rx, tx "
