@@ -850,6 +850,12 @@ on_state(void *arg, uint8_t table_id, const struct sl_match *key, const struct s
 	return sl_pipeline_state_set(arg, table_id, key, set, err->msg, sizeof(err->msg));
 }
 
+static int
+on_queue(void *arg, const struct sl_queue_spec *qs, struct sl_parse_error *err)
+{
+	return sl_pipeline_queue_set(arg, qs, err->msg, sizeof(err->msg));
+}
+
 /* DPDK's telemetry socket: mode 0660, in --mgmt-group when given (it reads and changes the switch). */
 static int
 telemetry_socket_secure(int gid)
@@ -880,8 +886,8 @@ load_rules(struct sl_pipeline *pl, const struct options *o)
 
 	const char *files[] = {o->flows_file, o->restore_file};
 	for (unsigned i = 0; i < SL_ARRAY_SIZE(files); i++) {
-		const struct sl_flowfile_callbacks cb = {on_table, on_flow,  on_directive,
-							 on_group, on_meter, on_state};
+		const struct sl_flowfile_callbacks cb = {on_table, on_flow,  on_directive, on_group,
+							 on_meter, on_state, on_queue};
 		if (files[i] == NULL)
 			continue;
 		restoring = i == 1;

@@ -169,6 +169,11 @@ usage(FILE *f)
 	        "                             add a port at run time (DPDK devargs, as sluice -p);\n"
 	        "                             controllers get a port_status ADD\n"
 	        "  del-port NAME|N            delete a port (port_status DELETE); LOCAL stays\n"
+	        "  set-queue PORT QUEUE max_rate=KBPS [burst=KBIT]\n"
+	        "                             add or change a queue (a max-rate policer that\n"
+	        "                             set_queue:QUEUE selects before output:PORT)\n"
+	        "  del-queue PORT QUEUE       delete a queue\n"
+	        "  dump-queues                the queues, their rates and counters\n"
 	        "  dispatch [SCHED] [THRESHOLD]  show or set the I/O core's scheduler (rr, crc32,\n"
 	        "                             hrw, adaptive, ordered) and load threshold (0..1)\n"
 	        "  telemetry CMD[,PARAMS]     raw telemetry call, prints the reply\n\n"
@@ -1394,6 +1399,8 @@ struct batch {
 	const char *label;        /* origin of messages not from a file: the command */
 	unsigned n_refused;
 	unsigned declared_at[SL_TABLES_MAX]; /* add-flows: line declaring each table, 0: none */
+	struct sl_queue_spec *queues;        /* add-flows: queue lines, set over telemetry after */
+	size_t n_queues, cap_queues;
 };
 
 static int
@@ -1822,6 +1829,34 @@ save_tables(FILE *f, uint8_t *state_ids, unsigned *n_state)
 
 static int save_states(struct sl_ctl_of *c, FILE *f, uint8_t table_id, char *err);
 
+/* Queues, from telemetry's /sluice/queues, as "queue=" lines. */
+static int
+save_queues(FILE *f)
+{
+	struct sl_ctl_json_doc *doc = NULL;
+	const struct sl_ctl_json *v;
+	struct sl_ctl_tel *tel;
+	char text[256];
+	int ex;
+
+	if ((ex = tel_connect(&tel)) != 0)
+		return ex;
+	if ((ex = tel_get(tel, "/sluice/queues", NULL, &doc, &v)) == 0) {
+		for (const struct sl_ctl_json *q = v->child; q != NULL; q = q->next) {
+			struct sl_queue_spec qs = {
+				.port_no = (uint32_t)sl_ctl_json_get_u64(q, "port", 0),
+				.queue_id = (uint32_t)sl_ctl_json_get_u64(q, "queue", 0),
+				.max_rate = sl_ctl_json_get_u64(q, "max_rate_kbps", 0),
+				.burst = sl_ctl_json_get_u64(q, "burst_kbit", 0)};
+			sl_queue_format(&qs, text, sizeof(text));
+			fprintf(f, "%s\n", text);
+		}
+		sl_ctl_json_free(doc);
+	}
+	sl_ctl_tel_close(tel);
+	return ex;
+}
+
 static int
 cmd_save(struct sl_ctl_of *c, const char *path)
 {
@@ -1848,6 +1883,8 @@ cmd_save(struct sl_ctl_of *c, const char *path)
 	}
 	fprintf(f, "# sluicectl save: load with sluice --restore FILE or sluicectl add-flows FILE\n");
 	ex = save_tables(f, state_ids, &n_state);
+	if (ex == 0)
+		ex = save_queues(f);
 	m.err = err;
 	/* Forwarding modes: only when not plain OpenFlow. */
 	sl_ofp_buf_init(&b);
@@ -2021,6 +2058,30 @@ cmd_meter_mod(const char *cmd, const char *text)
 	return rc;
 }
 
+static int tel_simple(const char *cmd, const char *params,
+                      void (*print)(const struct sl_ctl_json *));
+
+/* A "queue=" line: not OpenFlow (pipeline.h "Queues"); set over telemetry once the batch ran. */
+static int
+on_queue(void *arg, const struct sl_queue_spec *qs, struct sl_parse_error *err)
+{
+	struct batch *b = arg;
+	void *n = grow_array(b->queues, b->n_queues, &b->cap_queues, sizeof(*b->queues), 8);
+
+	(void)err;
+	if (n == NULL)
+		return -ENOMEM;
+	b->queues = n;
+	b->queues[b->n_queues++] = *qs;
+	return 0;
+}
+
+static void
+print_nothing(const struct sl_ctl_json *v)
+{
+	(void)v;
+}
+
 static int
 cmd_add_flows(const char *path)
 {
@@ -2036,14 +2097,15 @@ cmd_add_flows(const char *path)
 	}
 	sl_ofp_buf_init(&b.msgs);
 	/* The whole file is checked and encoded before anything is sent. */
-	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow,  on_directive,
-	                                         on_group,      on_meter, on_state};
+	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow,  on_directive, on_group,
+	                                         on_meter,      on_state, on_queue};
 	rc = sl_flowfile_load_cb(file, &cb, &b, &pe);
 	if (rc < 0) {
 		if (b.display_file)
 			snprintf(pe.file, sizeof(pe.file), "%s", b.display_file);
 		sl_parse_error_format(&pe, buf, sizeof(buf));
 		batch_free(&b);
+		free(b.queues);
 		if (rc == -ENOMEM) {
 			errmsg("%s", buf);
 			return EXIT_REFUSED;
@@ -2051,7 +2113,12 @@ cmd_add_flows(const char *path)
 		return usage_error("add-flows: %s", buf);
 	}
 	rc = run_batch(&b);
+	for (size_t i = 0; rc == 0 && i < b.n_queues; i++) {
+		sl_queue_format(&b.queues[i], buf, sizeof(buf));
+		rc = tel_simple("/sluice/queue/set", buf, print_nothing);
+	}
 	batch_free(&b);
+	free(b.queues);
 	return rc;
 }
 
@@ -3577,6 +3644,65 @@ cmd_port(const char *cmd, int argc, char **argv)
 	return tel_simple("/sluice/port/add", params, print_port_added);
 }
 
+/* dump-queues: one line a queue, as ovs-ofctl queue-stats prints its entries. */
+static void
+print_queues(const struct sl_ctl_json *v)
+{
+	for (const struct sl_ctl_json *q = v->child; q != NULL; q = q->next)
+		printf("port %" PRIu64 " queue %" PRIu64 ": max_rate=%" PRIu64 " kbit/s burst=%" PRIu64
+		       " kbit tx_packets=%" PRIu64 " tx_bytes=%" PRIu64 " tx_errors=%" PRIu64
+		       " duration=%.3fs\n",
+		       sl_ctl_json_get_u64(q, "port", 0), sl_ctl_json_get_u64(q, "queue", 0),
+		       sl_ctl_json_get_u64(q, "max_rate_kbps", 0), sl_ctl_json_get_u64(q, "burst_kbit", 0),
+		       sl_ctl_json_get_u64(q, "tx_packets", 0), sl_ctl_json_get_u64(q, "tx_bytes", 0),
+		       sl_ctl_json_get_u64(q, "tx_errors", 0),
+		       (double)sl_ctl_json_get_u64(q, "age_ms", 0) / 1000);
+}
+
+static void
+print_queue_set(const struct sl_ctl_json *v)
+{
+	printf("port %" PRIu64 " queue %" PRIu64 " set\n", sl_ctl_json_get_u64(v, "port", 0),
+	       sl_ctl_json_get_u64(v, "queue", 0));
+}
+
+static void
+print_queue_deleted(const struct sl_ctl_json *v)
+{
+	printf("port %" PRIu64 " queue %" PRIu64 " deleted\n", sl_ctl_json_get_u64(v, "port", 0),
+	       sl_ctl_json_get_u64(v, "queue", 0));
+}
+
+/* set-queue PORT QUEUE max_rate=KBPS [burst=KBIT] | del-queue PORT QUEUE */
+static int
+cmd_queue(const char *cmd, int argc, char **argv)
+{
+	char params[SL_CTL_TEL_REQUEST_MAX + 1], *end;
+	unsigned long port, queue;
+
+	port = strtoul(argv[0], &end, 10);
+	if (*end != '\0' || argv[0][0] == '\0' || port == 0 || port > 1024)
+		return usage_error("%s: bad port '%s' (1..1024)", cmd, argv[0]);
+	queue = strtoul(argv[1], &end, 0);
+	if (*end != '\0' || argv[1][0] == '\0' || queue >= UINT32_MAX)
+		return usage_error("%s: bad queue '%s' (0..0xfffffffe)", cmd, argv[1]);
+	if (strcmp(cmd, "del-queue") == 0) {
+		snprintf(params, sizeof(params), "port=%lu,queue=%lu", port, queue);
+		return tel_simple("/sluice/queue/del", params, print_queue_deleted);
+	}
+	size_t n = (size_t)snprintf(params, sizeof(params), "queue=%lu,port=%lu", queue, port);
+	for (int i = 2; i < argc; i++) {
+		if ((strncmp(argv[i], "max_rate=", 9) != 0 && strncmp(argv[i], "burst=", 6) != 0) ||
+		    !param_ok(argv[i]))
+			return usage_error("set-queue: '%s': expected max_rate=KBPS or burst=KBIT",
+			                   argv[i]);
+		n += (size_t)snprintf(params + n, sizeof(params) - n, ",%s", argv[i]);
+		if (n >= sizeof(params) - 24)
+			return usage_error("set-queue: arguments too long");
+	}
+	return tel_simple("/sluice/queue/set", params, print_queue_set);
+}
+
 static int
 cmd_telemetry(const char *request)
 {
@@ -3700,6 +3826,9 @@ static const struct {
     {"dispatch", false, 0, 0, 2},
     {"add-port", false, 0, 1, 3},
     {"del-port", false, 0, 1, 1},
+    {"set-queue", false, 0, 3, 4},
+    {"del-queue", false, 0, 2, 2},
+    {"dump-queues", false, 0, 0, 0},
     {"telemetry", false, 0, 1, 1},
 };
 
@@ -3922,6 +4051,10 @@ main(int argc, char **argv)
 		if (!timeout_given)
 			o.timeout_ms = 12000;
 		ex = cmd_port(cmd, nargs, argv + optind + 1);
+	} else if (strcmp(cmd, "set-queue") == 0 || strcmp(cmd, "del-queue") == 0) {
+		ex = cmd_queue(cmd, nargs, argv + optind + 1);
+	} else if (strcmp(cmd, "dump-queues") == 0) {
+		ex = tel_simple("/sluice/queues", NULL, print_queues);
 	} else if (strcmp(cmd, "telemetry") == 0) {
 		ex = cmd_telemetry(argv[optind + 1]);
 	} else {

@@ -2488,6 +2488,71 @@ sl_flow_format_actions(const struct sl_instructions *in, char *buf, size_t size)
 }
 
 int
+sl_queue_parse(const char *text, struct sl_queue_spec *qs, struct sl_parse_error *err)
+{
+	struct sl_parse_error dummy;
+	struct span rest, tok, key, val;
+	bool have_id = false, have_port = false;
+	uint64_t n;
+
+	if (err == NULL)
+		err = &dummy;
+	memset(err, 0, sizeof(*err));
+	memset(qs, 0, sizeof(*qs));
+	rest = span_trim(span_of(text));
+	while (next_word(&rest, &tok)) {
+		split_kv(tok, &key, &val);
+		if (span_eq(key, "queue")) {
+			if (have_id)
+				return fail(err, tok, -EINVAL, "duplicate 'queue'");
+			if (parse_uint(val, UINT32_MAX - 1, &n))
+				return fail(err, tok, -EINVAL, "bad queue id: expected 0..0xfffffffe");
+			qs->queue_id = (uint32_t)n;
+			have_id = true;
+		} else if (span_eq(key, "port")) {
+			if (parse_uint(val, 1024, &n) || n == 0)
+				return fail(err, tok, -EINVAL, "bad port: expected 1..1024");
+			qs->port_no = (uint32_t)n;
+			have_port = true;
+		} else if (span_eq(key, "max_rate") || span_eq(key, "min_rate") ||
+			   span_eq(key, "burst")) {
+			if (parse_uint(val, UINT64_MAX / 1000, &n))
+				return fail(err, tok, -EINVAL, "bad %.*s: expected a number of kbit%s",
+					    (int)key.n, key.p, span_eq(key, "burst") ? "" : "/s");
+			if (span_eq(key, "max_rate"))
+				qs->max_rate = n;
+			else if (span_eq(key, "min_rate"))
+				qs->min_rate = n;
+			else
+				qs->burst = n;
+		} else {
+			return fail(err, tok, -EINVAL,
+				    "unknown queue item: expected queue=, port=, max_rate=, burst= or "
+				    "min_rate=");
+		}
+	}
+	if (!have_id || !have_port || qs->max_rate == 0)
+		return fail(err, span_trim(span_of(text)), -EINVAL,
+			    "a queue needs queue=Q, port=P and max_rate=KBPS (above 0)");
+	return 0;
+}
+
+int
+sl_queue_format(const struct sl_queue_spec *qs, char *buf, size_t size)
+{
+	struct sbuf b;
+
+	sb_init(&b, buf, size);
+	sb_printf(&b, "queue=%u,port=%u,max_rate=%llu", qs->queue_id, qs->port_no,
+		  (unsigned long long)qs->max_rate);
+	if (qs->burst)
+		sb_printf(&b, ",burst=%llu", (unsigned long long)qs->burst);
+	if (qs->min_rate)
+		sb_printf(&b, ",min_rate=%llu", (unsigned long long)qs->min_rate);
+	return sb_result(&b);
+}
+
+int
 sl_meter_format(const struct sl_meter_spec *ms, char *buf, size_t size)
 {
 	struct sbuf b;
@@ -2783,6 +2848,15 @@ load_line(const char *text, const char *path, unsigned lineno, const struct sl_f
 		snprintf(err->file, sizeof(err->file), "%s", path);
 		err->line = lineno;
 		rc = cb->on_state(arg, table_id, &key, &set, err);
+	} else if (t.n > 6 && strncmp(t.p, "queue=", 6) == 0) {
+		struct sl_queue_spec qs;
+
+		rc = sl_queue_parse(text, &qs, err);
+		if (rc || cb->on_queue == NULL)
+			return rc;
+		snprintf(err->file, sizeof(err->file), "%s", path);
+		err->line = lineno;
+		rc = cb->on_queue(arg, &qs, err);
 	} else if (t.n > 6 && strncmp(t.p, "meter=", 6) == 0) {
 		struct sl_meter_spec ms;
 

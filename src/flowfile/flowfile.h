@@ -206,6 +206,16 @@
  * "meter=1 pktps burst bands=type=drop rate=1000 burst_size=10".
  *
  * ----------------------------------------------------------------------------
+ * Queues (sl_queue_parse; pipeline.h "Queues")
+ * ----------------------------------------------------------------------------
+ *
+ *   queue=Q,port=P,max_rate=KBPS[,burst=KBIT][,min_rate=KBPS]
+ *
+ * Q is 0..0xfffffffe, P the OpenFlow port (1..1024), rates in kbit/s, the
+ * burst in kilobits (default: one second of max_rate).  A min_rate parses
+ * but the pipeline refuses it (no scheduler to guarantee it).
+ *
+ * ----------------------------------------------------------------------------
  * Flow files (sl_flowfile_load)
  * ----------------------------------------------------------------------------
  *
@@ -214,7 +224,8 @@
  * physical line (after comment removal and trailing blanks) joins the next
  * line to it with a space.  A line with a "kind=" key is a table
  * declaration, a line starting "group_id=" a group and one starting
- * "meter=" a meter (put them before the flows that use them), a line
+ * "meter=" a meter (put them before the flows that use them), one starting
+ * "queue=" a queue, a line
  * starting "state " one flow's state in a state table declared before it
  * (sl_state_line_parse), any other line a flow.  Errors report the number of the
  * first physical line of the logical line.  Loading stops at the first error.
@@ -349,6 +360,11 @@ int sl_meter_parse(const char *text, struct sl_meter_spec *ms, struct sl_parse_e
  */
 int sl_state_line_parse(const char *text, uint8_t *table_id, struct sl_match *key,
 			struct sl_state_set *set, struct sl_parse_error *err);
+/** Parse a queue line (see "Queues" above).  @return 0 or -EINVAL.  Any thread. */
+int sl_queue_parse(const char *text, struct sl_queue_spec *qs, struct sl_parse_error *err);
+/** Print a queue in the syntax sl_queue_parse reads.  @return as sl_flow_format. */
+int sl_queue_format(const struct sl_queue_spec *qs, char *buf, size_t size);
+
 /** Print a meter in the syntax sl_meter_parse reads.  @return as sl_flow_format. */
 int sl_meter_format(const struct sl_meter_spec *ms, char *buf, size_t size);
 
@@ -439,6 +455,10 @@ typedef int (*sl_flowfile_group_fn)(void *arg, const struct sl_group_spec *gs,
 typedef int (*sl_flowfile_meter_fn)(void *arg, const struct sl_meter_spec *ms,
 				    struct sl_parse_error *err);
 
+/** Loader callback for a queue line. */
+typedef int (*sl_flowfile_queue_fn)(void *arg, const struct sl_queue_spec *qs,
+				    struct sl_parse_error *err);
+
 /** Loader callback for a state line (one flow's state in a state table). */
 typedef int (*sl_flowfile_state_fn)(void *arg, uint8_t table_id, const struct sl_match *key,
 				    const struct sl_state_set *set, struct sl_parse_error *err);
@@ -451,6 +471,7 @@ struct sl_flowfile_callbacks {
 	sl_flowfile_group_fn on_group;
 	sl_flowfile_meter_fn on_meter;
 	sl_flowfile_state_fn on_state;
+	sl_flowfile_queue_fn on_queue;
 };
 
 /**

@@ -910,6 +910,88 @@ h_fdb(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 }
 
 /*
+ * Queues (pipeline.h "Queues"): /sluice/queues lists them with their
+ * counters; /sluice/queue/set,queue=Q,port=P,max_rate=KBPS[,burst=KBIT]
+ * adds or changes one (the flow file's queue= syntax); /sluice/queue/del,
+ * port=P,queue=Q deletes one.
+ */
+static int
+h_queues(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	static struct sl_queue_info qi[SL_QUEUES_PER_PORT * 64];
+	unsigned n = sl_pipeline_queues(mgmt->p.pl, SL_PORT_ANY, UINT32_MAX, qi, SL_ARRAY_SIZE(qi));
+	char key[32];
+
+	(void)params, (void)err, (void)err_size;
+	rte_tel_data_start_dict(d);
+	for (unsigned i = 0; i < n && i < SL_ARRAY_SIZE(qi); i++) {
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		if (c == NULL)
+			break;
+		rte_tel_data_start_dict(c);
+		dict_u64(c, "port", qi[i].spec.port_no);
+		dict_u64(c, "queue", qi[i].spec.queue_id);
+		dict_u64(c, "max_rate_kbps", qi[i].spec.max_rate);
+		dict_u64(c, "burst_kbit", qi[i].spec.burst);
+		dict_u64(c, "tx_packets", qi[i].tx_packets);
+		dict_u64(c, "tx_bytes", qi[i].tx_bytes);
+		dict_u64(c, "tx_errors", qi[i].tx_errors);
+		dict_u64(c, "age_ms", qi[i].age_ms);
+		/* Telemetry keys take letters, digits, _ and / only. */
+		snprintf(key, sizeof(key), "%u_%u", qi[i].spec.port_no, qi[i].spec.queue_id);
+		rte_tel_data_add_dict_container(d, key, c, 0);
+	}
+	return 0;
+}
+
+static int
+h_queue_set(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	struct sl_parse_error pe;
+	struct sl_queue_spec qs;
+	int rc;
+
+	if (params == NULL || sl_queue_parse(params, &qs, &pe) < 0) {
+		if (params == NULL)
+			snprintf(err, err_size, "expected queue=Q,port=P,max_rate=KBPS[,burst=KBIT]");
+		else
+			sl_parse_error_format(&pe, err, err_size);
+		return -EINVAL;
+	}
+	rc = sl_pipeline_queue_set(mgmt->p.pl, &qs, err, err_size);
+	if (rc < 0)
+		return rc;
+	SL_LOG(NOTICE, mgmt, "queue %u on port %u: max_rate %" PRIu64 " kbit/s", qs.queue_id,
+	       qs.port_no, qs.max_rate);
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "port", qs.port_no);
+	dict_u64(d, "queue", qs.queue_id);
+	return 0;
+}
+
+static int
+h_queue_del(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	unsigned port = 0, queue = 0;
+	int used = 0;
+
+	if (params == NULL || sscanf(params, "port=%u,queue=%u%n", &port, &queue, &used) != 2 ||
+	    params[used] != '\0') {
+		snprintf(err, err_size, "expected port=P,queue=Q, not '%s'", params ? params : "");
+		return -EINVAL;
+	}
+	if (sl_pipeline_queue_del(mgmt->p.pl, port, queue) < 0) {
+		snprintf(err, err_size, "port %u has no queue %u", port, queue);
+		return -ENOENT;
+	}
+	SL_LOG(NOTICE, mgmt, "queue %u on port %u deleted", queue, port);
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "port", port);
+	dict_u64(d, "queue", queue);
+	return 0;
+}
+
+/*
  * /sluice/trace,FLOW or /sluice/trace,hex=FRAME[,in_port=N]: one packet
  * through the pipeline, nothing changed (sl_pipeline_trace).  The report is
  * text lines; telemetry strings hold 127 bytes, so a longer line goes in
@@ -1337,6 +1419,10 @@ static const struct {
 	{"/sluice/trace", h_trace,
 	 "One packet through the pipeline, nothing changed. Parameter: a flow "
 	 "(in_port=1,tcp,tp_dst=80) or hex=FRAME[,in_port=N]"},
+	{"/sluice/queues", h_queues, "Queues (set_queue policers) and their counters. No parameters"},
+	{"/sluice/queue/set", h_queue_set,
+	 "Add or change a queue. Parameters: queue=Q,port=P,max_rate=KBPS[,burst=KBIT]"},
+	{"/sluice/queue/del", h_queue_del, "Delete a queue. Parameters: port=P,queue=Q"},
 	{"/sluice/fdb", h_fdb,
 	 "output:NORMAL's learned addresses (port, VLAN, MAC, age in s). No parameters"},
 };

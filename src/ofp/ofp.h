@@ -1017,8 +1017,23 @@ int sl_ofp_table_mod_decode(const void *msg, size_t len, struct sl_ofp_table_mod
  */
 int sl_ofp_queue_get_config_decode(const void *msg, size_t len, uint32_t *port,
 				   struct sl_ofp_error *err);
-/** Append a queue_get_config reply for @port with no queues.  @return 0, -ENOMEM.  Any thread. */
-int sl_ofp_queue_get_config_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t port);
+/** One queue of a queue_get_config reply (ofp_packet_queue with one OFPQT_MAX_RATE property). */
+struct sl_ofp_queue {
+	uint32_t port_no, queue_id;
+	uint16_t max_rate; /* 1/10 of a percent of the port's speed; > 1000: disabled */
+};
+/**
+ * Append a queue_get_config reply for @port (SL_PORT_ANY: the request's
+ * OFPP_ANY) listing @n queues.  @return 0, -ENOMEM, -EMSGSIZE.  Any thread.
+ */
+int sl_ofp_queue_get_config_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t port,
+					 const struct sl_ofp_queue *qs, unsigned n);
+/** One OFPMP_QUEUE reply entry (ofp_queue_stats). */
+struct sl_ofp_queue_stats {
+	uint32_t port_no, queue_id;
+	uint64_t tx_bytes, tx_packets, tx_errors;
+	uint32_t duration_sec, duration_nsec;
+};
 
 /*
  * ============================================================================
@@ -1507,6 +1522,7 @@ int sl_ofp_mp_flow_stats_append(struct sl_ofp_mp_writer *w, const struct sl_flow
 int sl_ofp_mp_table_stats_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_table_stats *ts);
 /** Append an OFPMP_PORT_STATS entry. */
 int sl_ofp_mp_port_stats_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_port_stats *ps);
+int sl_ofp_mp_queue_stats_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_queue_stats *qs);
 /** Append an OFPMP_PORT_DESC entry. */
 int sl_ofp_mp_port_desc_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_port_desc *pd);
 /** Append an OFPMP_GROUP entry. */

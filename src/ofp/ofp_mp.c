@@ -433,6 +433,26 @@ sl_ofp_mp_port_stats_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_port
 }
 
 int
+sl_ofp_mp_queue_stats_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_queue_stats *qs)
+{
+	size_t e = w->buf->len;
+	uint8_t *o = mp_fixed_entry(w, 40); /* ofp_queue_stats */
+
+	if (o == NULL)
+		return w->error;
+	wr32(o, qs->port_no);
+	wr32(o + 4, qs->queue_id);
+	const uint64_t v[3] = {qs->tx_bytes, qs->tx_packets, qs->tx_errors};
+	for (unsigned k = 0; k < 3; k++) {
+		wr32(o + 8 + 8 * k, (uint32_t)(v[k] >> 32));
+		wr32(o + 12 + 8 * k, (uint32_t)v[k]);
+	}
+	wr32(o + 32, qs->duration_sec);
+	wr32(o + 36, qs->duration_nsec);
+	return mp_entry_done(w, e);
+}
+
+int
 sl_ofp_mp_port_desc_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_port_desc *pd)
 {
 	size_t e = w->buf->len;

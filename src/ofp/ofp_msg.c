@@ -377,15 +377,31 @@ sl_ofp_queue_get_config_decode(const void *msg, size_t len, uint32_t *port,
 }
 
 int
-sl_ofp_queue_get_config_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t port)
+sl_ofp_queue_get_config_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t port,
+				     const struct sl_ofp_queue *qs, unsigned n)
 {
-	struct ofp_queue_get_config *q;
+	size_t start = b->len;
+	uint8_t *p = ofp_msg_start(b, SL_OFPT_QUEUE_GET_CONFIG_REPLY, xid,
+				   sizeof(struct ofp_queue_get_config));
 
-	q = (void *)fixed_start(b, SL_OFPT_QUEUE_GET_CONFIG_REPLY, xid, sizeof(*q));
-	if (q == NULL)
+	if (p == NULL)
 		return -ENOMEM;
-	q->port = sl_ofp_hton32(port);
-	return 0;
+	wr32(p + 8, port);
+	for (unsigned i = 0; i < n; i++) {
+		/* ofp_packet_queue (16 bytes) + ofp_queue_prop_max_rate (16 bytes). */
+		uint8_t *e = ofp_buf_put(b, 32);
+		if (e == NULL) {
+			b->len = start;
+			return -ENOMEM;
+		}
+		wr32(e, qs[i].queue_id);
+		wr32(e + 4, qs[i].port_no);
+		wr16(e + 8, 32);
+		wr16(e + 16, 2 /* OFPQT_MAX_RATE */);
+		wr16(e + 18, 16);
+		wr16(e + 24, qs[i].max_rate);
+	}
+	return ofp_msg_end(b, start);
 }
 
 /*

@@ -283,9 +283,17 @@ test_golden_switch_msgs(void)
 	n = sl_test_hex("04 16 00 10 00 00 00 01 00 00 00 01 00 00 00 00", m, sizeof(m));
 	CHECK(sl_ofp_queue_get_config_decode(m, n, &port, &e) == 0 && port == 1, "queue cfg");
 	sl_ofp_buf_reset(&b);
-	sl_ofp_queue_get_config_reply_encode(&b, 1, 1);
+	sl_ofp_queue_get_config_reply_encode(&b, 1, 1, NULL, 0);
 	check_bytes("queue_get_config_reply", b.data, b.len,
 		    "04 17 00 10 00 00 00 01 00 00 00 01 00 00 00 00");
+	/* One queue: ofp_packet_queue with an OFPQT_MAX_RATE property of 50 % (500). */
+	sl_ofp_buf_reset(&b);
+	sl_ofp_queue_get_config_reply_encode(
+		&b, 1, 1, &(struct sl_ofp_queue){.port_no = 1, .queue_id = 7, .max_rate = 500}, 1);
+	check_bytes("queue_get_config_reply, 1 queue", b.data, b.len,
+		    "04 17 00 30 00 00 00 01 00 00 00 01 00 00 00 00"
+		    "00 00 00 07 00 00 00 01 00 20 00 00 00 00 00 00"
+		    "00 02 00 10 00 00 00 00 01 f4 00 00 00 00 00 00");
 	/* OVS "OFPT_ECHO_REQUEST, 5-byte payload" (04), and the reply. */
 	n = sl_test_hex("04 02 00 0d 00 00 00 01 25 53 54 1a 9d", m, sizeof(m));
 	CHECK(sl_ofp_echo_decode(m, n, &data, &dlen, &e) == 0 && dlen == 5 && data[0] == 0x25,

@@ -418,7 +418,7 @@ handle_features(struct conn *c, const struct sl_ofp_header *h)
 		.n_tables = SL_TABLES_MAX,
 		.auxiliary_id = 0,
 		.capabilities = SL_OFPC_FLOW_STATS | SL_OFPC_TABLE_STATS | SL_OFPC_PORT_STATS |
-				SL_OFPC_GROUP_STATS,
+				SL_OFPC_GROUP_STATS | SL_OFPC_QUEUE_STATS,
 	};
 
 	sl_ofp_features_reply_encode(&c->sw->out, h->xid, &f);
@@ -970,6 +970,34 @@ mp_flush(void *arg, const uint8_t *msg, size_t len)
 	return conn_send(arg, msg, len);
 }
 
+/*
+ * queue_get_config: each queue's max_rate in tenths of a percent of its
+ * port's speed (OFPQT_MAX_RATE); a port of unknown speed reports 1001 and
+ * up ("disabled" in the spec's words: no fraction to give).
+ */
+static void
+queue_config_reply(struct sl_ofswitch *sw, uint32_t xid, uint32_t port)
+{
+	static struct sl_queue_info qi[SL_QUEUES_PER_PORT * (SL_PORTS_MAX + 1)];
+	static struct sl_ofp_queue oq[SL_ARRAY_SIZE(qi)];
+	unsigned n = sl_pipeline_queues(sw->p.pl, port, UINT32_MAX, qi, SL_ARRAY_SIZE(qi));
+
+	n = SL_MIN(n, (unsigned)SL_ARRAY_SIZE(qi));
+	for (unsigned i = 0; i < n; i++) {
+		const struct sl_port *p = sl_port_get(sw->p.ports, qi[i].spec.port_no);
+		struct sl_port_link link = {0};
+		uint64_t permille = 1001;
+		if (p != NULL)
+			sl_port_link(p, &link);
+		if (link.speed_mbps != 0)
+			permille = SL_MIN(qi[i].spec.max_rate / link.speed_mbps, (uint64_t)1000);
+		oq[i] = (struct sl_ofp_queue){.port_no = qi[i].spec.port_no,
+					      .queue_id = qi[i].spec.queue_id,
+					      .max_rate = (uint16_t)permille};
+	}
+	sl_ofp_queue_get_config_reply_encode(&sw->out, xid, port, oq, n);
+}
+
 static void
 duration(uint64_t since_tsc, uint32_t *sec, uint32_t *nsec)
 {
@@ -1280,11 +1308,36 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 		sl_ofp_meter_features_reply_encode(&sw->out, h->xid, &mf);
 		break;
 	}
-	case SL_OFPMP_QUEUE:
-		/* No queues: an empty reply. */
+	case SL_OFPMP_QUEUE: {
+		/* The operator's queues (pipeline.h "Queues"), by port then id. */
+		static struct sl_queue_info qi[SL_QUEUES_PER_PORT * (SL_PORTS_MAX + 1)];
+		if (req.queue.port_no != SL_PORT_ANY &&
+		    sl_port_get(sw->p.ports, req.queue.port_no) == NULL) {
+			send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, SL_OFPQOFC_BAD_PORT, msg, len);
+			return;
+		}
+		unsigned n = sl_pipeline_queues(sw->p.pl, req.queue.port_no, req.queue.queue_id, qi,
+						SL_ARRAY_SIZE(qi));
+		if (n == 0 && req.queue.queue_id != UINT32_MAX) {
+			send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, SL_OFPQOFC_BAD_QUEUE, msg, len);
+			return;
+		}
 		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_QUEUE, h->xid, mp_flush, c);
+		for (unsigned i = 0; i < n && i < SL_ARRAY_SIZE(qi); i++) {
+			uint64_t ms = qi[i].age_ms;
+			struct sl_ofp_queue_stats qs = {
+				.port_no = qi[i].spec.port_no,
+				.queue_id = qi[i].spec.queue_id,
+				.tx_bytes = qi[i].tx_bytes,
+				.tx_packets = qi[i].tx_packets,
+				.tx_errors = qi[i].tx_errors,
+				.duration_sec = (uint32_t)(ms / 1000),
+				.duration_nsec = (uint32_t)(ms % 1000 * 1000000)};
+			sl_ofp_mp_queue_stats_append(&w, &qs);
+		}
 		sl_ofp_mp_writer_end(&w);
 		break;
+	}
 	default:
 		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_MULTIPART, msg, len);
 		return;
@@ -1405,7 +1458,7 @@ on_message(struct sl_ofconn *oc, const uint8_t *msg, size_t len, void *arg)
 			send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, 0 /* OFPQOFC_BAD_PORT */, msg, len);
 			break;
 		}
-		sl_ofp_queue_get_config_reply_encode(&sw->out, h.xid, port);
+		queue_config_reply(sw, h.xid, port);
 		send_out(c);
 		break;
 	}

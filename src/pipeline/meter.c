@@ -370,25 +370,6 @@ sl_pipeline_meter_features(struct sl_meter_features *mf)
 
 /* The rest of this file runs on the workers. */
 
-/*
- * Does a packet costing @inc fit band @mb at time @now (1/16 cycles)?  If
- * so its cost is taken.  Lock-free: the CAS retries only when another
- * worker moved the same band in between.
- */
-static inline bool
-band_take(struct pl_meter_band *mb, uint64_t now, uint64_t inc)
-{
-	uint64_t tat = __atomic_load_n(&mb->tat, __ATOMIC_RELAXED);
-
-	for (;;) {
-		uint64_t next = (tat > now ? tat : now) + inc;
-		if (next - now > mb->tau)
-			return false;
-		if (__atomic_compare_exchange_n(&mb->tat, &tat, next, true, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
-			return true;
-	}
-}
 
 /*
  * DSCP remark: add @prec levels to the drop precedence of an assured-
@@ -428,7 +409,7 @@ pl_meter_run(const struct sl_pipeline *pl, struct pl_meter_slot *slot, struct sl
 		uint64_t inc = kbps ? (uint64_t)(((unsigned __int128)p->len * mb->inc) >> 16)
 				    : mb->inc;
 		/* Exceeded bands compete: the one with the highest rate applies. */
-		if (!band_take(mb, now, inc) &&
+		if (!pl_gcra_take(&mb->tat, mb->tau, now, inc) &&
 		    (hit < 0 || mb->spec.rate > m->bands[hit].spec.rate))
 			hit = (int)b;
 	}

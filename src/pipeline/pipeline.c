@@ -104,6 +104,7 @@ sl_pipeline_destroy(struct sl_pipeline *pl)
 	free(pl->dead);
 	pl_groups_destroy(pl);
 	pl_meters_destroy(pl);
+	pl_queues_destroy(pl);
 	pl_fdb_destroy(pl);
 	free(pl);
 }

@@ -954,6 +954,53 @@ unsigned sl_pipeline_meter_ids(const struct sl_pipeline *pl, unsigned start, uin
 			       unsigned max);
 
 /*
+ * Queues (OpenFlow 1.3 section 7.2.2; set_queue).  OpenFlow configures no
+ * queue: as Open vSwitch's QoS tables do, the operator does (flow file
+ * `queue=` lines, sluicectl set-queue).  A queue is a port's max-rate
+ * policer, as OVS-DPDK's egress-policer: an output after set_queue:Q to a
+ * port with queue Q passes while the queue's token bucket (GCRA, shared by
+ * the workers without a lock) has room, and is dropped (counted queue-rate,
+ * and as the queue's tx_errors) once max_rate is exceeded.  An output
+ * after set_queue:Q to a port without queue Q goes out as if no queue were
+ * set (its default queue), as in OVS.  A software switch has no scheduler
+ * to guarantee a min_rate under contention: a min_rate is refused, not
+ * silently ignored.  Outputs without set_queue pay nothing.
+ */
+#define SL_QUEUES_PER_PORT 8
+struct sl_queue_spec {
+	uint32_t port_no;  /* 1..SL_PORTS_MAX */
+	uint32_t queue_id; /* 0..0xfffffffe (0xffffffff is OFPQ_ALL) */
+	uint64_t max_rate; /* kbit/s, > 0 */
+	uint64_t burst;    /* kbit, 0: one second of max_rate (as meters without a burst) */
+	uint64_t min_rate; /* kbit/s: must be 0 (refused otherwise) */
+};
+struct sl_queue_info {
+	struct sl_queue_spec spec;
+	uint64_t tx_packets, tx_bytes; /* outputs the queue let through */
+	uint64_t tx_errors;            /* outputs it dropped (max_rate exceeded) */
+	uint64_t age_ms;               /* since it was set up */
+};
+/**
+ * Add queue (port_no, queue_id), or change its rates (counters kept).
+ *
+ * @return 0; -EINVAL (port out of range, queue id OFPQ_ALL, max_rate 0, a
+ *         min_rate), -ENOSPC (SL_QUEUES_PER_PORT on the port), -ENOMEM;
+ *         @err names the value.  Control thread, any time.
+ */
+int sl_pipeline_queue_set(struct sl_pipeline *pl, const struct sl_queue_spec *qs, char *err,
+			  size_t err_size);
+/** Delete a queue.  @return 0 or -ENOENT.  Control thread, any time. */
+int sl_pipeline_queue_del(struct sl_pipeline *pl, uint32_t port_no, uint32_t queue_id);
+/**
+ * The queues of port @port_no (SL_PORT_ANY: every port) whose id is
+ * @queue_id (0xffffffff: any), by port then id: up to @max written to @out.
+ *
+ * @return how many there are (may exceed @max).  Control thread.
+ */
+unsigned sl_pipeline_queues(const struct sl_pipeline *pl, uint32_t port_no, uint32_t queue_id,
+			    struct sl_queue_info *out, unsigned max);
+
+/*
  * Stateful stages (OpenState; src/state/state.h is the manual).
  *
  * A table declared with kind SL_TABLE_STATE ("table=0,kind=state,

@@ -124,6 +124,7 @@ struct sl_pipeline {
 	struct pl_dead *dead;
 	struct pl_groups *groups;
 	struct pl_meters *meters;
+	struct pl_queues *queues; /* queue.c; NULL until the first queue (atomic pointer) */
 	struct pl_fdb *fdb;   /* output:NORMAL's MAC learning table (normal.c) */
 	bool shared_counters; /* several workers: flow and group counters by atomic add */
 	bool invalid_ttl_pin; /* expired TTLs also go to the controller (atomic byte) */
@@ -223,6 +224,8 @@ struct pkt_state {
 	uint32_t pending_out;  /* last output not yet emitted (0: none) */
 	uint8_t skip_reason;   /* why the last attempted output did not happen */
 	bool has_set;          /* action set non-empty */
+	bool has_queue;        /* a set_queue ran: outputs go through queue_id (queue.c) */
+	uint32_t queue_id;     /* valid with has_queue */
 	const struct sl_flow *flow; /* flow whose instructions run (packet-in details) */
 	struct sl_pin pin;     /* details of a pending output to the controller */
 	struct action_set aset;
@@ -365,6 +368,27 @@ void pl_groups_reclaim(struct sl_pipeline *pl);
  * meter; flows' meter instructions point at the slot (sl_flow.meter).  The
  * body (flags, bands and their buckets) is replaced whole by a modify.
  */
+/*
+ * GCRA (meter.c): does a packet costing @inc fit a bucket of burst tolerance
+ * @tau whose theoretical arrival time is *@tat, at time @now (1/16 cycles)?
+ * If so its cost is taken.  Lock-free: the CAS retries only when another
+ * worker moved the same bucket in between.  Meter bands and queues.
+ */
+static inline bool
+pl_gcra_take(uint64_t *tat, uint64_t tau, uint64_t now, uint64_t inc)
+{
+	uint64_t t = __atomic_load_n(tat, __ATOMIC_RELAXED);
+
+	for (;;) {
+		uint64_t next = (t > now ? t : now) + inc;
+		if (next - now > tau)
+			return false;
+		if (__atomic_compare_exchange_n(tat, &t, next, true, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return true;
+	}
+}
+
 struct pl_meter_band {
 	struct sl_meter_band_spec spec;
 	uint64_t inc;  /* cost: pktps, 1/16 cycles a packet; kbps, 2^-16 of those a byte */
@@ -386,6 +410,11 @@ struct pl_meter_slot {
 	uint64_t n_packets, n_bytes;
 	uint64_t created_tsc;
 };
+
+/* queue.c: free every queue (pipeline destroy); admit one output on a queue (worker). */
+void pl_queues_destroy(struct sl_pipeline *pl);
+bool pl_queue_admit(const struct sl_pipeline *pl, uint32_t port, uint32_t queue_id, uint32_t len,
+		    uint64_t tsc);
 
 int pl_meters_create(struct sl_pipeline *pl);
 void pl_meters_destroy(struct sl_pipeline *pl);

@@ -175,6 +175,12 @@ output_one(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 		st->skip_reason = pl->port_present[port] ? SL_DROP_PORT_DOWN : SL_DROP_BAD_PORT;
 		return;
 	}
+	/* After set_queue: the port's queue polices the output (a trace takes no tokens). */
+	if (sl_unlikely(st->has_queue) && ctx->trace == NULL &&
+	    !pl_queue_admit(pl, port, st->queue_id, p->len + p->tail, ctx->now)) {
+		st->skip_reason = SL_DROP_QUEUE_RATE;
+		return;
+	}
 	flush_pending(ctx, st, p, hooks);
 	st->pending_out = port;
 }
@@ -597,6 +603,9 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		p->data[mo]--;
 		return true;
 	case SL_ACT_SET_QUEUE:
+		st->has_queue = true;
+		st->queue_id = a->queue_id;
+		return true;
 	default:
 		return true;
 	}
@@ -767,7 +776,7 @@ run_bucket_copy(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struc
 		return;
 	}
 	struct sl_pkt q = *p;
-	struct pkt_state qs = {.flow = st->flow};
+	struct pkt_state qs = {.flow = st->flow, .has_queue = st->has_queue, .queue_id = st->queue_id};
 	q.data = ctx->scratch + PL_SCRATCH_HEADROOM;
 	q.headroom = PL_SCRATCH_HEADROOM;
 	memcpy(q.data, p->data, p->len);
@@ -1204,6 +1213,7 @@ burst_begin(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, unsigned n,
 		ctx->st[i].pending_out = 0;
 		ctx->st[i].skip_reason = SL_DROP_NO_OUTPUT;
 		ctx->st[i].has_set = false;
+		ctx->st[i].has_queue = false;
 		/* st.flow needs no reset: exec_flow sets it before any action can read it. */
 	}
 	ctx->lanes_at[0] = sl_lanes_first(n);
@@ -1451,6 +1461,7 @@ sl_pipeline_exec_actions(const struct sl_pipeline *pl, struct sl_pipeline_ctx *c
 	st->pending_out = 0;
 	st->skip_reason = SL_DROP_NO_OUTPUT;
 	st->has_set = false;
+	st->has_queue = false;
 	st->flow = NULL;
 	ctx->now = sl_pipeline_tsc();
 	for (unsigned k = 0; k < n; k++) {
