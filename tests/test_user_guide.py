@@ -176,7 +176,7 @@ def tmux() -> Iterator[Tmux]:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
-PORT_ROW = re.compile(r"^\s*(\d+)\s+(net_af_packet\d)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", re.M)
+PORT_ROW = re.compile(r"^\s*(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", re.M)  # LOCAL: no number
 
 
 def si(v: str) -> float:

@@ -34,9 +34,12 @@ def test_sluice_args_default() -> None:
     assert args == ["-p", "net_null0", "-p", "net_null1", "-f", "/w/startup.flows",
                     "-C", "ptcp:0", "-C", "punix:/tmp/x", "--dpid", "ab",
                     "--fail-mode", "secure", "--probe-interval", "0.5", "--packet-in-rate", "0",
-                    "-d", "2.0", "-s", "0", "-q", "-j", "/w/s.json", "-v",
+                    "-d", "2.0", "--no-local", "-s", "0", "-q", "-j", "/w/s.json", "-v",
                     "--", *testing.eal_args("pfx")]
     assert "--name" not in args and "--mgmt" not in args
+    # A LOCAL port only when asked for (its TAP would be named after the prefix).
+    assert "--no-local" not in testing.sluice_args(
+        SluiceConfig(ports=["net_null0"], local=True), "pfx", "/w/s.json", "/w/f")
 
 
 def test_sluice_args_name_and_mgmt() -> None:
