@@ -728,6 +728,7 @@ struct parser {
 	struct span apply_tok[SL_ACTIONS_MAX];  /* token of each apply action */
 	struct span write_tok[SL_ACTIONS_MAX];  /* token of each write action */
 	bool bucket;                           /* a group bucket's actions: no match to check */
+	const struct sl_port_names *ports;     /* port names the caller knows, or NULL */
 };
 
 enum {
@@ -937,6 +938,17 @@ vlan_tci_item(struct parser *ps, struct span tok, struct span val)
 	return 0;
 }
 
+/* parse_port, then the caller's port names (ovs-ofctl --names) for anything else. */
+static int
+parse_port_named(const struct parser *ps, struct span s, uint32_t *port)
+{
+	if (parse_port(s, port) == 0)
+		return 0;
+	if (ps->ports == NULL || ps->ports->to_number == NULL || s.n == 0)
+		return -EINVAL;
+	return ps->ports->to_number(ps->ports->arg, s.p, s.n, port) == 0 ? 0 : -EINVAL;
+}
+
 /* One match / flow-entry item of a flow (not actions). */
 static int
 flow_item(struct parser *ps, struct span tok)
@@ -1040,11 +1052,11 @@ flow_item(struct parser *ps, struct span tok)
 		/* Any output port a flow can name; "ANY" restores the default (no filter). */
 		if (span_caseeq(val, "ANY")) {
 			port = SL_PORT_ANY;
-		} else if (parse_port(val, &port)) {
+		} else if (parse_port_named(ps, val, &port)) {
 			return fail(
 			    ps->err, tok, -EINVAL,
-			    "bad out_port '%.*s': expected 1..0xffffff00 or a reserved name",
-			    (int)SL_MIN(val.n, 64), val.p);
+			    "bad out_port '%.*s': expected 1..0xffffff00, a reserved name%s",
+			    (int)SL_MIN(val.n, 64), val.p, ps->ports ? " or a port's name" : "");
 		}
 		*ps->out_port = port;
 		return 0;
@@ -1062,8 +1074,23 @@ flow_item(struct parser *ps, struct span tok)
 
 	if (span_eq(key, "vlan_tci"))
 		return vlan_tci_item(ps, tok, val);
-	if ((rc = resolve_field(ps->err, key, &fs->match, tok, &fr)) ||
-	    (rc = parse_value(ps->err, tok, &fr, val, false, value, mask)))
+	if ((rc = resolve_field(ps->err, key, &fs->match, tok, &fr)))
+		return rc;
+	/* A port's name becomes its number; parse_value then checks it as any number. */
+	char num[16];
+	uint32_t named;
+	if (field_vkind(&fr.f) == VK_PORT && ps->ports && parse_port(val, &named) != 0 &&
+	    parse_port_named(ps, val, &named) == 0) {
+		snprintf(num, sizeof(num), "%u", (unsigned)named);
+		val = span_of(num);
+	} else if (field_vkind(&fr.f) == VK_PORT && ps->ports && span_find(val, '/') < 0 &&
+		   parse_port(val, &named) != 0) {
+		return fail(ps->err, tok, -EINVAL,
+			    "bad port '%.*s': expected 1..0xffffff00, LOCAL, CONTROLLER or a "
+			    "port's name",
+			    (int)SL_MIN(val.n, 64), val.p);
+	}
+	if ((rc = parse_value(ps->err, tok, &fr, val, false, value, mask)))
 		return rc;
 	return match_add(ps, tok, &fr.f, value, mask);
 }
@@ -1330,11 +1357,11 @@ parse_action(struct parser *ps, const struct act_item *it, struct sl_action *a)
 	if (span_eq(name, "output")) {
 		if ((rc = need_arg(err, it)))
 			return rc;
-		if (parse_port(it->arg, &port) || port == SL_PORT_ANY)
+		if (parse_port_named(ps, it->arg, &port) || port == SL_PORT_ANY)
 			return fail(err, it->tok, -EINVAL,
-				    "bad output port '%.*s': expected 1..0xffffff00 or a reserved "
-				    "name",
-				    (int)it->arg.n, it->arg.p);
+				    "bad output port '%.*s': expected 1..0xffffff00, a reserved "
+				    "name%s",
+				    (int)it->arg.n, it->arg.p, ps->ports ? " or a port's name" : "");
 		a->type = SL_ACT_OUTPUT;
 		a->output.port = port;
 		if (port == SL_PORT_CONTROLLER)
@@ -1665,8 +1692,8 @@ parse_actions(struct parser *ps, struct span list)
 }
 
 static int
-flow_parse(const char *text, struct sl_flow_spec *fs, bool filter, uint32_t *out_port,
-           uint32_t *out_group, struct sl_parse_error *err)
+flow_parse(const char *text, const struct sl_port_names *ports, struct sl_flow_spec *fs, bool filter,
+           uint32_t *out_port, uint32_t *out_group, struct sl_parse_error *err)
 {
 	struct sl_parse_error dummy;
 	struct parser ps;
@@ -1683,6 +1710,7 @@ flow_parse(const char *text, struct sl_flow_spec *fs, bool filter, uint32_t *out
 	ps.filter = filter;
 	ps.out_port = out_port;
 	ps.out_group = out_group;
+	ps.ports = ports;
 	if (out_port)
 		*out_port = SL_PORT_ANY;
 	if (out_group)
@@ -1719,20 +1747,35 @@ flow_parse(const char *text, struct sl_flow_spec *fs, bool filter, uint32_t *out
 int
 sl_flow_parse(const char *text, struct sl_flow_spec *fs, struct sl_parse_error *err)
 {
-	return flow_parse(text, fs, false, NULL, NULL, err);
+	return flow_parse(text, NULL, fs, false, NULL, NULL, err);
+}
+
+int
+sl_flow_parse_names(const char *text, const struct sl_port_names *pn, struct sl_flow_spec *fs,
+                    struct sl_parse_error *err)
+{
+	return flow_parse(text, pn, fs, false, NULL, NULL, err);
 }
 
 int
 sl_flow_parse_filter(const char *text, struct sl_flow_spec *fs, struct sl_parse_error *err)
 {
-	return flow_parse(text, fs, true, NULL, NULL, err);
+	return flow_parse(text, NULL, fs, true, NULL, NULL, err);
 }
 
 int
 sl_flow_parse_filter_out(const char *text, struct sl_flow_spec *fs, uint32_t *out_port,
                          uint32_t *out_group, struct sl_parse_error *err)
 {
-	return flow_parse(text, fs, true, out_port, out_group, err);
+	return flow_parse(text, NULL, fs, true, out_port, out_group, err);
+}
+
+int
+sl_flow_parse_filter_names(const char *text, const struct sl_port_names *pn,
+                           struct sl_flow_spec *fs, uint32_t *out_port, uint32_t *out_group,
+                           struct sl_parse_error *err)
+{
+	return flow_parse(text, pn, fs, true, out_port, out_group, err);
 }
 
 /*
@@ -1801,9 +1844,11 @@ bucket_parse(struct parser *ps, struct span body, uint8_t type, struct sl_bucket
 		}
 		if (!in_actions && it.sep == ':' && span_eq(it.name, "watch_port")) {
 			uint32_t port;
-			if (parse_port(it.arg, &port))
+			if (parse_port_named(ps, it.arg, &port))
 				return fail(ps->err, tok, -EINVAL,
-					    "bad watch_port: expected 1..0xffffff00 or a reserved name");
+					    "bad watch_port: expected 1..0xffffff00, a reserved "
+					    "name%s",
+					    ps->ports ? " or a port's name" : "");
 			b->watch_port = port;
 			continue;
 		}
@@ -1826,6 +1871,13 @@ bucket_parse(struct parser *ps, struct span body, uint8_t type, struct sl_bucket
 int
 sl_group_parse(const char *text, struct sl_group_spec *gs, struct sl_parse_error *err)
 {
+	return sl_group_parse_names(text, NULL, gs, err);
+}
+
+int
+sl_group_parse_names(const char *text, const struct sl_port_names *pn, struct sl_group_spec *gs,
+                     struct sl_parse_error *err)
+{
 	struct sl_parse_error dummy;
 	struct sl_flow_spec scratch; /* parse_action's context: an empty match */
 	struct parser ps;
@@ -1843,6 +1895,7 @@ sl_group_parse(const char *text, struct sl_group_spec *gs, struct sl_parse_error
 	ps.err = err;
 	ps.fs = &scratch;
 	ps.bucket = true;
+	ps.ports = pn;
 	memset(gs, 0, offsetof(struct sl_group_spec, buckets));
 	all = span_trim(span_of(text));
 	ps.text = all;
@@ -2115,6 +2168,7 @@ struct sbuf {
 	char *buf;
 	size_t size;
 	size_t len;
+	const struct sl_port_names *ports; /* port names to print, or NULL */
 };
 
 static void __attribute__((format(printf, 2, 3)))
@@ -2139,6 +2193,7 @@ sb_init(struct sbuf *b, char *buf, size_t size)
 	b->buf = buf;
 	b->size = size;
 	b->len = 0;
+	b->ports = NULL;
 	if (size)
 		buf[0] = '\0';
 }
@@ -2168,6 +2223,25 @@ sb_mac(struct sbuf *b, const uint8_t *m)
 	sb_printf(b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
+/*
+ * The caller's name for @port when it reads back as that port: only
+ * [A-Za-z0-9_.:-], not a number, a reserved name or ANY.  NULL otherwise.
+ */
+static const char *
+readable_port_name(const struct sl_port_names *pn, uint32_t port)
+{
+	const char *name = pn && pn->to_name ? pn->to_name(pn->arg, port) : NULL;
+	uint32_t dummy;
+
+	if (name == NULL || name[0] == '\0' || strlen(name) > 64 ||
+	    parse_port(span_of(name), &dummy) == 0 || span_caseeq(span_of(name), "ANY"))
+		return NULL;
+	for (const char *c = name; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("_.:-", *c))
+			return NULL;
+	return name;
+}
+
 /* VALUE[/MASK] of field @f in its syntax (dl_vlan/vlan_vid are handled by the callers). */
 static void
 sb_value(struct sbuf *b, const struct sl_field *f, const uint8_t *value, const uint8_t *mask)
@@ -2180,6 +2254,10 @@ sb_value(struct sbuf *b, const struct sl_field *f, const uint8_t *value, const u
 
 	switch (field_vkind(f)) {
 	case VK_PORT:
+		if (full && (pname = readable_port_name(b->ports, (uint32_t)get_be(value, 4)))) {
+			sb_printf(b, "%s", pname);
+			break;
+		}
 		pname = port_name((uint32_t)get_be(value, 4));
 		if (pname && full && (get_be(value, 4) == SL_PORT_LOCAL ||
 				      get_be(value, 4) == SL_PORT_CONTROLLER))
@@ -2330,6 +2408,8 @@ sb_action(struct sbuf *b, const struct sl_action *a)
 			sb_printf(b, "%s", pname);
 		else if (pname)
 			sb_printf(b, "output:%s", pname);
+		else if ((pname = readable_port_name(b->ports, a->output.port)))
+			sb_printf(b, "output:%s", pname);
 		else
 			sb_printf(b, "output:%u", a->output.port);
 		break;
@@ -2470,9 +2550,17 @@ sb_insns(struct sbuf *b, const struct sl_instructions *in)
 int
 sl_flow_format_match(const struct sl_match *m, char *buf, size_t size)
 {
+	return sl_flow_format_match_names(m, NULL, buf, size);
+}
+
+int
+sl_flow_format_match_names(const struct sl_match *m, const struct sl_port_names *pn, char *buf,
+                           size_t size)
+{
 	struct sbuf b;
 
 	sb_init(&b, buf, size);
+	b.ports = pn;
 	sb_match(&b, m);
 	return sb_result(&b);
 }
@@ -2480,9 +2568,17 @@ sl_flow_format_match(const struct sl_match *m, char *buf, size_t size)
 int
 sl_flow_format_actions(const struct sl_instructions *in, char *buf, size_t size)
 {
+	return sl_flow_format_actions_names(in, NULL, buf, size);
+}
+
+int
+sl_flow_format_actions_names(const struct sl_instructions *in, const struct sl_port_names *pn,
+                             char *buf, size_t size)
+{
 	struct sbuf b;
 
 	sb_init(&b, buf, size);
+	b.ports = pn;
 	sb_insns(&b, in);
 	return sb_result(&b);
 }
@@ -2553,6 +2649,16 @@ sl_queue_format(const struct sl_queue_spec *qs, char *buf, size_t size)
 }
 
 int
+sl_port_format(uint32_t port, const struct sl_port_names *pn, char *buf, size_t size)
+{
+	const char *name = readable_port_name(pn, port);
+
+	if (name == NULL)
+		name = port_name(port);
+	return name ? snprintf(buf, size, "%s", name) : snprintf(buf, size, "%u", (unsigned)port);
+}
+
+int
 sl_meter_format(const struct sl_meter_spec *ms, char *buf, size_t size)
 {
 	struct sbuf b;
@@ -2578,9 +2684,17 @@ sl_meter_format(const struct sl_meter_spec *ms, char *buf, size_t size)
 int
 sl_flow_format(const struct sl_flow_spec *fs, char *buf, size_t size)
 {
+	return sl_flow_format_names(fs, NULL, buf, size);
+}
+
+int
+sl_flow_format_names(const struct sl_flow_spec *fs, const struct sl_port_names *pn, char *buf,
+                     size_t size)
+{
 	struct sbuf b;
 
 	sb_init(&b, buf, size);
+	b.ports = pn;
 	if (fs->cookie || fs->cookie_mask) {
 		sb_printf(&b, "cookie=0x%llx", (unsigned long long)fs->cookie);
 		if (fs->cookie_mask)
@@ -2871,7 +2985,7 @@ load_line(const char *text, const char *path, unsigned lineno, const struct sl_f
 
 		if (gs == NULL)
 			return fail(err, t, -ENOMEM, "out of memory");
-		rc = sl_group_parse(text, gs, err);
+		rc = sl_group_parse_names(text, cb->ports, gs, err);
 		if (rc == 0 && cb->on_group != NULL) {
 			snprintf(err->file, sizeof(err->file), "%s", path);
 			err->line = lineno;
@@ -2888,7 +3002,7 @@ load_line(const char *text, const char *path, unsigned lineno, const struct sl_f
 		err->line = lineno;
 		rc = on_table(arg, &ts, err);
 	} else {
-		rc = sl_flow_parse(text, &fs, err);
+		rc = sl_flow_parse_names(text, cb->ports, &fs, err);
 		if (rc || on_flow == NULL)
 			return rc;
 		snprintf(err->file, sizeof(err->file), "%s", path);

@@ -269,6 +269,23 @@ struct sl_parse_error {
 int sl_parse_error_format(const struct sl_parse_error *e, char *buf, size_t size);
 
 /**
+ * Port names in flow text (ovs-ofctl --names): the caller's map between
+ * OpenFlow port numbers and the switch's port names (sluicectl reads them
+ * from the port descriptions).  The parsers try a number and the reserved
+ * names (LOCAL, ...) first and ask @to_number only for anything else, in
+ * in_port=, out_port=, output:, watch_port:.  The formatters print a name
+ * @to_name gives only when it reads back as that port: made of
+ * [A-Za-z0-9_.:-], neither a number nor a reserved name; else the number.
+ */
+struct sl_port_names {
+	/** The number of the port named @name (@len bytes, not NUL-terminated): 0 or -ENOENT. */
+	int (*to_number)(void *arg, const char *name, size_t len, uint32_t *port);
+	/** The name of @port, or NULL (the number is printed). */
+	const char *(*to_name)(void *arg, uint32_t port);
+	void *arg; /* passed to both */
+};
+
+/**
  * Parse one flow in ovs-ofctl add-flow syntax (see the file comment).
  * "actions=" is required.
  *
@@ -314,6 +331,20 @@ int sl_flow_parse_filter_out(const char *text, struct sl_flow_spec *fs, uint32_t
                              uint32_t *out_group, struct sl_parse_error *err);
 
 /**
+ * sl_flow_parse, sl_flow_parse_filter_out and sl_group_parse that also read
+ * port names through @pn (NULL: numbers and reserved names only).  A name
+ * @pn does not know is an error naming it ("bad port 'x'...").  Any thread
+ * (@pn's callbacks run on it).
+ */
+int sl_flow_parse_names(const char *text, const struct sl_port_names *pn, struct sl_flow_spec *fs,
+			struct sl_parse_error *err);
+int sl_flow_parse_filter_names(const char *text, const struct sl_port_names *pn,
+			       struct sl_flow_spec *fs, uint32_t *out_port, uint32_t *out_group,
+			       struct sl_parse_error *err);
+int sl_group_parse_names(const char *text, const struct sl_port_names *pn,
+			 struct sl_group_spec *gs, struct sl_parse_error *err);
+
+/**
  * Parse a group in ovs-ofctl add-groups syntax (see the file comment).
  *
  * @param text  The line.
@@ -347,6 +378,25 @@ int sl_group_parse(const char *text, struct sl_group_spec *gs, struct sl_parse_e
  *         >= @size).  Any thread.
  */
 int sl_flow_format(const struct sl_flow_spec *fs, char *buf, size_t size);
+/**
+ * sl_flow_format, sl_flow_format_match and sl_flow_format_actions that print
+ * port names through @pn where they read back (see struct sl_port_names);
+ * @pn NULL prints numbers.  @return as sl_flow_format.  Any thread.
+ */
+int sl_flow_format_names(const struct sl_flow_spec *fs, const struct sl_port_names *pn, char *buf,
+			 size_t size);
+int sl_flow_format_match_names(const struct sl_match *m, const struct sl_port_names *pn, char *buf,
+			       size_t size);
+int sl_flow_format_actions_names(const struct sl_instructions *in, const struct sl_port_names *pn,
+				 char *buf, size_t size);
+
+/**
+ * One port as the formatters print it: its name through @pn when that reads
+ * back, else the reserved name (LOCAL, ...) or the number.  @return as
+ * sl_flow_format.  Any thread.
+ */
+int sl_port_format(uint32_t port, const struct sl_port_names *pn, char *buf, size_t size);
+
 /**
  * Parse a meter (ovs-ofctl add-meter syntax; see "Meters" above).
  * @return 0 or -errno with @err set.  Any thread.
@@ -472,6 +522,7 @@ struct sl_flowfile_callbacks {
 	sl_flowfile_meter_fn on_meter;
 	sl_flowfile_state_fn on_state;
 	sl_flowfile_queue_fn on_queue;
+	const struct sl_port_names *ports; /* port names in flows and groups, or NULL */
 };
 
 /**

@@ -949,6 +949,85 @@ test_filter_out(void)
 	check(rc == -EINVAL, "plain filter with out_port: %d", rc);
 }
 
+/* Port names (sl_port_names): read in in_port, out_port, output, watch_port; printed back. */
+static const char *const test_port_names[] = {NULL, "eth-a", "p2", "7", "LOCAL", "bad,name"};
+
+static int
+names_to_number(void *arg, const char *name, size_t len, uint32_t *port)
+{
+	(void)arg;
+	for (uint32_t i = 1; i < SL_ARRAY_SIZE(test_port_names); i++)
+		if (strlen(test_port_names[i]) == len && memcmp(test_port_names[i], name, len) == 0) {
+			*port = i;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static const char *
+names_to_name(void *arg, uint32_t port)
+{
+	(void)arg;
+	return port < SL_ARRAY_SIZE(test_port_names) ? test_port_names[port] : NULL;
+}
+
+static void
+test_port_names_io(void)
+{
+	const struct sl_port_names pn = {names_to_number, names_to_name, NULL};
+	static struct sl_flow_spec fs, back;
+	static struct sl_group_spec gs;
+	struct sl_parse_error err;
+	uint32_t port, group;
+	char buf[1024];
+	int rc;
+
+	rc = sl_flow_parse_names("in_port=eth-a,ip actions=output:p2,output:5", &pn, &fs, &err);
+	check(rc == 0 && fs.insns.n_apply == 2 && fs.insns.apply[0].output.port == 2,
+	      "names parse: %d %s", rc, err.msg);
+	sl_flow_format_names(&fs, &pn, buf, sizeof(buf));
+	check(strcmp(buf, "table=0, priority=32768,ip,in_port=eth-a actions=output:p2,output:5") == 0,
+	      "names format '%s'", buf);
+	/* Without names the same spec prints numbers, and names are errors. */
+	sl_flow_format(&fs, buf, sizeof(buf));
+	check(strstr(buf, "in_port=1") && strstr(buf, "output:2"), "numbers format '%s'", buf);
+	rc = sl_flow_parse("in_port=eth-a actions=drop", &fs, &err);
+	check(rc == -EINVAL, "name without a map: %d", rc);
+	/* Names that would read back as something else print as numbers ("7" is port 3). */
+	rc = sl_flow_parse_names("in_port=3 actions=output:4,output:5", &pn, &fs, &err);
+	sl_flow_format_names(&fs, &pn, buf, sizeof(buf));
+	check(rc == 0 && strcmp(buf, "table=0, priority=32768,in_port=3 actions=output:4,"
+	                             "output:5") == 0,
+	      "unreadable names format '%s'", buf);
+	/* A number is a number even when a port is named like one. */
+	rc = sl_flow_parse_names("in_port=7 actions=drop", &pn, &fs, &err);
+	check(rc == 0 && fs.match.fields[0].value[3] == 7, "numeric in_port: %d", rc);
+	rc = sl_flow_parse_names("in_port=nosuch actions=drop", &pn, &fs, &err);
+	check(rc == -EINVAL && strstr(err.msg, "'nosuch'") && strstr(err.msg, "port's name"),
+	      "unknown name: %d %s", rc, err.msg);
+	rc = sl_flow_parse_names("ip actions=output:nosuch", &pn, &fs, &err);
+	check(rc == -EINVAL && strstr(err.msg, "'nosuch'"), "unknown output name: %d %s", rc,
+	      err.msg);
+	rc = sl_flow_parse_filter_names("out_port=p2,in_port=eth-a", &pn, &fs, &port, &group, &err);
+	check(rc == 0 && port == 2 && fs.match.n_fields == 1, "out_port name: %d %s", rc, err.msg);
+	rc = sl_group_parse_names("group_id=1,type=ff,bucket=watch_port:p2,output:p2", &pn, &gs,
+	                          &err);
+	check(rc == 0 && gs.buckets[0].watch_port == 2 && gs.buckets[0].actions[0].output.port == 2,
+	      "group names: %d %s", rc, err.msg);
+	sl_port_format(1, &pn, buf, sizeof(buf));
+	check(strcmp(buf, "eth-a") == 0, "port format '%s'", buf);
+	sl_port_format(5, &pn, buf, sizeof(buf));
+	check(strcmp(buf, "5") == 0, "port format unreadable '%s'", buf);
+	sl_port_format(SL_PORT_LOCAL, &pn, buf, sizeof(buf));
+	check(strcmp(buf, "LOCAL") == 0, "port format LOCAL '%s'", buf);
+	/* Names round-trip. */
+	rc = sl_flow_parse_names("table=2,in_port=p2 actions=output:eth-a", &pn, &fs, &err);
+	sl_flow_format_names(&fs, &pn, buf, sizeof(buf));
+	rc |= sl_flow_parse_names(buf, &pn, &back, &err);
+	check(rc == 0 && match_equal(&fs.match, &back.match) && insns_equal(&fs.insns, &back.insns),
+	      "names round trip '%s'", buf);
+}
+
 static void
 test_error_format(void)
 {
@@ -981,6 +1060,7 @@ main(void)
 	test_set_field_after_push_pop();
 	test_state_lines();
 	test_filter_out();
+	test_port_names_io();
 	test_error_format();
 	printf("%u passed, %u failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
