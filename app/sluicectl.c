@@ -64,6 +64,7 @@ struct opts {
 	const char *hex;       /* trace --hex FRAME */
 	bool no_stats;         /* dump-flows: no counters (ovs-ofctl --no-stats) */
 	int sort;              /* dump-flows: 1 --sort, -1 --rsort (by priority), 0 as sent */
+	bool names;            /* --names: port names instead of numbers in flows and groups */
 	char target_buf[160];
 	char tel_buf[256];
 };
@@ -113,6 +114,8 @@ usage(FILE *f)
 	        "  -C, --ca-cert FILE    TLS: the CA certificate the switch's must chain to\n"
 	        "      --telemetry PATH  telemetry socket instead\n"
 	        "  -j, --json            JSON output (one document on stdout)\n"
+	        "      --names           port names instead of numbers in flows and groups\n"
+	        "                        (names are read in input either way); --no-names\n"
 	        "      --timeout SEC     how long to wait for the switch (default 5)\n"
 	        "  -O OpenFlow13         accepted (the only version Sluice speaks)\n"
 	        "  -h, --help            this help\n"
@@ -145,6 +148,12 @@ usage(FILE *f)
 	        "  fwd-mode                   print the forwarding modes\n"
 	        "  mod-flows [--strict] FLOW  change the actions of matching flows\n"
 	        "  del-flows [--strict] [FILTER]  delete flows (all without FILTER)\n"
+	        "  diff-flows SOURCE1 SOURCE2 flows only in SOURCE1 (-), only in SOURCE2 (+),\n"
+	        "                             or in both but different; a SOURCE is a flow file\n"
+	        "                             or a switch (a target or an instance name); exit\n"
+	        "                             2 when they differ\n"
+	        "  replace-flows [SWITCH] FILE  make the switch's flows FILE's: deletes, modifies\n"
+	        "                             and adds only what differs, then a barrier\n"
 	        "  dump-states TABLE          entries and counters of a state table\n"
 	        "  set-state TABLE KEY STATE [idle_ms=N] [hard_ms=N] [rollback=S]\n"
 	        "                             set a flow's state; KEY: exact lookup-scope\n"
@@ -532,6 +541,72 @@ port_name_of(const struct port_list *pl, uint32_t port_no)
 	return NULL;
 }
 
+/*
+ * Port names (ovs-ofctl --names): flows, filters and groups may name a port
+ * wherever they take a number, and --names prints names.  The switch's port
+ * descriptions are read once, when first needed, so a command without names
+ * costs no request.
+ */
+static struct {
+	bool loaded;
+	int ex; /* exit code of a failed read, else 0 */
+	struct port_list pl;
+} portmap;
+
+/* Read the port names over @c, or over a connection of their own when @c is NULL. */
+static int
+portmap_load(struct sl_ctl_of *c)
+{
+	struct sl_ctl_of *own = NULL;
+	char err[ERR_MAX] = "";
+	int rc;
+
+	if (portmap.loaded)
+		return portmap.ex;
+	portmap.loaded = true;
+	if (c == NULL) {
+		if ((portmap.ex = of_connect(&own)) != 0)
+			return portmap.ex;
+		c = own;
+	}
+	if ((rc = get_ports(c, &portmap.pl, err)) < 0)
+		portmap.ex = of_failed("port description request", rc, err);
+	sl_ctl_of_close(own);
+	return portmap.ex;
+}
+
+static int
+portmap_to_number(void *arg, const char *name, size_t len, uint32_t *port)
+{
+	(void)arg;
+	if (portmap_load(NULL) != 0)
+		return -ENOENT;
+	for (size_t i = 0; i < portmap.pl.n; i++) {
+		const char *n = portmap.pl.ports[i].name;
+		if (strlen(n) == len && memcmp(n, name, len) == 0) {
+			*port = portmap.pl.ports[i].port_no;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static const char *
+portmap_to_name(void *arg, uint32_t port)
+{
+	(void)arg;
+	return portmap.loaded && portmap.ex == 0 ? port_name_of(&portmap.pl, port) : NULL;
+}
+
+/* Names read in every flow, filter and group; printed with --names only (out_names()). */
+static const struct sl_port_names in_names = {portmap_to_number, portmap_to_name, NULL};
+
+static const struct sl_port_names *
+out_names(void)
+{
+	return o.names ? &in_names : NULL;
+}
+
 static int
 got_features(void *arg, const uint8_t *msg, size_t len)
 {
@@ -684,11 +759,11 @@ flow_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs, struc
 		sl_ctl_jw_u64(&jw, "idle_timeout", fs.idle_timeout);
 		sl_ctl_jw_u64(&jw, "hard_timeout", fs.hard_timeout);
 		jw_bits("flags", fs.flags, flag_names, SL_ARRAY_SIZE(flag_names));
-		sl_flow_format_match(&fs.match, text, sizeof(text));
+		sl_flow_format_match_names(&fs.match, out_names(), text, sizeof(text));
 		sl_ctl_jw_string(&jw, "match", text);
-		sl_flow_format_actions(&fs.insns, text, sizeof(text));
+		sl_flow_format_actions_names(&fs.insns, out_names(), text, sizeof(text));
 		sl_ctl_jw_string(&jw, "actions", text);
-		sl_flow_format(&fs, text, sizeof(text));
+		sl_flow_format_names(&fs, out_names(), text, sizeof(text));
 		sl_ctl_jw_string(&jw, "flow", text);
 		sl_ctl_jw_object_end(&jw);
 		return 0;
@@ -702,7 +777,7 @@ flow_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs, struc
 	{
 		uint64_t cookie = fs.cookie;
 		fs.cookie = 0;
-		sl_flow_format(&fs, text, sizeof(text));
+		sl_flow_format_names(&fs, out_names(), text, sizeof(text));
 		fs.cookie = cookie;
 	}
 	n = snprintf(head, sizeof(head), "table=%u, ", fs.table_id);
@@ -733,7 +808,9 @@ parse_filter(const char *cmd, const char *text, struct sl_flow_spec *fs, uint32_
 	struct sl_parse_error pe;
 	char buf[ERR_MAX];
 
-	if (sl_flow_parse_filter_out(text, fs, out_port, out_group, &pe) < 0) {
+	if (sl_flow_parse_filter_names(text, &in_names, fs, out_port, out_group, &pe) < 0) {
+		if (portmap.ex) /* the names were needed and could not be read */
+			return portmap.ex;
 		sl_parse_error_format(&pe, buf, sizeof(buf));
 		return usage_error("%s: bad filter: %s", cmd, buf);
 	}
@@ -758,6 +835,8 @@ cmd_dump_flows(struct sl_ctl_of *c, const char *filter_text)
 	req.flow.cookie_mask = fs.cookie_mask;
 	req.flow.match = fs.match;
 	m.err = err;
+	if (o.names && (rc = portmap_load(c)) != 0)
+		return rc;
 	if (o.json) {
 		sl_ctl_jw_object_begin(&jw, NULL);
 		sl_ctl_jw_array_begin(&jw, "flows");
@@ -1079,7 +1158,8 @@ group_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs
 
 /* A bucket's actions in flow syntax. */
 static void
-fmt_bucket_actions(const struct sl_bucket_spec *b, char *buf, size_t size)
+fmt_bucket_actions(const struct sl_bucket_spec *b, const struct sl_port_names *pn, char *buf,
+                   size_t size)
 {
 	static struct sl_instructions in;
 
@@ -1088,14 +1168,15 @@ fmt_bucket_actions(const struct sl_bucket_spec *b, char *buf, size_t size)
 	in.has_apply = true;
 	in.n_apply = b->n_actions;
 	memcpy(in.apply, b->actions, b->n_actions * sizeof(b->actions[0]));
-	sl_flow_format_actions(&in, buf, size);
+	sl_flow_format_actions_names(&in, pn, buf, size);
 }
 
 /* A group in add-groups syntax, as dump-groups prints it and add-group reads it. */
 static void
-print_group_line(FILE *f, const struct sl_group_spec *g)
+print_group_line(FILE *f, const struct sl_group_spec *g, const struct sl_port_names *pn)
 {
 	static char acts[2048];
+	char port[80];
 	const char *type = g->type < 4 ? group_type_names[g->type] : "?";
 
 	fprintf(f, "group_id=%" PRIu32 ",type=%s", g->group_id, type);
@@ -1104,11 +1185,13 @@ print_group_line(FILE *f, const struct sl_group_spec *g)
 		fprintf(f, ",bucket=");
 		if (g->type == SL_GROUP_SELECT)
 			fprintf(f, "weight:%u,", b->weight);
-		if (b->watch_port != SL_PORT_ANY)
-			fprintf(f, "watch_port:%" PRIu32 ",", b->watch_port);
+		if (b->watch_port != SL_PORT_ANY) {
+			sl_port_format(b->watch_port, pn, port, sizeof(port));
+			fprintf(f, "watch_port:%s,", port);
+		}
 		if (b->watch_group != SL_GROUP_ID_ANY)
 			fprintf(f, "watch_group:%" PRIu32 ",", b->watch_group);
-		fmt_bucket_actions(b, acts, sizeof(acts));
+		fmt_bucket_actions(b, pn, acts, sizeof(acts));
 		fprintf(f, "actions=%s", acts);
 	}
 	fputc('\n', f);
@@ -1123,6 +1206,8 @@ cmd_dump_groups(struct sl_ctl_of *c)
 	int rc;
 
 	m.err = err;
+	if (o.names && (rc = portmap_load(c)) != 0)
+		return rc;
 	rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_GROUP_DESC}, mp_reply, &m,
 	                  NULL, err, sizeof(err));
 	if (rc < 0) {
@@ -1169,7 +1254,7 @@ cmd_dump_groups(struct sl_ctl_of *c)
 					sl_ctl_jw_u64(&jw, "watch_port", b->watch_port);
 				if (b->watch_group != SL_GROUP_ID_ANY)
 					sl_ctl_jw_u64(&jw, "watch_group", b->watch_group);
-				fmt_bucket_actions(b, acts, sizeof(acts));
+				fmt_bucket_actions(b, out_names(), acts, sizeof(acts));
 				sl_ctl_jw_string(&jw, "actions", acts);
 				if (g->have_stats && k < g->st.n_buckets) {
 					sl_ctl_jw_u64(&jw, "n_packets",
@@ -1184,7 +1269,7 @@ cmd_dump_groups(struct sl_ctl_of *c)
 		}
 		/* ovs-ofctl dump-groups line, then the counters (dump-group-stats). */
 		putchar(' ');
-		print_group_line(stdout, &g->desc);
+		print_group_line(stdout, &g->desc, out_names());
 		if (g->have_stats) {
 			fmt_duration(g->st.duration_sec, g->st.duration_nsec, dur, sizeof(dur));
 			printf("   duration=%s, ref_count=%" PRIu32 ", n_packets=%" PRIu64
@@ -1436,15 +1521,15 @@ flow_mod_init(struct sl_ofp_flow_mod *fm, uint8_t command)
  * SL_OFPX_LL_SET selecting the same flows (strict for add-flow) follows in the batch.
  */
 static int
-ll_set_append(struct batch *b, const struct sl_flow_spec *fs, bool strict, const char *file,
-              unsigned line)
+ll_set_append_cmd(struct batch *b, uint8_t command, const struct sl_flow_spec *fs, bool strict,
+                  const char *file, unsigned line)
 {
 	static struct sl_ofp_ll_set ls;
 	int rc;
 
 	memset(&ls, 0, sizeof(ls));
 	ls.table_id = fs->table_id;
-	ls.command = SL_OFPX_LL_SET_ON;
+	ls.command = command;
 	ls.flags = strict ? SL_OFPX_LL_STRICT : 0;
 	ls.priority = fs->priority;
 	ls.cookie = fs->cookie;
@@ -1452,6 +1537,13 @@ ll_set_append(struct batch *b, const struct sl_flow_spec *fs, bool strict, const
 	ls.match = fs->match;
 	rc = sl_ofp_ll_set_encode(&b->msgs, 0, &ls);
 	return rc == 0 ? batch_add_origin(b, file, line) : rc;
+}
+
+static int
+ll_set_append(struct batch *b, const struct sl_flow_spec *fs, bool strict, const char *file,
+              unsigned line)
+{
+	return ll_set_append_cmd(b, SL_OFPX_LL_SET_ON, fs, strict, file, line);
 }
 
 /* Loader callbacks: encode each item with xid 0 (assigned once connected). */
@@ -1621,32 +1713,46 @@ on_refused(void *arg, uint32_t xid, const struct sl_ofp_error *e, const uint8_t 
 		errmsg("the switch refused a message (xid %" PRIu32 "): %s", xid, name);
 }
 
+/*
+ * Send the batch and the barrier over @c, report refusals; returns the exit
+ * code.  With --json it writes "messages" and "errors" into the open object.
+ */
+static int
+batch_send(struct batch *b, struct sl_ctl_of *c)
+{
+	char err[ERR_MAX] = "";
+	unsigned n_err = 0;
+	int rc;
+
+	assign_xids(b, c);
+	if (o.json) {
+		sl_ctl_jw_u64(&jw, "messages", b->n);
+		sl_ctl_jw_array_begin(&jw, "errors");
+	}
+	rc = sl_ctl_of_batch(c, b->msgs.data, b->msgs.len, on_refused, b, &n_err, err, sizeof(err));
+	if (o.json)
+		sl_ctl_jw_array_end(&jw);
+	if (rc < 0)
+		return of_failed("sending flows", rc, err);
+	return n_err ? EXIT_REFUSED : 0;
+}
+
 /* Connect, send the batch and the barrier, report refusals; returns the exit code. */
 static int
 run_batch(struct batch *b)
 {
 	struct sl_ctl_of *c;
-	char err[ERR_MAX] = "";
-	unsigned n_err = 0;
-	int rc, ex;
+	int ex;
 
 	if ((ex = of_connect(&c)) != 0)
 		return ex;
-	assign_xids(b, c);
-	if (o.json) {
+	if (o.json)
 		sl_ctl_jw_object_begin(&jw, NULL);
-		sl_ctl_jw_u64(&jw, "messages", b->n);
-		sl_ctl_jw_array_begin(&jw, "errors");
-	}
-	rc = sl_ctl_of_batch(c, b->msgs.data, b->msgs.len, on_refused, b, &n_err, err, sizeof(err));
-	if (o.json) {
-		sl_ctl_jw_array_end(&jw);
+	ex = batch_send(b, c);
+	if (o.json)
 		sl_ctl_jw_object_end(&jw);
-	}
 	sl_ctl_of_close(c);
-	if (rc < 0)
-		return of_failed("sending flows", rc, err);
-	return n_err ? EXIT_REFUSED : 0;
+	return ex;
 }
 
 static void
@@ -1666,7 +1772,9 @@ cmd_add_flow(const char *cmd, const char *text, uint8_t command)
 	int rc;
 
 	flow_mod_init(&fm, command);
-	if (sl_flow_parse(text, &fm.spec, &pe) < 0) {
+	if (sl_flow_parse_names(text, &in_names, &fm.spec, &pe) < 0) {
+		if (portmap.ex)
+			return portmap.ex;
 		sl_parse_error_format(&pe, buf, sizeof(buf));
 		return usage_error("%s: %s", cmd, buf);
 	}
@@ -1918,7 +2026,7 @@ cmd_save(struct sl_ctl_of *c, const char *path)
 		                  &m, NULL, err, sizeof(err));
 	}
 	for (size_t i = 0; ex == 0 && rc == 0 && i < gl.n; i++)
-		print_group_line(f, &gl.rows[i].desc);
+		print_group_line(f, &gl.rows[i].desc, NULL);
 	if (ex == 0 && rc == 0) {
 		what = "flow stats request";
 		memset(&req, 0, sizeof(req));
@@ -1989,7 +2097,9 @@ cmd_group_mod(const char *cmd, const char *text)
 		gm.spec.group_id = (uint32_t)id;
 	} else {
 		gm.command = strcmp(cmd, "add-group") == 0 ? SL_OFPGC_ADD : SL_OFPGC_MODIFY;
-		if (sl_group_parse(text, &gm.spec, &pe) < 0) {
+		if (sl_group_parse_names(text, &in_names, &gm.spec, &pe) < 0) {
+			if (portmap.ex)
+				return portmap.ex;
 			sl_parse_error_format(&pe, buf, sizeof(buf));
 			return usage_error("%s: %s", cmd, buf);
 		}
@@ -2098,8 +2208,12 @@ cmd_add_flows(const char *path)
 	sl_ofp_buf_init(&b.msgs);
 	/* The whole file is checked and encoded before anything is sent. */
 	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow,  on_directive, on_group,
-	                                         on_meter,      on_state, on_queue};
+	                                         on_meter,      on_state, on_queue,     &in_names};
 	rc = sl_flowfile_load_cb(file, &cb, &b, &pe);
+	if (rc < 0 && portmap.ex) {
+		batch_free(&b);
+		return portmap.ex;
+	}
 	if (rc < 0) {
 		if (b.display_file)
 			snprintf(pe.file, sizeof(pe.file), "%s", b.display_file);
@@ -2140,6 +2254,436 @@ cmd_del_flows(const char *filter_text)
 	rc = run_batch(&b);
 	batch_free(&b);
 	return rc;
+}
+
+/*
+ * diff-flows SOURCE1 SOURCE2 and replace-flows [SWITCH] FILE (ovs-ofctl's).
+ * A source is a switch (every table's flows, by flow stats) or a flow file
+ * (its flow lines; table declarations, groups, meters, states and fwd-mode
+ * lines are checked and left alone).  A flow's identity is its table,
+ * priority and match; the rest (cookie, timeouts, flags, actions) is its
+ * version.  Both are compared as canonical text (sl_flow_format prints equal
+ * specs alike), with the flags that are requests rather than state
+ * (check_overlap, reset_counts) left out.
+ */
+
+struct fset_entry {
+	char *key;        /* "TTT PPPPP MATCH": table, then priority high to low */
+	char *text;       /* the flow (sl_flow_format, port numbers) */
+	const char *file; /* flow file and line it came from, or NULL (a switch) */
+	unsigned line;
+	size_t seq;       /* reading order: of two equal keys in a file the last wins */
+};
+
+struct flow_set {
+	struct fset_entry *v;
+	size_t n, cap;
+	const char *file; /* a file source: its name as given, for FILE:LINE */
+};
+
+static void
+fset_free(struct flow_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].key);
+		free(s->v[i].text);
+	}
+	free(s->v);
+	s->v = NULL;
+	s->n = s->cap = 0;
+}
+
+static int
+fset_add(struct flow_set *s, const struct sl_flow_spec *fs, const char *file, unsigned line)
+{
+	static struct sl_flow_spec n; /* large: off the stack */
+	char match[4096], text[4096], key[4200];
+	struct fset_entry *v = grow_array(s->v, s->n, &s->cap, sizeof(*s->v), 256);
+
+	if (v == NULL)
+		return -ENOMEM;
+	s->v = v;
+	n = *fs;
+	n.cookie_mask = 0;
+	n.flags &= (uint16_t)~(SL_FF_CHECK_OVERLAP | SL_FF_RESET_COUNTS);
+	sl_flow_format_match(&n.match, match, sizeof(match));
+	sl_flow_format(&n, text, sizeof(text));
+	snprintf(key, sizeof(key), "%03u %05u %s", n.table_id, 65535u - n.priority, match);
+	v[s->n].key = strdup(key);
+	v[s->n].text = strdup(text);
+	if (v[s->n].key == NULL || v[s->n].text == NULL) {
+		free(v[s->n].key);
+		free(v[s->n].text);
+		return -ENOMEM;
+	}
+	v[s->n].file = file;
+	v[s->n].line = line;
+	v[s->n].seq = s->n;
+	s->n++;
+	return 0;
+}
+
+static int
+fset_cmp(const void *a, const void *b)
+{
+	const struct fset_entry *x = a, *y = b;
+	int d = strcmp(x->key, y->key);
+
+	return d != 0 ? d : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Sort by key; of entries with one key keep the last read (ovs-ofctl does the same). */
+static void
+fset_sort(struct flow_set *s)
+{
+	size_t k = 0;
+
+	qsort(s->v, s->n, sizeof(s->v[0]), fset_cmp);
+	for (size_t i = 0; i < s->n; i++) {
+		if (i + 1 < s->n && strcmp(s->v[i].key, s->v[i + 1].key) == 0) {
+			free(s->v[i].key);
+			free(s->v[i].text);
+			continue;
+		}
+		s->v[k++] = s->v[i];
+	}
+	s->n = k;
+}
+
+static int
+fset_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
+                 struct sl_ofp_error *e)
+{
+	static struct sl_flow_spec fs;
+	struct sl_ofp_flow_stats st;
+
+	if (sl_ofp_flow_stats_entry_decode(body, len, ofs, &fs, &st, e) < 0)
+		return -1;
+	if (fset_add(m->user, &fs, NULL, 0) < 0) {
+		snprintf(m->err, ERR_MAX, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Every flow of the switch behind @c; exit code. */
+static int
+fset_read_switch(struct flow_set *s, struct sl_ctl_of *c)
+{
+	static struct sl_ofp_mp_request req;
+	struct mp_ctx m = {.type = SL_OFPMP_FLOW, .entry = fset_stats_entry, .user = s};
+	char err[ERR_MAX] = "";
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.type = SL_OFPMP_FLOW;
+	req.flow.table_id = SL_OFPTT_ALL;
+	req.flow.out_port = SL_PORT_ANY;
+	req.flow.out_group = SL_GROUP_ID_ANY;
+	m.err = err;
+	rc = of_multipart(c, &req, mp_reply, &m, NULL, err, sizeof(err));
+	if (rc < 0)
+		return of_failed("flow stats request", rc, err);
+	fset_sort(s);
+	return 0;
+}
+
+static int
+fset_on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err)
+{
+	struct flow_set *s = arg;
+
+	if (fset_add(s, fs, s->file, err->line) < 0) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The flow lines of @path ("-": stdin); exit code (2 for a syntax error, naming FILE:LINE). */
+static int
+fset_read_file(struct flow_set *s, const char *cmd, const char *path)
+{
+	const struct sl_flowfile_callbacks cb = {.on_flow = fset_on_flow, .ports = &in_names};
+	struct sl_parse_error pe;
+	char buf[ERR_MAX];
+	int rc;
+
+	s->file = path;
+	rc = sl_flowfile_load_cb(strcmp(path, "-") == 0 ? "/dev/stdin" : path, &cb, s, &pe);
+	if (rc < 0 && portmap.ex)
+		return portmap.ex;
+	if (rc < 0) {
+		if (strcmp(path, "-") == 0)
+			snprintf(pe.file, sizeof(pe.file), "-");
+		sl_parse_error_format(&pe, buf, sizeof(buf));
+		if (rc == -ENOMEM) {
+			errmsg("%s", buf);
+			return EXIT_REFUSED;
+		}
+		return usage_error("%s: %s", cmd, buf);
+	}
+	fset_sort(s);
+	return 0;
+}
+
+/*
+ * What a SOURCE names, by ovs-ofctl's rule: a file when it starts with '/'
+ * or '.' (or is "-"), a switch target when it holds a ':', else a file when
+ * one exists by that name, else a switch's instance name (--name).  Fills
+ * @target (a switch) and returns true for a file; exit code in *ex.
+ */
+static bool
+source_is_file(const char *src, char *target, size_t size, int *ex)
+{
+	*ex = 0;
+	if (src[0] == '/' || src[0] == '.' || strcmp(src, "-") == 0)
+		return true;
+	if (strchr(src, ':') != NULL) {
+		snprintf(target, size, "%s", src);
+		return false;
+	}
+	if (access(src, F_OK) == 0)
+		return true;
+	if (sl_ctl_default_target(src, target, size) < 0)
+		*ex = usage_error("'%s' is neither a file nor a switch name (1..64 characters of "
+		                  "A-Z a-z 0-9 _ . -)",
+		                  src);
+	return false;
+}
+
+/* Read SOURCE @src into @s: a file, or the switch it names (connecting to it). */
+static int
+fset_read_source(struct flow_set *s, const char *cmd, const char *src, char *target,
+                 size_t size)
+{
+	struct sl_ctl_of *c;
+	int ex;
+
+	if (source_is_file(src, target, size, &ex))
+		return fset_read_file(s, cmd, src);
+	if (ex != 0)
+		return ex;
+	o.target = target;
+	if ((ex = of_connect(&c)) != 0)
+		return ex;
+	ex = fset_read_switch(s, c);
+	sl_ctl_of_close(c);
+	return ex;
+}
+
+/* A diff line: the flow with its sign, port names with --names. */
+static void
+fset_print(char sign, const struct fset_entry *e)
+{
+	static struct sl_flow_spec fs;
+	char text[4096];
+	const char *t = e->text;
+
+	if (o.names && sl_flow_parse(e->text, &fs, NULL) == 0 &&
+	    sl_flow_format_names(&fs, out_names(), text, sizeof(text)) < (int)sizeof(text))
+		t = text;
+	if (o.json)
+		sl_ctl_jw_stringf(&jw, NULL, "%c%s", sign, t);
+	else
+		printf("%c%s\n", sign, t);
+}
+
+/* ovs-ofctl's exit code for "the sources differ". */
+#define EXIT_DIFFERENT 2
+
+static int
+cmd_diff_flows(const char *src1, const char *src2)
+{
+	struct flow_set a = {0}, b = {0};
+	char t1[160], t2[160];
+	size_t i = 0, j = 0, n_diff = 0;
+	int ex, d;
+
+	/* Port names in the files are the first switch's, read once it is the target. */
+	if (!source_is_file(src1, t1, sizeof(t1), &ex) && ex == 0)
+		o.target = t1;
+	else if (ex == 0 && !source_is_file(src2, t2, sizeof(t2), &ex) && ex == 0)
+		o.target = t2;
+	if (ex != 0)
+		return ex;
+	if ((ex = fset_read_source(&a, "diff-flows", src1, t1, sizeof(t1))) != 0 ||
+	    (ex = fset_read_source(&b, "diff-flows", src2, t2, sizeof(t2))) != 0)
+		goto out;
+	if (o.names && (ex = portmap_load(NULL)) != 0)
+		goto out;
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_array_begin(&jw, "lines");
+	}
+	while (i < a.n || j < b.n) {
+		d = i == a.n ? 1 : j == b.n ? -1 : strcmp(a.v[i].key, b.v[j].key);
+		if (d < 0) {
+			fset_print('-', &a.v[i++]);
+			n_diff++;
+		} else if (d > 0) {
+			fset_print('+', &b.v[j++]);
+			n_diff++;
+		} else {
+			if (strcmp(a.v[i].text, b.v[j].text) != 0) {
+				fset_print('-', &a.v[i]);
+				fset_print('+', &b.v[j]);
+				n_diff++;
+			}
+			i++;
+			j++;
+		}
+	}
+	if (o.json) {
+		sl_ctl_jw_array_end(&jw);
+		sl_ctl_jw_u64(&jw, "differences", n_diff);
+		sl_ctl_jw_object_end(&jw);
+	}
+	ex = n_diff ? EXIT_DIFFERENT : 0;
+out:
+	fset_free(&a);
+	fset_free(&b);
+	return ex;
+}
+
+/* The flow of @e as a spec (its text reads back: sl_flow_format's promise). */
+static int
+fset_spec(const struct fset_entry *e, struct sl_flow_spec *fs)
+{
+	struct sl_parse_error pe;
+	char buf[ERR_MAX];
+
+	if (sl_flow_parse(e->text, fs, &pe) == 0)
+		return 0;
+	sl_parse_error_format(&pe, buf, sizeof(buf));
+	errmsg("replace-flows: cannot restate the switch's flow '%s': %s", e->text, buf);
+	return -EINVAL;
+}
+
+/* Does @text carry the low_latency keyword?  (Flags print before "priority=".) */
+static bool
+text_low_latency(const char *text)
+{
+	const char *p = strstr(text, "priority=");
+	const char *ll = strstr(text, "low_latency, ");
+
+	return ll != NULL && p != NULL && ll < p;
+}
+
+/* One flow_mod of replace-flows, plus its low_latency mark when that changes. */
+static int
+replace_append(struct batch *b, uint8_t command, const struct fset_entry *e, bool ll_was)
+{
+	static struct sl_ofp_flow_mod fm;
+	bool ll;
+	int rc;
+
+	flow_mod_init(&fm, command);
+	if (fset_spec(e, &fm.spec) < 0)
+		return -EINVAL;
+	ll = fm.spec.flags & SL_FF_LOW_LATENCY;
+	fm.spec.flags &= (uint16_t)~SL_FF_LOW_LATENCY;
+	if ((rc = sl_ofp_flow_mod_encode(&b->msgs, 0, &fm)) == 0 &&
+	    (rc = batch_add_origin(b, e->file, e->line)) == 0 && e->file == NULL)
+		snprintf(b->origins[b->n - 1].what, sizeof(b->origins[0].what), "deleting %s",
+		         e->text);
+	if (rc == 0 && command != SL_OFPFC_DELETE_STRICT && ll != ll_was)
+		rc = ll_set_append_cmd(b, ll ? SL_OFPX_LL_SET_ON : SL_OFPX_LL_SET_OFF, &fm.spec,
+		                       true, e->file, e->line);
+	if (rc == -EMSGSIZE)
+		errmsg("replace-flows: %s:%u: flow too large for one OpenFlow message", e->file,
+		       e->line);
+	else if (rc == -ENOMEM)
+		errmsg("out of memory");
+	return rc;
+}
+
+/* The text of a flow up to its actions: equal heads differ in the actions alone. */
+static bool
+same_but_actions(const char *x, const char *y)
+{
+	const char *ax = strstr(x, " actions="), *ay = strstr(y, " actions=");
+
+	return ax && ay && ax - x == ay - y && strncmp(x, y, (size_t)(ax - x)) == 0;
+}
+
+/*
+ * replace-flows [SWITCH] FILE: make the switch's flows FILE's with the
+ * fewest flow_mods, in one batch closed by a barrier: a DELETE_STRICT for
+ * each flow only the switch has, then a MODIFY_STRICT where only the actions
+ * differ (counters and duration kept), an ADD where the cookie, a timeout or
+ * a flag differs or the flow is new.  Equal flows are not touched.
+ */
+static int
+cmd_replace_flows(int argc, char **argv)
+{
+	const char *path = argv[argc - 1];
+	struct flow_set file = {0}, sw = {0};
+	struct batch b = {.label = "replace-flows"};
+	unsigned n_add = 0, n_mod = 0, n_del = 0, n_same = 0;
+	struct sl_ctl_of *c = NULL;
+	char target[160];
+	size_t i = 0, j = 0;
+	int ex, rc = 0, d;
+
+	if (argc == 2) {
+		if (source_is_file(argv[0], target, sizeof(target), &ex) && ex == 0)
+			return usage_error("replace-flows: '%s' is no switch (SWITCH is a target "
+			                   "such as unix:PATH or tcp:HOST:PORT, or an instance name)",
+			                   argv[0]);
+		if (ex != 0)
+			return ex;
+		o.target = target;
+	}
+	sl_ofp_buf_init(&b.msgs);
+	if ((ex = fset_read_file(&file, "replace-flows", path)) != 0 || (ex = of_connect(&c)) != 0 ||
+	    (ex = fset_read_switch(&sw, c)) != 0)
+		goto out;
+	/* Deletes first, as ovs-ofctl: an ADD below never collides with a flow on its way out. */
+	for (i = 0, j = 0; j < sw.n && rc == 0; j++) {
+		while (i < file.n && strcmp(file.v[i].key, sw.v[j].key) < 0)
+			i++;
+		if (i == file.n || strcmp(file.v[i].key, sw.v[j].key) != 0) {
+			rc = replace_append(&b, SL_OFPFC_DELETE_STRICT, &sw.v[j], false);
+			n_del++;
+		}
+	}
+	for (i = 0, j = 0; i < file.n && rc == 0; i++) {
+		while (j < sw.n && strcmp(sw.v[j].key, file.v[i].key) < 0)
+			j++;
+		d = j == sw.n ? -1 : strcmp(file.v[i].key, sw.v[j].key);
+		if (d != 0) {
+			rc = replace_append(&b, SL_OFPFC_ADD, &file.v[i], false);
+			n_add++;
+		} else if (strcmp(file.v[i].text, sw.v[j].text) == 0) {
+			n_same++;
+		} else {
+			bool mod = same_but_actions(file.v[i].text, sw.v[j].text);
+			rc = replace_append(&b, mod ? SL_OFPFC_MODIFY_STRICT : SL_OFPFC_ADD,
+			                    &file.v[i], text_low_latency(sw.v[j].text));
+			mod ? n_mod++ : n_add++;
+		}
+	}
+	if (rc < 0) {
+		ex = EXIT_REFUSED; /* replace_append said why */
+		goto out;
+	}
+	if (o.json) {
+		sl_ctl_jw_object_begin(&jw, NULL);
+		sl_ctl_jw_u64(&jw, "added", n_add);
+		sl_ctl_jw_u64(&jw, "modified", n_mod);
+		sl_ctl_jw_u64(&jw, "deleted", n_del);
+		sl_ctl_jw_u64(&jw, "unchanged", n_same);
+	}
+	ex = batch_send(&b, c);
+	if (o.json)
+		sl_ctl_jw_object_end(&jw);
+out:
+	sl_ctl_of_close(c);
+	batch_free(&b);
+	fset_free(&file);
+	fset_free(&sw);
+	return ex;
 }
 
 /*
@@ -3773,6 +4317,8 @@ enum {
 	OPT_SORT,
 	OPT_RSORT,
 	OPT_HEX,
+	OPT_NAMES, /* global, like --json: no per-command bit */
+	OPT_NO_NAMES,
 };
 
 /* Which per-command options each command takes. */
@@ -3806,6 +4352,8 @@ static const struct {
     {"fwd-mode", true, 0, 0, 0},
     {"mod-flows", true, 1u << (OPT_STRICT - OPT_STRICT), 1, -1},
     {"del-flows", true, 1u << (OPT_STRICT - OPT_STRICT), 0, -1},
+    {"diff-flows", true, 0, 2, 2},
+    {"replace-flows", true, 0, 1, 2},
     {"dump-states", true, 0, 1, 1},
     {"set-state", true, 0, 3, 6},
     {"add-states", true, 0, 1, 1},
@@ -3862,6 +4410,8 @@ main(int argc, char **argv)
 	    {"sort", optional_argument, NULL, OPT_SORT},
 	    {"rsort", optional_argument, NULL, OPT_RSORT},
 	    {"hex", required_argument, NULL, OPT_HEX},
+	    {"names", no_argument, NULL, OPT_NAMES},
+	    {"no-names", no_argument, NULL, OPT_NO_NAMES},
 	    {NULL, 0, NULL, 0},
 	};
 	unsigned given = 0, ci;
@@ -3942,6 +4492,10 @@ main(int argc, char **argv)
 		case OPT_NO_STATS:
 			o.no_stats = true;
 			given |= 1u << (opt - OPT_STRICT);
+			break;
+		case OPT_NAMES:
+		case OPT_NO_NAMES:
+			o.names = opt == OPT_NAMES;
 			break;
 		case OPT_HEX:
 			o.hex = optarg;
@@ -4024,6 +4578,10 @@ main(int argc, char **argv)
 		ex = cmd_set_fwd_mode(text);
 	} else if (strcmp(cmd, "del-flows") == 0) {
 		ex = cmd_del_flows(text ? text : "");
+	} else if (strcmp(cmd, "diff-flows") == 0) {
+		ex = cmd_diff_flows(argv[optind + 1], argv[optind + 2]);
+	} else if (strcmp(cmd, "replace-flows") == 0) {
+		ex = cmd_replace_flows(nargs, argv + optind + 1);
 	} else if (strcmp(cmd, "add-states") == 0) {
 		ex = cmd_add_states(argv[optind + 1]);
 	} else if (strcmp(cmd, "set-state") == 0) {
