@@ -10,7 +10,7 @@ cd "$root"
 apt_pkgs=(build-essential meson ninja-build pkg-config python3 python3-venv python3-pip
 	  dpdk dpdk-dev libdpdk-dev libpcap-dev libssl-dev openssl iproute2 tcpdump clang libclang-rt-14-dev
 	  openvswitch-common openvswitch-switch openvswitch-testcontroller iperf3 iputils-ping ethtool tmux
-	  mininet net-tools prometheus)
+	  mininet net-tools prometheus pandoc man-db)
 
 log() { printf '[setup] %s\n' "$*"; }
 
@@ -66,6 +66,10 @@ fi
 if [[ ! -f build/build.ninja ]]; then
 	log "meson setup build"
 	meson setup build --buildtype=release -Dcpu="${SL_CPU:-native}" >/dev/null
+elif command -v pandoc >/dev/null && ! grep -q 'docs/man/sluicectl.8' build/build.ninja; then
+	# Configured before pandoc was installed: the man pages need a new look for it.
+	log "meson setup --reconfigure build (man pages)"
+	meson setup --reconfigure build >/dev/null
 fi
 log "ninja -C build"
 ninja -C build >/dev/null
