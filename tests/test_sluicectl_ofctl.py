@@ -183,6 +183,16 @@ def test_replace_flows(env: Env) -> None:
     assert (doc["messages"], doc["unchanged"]) == (0, 4), doc
     assert ctl.ok("replace-flows", env.target, target) == ""
 
+    # low_latency is a mark of its own (SL_OFPX_LL_SET): set and cleared as the file says.
+    ll = write(env.tmp / "ll.flows", STARTUP, "low_latency,priority=50,udp actions=output:2")
+    assert ctl.json("replace-flows", ll)["added"] == 1
+    assert "low_latency, priority=50,udp actions=output:2" in ctl.ok("dump-flows")
+    assert ctl("diff-flows", env.target, ll).returncode == 0
+    plain = write(env.tmp / "plain.flows", STARTUP, "priority=50,udp actions=output:2")
+    assert ctl.json("replace-flows", plain)["added"] == 1
+    assert "low_latency" not in ctl.ok("dump-flows")
+    assert ctl("diff-flows", env.target, plain).returncode == 0
+
     refused = write(env.tmp / "refused.flows", STARTUP,
                     "table=1,priority=4,ip actions=group:77")
     r = ctl("replace-flows", refused)
