@@ -2661,7 +2661,10 @@ cmd_replace_flows(int argc, char **argv)
 			bool mod = same_but_actions(file.v[i].text, sw.v[j].text);
 			rc = replace_append(&b, mod ? SL_OFPFC_MODIFY_STRICT : SL_OFPFC_ADD,
 			                    &file.v[i], text_low_latency(sw.v[j].text));
-			mod ? n_mod++ : n_add++;
+			if (mod)
+				n_mod++;
+			else
+				n_add++;
 		}
 	}
 	if (rc < 0) {
