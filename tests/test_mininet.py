@@ -16,8 +16,7 @@ from sluice import testing
 SYS_PY = "/usr/bin/python3"
 
 SCRIPT = textwrap.dedent("""
-    import json, sys
-    sys.path.insert(0, {src!r})
+    import json
     from mininet.log import setLogLevel
     from mininet.net import Mininet
     from mininet.topo import LinearTopo
@@ -32,7 +31,7 @@ SCRIPT = textwrap.dedent("""
         pids = [s.sluice_pid for s in net.switches]
     finally:
         net.stop()
-    print("RESULT " + json.dumps({{"loss": loss, "pids": pids}}))
+    print("RESULT " + json.dumps({"loss": loss, "pids": pids}))
 """)
 
 
@@ -42,8 +41,7 @@ def _mininet_ok() -> bool:
 
 
 HYPERCUBE = textwrap.dedent("""
-    import json, os, signal, socket, subprocess, sys, time
-    sys.path.insert(0, {src!r})
+    import json, os, signal, socket, subprocess, time
     from mininet.log import setLogLevel
     from mininet.net import Mininet
     from mininet.node import RemoteController
@@ -60,7 +58,7 @@ HYPERCUBE = textwrap.dedent("""
     ctl = subprocess.Popen([{venv_py!r}, "-m", "sluice.apps.run", "--ofp-tcp-listen-port",
                             str(port), "flexforward"], start_new_session=True,
                            stdout=open(cfg_path + ".log", "w"), stderr=subprocess.STDOUT,
-                           env=dict(os.environ, SLUICE_FF_CONFIG=cfg_path, PYTHONPATH={src!r}))
+                           env=dict(os.environ, SLUICE_FF_CONFIG=cfg_path))
     res = {{}}
     try:
         for _ in range(300):
@@ -107,13 +105,13 @@ def test_mininet_hypercube_with_flexforward_controller(tmp_path: object) -> None
         pytest.skip("needs Mininet (Debian mininet) and network namespaces")
     src = str(testing.REPO / "python" / "src")
     d = str(tmp_path)
-    script = HYPERCUBE.format(src=src, port=testing.free_tcp_port(), ctl=f"{d}/ctl.sock",
+    script = HYPERCUBE.format(port=testing.free_tcp_port(), ctl=f"{d}/ctl.sock",
                               cfg=f"{d}/ff.json", venv_py=sys.executable)
     with testing.Topology() as topo:
         ns = topo.add_netns("mnh")
         r = subprocess.run(["ip", "netns", "exec", ns, SYS_PY, "-c", script],
                            capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO)))
+                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO), PYTHONPATH=src))
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
     assert r.returncode == 0 and lines, r.stdout + r.stderr
     res = json.loads(lines[0][7:])
@@ -132,9 +130,9 @@ def test_mininet_linear_topology_pings() -> None:
     src = str(testing.REPO / "python" / "src")
     with testing.Topology() as topo:
         ns = topo.add_netns("mn")
-        r = subprocess.run(["ip", "netns", "exec", ns, SYS_PY, "-c", SCRIPT.format(src=src)],
+        r = subprocess.run(["ip", "netns", "exec", ns, SYS_PY, "-c", SCRIPT],
                            capture_output=True, text=True, timeout=180,
-                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO)))
+                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO), PYTHONPATH=src))
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
     assert r.returncode == 0 and lines, r.stdout + r.stderr
     res = json.loads(lines[0][7:])

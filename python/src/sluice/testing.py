@@ -77,8 +77,16 @@ _live_paths: set[str] = set()
 
 
 def sluice_binary() -> Path:
-    """$SLUICE_BIN, else build/app/sluice of this repository."""
-    return Path(os.environ.get("SLUICE_BIN", DEFAULT_BIN))
+    """$SLUICE_BIN, else build/app/sluice of this repository, else ``sluice`` on PATH (the
+    installed package's /usr/bin/sluice), else build/app/sluice (which then does not exist)."""
+    env = os.environ.get("SLUICE_BIN")
+    if env:
+        return Path(env)
+    if not DEFAULT_BIN.exists():
+        found = shutil.which("sluice")
+        if found:
+            return Path(found)
+    return DEFAULT_BIN
 
 
 def sluicectl_binary(sluice_bin: Path | None = None) -> Path:
