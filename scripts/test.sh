@@ -22,6 +22,10 @@ print(" ".join(sorted(os.path.relpath(p, "build-fuzz") for p in paths)))') &&
 echo "== Python package (python/): mypy --strict, unit tests"
 .venv/bin/mypy --config-file python/pyproject.toml python/src/sluice || status=1
 .venv/bin/python -m pytest python/tests -q -p no:cacheprovider || status=1
+echo "== Debian packages (scripts/deb.sh: dpkg-buildpackage from git archive HEAD, lintian)"
+# tests/test_package.py then installs these into an overlay root (dpkg -i, start, -r, -P).
+DEB_BUILD_OPTIONS=nocheck bash scripts/deb.sh build-deb || status=1
+export SLUICE_DEB_DIR="$root/build-deb"
 echo "== system tests (pytest)"
 .venv/bin/python -m pytest tests -q -p no:cacheprovider || status=1
 exit $status
