@@ -179,7 +179,7 @@ def test_install_start_remove_purge(debs: dict[str, Path], tmp_path: Path) -> No
     """Steps: in an overlay root, dpkg -i both packages; import the Python package with the
     system python3; write /etc/sluice/NAME.conf (two net_null ports, no hugepages), run the
     unit's ExecStart for instance NAME as systemd would, query it with sluicectl -n NAME,
-    `systemctl enable sluice@NAME`, stop it with the unit's KillSignal; dpkg -r; dpkg -P.
+    `systemd-analyze verify` the unit, `systemctl enable sluice@NAME`, stop it with the unit's KillSignal; dpkg -r; dpkg -P.
     Verify: install and removal succeed; installing enables and starts nothing; import
     sluice.mininet works with no PYTHONPATH and finds /usr/bin/sluice and the package's
     version; the switch comes up with both ports and exits 0 on SIGTERM; after dpkg -r only the
@@ -239,6 +239,7 @@ EOF
             sleep 0.1
         done
         sluicectl -n {name} show
+        systemd-analyze verify /{UNIT} && echo "unit verified"
         systemctl enable sluice@{name}.service
         kill -{kill_signal.group(1)} $pid
         rc=0; wait $pid || rc=$?
@@ -247,7 +248,7 @@ EOF
     out = root.check(service, timeout=120)
     assert re.search(r"^\s+1\s+net_null0\s", out, re.M), out
     assert re.search(r"^\s+2\s+net_null1\s", out, re.M), out
-    assert "exit status 0" in out, out
+    assert "exit status 0" in out and "unit verified" in out, out
 
     root.check("dpkg -r sluice python3-sluice")
     left = [p for p in root.changed()
