@@ -90,7 +90,7 @@ def acl_rules(n: int, seed: int = SEED) -> list[tuple[int, int, int, int, int]]:
     rng = random.Random(seed)
     benign = benign_keys()
     seen: set[tuple[int, int]] = set()
-    out = []
+    out: list[tuple[int, int, int, int, int]] = []
     while len(out) < n:
         sm, dm = rng.getrandbits(32), rng.getrandbits(32)
         if (sm, dm) in seen or (sm | dm) == 0:
