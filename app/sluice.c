@@ -41,6 +41,7 @@
 #include <sys/un.h>
 
 #include "sl_config.h"
+#include "options.h"
 #include "../src/core/core.h"
 #include "../src/flowfile/flowfile.h"
 #include "../src/log/log.h"
@@ -57,57 +58,6 @@
 #define EXIT_USAGE 2
 #define SAMPLES_MAX 3600
 
-struct options {
-	const char *ports[SL_PORTS_MAX];
-	struct sl_port_args port_args[SL_PORTS_MAX]; /* the ports split, numbered */
-	unsigned n_ports;
-	unsigned max_port_no;  /* the highest port number given at start */
-	bool no_local;         /* --no-local: no LOCAL port (a TAP named after the switch) */
-	const char *flows_file;
-	const char *restore_file; /* --restore: a `sluicectl save` file, loaded after --flows */
-	const char *flows[256]; /* --flow, in order, after the file */
-	unsigned n_flows;
-	double duration;       /* seconds; 0 = until a signal */
-	double stats_interval; /* seconds; 0 = no periodic stats */
-	unsigned burst;
-	unsigned mbufs;
-	const char *json_path;
-	bool dump_flows;
-	bool check_only;
-	bool quiet;
-	bool no_cache;
-	bool no_ffp;                 /* --no-ffp (issue 6) */
-	bool ffp_no_model;           /* --ffp-no-cost-model */
-	bool no_ffp_path;            /* --no-flow-cache (--no-ffp-path) */
-	struct sl_ffp_auto ffp_auto; /* --ffp-auto PPS[:MIN_TIMEOUT] */
-	unsigned chain_warn;   /* warn when a goto chain reaches this many tables (0 = off) */
-	const char *controllers[16]; /* --controller targets */
-	unsigned n_controllers;
-	struct sl_tls_files tls;     /* --private-key, --certificate, --ca-cert */
-	uint64_t dpid;
-	enum sl_fail_mode fail_mode;
-	double probe_interval; /* seconds */
-	double pin_rate;       /* packet-ins per second, 0 = no limit */
-	bool verbose;
-	const char *name;      /* instance: EAL file prefix, mgmt socket name */
-	const char *mgmt;      /* mgmt socket path, "none", or NULL (default path) */
-	int mgmt_gid;          /* --mgmt-group: group of the mgmt and telemetry sockets, -1: none */
-	const char *metrics;   /* --metrics [ADDR:]PORT: Prometheus exporter, or NULL */
-	const char *log_levels[32]; /* --log-level TYPE:LEVEL, in order */
-	unsigned n_log_levels;
-	bool dumpcap;          /* multi-process EAL so dpdk-dumpcap can attach */
-	unsigned workers;      /* datapath worker lcores */
-	bool dispatch_io;      /* I/O core + worker rings (else RSS: a queue per worker) */
-	int sched;             /* enum sl_sched (I/O dispatch) */
-	double sched_threshold;
-	unsigned worker_ring;  /* slots of each worker ring (I/O dispatch) */
-	unsigned rx_queues;    /* rx queues per port (0: one per worker, or 1 with an I/O core) */
-	const char *io_opt;    /* an I/O-dispatch-only option given (for the error message) */
-	const char *fwd_mode;  /* --fwd-mode text (src/fwd) */
-	struct sl_fwd_params fwd_params;
-	unsigned idle_sleep_max; /* --idle-sleep-max, us (0: pure polling) */
-};
-
 static volatile sig_atomic_t quit_signal;
 static volatile sig_atomic_t hup_signal;
 
@@ -123,562 +73,6 @@ static void
 on_signal(int sig)
 {
 	quit_signal = sig;
-}
-
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: sluice [OPTIONS] [-- EAL-OPTIONS]\n"
-		"A DPDK OpenFlow 1.3 software switch.\n\n"
-		"Ports and rules:\n"
-		"  -p, --port DEVARGS[,name=NAME][,ofport=N]\n"
-		"                           add a port (OpenFlow port 1, 2, ... in order, or N); any\n"
-		"                           DPDK devargs: net_pcap0,rx_pcap=in.pcap, net_null0, net_tap0,\n"
-		"                           net_af_packet0,iface=veth0, net_ring0, 0000:01:00.0, ...;\n"
-		"                           NAME defaults to iface= (af_packet, af_xdp, tap), else\n"
-		"                           the device name.  At run time: sluicectl add-port/del-port\n"
-		"      --no-local           no LOCAL port (by default a TAP interface named after the\n"
-		"                           switch, down until you bring it up, as Open vSwitch's\n"
-		"                           bridge port; skipped with a warning when it cannot be made)\n"
-		"  -f, --flows FILE         startup flow file (ovs-ofctl flow syntax, plus table\n"
-		"                           declarations: table=2,kind=lpm,fields=nw_dst)\n"
-		"  -F, --flow FLOW          add one flow (repeatable), after the file\n"
-		"      --restore FILE       what `sluicectl save FILE` wrote (tables, forwarding\n"
-		"                           modes, meters, groups, flows), after --flows\n"
-		"OpenFlow:\n"
-		"  -C, --controller TARGET  controller channel (repeatable): tcp:HOST[:PORT] (connect,\n"
-		"                           default port 6653; HOST an IP or a host name), ptcp:PORT[:IP] (listen, e.g. for\n"
-		"                           ovs-ofctl; IP default 127.0.0.1), unix:PATH, punix:PATH;\n"
-		"                           with TLS: ssl:HOST[:PORT], pssl:PORT[:IP] (IP default\n"
-		"                           127.0.0.1)\n"
-		"      --private-key FILE   TLS: this switch's private key (PEM), for ssl:/pssl:\n"
-		"      --certificate FILE   TLS: this switch's certificate (PEM)\n"
-		"      --ca-cert FILE       TLS: the CA certificate peers must be signed by (PEM);\n"
-		"                           peers without a certificate from this CA are refused\n"
-		"      --dpid HEX           datapath id (default: from the first port's MAC)\n"
-		"      --fail-mode MODE     secure | standalone (default standalone: a learning\n"
-		"                           switch while controllers are configured but none is up)\n"
-		"      --probe-interval SEC echo keepalive interval (default 5, 0 = off)\n"
-		"      --packet-in-rate PPS packet-ins per second to controllers (default 10000,\n"
-		"                           0 = no limit)\n"
-		"  -v, --verbose            log OpenFlow connections and refused messages\n"
-		"                           (same as --log-level ofswitch:info --log-level ofconn:info)\n"
-		"Management:\n"
-		"  -n, --name NAME          instance name (default: the EAL --file-prefix if given,\n"
-		"                           else \"sluice\"): the EAL file prefix, so\n"
-		"                           'dpdk-telemetry.py -f NAME' and 'sluicectl -n NAME' find it\n"
-		"      --mgmt PATH|none     OpenFlow management socket for sluicectl and ovs-ofctl\n"
-		"                           (default /run/sluice/NAME.mgmt; none: no socket)\n"
-		"      --mgmt-group GROUP   group (name or number) that may use the management and\n"
-		"                           telemetry sockets (mode 0660 always; default: root's)\n"
-		"      --metrics [ADDR:]PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
-		"                           (ADDR default 127.0.0.1; [IPV6]:PORT; docs/user-guide.md)\n"
-		"      --log-level TYPE:LEVEL  log level of a type (repeatable): sluice.* or a\n"
-		"                           component (app, mgmt, capture, ofswitch, ofconn,\n"
-		"                           pipeline, worker, port) or a DPDK type (lib.eal);\n"
-		"                           LEVEL emerg..debug or 1..8; default notice.  At run\n"
-		"                           time: sluicectl log TYPE LEVEL\n"
-		"      --dumpcap            let dpdk-dumpcap attach (multi-process EAL; needs free\n"
-		"                           hugepages); sluicectl capture works without it\n"
-		"Run:\n"
-		"  -d, --duration SEC       stop after SEC seconds (default: run until SIGINT/SIGTERM)\n"
-		"  -s, --stats-interval SEC print counters every SEC seconds (default 1, 0 = off)\n"
-		"  -b, --burst N            rx burst size, 1..%d (default %d)\n"
-		"  -w, --workers N          datapath worker lcores (default 1)\n"
-		"      --dispatch rss|io    several workers: rss = each worker polls its own rx\n"
-		"                           queue of every port (default); io = one more lcore\n"
-		"                           receives and schedules packets to the workers' rings\n"
-		"      --scheduler NAME     io dispatch: rr | crc32 | hrw | adaptive | ordered\n"
-		"                           (default adaptive; at run time: sluicectl dispatch)\n"
-		"      --sched-threshold T  load factor (ring fill, 0..1) above which adaptive and\n"
-		"                           ordered move a Subflow off a worker (default 0.25)\n"
-		"      --worker-ring N      io dispatch: slots of each worker ring (power of two,\n"
-		"                           64..65536, default 1024)\n"
-		"      --rx-queues N        rx queues of every port (default: one per worker, or\n"
-		"                           one with --dispatch io); worker i polls queues i,\n"
-		"                           i + workers, ...; the I/O core polls them all (more\n"
-		"                           queues: more ring room for bursts and stalls)\n"
-		"  -m, --mbufs N            mbufs in the pool (default 32768)\n"
-		"  -j, --json FILE          write final counters and per-interval rates as JSON\n"
-		"  -D, --dump-flows         print the installed flows before starting\n"
-		"  -c, --check              load and validate the flow file, then exit\n"
-		"  -q, --quiet              no periodic stats\n"
-		"      --chain-warn N       log a warning when the installed flows make a goto\n"
-		"                           chain of N tables, or packets traverse one (the\n"
-		"                           longest loss-free chain found by the decomposition\n"
-		"                           bench; both lengths are in 'sluicectl stats datapath')\n"
-		"      --no-cache           no decision cache before mask tables (measures the\n"
-		"                           classifiers alone; results are the same)\n"
-		"      --no-ffp             no fast forwarding path for low-latency entries\n"
-		"                           (pipeline only; results are the same)\n"
-		"      --ffp-no-cost-model  a fast-path LUT before every mask/lpm table with\n"
-		"                           low-latency entries, even where it does not pay\n"
-		"      --no-flow-cache      no whole-pipeline flow cache (path records): every\n"
-		"                           packet crosses the tables (docs/ffp.md; results\n"
-		"                           are the same); --no-ffp-path is the old name\n"
-		"      --ffp-auto PPS[:T]   auto-promote entries without timeouts (or with\n"
-		"                           timeouts >= T s) hit >= PPS times a second\n"
-		"      --fwd-mode MODES     forwarding modes (docs/flexforward.md): openflow (default)\n"
-		"                           or e.g. 'hypercube:addr=5,nbr=4@1,nbr=7@2;keyflow:key=13';\n"
-		"                           overrides a 'fwd-mode=MODES' line of the flow file\n"
-		"      --idle-sleep-max US  sleep when idle, backing off up to US microseconds\n"
-		"                           (default 0: poll all the time; at most 100000)\n"
-		"  -V, --version            print the version\n"
-		"  -h, --help               this help\n\n"
-		"Default EAL options (when none follow '--'): -l 0,1 (or -l 0 on one CPU); with\n"
-		"several workers --lcores mapping lcore i to CPU 1 + (i - 1) %% (CPUs - 1);\n"
-		"--no-huge -m 1024 --no-pci when no hugepages are free, else --in-memory (unless\n"
-		"--dumpcap), and --file-prefix=NAME (added to your EAL options when missing).\n"
-		"Stats: sluicectl stats|monitor, or dpdk-telemetry.py -f NAME (/sluice/... commands,\n"
-		"docs/telemetry.md).  Logs go to stderr with UTC timestamps.\n"
-		"Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.\n",
-		SL_BURST_MAX, SL_BURST_DEFAULT);
-}
-
-static int
-parse_number(const char *opt, const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end != '\0' || v < lo || v > hi) {
-		fprintf(stderr, "sluice: %s: invalid value '%s' (expected %g..%g)\n", opt, s, lo, hi);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-/* A whole number in [lo, hi] (counts: workers, queues). */
-static int
-parse_whole(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	double v;
-
-	if (parse_number(opt, s, lo, hi, &v) < 0)
-		return -EINVAL;
-	if (v != (unsigned)v) {
-		fprintf(stderr, "sluice: %s: invalid value '%s' (expected a whole number)\n", opt, s);
-		return -EINVAL;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
-/* Instance names become file and directory names: keep them plain. */
-static bool
-name_valid(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 40 || s[0] == '.' || s[0] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
-			return false;
-	return true;
-}
-
-/*
- * Split the -p arguments (name=, ofport= are Sluice's) and number the
- * ports: ofport=N where given, else the lowest free numbers in order.
- * Names and numbers must not repeat.
- */
-static int
-port_args_number(struct options *o)
-{
-	bool used[SL_PORTS_MAX + 1] = {false};
-	char err[512];
-	uint32_t next = 1;
-
-	for (unsigned i = 0; i < o->n_ports; i++) {
-		struct sl_port_args *a = &o->port_args[i];
-		if (sl_port_args_parse(o->ports[i], a, err, sizeof(err)) < 0) {
-			fprintf(stderr, "sluice: --port: %s\n", err);
-			return -1;
-		}
-		if (a->of_no != 0 && used[a->of_no]) {
-			fprintf(stderr, "sluice: --port %s: ofport=%u is given twice\n", o->ports[i],
-				a->of_no);
-			return -1;
-		}
-		used[a->of_no] = a->of_no != 0;
-		for (unsigned j = 0; j < i && a->name[0]; j++)
-			if (strcmp(o->port_args[j].name, a->name) == 0) {
-				fprintf(stderr, "sluice: --port %s: name=%s is given twice\n",
-					o->ports[i], a->name);
-				return -1;
-			}
-	}
-	for (unsigned i = 0; i < o->n_ports; i++) {
-		struct sl_port_args *a = &o->port_args[i];
-		while (a->of_no == 0 && used[next])
-			next++;
-		if (a->of_no == 0) {
-			a->of_no = next;
-			used[next] = true;
-		}
-		o->max_port_no = SL_MAX(o->max_port_no, a->of_no);
-	}
-	return 0;
-}
-
-/* Parse Sluice's options; returns the index of the first EAL argument, or -1 on error. */
-static int
-parse_options(int argc, char **argv, struct options *o, int *exit_now)
-{
-	static const struct option longopts[] = {
-		{"port", required_argument, NULL, 'p'},
-		{"flows", required_argument, NULL, 'f'},
-		{"restore", required_argument, NULL, 0x104},
-		{"flow", required_argument, NULL, 'F'},
-		{"duration", required_argument, NULL, 'd'},
-		{"stats-interval", required_argument, NULL, 's'},
-		{"burst", required_argument, NULL, 'b'},
-		{"mbufs", required_argument, NULL, 'm'},
-		{"json", required_argument, NULL, 'j'},
-		{"dump-flows", no_argument, NULL, 'D'},
-		{"check", no_argument, NULL, 'c'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"no-cache", no_argument, NULL, 'N'},
-		{"no-local", no_argument, NULL, 0x106},
-		{"no-ffp", no_argument, NULL, 0x601},
-		{"ffp-no-cost-model", no_argument, NULL, 0x602},
-		{"no-ffp-path", no_argument, NULL, 0x604},
-		{"no-flow-cache", no_argument, NULL, 0x604},
-		{"ffp-auto", required_argument, NULL, 0x603},
-		{"chain-warn", required_argument, NULL, 0x500},
-		{"controller", required_argument, NULL, 'C'},
-		{"private-key", required_argument, NULL, 0x700},
-		{"certificate", required_argument, NULL, 0x701},
-		{"ca-cert", required_argument, NULL, 0x702},
-		{"dpid", required_argument, NULL, 'I'},
-		{"fail-mode", required_argument, NULL, 'M'},
-		{"probe-interval", required_argument, NULL, 'P'},
-		{"packet-in-rate", required_argument, NULL, 'R'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"name", required_argument, NULL, 'n'},
-		{"mgmt", required_argument, NULL, 'G'},
-		{"mgmt-group", required_argument, NULL, 0x103},
-		{"metrics", required_argument, NULL, 0x105},
-		{"log-level", required_argument, NULL, 'L'},
-		{"dumpcap", no_argument, NULL, 'U'},
-		{"workers", required_argument, NULL, 'w'},
-		{"dispatch", required_argument, NULL, 'X'},
-		{"scheduler", required_argument, NULL, 'S'},
-		{"sched-threshold", required_argument, NULL, 'T'},
-		{"worker-ring", required_argument, NULL, 'W'},
-		{"rx-queues", required_argument, NULL, 0x102},
-		{"fwd-mode", required_argument, NULL, 0x100},
-		{"idle-sleep-max", required_argument, NULL, 0x101},
-		{"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	double v;
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->stats_interval = 1;
-	o->burst = SL_BURST_DEFAULT;
-	o->mbufs = 32768;
-	o->fail_mode = SL_FAIL_MODE_STANDALONE;
-	o->probe_interval = 5;
-	o->pin_rate = 10000;
-	o->workers = 1;
-	o->mgmt_gid = -1;
-	o->sched = SL_SCHED_ADAPTIVE;
-	o->sched_threshold = SL_DISPATCH_THRESHOLD_DEFAULT;
-	o->worker_ring = 1024;
-	*exit_now = -1;
-	while ((c = getopt_long(argc, argv, "p:f:F:d:s:b:m:j:DcqVhC:vn:w:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'w':
-			if (parse_whole("--workers", optarg, 1, SL_DISPATCH_WORKERS_MAX, &o->workers) < 0)
-				return -1;
-			break;
-		case 'X':
-			if (strcmp(optarg, "rss") != 0 && strcmp(optarg, "io") != 0) {
-				fprintf(stderr, "sluice: --dispatch: invalid value '%s' (expected rss or "
-						"io)\n", optarg);
-				return -1;
-			}
-			o->dispatch_io = strcmp(optarg, "io") == 0;
-			break;
-		case 'S':
-			o->io_opt = "--scheduler";
-			o->sched = sl_sched_parse(optarg);
-			if (o->sched < 0) {
-				fprintf(stderr, "sluice: --scheduler: unknown scheduler '%s' (expected rr, "
-						"crc32, hrw, adaptive or ordered)\n", optarg);
-				return -1;
-			}
-			break;
-		case 'T':
-			o->io_opt = "--sched-threshold";
-			if (parse_number("--sched-threshold", optarg, 0, 1, &o->sched_threshold) < 0)
-				return -1;
-			break;
-		case 'W':
-			o->io_opt = "--worker-ring";
-			if (parse_number("--worker-ring", optarg, 64, 65536, &v) < 0)
-				return -1;
-			if (((unsigned)v & ((unsigned)v - 1)) != 0 || v != (unsigned)v) {
-				fprintf(stderr, "sluice: --worker-ring: invalid value '%s' (expected a "
-						"power of two)\n", optarg);
-				return -1;
-			}
-			o->worker_ring = (unsigned)v;
-			break;
-		case 0x102:
-			if (parse_whole("--rx-queues", optarg, 1, SL_RX_QUEUES_MAX, &o->rx_queues) < 0)
-				return -1;
-			break;
-		case 'C':
-			if (o->n_controllers == SL_ARRAY_SIZE(o->controllers)) {
-				fprintf(stderr, "sluice: --controller: at most %zu targets\n",
-					SL_ARRAY_SIZE(o->controllers));
-				return -1;
-			}
-			o->controllers[o->n_controllers++] = optarg;
-			break;
-		case 0x700:
-			o->tls.private_key = optarg;
-			break;
-		case 0x701:
-			o->tls.certificate = optarg;
-			break;
-		case 0x702:
-			o->tls.ca_cert = optarg;
-			break;
-		case 'I': {
-			char *end;
-			errno = 0;
-			o->dpid = strtoull(optarg, &end, 16);
-			if (errno || end == optarg || *end != '\0' || o->dpid == 0) {
-				fprintf(stderr, "sluice: --dpid: invalid value '%s' (expected a "
-						"non-zero hex number)\n",
-					optarg);
-				return -1;
-			}
-			break;
-		}
-		case 'M':
-			if (strcmp(optarg, "secure") == 0) {
-				o->fail_mode = SL_FAIL_MODE_SECURE;
-			} else if (strcmp(optarg, "standalone") == 0) {
-				o->fail_mode = SL_FAIL_MODE_STANDALONE;
-			} else {
-				fprintf(stderr, "sluice: --fail-mode: invalid value '%s' (expected "
-						"secure or standalone)\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case 'P':
-			if (parse_number("--probe-interval", optarg, 0, 3600, &o->probe_interval) < 0)
-				return -1;
-			break;
-		case 'R':
-			if (parse_number("--packet-in-rate", optarg, 0, 1e8, &o->pin_rate) < 0)
-				return -1;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'n':
-			if (!name_valid(optarg)) {
-				fprintf(stderr, "sluice: --name: invalid value '%s' (1-40 characters "
-						"from A-Z a-z 0-9 . _ -)\n",
-					optarg);
-				return -1;
-			}
-			o->name = optarg;
-			break;
-		case 'G':
-			o->mgmt = optarg;
-			break;
-		case 0x103: {
-			struct group *g = getgrnam(optarg);
-			char *end;
-			long gid = g != NULL ? (long)g->gr_gid : strtol(optarg, &end, 10);
-			if (g == NULL && (*optarg == '\0' || *end != '\0' || gid < 0 || gid > INT32_MAX)) {
-				fprintf(stderr, "sluice: --mgmt-group: no group '%s'\n", optarg);
-				return -1;
-			}
-			o->mgmt_gid = (int)gid;
-			break;
-		}
-		case 0x105: {
-			char merr[256];
-			if (sl_metrics_listen_check(optarg, merr, sizeof(merr)) < 0) {
-				fprintf(stderr, "sluice: --metrics: %s\n", merr);
-				return -1;
-			}
-			o->metrics = optarg;
-			break;
-		}
-		case 'L':
-			if (o->n_log_levels == SL_ARRAY_SIZE(o->log_levels)) {
-				fprintf(stderr, "sluice: --log-level: at most %zu\n",
-					SL_ARRAY_SIZE(o->log_levels));
-				return -1;
-			}
-			if (strchr(optarg, ':') == NULL || sl_log_level_parse(strrchr(optarg, ':') + 1) < 0) {
-				fprintf(stderr, "sluice: --log-level: invalid value '%s' (expected "
-						"TYPE:LEVEL, LEVEL one of emerg alert crit err warning "
-						"notice info debug)\n",
-					optarg);
-				return -1;
-			}
-			o->log_levels[o->n_log_levels++] = optarg;
-			break;
-		case 'U':
-			o->dumpcap = true;
-			break;
-		case 0x100: {
-			char ferr[256];
-			if (sl_fwd_params_parse(optarg, &o->fwd_params, ferr, sizeof(ferr)) < 0) {
-				fprintf(stderr, "sluice: --fwd-mode: %s\n", ferr);
-				return -1;
-			}
-			o->fwd_mode = optarg;
-			break;
-		}
-		case 0x101:
-			if (parse_number("--idle-sleep-max", optarg, 0, SL_IDLE_MAX_US, &v) < 0)
-				return -1;
-			o->idle_sleep_max = (unsigned)v;
-			break;
-		case 'p':
-			if (o->n_ports == SL_PORTS_MAX) {
-				fprintf(stderr, "sluice: --port: at most %d ports\n", SL_PORTS_MAX);
-				return -1;
-			}
-			o->ports[o->n_ports++] = optarg;
-			break;
-		case 'f':
-			o->flows_file = optarg;
-			break;
-		case 0x106:
-			o->no_local = true;
-			break;
-		case 0x104:
-			o->restore_file = optarg;
-			break;
-		case 'F':
-			if (o->n_flows == SL_ARRAY_SIZE(o->flows)) {
-				fprintf(stderr, "sluice: --flow: at most %zu; use --flows FILE\n",
-					SL_ARRAY_SIZE(o->flows));
-				return -1;
-			}
-			o->flows[o->n_flows++] = optarg;
-			break;
-		case 'd':
-			if (parse_number("--duration", optarg, 0, 1e7, &o->duration) < 0)
-				return -1;
-			break;
-		case 's':
-			if (parse_number("--stats-interval", optarg, 0, 3600, &o->stats_interval) < 0)
-				return -1;
-			break;
-		case 'b':
-			if (parse_number("--burst", optarg, 1, SL_BURST_MAX, &v) < 0)
-				return -1;
-			o->burst = (unsigned)v;
-			break;
-		case 'm':
-			if (parse_number("--mbufs", optarg, 1024, 1 << 24, &v) < 0)
-				return -1;
-			o->mbufs = (unsigned)v;
-			break;
-		case 'j':
-			o->json_path = optarg;
-			break;
-		case 'D':
-			o->dump_flows = true;
-			break;
-		case 'c':
-			o->check_only = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'N':
-			o->no_cache = true;
-			break;
-		case 0x601:
-			o->no_ffp = true;
-			break;
-		case 0x602:
-			o->ffp_no_model = true;
-			break;
-		case 0x604:
-			o->no_ffp_path = true;
-			break;
-		case 0x603: {
-			char pps[32], *colon;
-			snprintf(pps, sizeof(pps), "%s", optarg);
-			colon = strchr(pps, ':');
-			if (colon != NULL)
-				*colon = '\0';
-			if (parse_number("--ffp-auto", pps, 1, 4294967295.0, &v) < 0)
-				return -1;
-			o->ffp_auto.min_pps = (uint32_t)v;
-			if (colon != NULL) {
-				if (parse_number("--ffp-auto timeout", colon + 1, 0, 65535, &v) < 0)
-					return -1;
-				o->ffp_auto.min_timeout = (uint16_t)v;
-			}
-			o->ffp_auto.enabled = true;
-			break;
-		}
-		case 0x500: {
-			double n;
-			if (parse_number("--chain-warn", optarg, 1, SL_TABLES_MAX, &n) < 0)
-				return -1;
-			o->chain_warn = (unsigned)n;
-			break;
-		}
-		case 'V':
-			printf("sluice %s (%s; OpenFlow 1.3)\n", SL_VERSION, rte_version());
-			*exit_now = 0;
-			return 0;
-		case 'h':
-			usage(stdout);
-			*exit_now = 0;
-			return 0;
-		default:
-			fprintf(stderr, "Try 'sluice --help'.\n");
-			return -1;
-		}
-	}
-	if (optind < argc && strcmp(argv[optind - 1], "--") != 0) {
-		fprintf(stderr, "sluice: unexpected argument '%s' (EAL options go after '--')\n",
-			argv[optind]);
-		return -1;
-	}
-	if (o->io_opt != NULL && !o->dispatch_io) {
-		fprintf(stderr, "sluice: %s applies to the I/O core: add --dispatch io\n", o->io_opt);
-		return -1;
-	}
-	if (o->rx_queues != 0 && !o->dispatch_io && o->rx_queues < o->workers) {
-		fprintf(stderr, "sluice: --rx-queues %u: fewer than the %u workers (each polls its "
-				"own queues; with --dispatch rss at least one each)\n",
-			o->rx_queues, o->workers);
-		return -1;
-	}
-	if (o->n_ports == 0 && !o->check_only) {
-		fprintf(stderr, "sluice: no ports: give at least one --port DEVARGS\n");
-		return -1;
-	}
-	if (port_args_number(o) < 0)
-		return -1;
-	return optind;
 }
 
 static bool
@@ -711,16 +105,29 @@ eal_file_prefix(int argc, char **argv, int first_eal)
 }
 
 /*
- * Build the EAL argv: the user's options after '--' (plus --file-prefix=NAME
- * when they have none), or Sluice's defaults.  Resolves o->name.
+ * Build the EAL argv: the user's options after '--', else the configuration
+ * file's [eal] args (plus --file-prefix=NAME when they have none), or
+ * Sluice's defaults.  Resolves o->name.
  * @return argc, or -1 after printing why.
  */
 static int
 eal_args(int argc, char **argv, int first_eal, struct options *o, char **out, char *storage,
 	 size_t storage_size)
 {
-	const char *prefix = eal_file_prefix(argc, argv, first_eal);
+	const char *prefix;
 	int n = 0;
+
+	if (first_eal >= argc && o->n_eal_args > 0) {
+		/* argv[0] stands in front, as on the command line. */
+		static char *file_argv[SL_ARRAY_SIZE(o->eal_args) + 1];
+		file_argv[0] = argv[0];
+		for (unsigned i = 0; i < o->n_eal_args; i++)
+			file_argv[i + 1] = o->eal_args[i];
+		argv = file_argv;
+		argc = (int)o->n_eal_args + 1;
+		first_eal = 1;
+	}
+	prefix = eal_file_prefix(argc, argv, first_eal);
 
 	if (prefix != NULL && o->name != NULL && strcmp(prefix, o->name) != 0) {
 		fprintf(stderr, "sluice: --name '%s' and EAL --file-prefix '%s' differ; give one\n",
@@ -772,6 +179,10 @@ eal_args(int argc, char **argv, int first_eal, struct options *o, char **out, ch
 }
 
 /* Flow-file callbacks: into the pipeline, errors back with the pipeline's message. */
+
+/* The "line" of a table declared by --table (or the configuration file's [table.N]). */
+#define DECLARED_BY_OPTION UINT_MAX
+
 static int
 on_table(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
 {
@@ -788,8 +199,12 @@ on_table(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
 		sl_table_spec_format(sl_pipeline_table_spec(arg, ts->table_id), b, sizeof(b));
 		if (strcmp(a, b) == 0)
 			return 0;
-		snprintf(err->msg, sizeof(err->msg), "table %u is already declared (line %u)",
-			 ts->table_id, declared_at[ts->table_id]);
+		if (declared_at[ts->table_id] == DECLARED_BY_OPTION)
+			snprintf(err->msg, sizeof(err->msg), "table %u is already declared (by "
+				 "--table or a [table.%u] section)", ts->table_id, ts->table_id);
+		else
+			snprintf(err->msg, sizeof(err->msg), "table %u is already declared "
+				 "(line %u)", ts->table_id, declared_at[ts->table_id]);
 		return -EEXIST;
 	}
 	int rc = sl_pipeline_table_declare(arg, ts, err->msg, sizeof(err->msg));
@@ -884,6 +299,20 @@ load_rules(struct sl_pipeline *pl, const struct options *o)
 	char msg[512];
 	int rc;
 
+	for (unsigned i = 0; i < o->n_tables; i++) {
+		struct sl_table_spec ts;
+		memset(&pe, 0, sizeof(pe));
+		rc = sl_table_spec_parse(o->tables[i], &ts, &pe);
+		pe.line = DECLARED_BY_OPTION;
+		if (rc == 0)
+			rc = on_table(pl, &ts, &pe);
+		if (rc < 0) {
+			pe.line = 0;
+			sl_parse_error_format(&pe, msg, sizeof(msg));
+			fprintf(stderr, "sluice: --table '%s': %s\n", o->tables[i], msg);
+			return rc;
+		}
+	}
 	const char *files[] = {o->flows_file, o->restore_file};
 	for (unsigned i = 0; i < SL_ARRAY_SIZE(files); i++) {
 		const struct sl_flowfile_callbacks cb = {on_table, on_flow,  on_directive, on_group,
@@ -1550,7 +979,7 @@ int
 main(int argc, char **argv)
 {
 	static struct run run;
-	struct options o;
+	static struct options o; /* static: what it owns stays reachable until exit */
 	struct sl_pipeline *pl = NULL;
 	struct rte_mempool *mp = NULL;
 	struct sl_fwd *fwd = NULL;
@@ -1564,11 +993,11 @@ main(int argc, char **argv)
 	unsigned n_targets = 0;
 	int first_eal, exit_now, n_eal, rc, status = EXIT_RUNTIME;
 
-	first_eal = parse_options(argc, argv, &o, &exit_now);
-	if (first_eal < 0)
-		return EXIT_USAGE;
-	if (exit_now >= 0)
-		return exit_now;
+	first_eal = options_parse(argc, argv, &o, &exit_now, false);
+	if (first_eal < 0 || exit_now >= 0) {
+		options_free(&o);
+		return first_eal < 0 ? EXIT_USAGE : exit_now;
+	}
 	/*
 	 * A --json file that cannot be written would lose the run's data at exit:
 	 * check now, without creating it (a run that fails early writes none).
