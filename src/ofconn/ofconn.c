@@ -86,6 +86,7 @@ struct target {
 	struct sl_ofconn *conn;        /* Active: the current connection or NULL. */
 	uint32_t backoff_ms;           /* Active: current backoff, 0 before any failure. */
 	uint64_t next_attempt_ms;      /* Active: when to connect while conn == NULL. */
+	bool removed;                  /* sl_ofconn_mgr_del_target: kept only for its index. */
 };
 
 enum conn_state {
@@ -1404,6 +1405,46 @@ free_t:
 }
 
 int
+sl_ofconn_mgr_del_target(struct sl_ofconn_mgr *mgr, int idx)
+{
+	struct target *t;
+
+	if (idx < 0 || idx >= mgr->n_targets || mgr->targets[idx]->removed)
+		return -ENOENT;
+	t = mgr->targets[idx];
+	t->removed = true;
+	if (t->fd >= 0) {
+		close(t->fd);
+		t->fd = -1;
+	}
+	if (t->unlink_path) {
+		unlink(t->unlink_path);
+		free(t->unlink_path);
+		t->unlink_path = NULL;
+	}
+	/* Its connections end as sl_ofconn_close() ends them; retire() frees them. */
+	for (struct sl_ofconn *c = mgr->conns; c; c = c->next)
+		if (c->target == t && c->state < CS_CLOSING)
+			sl_ofconn_close(c);
+	mlog(mgr, SL_OFCONN_LOG_INFO, false, "%s: removed", t->spec);
+	return 0;
+}
+
+const char *
+sl_ofconn_mgr_target(const struct sl_ofconn_mgr *mgr, int idx)
+{
+	if (idx < 0 || idx >= mgr->n_targets || mgr->targets[idx]->removed)
+		return NULL;
+	return mgr->targets[idx]->spec;
+}
+
+int
+sl_ofconn_mgr_n_targets(const struct sl_ofconn_mgr *mgr)
+{
+	return mgr->n_targets;
+}
+
+int
 sl_ofconn_mgr_listen_port(const struct sl_ofconn_mgr *mgr, int idx)
 {
 	if (idx < 0 || idx >= mgr->n_targets)
@@ -1451,6 +1492,8 @@ next_deadline(const struct sl_ofconn_mgr *mgr)
 	for (int i = 0; i < mgr->n_targets; i++) {
 		const struct target *t = mgr->targets[i];
 
+		if (t->removed)
+			continue;
 		if (!t->passive && !t->conn)
 			d = SL_MIN(d, t->next_attempt_ms);
 		if (t->passive && t->accept_pause_until)
@@ -1511,6 +1554,8 @@ run_timers(struct sl_ofconn_mgr *mgr, uint64_t now)
 	for (int i = 0; i < mgr->n_targets; i++) {
 		struct target *t = mgr->targets[i];
 
+		if (t->removed)
+			continue;
 		if (!t->passive && !t->conn && now >= t->next_attempt_ms)
 			target_connect(mgr, t);
 		if (t->passive && t->accept_pause_until && now >= t->accept_pause_until)
@@ -1565,7 +1610,8 @@ retire(struct sl_ofconn_mgr *mgr)
 			uint64_t now = now_ms();
 
 			t->conn = NULL;
-			target_schedule(mgr, t, now, c->connected_ms != 0);
+			if (!t->removed)
+				target_schedule(mgr, t, now, c->connected_ms != 0);
 		}
 		mlog(mgr, SL_OFCONN_LOG_DBG, false, "%s: closed", c->name);
 		conn_free(c);

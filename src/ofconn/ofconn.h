@@ -36,7 +36,8 @@
  * connection open to it and reconnects with exponential backoff whenever it
  * fails or drops.  A passive target accepts any number of connections
  * (several controllers, or `ovs-ofctl`, which opens a fresh connection per
- * command).  Targets live until the manager is destroyed.
+ * command).  Targets live until sl_ofconn_mgr_del_target() or until the
+ * manager is destroyed.
  *
  * ----------------------------------------------------------------------------
  * TLS (ssl:, pssl:)
@@ -288,6 +289,30 @@ void sl_ofconn_mgr_destroy(struct sl_ofconn_mgr *mgr);
  */
 int sl_ofconn_mgr_add_target(struct sl_ofconn_mgr *mgr, const char *target, char *err,
 			     size_t err_size);
+
+/**
+ * Remove a target: a listener stops listening (a punix: socket file is
+ * unlinked), an active target stops connecting; the connections made from
+ * or accepted on it are closed as by sl_ofconn_close() (on_disconnect
+ * follows from the next poll).  Indices are never reused.
+ *
+ * @param mgr  Manager.
+ * @param idx  Target index returned by sl_ofconn_mgr_add_target().
+ * @return 0; -ENOENT if @idx is not a target or was removed already.
+ * Thread-safety: control thread, not from inside a callback.
+ */
+int sl_ofconn_mgr_del_target(struct sl_ofconn_mgr *mgr, int idx);
+
+/**
+ * The target string @idx was added with, or NULL when @idx is not a target
+ * or was removed.  Valid until the target is removed.
+ *
+ * Thread-safety: control thread.
+ */
+const char *sl_ofconn_mgr_target(const struct sl_ofconn_mgr *mgr, int idx);
+
+/** Target indices handed out so far, removed ones included.  Control thread. */
+int sl_ofconn_mgr_n_targets(const struct sl_ofconn_mgr *mgr);
 
 /**
  * TCP port a ptcp: or pssl: target listens on; useful after "ptcp:0".

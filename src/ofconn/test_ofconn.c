@@ -1030,6 +1030,81 @@ test_unix(void)
 	rec_reset(&r);
 }
 
+/*
+ * Removing targets at run time (a reloaded configuration): an active target
+ * drops its connection and stops reconnecting, a punix: listener stops
+ * accepting and its socket file goes; the other targets and the indices
+ * carry on.
+ */
+static void
+test_del_target(void)
+{
+	struct rec r;
+	struct sl_ofconn_mgr *mgr;
+	struct peer *pe = calloc(1, sizeof *pe);
+	char path[108], target[160], err[256];
+	struct stat sb;
+	int lfd, fd, port, idx_active, idx_unix, idx_tcp;
+
+	memset(&r, 0, sizeof r);
+	rec_reset(&r);
+	mgr = mgr_new(&r, NULL);
+	port = closed_port();
+	lfd = listen_on(port);
+	snprintf(target, sizeof target, "tcp:127.0.0.1:%d", port);
+	idx_active = sl_ofconn_mgr_add_target(mgr, target, err, sizeof err);
+	CHECK(idx_active == 0, "%s", err);
+	snprintf(path, sizeof path, "/tmp/sl_ofconn_del_%d.sock", (int)getpid());
+	snprintf(target, sizeof target, "punix:%s", path);
+	idx_unix = sl_ofconn_mgr_add_target(mgr, target, err, sizeof err);
+	CHECK(idx_unix == 1, "%s", err);
+	idx_tcp = sl_ofconn_mgr_add_target(mgr, "ptcp:0:127.0.0.1", err, sizeof err);
+	CHECK(idx_tcp == 2, "%s", err);
+	CHECK(sl_ofconn_mgr_n_targets(mgr) == 3, "three targets");
+
+	fd = accept_within(mgr, lfd, 3000);
+	CHECK(fd >= 0, "the switch connected");
+	peer_init(pe, fd);
+	expect_switch_hello(mgr, pe);
+	peer_hello(mgr, pe, 0x04, 0x10);
+	CHECK(pump_until(mgr, &r.n_connect, 1, 2000), "controller connected");
+	CHECK(sl_ofconn_mgr_n_controllers(mgr) == 1, "one controller");
+
+	/* The active target goes: its connection ends, and no new attempt comes. */
+	CHECK(sl_ofconn_mgr_del_target(mgr, idx_active) == 0, "del active");
+	CHECK(sl_ofconn_mgr_del_target(mgr, idx_active) == -ENOENT, "twice");
+	CHECK(sl_ofconn_mgr_target(mgr, idx_active) == NULL, "no longer listed");
+	CHECK(sl_ofconn_mgr_n_controllers(mgr) == 0, "closing is not connected");
+	CHECK(peer_recv(mgr, pe, NULL, 2000) == 0, "the controller sees EOF");
+	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "on_disconnect");
+	peer_close(pe);
+	set_nonblock(lfd);
+	pump_for(mgr, 400); /* several backoff_min_ms periods */
+	CHECK(accept(lfd, NULL, NULL) < 0, "no reconnection to a removed target");
+
+	/* The punix: listener goes with its file; ptcp: still accepts. */
+	CHECK(stat(path, &sb) == 0, "punix socket exists");
+	CHECK(sl_ofconn_mgr_del_target(mgr, idx_unix) == 0, "del punix");
+	CHECK(stat(path, &sb) < 0, "punix socket removed");
+	CHECK(unix_connect(path) < 0, "nobody listens");
+	CHECK(sl_ofconn_mgr_listen_port(mgr, idx_tcp) > 0 &&
+	      !strcmp(sl_ofconn_mgr_target(mgr, idx_tcp), "ptcp:0:127.0.0.1"), "ptcp: kept");
+	CHECK(connect_peer(mgr, &r, pe, sl_ofconn_mgr_listen_port(mgr, idx_tcp)), "ptcp: works");
+	peer_close(pe);
+
+	/* Added again: a new index, connected again. */
+	snprintf(target, sizeof target, "tcp:127.0.0.1:%d", port);
+	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == 3, "%s", err);
+	fd = accept_within(mgr, lfd, 3000);
+	CHECK(fd >= 0, "the re-added target connects");
+	if (fd >= 0)
+		close(fd);
+	close(lfd);
+	sl_ofconn_mgr_destroy(mgr);
+	free(pe);
+	rec_reset(&r);
+}
+
 static unsigned n_visited;
 
 static void
@@ -1768,6 +1843,7 @@ main(void)
 	test_backoff_resets();
 	test_probe();
 	test_unix();
+	test_del_target();
 	test_many();
 	test_enobufs();
 	test_throttle();

@@ -72,6 +72,8 @@ struct sl_ofswitch {
 	struct sl_ofp_group_mod gm_scratch;
 };
 
+static bool target_active(const char *t);
+
 /* Agent messages go to rte_log type sluice.ofswitch; @level is syslog's (rte_log's minus one). */
 static void
 swlog(struct sl_ofswitch *sw, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -1862,8 +1864,7 @@ sl_ofswitch_create(const struct sl_ofswitch_params *p, struct sl_ofswitch **out,
 			sl_ofswitch_destroy(sw);
 			return rc;
 		}
-		if (strncmp(p->targets[i], "tcp:", 4) == 0 || strncmp(p->targets[i], "ssl:", 4) == 0 ||
-		    strncmp(p->targets[i], "unix:", 5) == 0)
+		if (target_active(p->targets[i]))
 			sw->have_active_targets = true;
 	}
 	sl_pipeline_set_removed(p->pl, flow_removed, sw);
@@ -1890,6 +1891,74 @@ sl_ofswitch_destroy(struct sl_ofswitch *sw)
 	free(sw->link_up);
 	free(sw->port_config);
 	free(sw);
+}
+
+static bool
+target_active(const char *t)
+{
+	return strncmp(t, "tcp:", 4) == 0 || strncmp(t, "ssl:", 4) == 0 ||
+	       strncmp(t, "unix:", 5) == 0;
+}
+
+static bool
+target_listed(const char *t, const char *const *targets, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(targets[i], t) == 0)
+			return true;
+	return false;
+}
+
+int
+sl_ofswitch_targets_set(struct sl_ofswitch *sw, const char *const *targets, unsigned n,
+			char *err, size_t err_size)
+{
+	int n_idx = sl_ofconn_mgr_n_targets(sw->mgr), added[64];
+	unsigned n_added = 0;
+	int rc;
+
+	/* New targets first: if one fails, those just added go again and nothing changed. */
+	for (unsigned i = 0; i < n; i++) {
+		bool live = false;
+		for (int t = 0; t < n_idx && !live; t++) {
+			const char *cur = sl_ofconn_mgr_target(sw->mgr, t);
+			live = cur != NULL && strcmp(cur, targets[i]) == 0;
+		}
+		if (live || target_listed(targets[i], targets, i))
+			continue;
+		if (n_added == SL_ARRAY_SIZE(added)) {
+			snprintf(err, err_size, "at most %zu new targets at once",
+				 SL_ARRAY_SIZE(added));
+			rc = -E2BIG;
+			goto undo;
+		}
+		rc = sl_ofconn_mgr_add_target(sw->mgr, targets[i], err, err_size);
+		if (rc < 0)
+			goto undo;
+		added[n_added++] = rc;
+	}
+	for (int t = 0; t < n_idx; t++) {
+		const char *cur = sl_ofconn_mgr_target(sw->mgr, t);
+		if (cur != NULL && !target_listed(cur, targets, n))
+			sl_ofconn_mgr_del_target(sw->mgr, t);
+	}
+	sw->have_active_targets = false;
+	for (unsigned i = 0; i < n; i++)
+		sw->have_active_targets |= target_active(targets[i]);
+	standalone_update(sw);
+	return 0;
+
+undo:
+	while (n_added > 0)
+		sl_ofconn_mgr_del_target(sw->mgr, added[--n_added]);
+	return rc;
+}
+
+void
+sl_ofswitch_fail_mode_set(struct sl_ofswitch *sw, enum sl_fail_mode mode)
+{
+	sw->p.fail_mode = mode;
+	standalone_update(sw);
 }
 
 int

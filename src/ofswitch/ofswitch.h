@@ -128,7 +128,27 @@ void sl_ofswitch_port_added(struct sl_ofswitch *sw, unsigned slot);
  */
 void sl_ofswitch_port_deleted(struct sl_ofswitch *sw, unsigned slot);
 
-/** TCP port of the @idx-th target when it is ptcp: or pssl: (for port 0), or < 0. */
+/**
+ * Make @targets the agent's controller targets (a reloaded configuration):
+ * targets not in the list are removed (their connections close), new ones
+ * are added (listeners listen, active ones start connecting), the others
+ * and their connections are left alone.  Fail mode standalone is
+ * re-evaluated: it ends when no active target is left.
+ *
+ * @return 0; -EINVAL, -EADDRINUSE, ... with @err naming the target that
+ *         could not be added (sl_ofconn_mgr_add_target): then nothing
+ *         changed.  Control thread.
+ */
+int sl_ofswitch_targets_set(struct sl_ofswitch *sw, const char *const *targets, unsigned n,
+			    char *err, size_t err_size);
+
+/** Change the fail mode (standalone is entered or left at once).  Control thread. */
+void sl_ofswitch_fail_mode_set(struct sl_ofswitch *sw, enum sl_fail_mode mode);
+
+/**
+ * TCP port of the @idx-th target when it is ptcp: or pssl: (for port 0), or
+ * < 0.  Indices count in the order targets were added, removed ones too.
+ */
 int sl_ofswitch_listen_port(const struct sl_ofswitch *sw, int idx);
 /** Connections with a finished HELLO exchange. */
 unsigned sl_ofswitch_n_connections(const struct sl_ofswitch *sw);
