@@ -1264,8 +1264,8 @@ h_dispatch(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
  * the pipeline send there, then tell the controllers.  Forwarding between
  * the other ports goes on meanwhile (worker.h).
  */
-static int
-h_port_add(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+int
+sl_mgmt_port_add(const char *spec, uint32_t *port_no, char *name, char *err, size_t err_size)
 {
 	struct sl_port *ports = mgmt->p.ports;
 	struct sl_port_args a;
@@ -1273,11 +1273,7 @@ h_port_add(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 	uint16_t id;
 	int slot, rc;
 
-	if (params == NULL) {
-		snprintf(err, err_size, "expected DEVARGS[,name=NAME][,ofport=N]");
-		return -EINVAL;
-	}
-	rc = sl_port_args_parse(params, &a, err, err_size);
+	rc = sl_port_args_parse(spec, &a, err, err_size);
 	if (rc < 0)
 		return rc;
 	if (a.of_no != 0) {
@@ -1326,31 +1322,50 @@ h_port_add(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 	if (mgmt->p.sw != NULL)
 		sl_ofswitch_port_added(mgmt->p.sw, (unsigned)slot);
 	SL_LOG(NOTICE, mgmt, "port %u (%s) added: %s", a.of_no, port.name, port.devargs);
-	rte_tel_data_start_dict(d);
-	dict_u64(d, "port_no", a.of_no);
-	rte_tel_data_add_dict_string(d, "name", port.name);
-	rte_tel_data_add_dict_string(d, "devargs", port.devargs);
+	*port_no = a.of_no;
+	snprintf(name, SL_PORT_NAME_MAX + 1, "%s", port.name);
 	return 0;
 }
 
 /*
- * NAME|N: the pipeline stops sending there, the workers stop polling it
- * (a grace period: none touches it any more), then it is stopped, closed
- * and, for a vdev, removed.  LOCAL stays (--no-local goes without it).
+ * DEVARGS[,name=NAME][,ofport=N]: probe, set up its queues as the ports
+ * given at start have them, fill a free slot, let the workers poll it, then
+ * the pipeline send there, then tell the controllers.  Forwarding between
+ * the other ports goes on meanwhile (worker.h).
  */
 static int
-h_port_del(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+h_port_add(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	char name[SL_PORT_NAME_MAX + 1];
+	uint32_t no;
+	int rc;
+
+	if (params == NULL) {
+		snprintf(err, err_size, "expected DEVARGS[,name=NAME][,ofport=N]");
+		return -EINVAL;
+	}
+	rc = sl_mgmt_port_add(params, &no, name, err, err_size);
+	if (rc < 0)
+		return rc;
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "port_no", no);
+	rte_tel_data_add_dict_string(d, "name", name);
+	rte_tel_data_add_dict_string(d, "devargs", mgmt->p.ports[no - 1].devargs);
+	return 0;
+}
+
+int
+sl_mgmt_port_del(const char *which, uint32_t *port_no, char *name, char *err, size_t err_size)
 {
 	struct sl_port *ports = mgmt->p.ports;
 	struct sl_port *port;
-	char name[SL_PORT_NAME_MAX + 1];
 	uint32_t no;
 	int slot;
 
-	slot = params != NULL ? sl_port_find(ports, params) : -ENOENT;
+	slot = which != NULL ? sl_port_find(ports, which) : -ENOENT;
 	if (slot < 0) {
 		snprintf(err, err_size, "no port '%s' (a port name or number; sluicectl show lists them)",
-			 params ? params : "");
+			 which ? which : "");
 		return -ENOENT;
 	}
 	if (slot == SL_PORT_SLOT_LOCAL) {
@@ -1359,7 +1374,7 @@ h_port_del(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 	}
 	port = &ports[slot];
 	no = port->of_no;
-	snprintf(name, sizeof(name), "%s", port->name);
+	snprintf(name, SL_PORT_NAME_MAX + 1, "%s", port->name);
 	if (mgmt->cap != NULL) {
 		struct sl_capture_status st;
 		sl_capture_status(mgmt->cap, &st);
@@ -1374,10 +1389,36 @@ h_port_del(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 		sl_ofswitch_port_deleted(mgmt->p.sw, (unsigned)slot);
 	sl_port_close(port);
 	SL_LOG(NOTICE, mgmt, "port %u (%s) deleted", no, name);
+	*port_no = no;
+	return 0;
+}
+
+/*
+ * NAME|N: the pipeline stops sending there, the workers stop polling it
+ * (a grace period: none touches it any more), then it is stopped, closed
+ * and, for a vdev, removed.  LOCAL stays (--no-local goes without it).
+ */
+static int
+h_port_del(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	char name[SL_PORT_NAME_MAX + 1];
+	uint32_t no;
+	int rc;
+
+	rc = sl_mgmt_port_del(params, &no, name, err, err_size);
+	if (rc < 0)
+		return rc;
 	rte_tel_data_start_dict(d);
 	dict_u64(d, "port_no", no);
 	rte_tel_data_add_dict_string(d, "name", name);
 	return 0;
+}
+
+void
+sl_mgmt_controllers_set(const char *fail_mode, unsigned n_controllers)
+{
+	mgmt->p.fail_mode = fail_mode;
+	mgmt->p.n_controllers = n_controllers;
 }
 
 /* ---- Command table, mailbox, registration ---- */

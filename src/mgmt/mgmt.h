@@ -52,6 +52,40 @@ int sl_mgmt_create(const struct sl_mgmt_params *p);
  */
 void sl_mgmt_run(void);
 
+/**
+ * Add a port at run time, as /sluice/port/add and `sluicectl add-port` do:
+ * probe it, set up its queues as the start's ports have them, fill a free
+ * slot (or ofport=N's), let the workers poll it, tell the controllers.
+ *
+ * @param spec     DEVARGS[,name=NAME][,ofport=N] (sl_port_args_parse).
+ * @param port_no  Out: its OpenFlow number.
+ * @param name     Out: its name (SL_PORT_NAME_MAX + 1 bytes).
+ * @return 0; -EINVAL (bad spec, the device cannot be attached), -EEXIST
+ *         (number, name or device taken), -ENOSPC; @err says why.
+ *         Control thread, after sl_mgmt_create.
+ */
+int sl_mgmt_port_add(const char *spec, uint32_t *port_no, char *name, char *err,
+		     size_t err_size);
+
+/**
+ * Delete port @which (a name or a number), as /sluice/port/del does: the
+ * pipeline stops sending there, the workers stop polling it, then it is
+ * closed and the controllers told.
+ *
+ * @param port_no  Out: its OpenFlow number.
+ * @param name     Out: its name (SL_PORT_NAME_MAX + 1 bytes).
+ * @return 0; -ENOENT (no such port), -EPERM (LOCAL); @err says why.
+ *         Control thread, after sl_mgmt_create.
+ */
+int sl_mgmt_port_del(const char *which, uint32_t *port_no, char *name, char *err,
+		     size_t err_size);
+
+/**
+ * What /sluice/info reports after the configuration changed at run time.
+ * @param fail_mode  "secure" | "standalone" (static storage).  Control thread.
+ */
+void sl_mgmt_controllers_set(const char *fail_mode, unsigned n_controllers);
+
 /** Stop any capture, refuse further requests.  Control thread, before the worker stops. */
 void sl_mgmt_destroy(void);
 
