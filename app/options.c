@@ -294,6 +294,14 @@ own_dup(struct options *o, const char *s)
 	return own(o, strdup(s));
 }
 
+const char *
+options_strdup(struct options *o, const char *s)
+{
+	const char *copy = own_dup(o, s);
+
+	return copy != NULL ? copy : "";
+}
+
 /* Record @value as given for @id: appended to a list, replacing anything else. */
 static void
 given_add(struct options *o, enum sl_opt id, const char *value, bool list)

@@ -33,6 +33,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../src/ofswitch/ofswitch.h"
 #include "../src/pipeline/pipeline.h"
@@ -184,6 +185,9 @@ void options_usage(FILE *f);
  *         freed with options_free() whatever the result.
  */
 int options_parse(int argc, char **argv, struct options *o, int *exit_now, bool reload);
+
+/** A copy of @s that lives as long as @o ("" when out of memory). */
+const char *options_strdup(struct options *o, const char *s);
 
 /** Free what options_parse allocated (NULL-safe).  @o can be parsed again. */
 void options_free(struct options *o);

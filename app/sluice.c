@@ -47,6 +47,7 @@
 #include "../src/log/log.h"
 #include "../src/metrics/metrics.h"
 #include "../src/mgmt/mgmt.h"
+#include "../src/notify/notify.h"
 #include "../src/ofswitch/ofswitch.h"
 #include "../src/pipeline/pipeline.h"
 #include "../src/port/port.h"
@@ -376,6 +377,11 @@ struct run {
 	struct sample samples[SAMPLES_MAX];
 	unsigned n_samples;
 	double elapsed;
+	/* SIGHUP: the command line to read again over the file, what it applied. */
+	int argc;
+	char **argv;
+	const char *mgmt_target;   /* punix:PATH of the management socket, or "" */
+	struct options *applied;   /* ports, controllers, fail mode in force */
 };
 
 /* "3" or "LOCAL". */
@@ -462,6 +468,225 @@ chain_check(const struct run *r, bool *warned_installed, bool *warned_traversed)
 	*warned_traversed |= trav >= r->o->chain_warn;
 }
 
+/*
+ * ---- SIGHUP: read the configuration again, apply ports, controllers and
+ * fail mode.  Everything else is read, compared and, when it changed,
+ * reported as needing a restart. ----
+ */
+
+/* The port a --port value names: its name= when given, else its devargs. */
+static void
+port_spec_key(const char *spec, char *key, size_t size)
+{
+	struct sl_port_args a;
+	char err[256];
+
+	if (sl_port_args_parse(spec, &a, err, sizeof(err)) < 0)
+		snprintf(key, size, "%s", spec);
+	else
+		snprintf(key, size, "%s", a.name[0] ? a.name : a.devargs);
+}
+
+/* Index of the port @key names in @o, or -1. */
+static int
+port_find(const struct options *o, const char *key)
+{
+	char k[SL_PORT_DEVARGS_MAX];
+
+	for (unsigned i = 0; i < o->n_ports; i++) {
+		port_spec_key(o->ports[i], k, sizeof(k));
+		if (strcmp(k, key) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * Ports are compared with the configuration applied before, by name (or
+ * devargs without one): those gone are deleted, new ones added, changed
+ * ones deleted and added again, the same code as sluicectl del-port and
+ * add-port.  Ports added with sluicectl at run time are not the file's and
+ * stay.  In @next, port_args[i] ends up with the live number and name, or
+ * number 0 when the port could not be added.
+ */
+static void
+reload_ports(const struct options *prev, struct options *next, unsigned *n_added,
+	     unsigned *n_deleted, unsigned *n_failed)
+{
+	char key[SL_PORT_DEVARGS_MAX], err[512], name[SL_PORT_NAME_MAX + 1];
+	uint32_t no;
+
+	for (unsigned i = 0; i < prev->n_ports; i++) {
+		int j;
+		if (prev->port_args[i].of_no == 0)
+			continue; /* not live */
+		port_spec_key(prev->ports[i], key, sizeof(key));
+		j = port_find(next, key);
+		if (j >= 0 && strcmp(prev->ports[i], next->ports[j]) == 0)
+			continue;
+		if (sl_mgmt_port_del(prev->port_args[i].name, &no, name, err, sizeof(err)) < 0) {
+			SL_LOG(WARNING, app, "reload: port %s: %s", prev->port_args[i].name, err);
+			continue;
+		}
+		(*n_deleted)++;
+	}
+	for (unsigned j = 0; j < next->n_ports; j++) {
+		struct sl_port_args *a = &next->port_args[j];
+		int i;
+		port_spec_key(next->ports[j], key, sizeof(key));
+		i = port_find(prev, key);
+		if (i >= 0 && prev->port_args[i].of_no != 0 &&
+		    strcmp(prev->ports[i], next->ports[j]) == 0) {
+			*a = prev->port_args[i]; /* kept */
+			continue;
+		}
+		a->of_no = 0;
+		if (sl_mgmt_port_add(next->ports[j], &no, name, err, sizeof(err)) < 0) {
+			SL_LOG(ERR, app, "reload: port %s: %s", next->ports[j], err);
+			(*n_failed)++;
+			continue;
+		}
+		a->of_no = no;
+		snprintf(a->name, sizeof(a->name), "%s", name);
+		(*n_added)++;
+	}
+}
+
+static bool
+controllers_equal(const struct options *a, const struct options *b)
+{
+	if (a->n_controllers != b->n_controllers)
+		return false;
+	for (unsigned i = 0; i < a->n_controllers; i++)
+		if (strcmp(a->controllers[i], b->controllers[i]) != 0)
+			return false;
+	return true;
+}
+
+/* @return 0, or -1 when the new targets could not be set (the old ones stay). */
+static int
+reload_controllers(struct run *r, const struct options *prev, const struct options *next)
+{
+	const char *targets[SL_ARRAY_SIZE(next->controllers) + 1];
+	unsigned n = 0;
+	char err[512];
+
+	if (controllers_equal(prev, next))
+		return 0;
+	if (r->sw == NULL) {
+		SL_LOG(WARNING, app, "reload: controllers changed: needs a restart (the switch "
+				     "started without OpenFlow: no controller and --mgmt none)");
+		return -1;
+	}
+	for (unsigned i = 0; i < next->n_controllers; i++)
+		targets[n++] = next->controllers[i];
+	if (r->mgmt_target[0] != '\0')
+		targets[n++] = r->mgmt_target;
+	if (sl_ofswitch_targets_set(r->sw, targets, n, err, sizeof(err)) < 0) {
+		SL_LOG(ERR, app, "reload: controllers unchanged: %s", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < prev->n_controllers; i++) {
+		bool kept = false;
+		for (unsigned j = 0; j < next->n_controllers && !kept; j++)
+			kept = strcmp(prev->controllers[i], next->controllers[j]) == 0;
+		if (!kept)
+			SL_LOG(NOTICE, app, "reload: controller %s removed", prev->controllers[i]);
+	}
+	for (unsigned j = 0; j < next->n_controllers; j++) {
+		bool had = false;
+		for (unsigned i = 0; i < prev->n_controllers && !had; i++)
+			had = strcmp(prev->controllers[i], next->controllers[j]) == 0;
+		if (!had)
+			SL_LOG(NOTICE, app, "reload: controller %s added", next->controllers[j]);
+	}
+	return 0;
+}
+
+static const char *
+fail_mode_name(enum sl_fail_mode m)
+{
+	return m == SL_FAIL_MODE_SECURE ? "secure" : "standalone";
+}
+
+static double
+monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/*
+ * SIGHUP.  A file that does not parse changes nothing: the error is logged
+ * and the switch goes on as it was.
+ */
+static void
+reload(struct run *r)
+{
+	struct options *next = calloc(1, sizeof(*next)), *prev = r->applied;
+	unsigned n_added = 0, n_deleted = 0, n_failed = 0;
+	int exit_now, rc;
+
+	sl_notifyf("RELOADING=1\nMONOTONIC_USEC=%.0f\nSTATUS=reloading the configuration",
+		   monotonic_us());
+	if (next == NULL) {
+		SL_LOG(ERR, app, "reload: out of memory; nothing changed");
+		goto out;
+	}
+	rc = options_parse(r->argc, r->argv, next, &exit_now, true);
+	if (rc < 0) {
+		SL_LOG(ERR, app, "reload: %s: the configuration has errors; nothing changed",
+		       next->config ? next->config : "command line");
+		options_free(next);
+		free(next);
+		goto out;
+	}
+	if (next->config == NULL)
+		SL_LOG(NOTICE, app, "reload: no configuration file (--config FILE, or "
+				    SL_CONF_DIR "/NAME.conf with --name NAME)");
+	else
+		SL_LOG(NOTICE, app, "reload: reading %s", next->config);
+	/* What SIGHUP cannot change is compared with what the switch started with. */
+	for (unsigned id = 0; id < SL_OPT__N_DIFF; id++) {
+		const char *was = r->o->given[id], *now = next->given[id];
+		if (sl_opt_reloadable((enum sl_opt)id))
+			continue;
+		if ((was == NULL) != (now == NULL) || (was != NULL && strcmp(was, now) != 0))
+			SL_LOG(WARNING, app, "reload: %s changed: needs a restart (the switch goes "
+					     "on with the value it started with)",
+			       sl_opt_name((enum sl_opt)id));
+	}
+	reload_ports(prev, next, &n_added, &n_deleted, &n_failed);
+	if (reload_controllers(r, prev, next) < 0) {
+		/* Keep what is in force, so that the next reload tries again. */
+		next->n_controllers = 0;
+		for (unsigned i = 0; i < prev->n_controllers; i++)
+			next->controllers[next->n_controllers++] =
+				options_strdup(next, prev->controllers[i]);
+	}
+	if (next->fail_mode != prev->fail_mode) {
+		if (r->sw != NULL) {
+			sl_ofswitch_fail_mode_set(r->sw, next->fail_mode);
+			SL_LOG(NOTICE, app, "reload: fail mode %s", fail_mode_name(next->fail_mode));
+		} else {
+			next->fail_mode = prev->fail_mode;
+		}
+	}
+	sl_mgmt_controllers_set(fail_mode_name(next->fail_mode), next->n_controllers);
+	SL_LOG(NOTICE, app, "reload: done: %u ports added, %u deleted%s", n_added, n_deleted,
+	       n_failed ? " (some could not be added: see above)" : "");
+	/* The options the switch started with stay: their strings are in use. */
+	if (prev != r->o) {
+		options_free(prev);
+		free(prev);
+	}
+	r->applied = next;
+out:
+	sl_notifyf("READY=1\nSTATUS=forwarding: %u ports", sl_port_count(r->ports));
+}
+
 /* The control loop: periodic stats, duration, signals.  Runs on the main lcore. */
 static void
 control_loop(struct run *r)
@@ -472,12 +697,12 @@ control_loop(struct run *r)
 
 	take_sample(r, 0, &prev);
 	r->samples[r->n_samples++] = prev;
+	/* Ports, agent and workers are up: systemd may start what is ordered after us. */
+	sl_notifyf("READY=1\nSTATUS=forwarding: %u ports", sl_port_count(r->ports));
 	while (!quit_signal) {
 		if (hup_signal) {
 			hup_signal = 0;
-			/* No configuration file to read again yet: say so, and go on. */
-			SL_LOG(NOTICE, app, "SIGHUP: nothing to reload (no configuration file); "
-					    "the switch goes on unchanged");
+			reload(r);
 		}
 		double t = now_s();
 		if (r->o->duration > 0 && t - start >= r->o->duration)
@@ -510,6 +735,7 @@ control_loop(struct run *r)
 		sl_pipeline_poll(r->pl); /* mask-table snapshots the builder thread finished */
 	}
 	r->elapsed = now_s() - start;
+	sl_notify("STOPPING=1");
 	sl_mgmt_destroy(); /* ends a capture while the worker still reports grace periods */
 	sl_metrics_destroy(r->metrics);
 	r->metrics = NULL;
@@ -1131,6 +1357,8 @@ main(int argc, char **argv)
 			status = rc == -EINVAL || rc == -ENODEV ? EXIT_USAGE : EXIT_RUNTIME;
 			goto out;
 		}
+		/* SIGHUP deletes it by this name when the configuration drops it. */
+		snprintf(o.port_args[i].name, sizeof(o.port_args[i].name), "%s", port->name);
 	}
 	if (!o.no_local)
 		local_open(&o, mp, nq, ports, pl);
@@ -1254,6 +1482,10 @@ main(int argc, char **argv)
 		sl_pipeline_flow_iterate(pl, 255, print_flow, NULL);
 
 	run.o = &o;
+	run.applied = &o;
+	run.argc = argc;
+	run.argv = argv;
+	run.mgmt_target = mgmt;
 	run.pl = pl;
 	run.ports = ports;
 	run.w = &workers[0];

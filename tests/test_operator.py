@@ -305,8 +305,8 @@ def test_trace_cache_tier(sluice_bin: Path, tmp_path: Path) -> None:
 
 def test_sighup_does_not_end_the_switch(sluice_bin: Path, tmp_path: Path) -> None:
     """SIGHUP used to end the switch and leave its sockets behind: now it is a reload
-    request, answered with a notice (nothing to reload without a configuration file); the
-    switch keeps running and its management socket keeps answering."""
+    request (reading the command line again: nothing changes without a configuration
+    file); the switch keeps running and its management socket keeps answering."""
     import signal
 
     mgmt = tmp_path / "sw.mgmt"
@@ -316,7 +316,7 @@ def test_sighup_does_not_end_the_switch(sluice_bin: Path, tmp_path: Path) -> Non
         sw.wait_output("datapath id", 30)
         testing.wait_until(mgmt.exists, 10, "the management socket")
         sw.proc.send_signal(signal.SIGHUP)
-        sw.wait_output("SIGHUP: nothing to reload", 10)
+        sw.wait_output("reload: no configuration file", 10)
         assert sw.alive(), sw.output
         assert sw.sluicectl("-t", f"unix:{mgmt}", "show").returncode == 0
     finally:
