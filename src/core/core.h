@@ -101,8 +101,9 @@ sl_lanes_first(unsigned n)
 	_(FWD_NO_ROUTE, "fwd-no-route")     /* tableless engine: no port for this address/route */ \
 	_(FWD_HOP_LIMIT, "fwd-hop-limit")   /* tableless engine: hops byte of the dst MAC was 0 */  \
 	_(FWD_LOOP, "fwd-loop")             /* tableless engine: output would be the ingress port */ \
-	_(METER, "meter")                   /* a meter's drop band: the flow's rate was exceeded */ \
-	_(QUEUE_RATE, "queue-rate")         /* set_queue: the queue's max_rate was exceeded */
+	_(METER, "meter")                   /* a meter's drop band: the flow's rate was exceeded */   \
+	_(QUEUE_RATE, "queue-rate")         /* set_queue: the queue's max_rate was exceeded */        \
+	_(SEARCH_BUDGET, "search-budget")   /* expensive search refused: worker's budget spent */
 
 enum sl_drop_reason {
 #define SL_DROP_ENUM_(n, s) SL_DROP_##n,

@@ -224,6 +224,7 @@ table_changed(struct sl_pipeline *pl, struct pl_table *pt)
 		sl_table_stats_read(sb->tbl, &st);
 	sb->use_dcache = pl->accel.dcache && sb->tbl != NULL && pt->spec.kind == SL_TABLE_TERNARY &&
 			 sb->layout.key_size <= DC_KEY_MAX && st.n_groups >= DC_MIN_MASKS;
+	sb->budgeted = sb->use_dcache && st.n_groups >= PL_BUDGET_MIN_MASKS;
 	pl_ffp_changed(pl, pt, sb); /* fast path: LUT on or off for this copy */
 	/* Goto chains (issue #5): tables of one match-all entry skip the lookup. */
 	sb->all_hit = NULL;
@@ -1440,6 +1441,7 @@ table_catch_up(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *dt
 	}
 	dt->version = lv->version;
 	dt->use_dcache = lv->use_dcache;
+	dt->budgeted = lv->budgeted;
 	dt->all_hit = lv->all_hit;
 	pl_ffp_catch_up(pt, dt, lv);
 	pt->n_ops = 0;

@@ -448,6 +448,13 @@ struct sl_pipeline_hooks {
 	int (*emit_copy)(void *arg, const struct sl_pkt *p, uint32_t port,
 			 const struct sl_pin *pin);
 	void *arg;
+	/*
+	 * The caller is keeping up with its input (its last receive returned
+	 * less than a full burst): expensive searches then run whatever the
+	 * search budget holds (sl_pipeline_search_budget_set).  False, and a
+	 * NULL @hooks, let the budget refuse them.
+	 */
+	bool keeping_up;
 };
 
 /**
@@ -694,6 +701,63 @@ enum sl_pipeline_fail sl_pipeline_fail(const struct sl_pipeline *pl);
  * off measures the classifiers alone.  Control thread, datapath stopped.
  */
 void sl_pipeline_cache_enable(struct sl_pipeline *pl, bool on);
+
+/**
+ * The search budget: how much of a worker's time cache-missing searches in
+ * expensive tables may take while the worker is behind.
+ *
+ * A lookup that misses the decision cache searches the table itself.  In a
+ * mask table whose masks rte_acl cannot take (distinct arbitrary-bit masks)
+ * that is one probe per mask: ~16 us for 2,000 masks, the time of ~150
+ * cached packets.  Traffic with fresh headers (a tuple-space explosion
+ * attack, as CVE-2019-25076 against Open vSwitch) then takes the whole
+ * worker and cached flows starve.  So each worker measures the cycles of
+ * these searches (per table: a moving average of the cost per key) and
+ * charges those of tables whose cost reaches @cost_ns to a token bucket
+ * that fills with @share_pct percent of the worker's cycles (at most 50 ms
+ * worth of it).  While the bucket is empty and the worker is behind
+ * (sl_pipeline_hooks.keeping_up false), packets that would need such a
+ * search are dropped with reason SL_DROP_SEARCH_BUDGET, unsearched and not
+ * cached; the entries they would have matched are not credited.  The
+ * classic upcall limit: cached flows keep (100 - share_pct) % of the worker,
+ * and a legitimate new flow in such a table may lose packets until the
+ * bucket refills.  Searches of cheaper tables, cache hits, traces and
+ * tables without the decision cache are never refused.
+ */
+struct sl_search_budget {
+	unsigned share_pct; /* 0 (off) .. 100: share of a worker's cycles */
+	unsigned cost_ns;   /* per-key search cost from which a table's searches count */
+};
+/* The sluice defaults (--search-budget); a new pipeline starts with the budget off. */
+#define SL_SEARCH_BUDGET_PCT_DEFAULT 5
+#define SL_SEARCH_BUDGET_COST_NS_DEFAULT 1000
+
+/**
+ * Set the search budget (see struct sl_search_budget); share_pct 0 turns
+ * it off.  Workers see it from their next burst.
+ *
+ * @return 0, or -EINVAL for a share above 100.  Control thread.
+ */
+int sl_pipeline_search_budget_set(struct sl_pipeline *pl, const struct sl_search_budget *b);
+/** The search budget in force.  Control thread. */
+void sl_pipeline_search_budget_get(const struct sl_pipeline *pl, struct sl_search_budget *b);
+
+/** The search budget's counters, summed over workers. */
+struct sl_search_budget_stats {
+	uint64_t searches; /* keys searched in budgeted tables (cache misses) */
+	uint64_t cycles;   /* TSC cycles those searches took */
+	uint64_t refused;  /* packets dropped unsearched (drop reason search-budget) */
+};
+/** Sum the search budget's counters over the given worker contexts. */
+void sl_pipeline_search_budget_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+				     struct sl_search_budget_stats *st);
+/**
+ * The measured cost of one cache-missing search of table @table_id, in TSC
+ * cycles per key: the highest of the workers' moving averages, 0 before
+ * any measurement (only tables with many masks are measured).
+ */
+uint64_t sl_pipeline_search_cost(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
+				 unsigned table_id);
 
 /**
  * Several workers run this pipeline: flow and group counters are then

@@ -40,6 +40,8 @@ struct pl_dtable {
 	uint32_t version;            /* changes with the contents; decision-cache entries carry it */
 	uint32_t shape;              /* changes with the layout or the guards (FFP path keys) */
 	bool use_dcache;             /* lookups go through the decision cache (see table_changed) */
+	bool budgeted;               /* its cache-missing searches are measured for the search
+					budget (budget.c): cache on, enough masks to be costly */
 	bool ffp_on;                 /* low-latency lanes probe this table's LUT first (ffp.h) */
 	bool ffp_adapt;              /* not on by the cost model, but each worker turns it on
 					while enough LL lanes win LL entries here (ffp.h) */
@@ -105,6 +107,11 @@ struct pl_accel {
 	const struct ffp_path_spec *path_live; /* the slot workers read (atomic), NULL: none */
 	uint32_t ll_epoch;           /* mark changes so far (atomic): part of path records' sig */
 	bool ll_ever;                /* an entry was marked or auto-promotion on (atomic, sticky) */
+	/* Search budget (budget.c); workers read these relaxed. */
+	uint32_t budget_share;       /* refill, 1/1024 of the elapsed cycles; 0 = off */
+	uint64_t budget_cost_cyc;    /* per-key search cost from which a table is budgeted */
+	uint64_t budget_depth_cyc;   /* bucket size: 50 ms of refill */
+	struct sl_search_budget budget; /* as set (sl_pipeline_search_budget_get) */
 };
 
 struct sl_pipeline {
@@ -291,6 +298,20 @@ struct ffp_tinfo;
 struct ffp_ctx;
 struct ffp_path_spec;
 
+/*
+ * Search budget, one per worker (pipeline.h: struct sl_search_budget).
+ * Tables with fewer masks are never measured: their searches cost a few
+ * hundred ns at most (ternary.c), and measuring costs two TSC reads.
+ */
+#define PL_BUDGET_MIN_MASKS 32
+struct pl_budget {
+	int64_t tokens;                /* cycles of budgeted search left (>= -depth) */
+	uint64_t last;                 /* TSC of the last refill */
+	uint64_t searches;             /* keys searched in budgeted tables */
+	uint64_t cycles;               /* ... and their cycles */
+	uint32_t cost[SL_TABLES_MAX];  /* per table: cycles per key, moving average (1/8) */
+};
+
 struct sl_pipeline_ctx {
 	uint8_t keys[SL_BURST_MAX][SL_KEY_MAX] SL_CACHE_ALIGNED;
 	const uint8_t *keyp[SL_BURST_MAX];
@@ -313,6 +334,7 @@ struct sl_pipeline_ctx {
 	uint64_t ll_lanes;           /* lanes whose packet is still low-latency (ffp.h) */
 	struct ffp_ctx *ffp;         /* this worker's LUTs and class counters */
 	struct sl_trace *trace;      /* sl_pipeline_trace's context only: record, change nothing */
+	struct pl_budget budget;     /* search budget (budget.c) */
 	uint8_t scratch[PL_SCRATCH_SIZE];
 	struct dc_entry dc[DC_ENTRIES];
 };
@@ -443,6 +465,16 @@ void pl_state_stage(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, u
 		    struct sl_pkt *pkts, uint64_t lanes);
 void pl_state_exec(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *p,
 		   const struct sl_action *a);
+
+/*
+ * A burst lookup of the lanes @todo of budgeted table @table_id (a cache
+ * miss each), through the search budget: lanes it refuses are taken out
+ * of *todo and returned; the rest are looked up as sl_table_lookup_burst
+ * does (hit mask returned in *found, entries in ctx->hits).  Workers.
+ */
+uint64_t pl_budget_lookup(const struct sl_pipeline *pl, const struct pl_dtable *pt,
+			  struct sl_pipeline_ctx *ctx, unsigned table_id, bool keeping_up,
+			  uint64_t *todo, uint64_t *found);
 
 /* Shared control-path helpers (pipeline.c). */
 int pl_err(struct sl_pipeline *pl, enum sl_pipeline_fail why, char *err, size_t size, int rc,

@@ -973,11 +973,13 @@ plain_ttl_output(const struct sl_pipeline *pl, const struct sl_flow *f, struct s
  * Lookup through the decision cache (pipeline_priv.h): cached lanes are
  * answered from their entry, the rest go to the table in one burst and
  * fill their entries.  Exact by construction: an entry is used only while
- * its table version is current.
+ * its table version is current.  In a budgeted table the search budget
+ * may refuse lanes instead (budget.c): *refused, neither found nor cached.
  */
 static uint64_t
-cached_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, uint64_t lanes,
-	      uint8_t table_id)
+cached_lookup(const struct sl_pipeline *pl, const struct pl_dtable *pt,
+	      struct sl_pipeline_ctx *ctx, uint64_t lanes, uint8_t table_id, bool keeping_up,
+	      uint64_t *refused)
 {
 	unsigned size = pt->layout.key_size, i;
 	uint32_t version = pt->version;
@@ -1007,9 +1009,13 @@ cached_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, uint64_t 
 	ctx->dc_hits += (uint64_t)__builtin_popcountll(lanes & ~todo);
 	if (todo == 0)
 		return hit;
-	/* Stage C: the table for the rest; remember its answers. */
+	/* Stage C: the table for the rest (a trace is never refused); remember its answers. */
 	ctx->dc_misses += (uint64_t)__builtin_popcountll(todo);
-	uint64_t found = sl_table_lookup_burst(pt->tbl, ctx->keyp, todo, ctx->hits);
+	uint64_t found;
+	if (pt->budgeted && ctx->trace == NULL)
+		*refused = pl_budget_lookup(pl, pt, ctx, table_id, keeping_up, &todo, &found);
+	else
+		found = sl_table_lookup_burst(pt->tbl, ctx->keyp, todo, ctx->hits);
 	SL_FOR_EACH_LANE(i, todo)
 	{
 		struct dc_entry *e = ctx->dc_ents[i];
@@ -1202,6 +1208,7 @@ struct table_pass {
 	uint64_t ffp_found;         /* answered by the FFP LUT */
 	uint64_t ll;                /* low-latency lanes looked up */
 	uint64_t ll_lost;           /* ... that won a normal entry */
+	uint64_t refused;           /* taken out of lanes unsearched: the search budget's drops */
 };
 
 /* Every lane waits at table 0; a frame shorter than an Ethernet header is no packet. */
@@ -1247,7 +1254,8 @@ burst_paths(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 
 /* Lanes waiting at table tp->t -> tp->hit, each with its entry in ctx->hits. */
 static SL_ALWAYS_INLINE void
-table_lookup(struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts, struct table_pass *tp)
+table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+	     struct table_pass *tp, const struct burst *b)
 {
 	const struct pl_dtable *pt = tp->pt;
 	unsigned t = tp->t, i;
@@ -1279,13 +1287,20 @@ table_lookup(struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts, struct table_pass
 		if (look == 0)
 			hit = 0;
 		else if (pt->use_dcache)
-			hit = cached_lookup(pt, ctx, look, (uint8_t)t);
+			hit = cached_lookup(pl, pt, ctx, look, (uint8_t)t,
+					    b->hooks != NULL && b->hooks->keeping_up, &tp->refused);
 		else
 			hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
 		if (lut_on && (tp->ll & hit))
 			pl_ffp_populate(pt, ctx, t, tp->ll & hit);
 		tp->hit = hit | tp->ffp_found;
 		tp->tbl_hit = tp->hit; /* a table-miss entry below is no LUT answer */
+		if (sl_unlikely(tp->refused != 0)) {
+			/* Not looked up: no table-miss entry either; table_misses drops them. */
+			tp->lanes &= ~tp->refused;
+			tp->ll &= ~tp->refused;
+			ctx->tstats[t].lookups -= (uint64_t)__builtin_popcountll(tp->refused);
+		}
 	}
 	if (pt->miss != NULL) {
 		SL_FOR_EACH_LANE(i, tp->lanes & ~tp->hit)
@@ -1384,6 +1399,19 @@ table_misses(struct sl_pipeline_ctx *ctx, const struct table_pass *tp, struct bu
 			pl_ffp_path_miss(ctx, i, tp->t);
 		b->n_out += finish(ctx, &ctx->st[i], i, SL_DROP_TABLE_MISS, b->out_ports, b->drops);
 	}
+	/*
+	 * Refused by the search budget (budget.c): dropped, as by an action
+	 * (copies already made stay); no path to record, nothing credited.
+	 */
+	if (sl_unlikely(tp->refused != 0)) {
+		ctx->ffp->ptrack &= ~tp->refused;
+		SL_FOR_EACH_LANE(i, tp->refused)
+		{
+			ctx->st[i].pending_out = 0;
+			b->n_out += finish(ctx, &ctx->st[i], i, SL_DROP_SEARCH_BUDGET,
+					   b->out_ports, b->drops);
+		}
+	}
 }
 
 /* Table t's pass over the lanes waiting at it. */
@@ -1414,7 +1442,7 @@ table_run(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_p
 	    all_hit_goto(pl, ctx, tp.pt->all_hit, pkts, tp.lanes, t, tp.depth, b->now, &b->lb))
 		return;
 	b->lb.lanes = 0; /* this table's actions may change lengths */
-	table_lookup(ctx, pkts, &tp);
+	table_lookup(pl, ctx, pkts, &tp, b);
 	table_execute(pl, ctx, pkts, &tp, b);
 	table_misses(ctx, &tp, b);
 }

@@ -25,6 +25,9 @@
  * round every live flow's packet and byte counters and every table's
  * lookup/matched counts are compared with the reference's.
  *
+ * Odd rounds run with the search budget on at 100 % (budget.c): measured
+ * and charged, it must never refuse.
+ *
  * Usage: test_pipeline_diff [N_PACKETS] [SEED] [ROUNDS]
  *        (default 1,000,000 packets, 6 rounds).
  */
@@ -699,7 +702,7 @@ main(int argc, char **argv)
 	unsigned long done = 0, mismatches = 0, updates = 0, forwarded = 0, counter_mismatches = 0;
 	struct sl_ffp_lut_stats tot = {0};
 	struct sl_ffp_path_stats ptot = {0};
-	uint64_t ll_packets = 0;
+	uint64_t ll_packets = 0, budget_searches = 0, budget_refused = 0;
 	struct sl_pipeline *pl;
 	struct sl_pipeline_ctx *ctx;
 	uint16_t uid = 1;
@@ -737,6 +740,15 @@ main(int argc, char **argv)
 		/* With the decision cache (the default) except every third round. */
 		sl_pipeline_cache_enable(pl, round % 3 != 2);
 		sl_pipeline_ffp_cost_model(pl, round % 2 == 0);
+		/*
+		 * The search budget every other round, at 100 % so that it never
+		 * runs out: measuring and charging must change nothing
+		 * (test_budget checks it exhausted).
+		 */
+		if (round % 2 == 1) {
+			struct sl_search_budget sb = {.share_pct = 100, .cost_ns = 0};
+			SL_VERIFY(sl_pipeline_search_budget_set(pl, &sb) == 0);
+		}
 		if (getenv("SL_DIFF_NO_FFP") != NULL) /* to tell FFP mismatches from others */
 			sl_pipeline_ffp_enable(pl, false);
 
@@ -967,6 +979,13 @@ main(int argc, char **argv)
 				fprintf(stderr, "round %u: %u tables, no_stamps %d, path spec %u tables %u B, %lu hits, %lu misses, %lu inserts, %lu stale\n", round, N_TABLES, no_stamps, ps.n_tables, ps.key_bytes, (unsigned long)ps.hits, (unsigned long)ps.misses, (unsigned long)ps.inserts, (unsigned long)ps.stale);
 		}
 		counter_mismatches += check_counters(pl, ctx, round);
+		{
+			const struct sl_pipeline_ctx *cs[1] = {ctx};
+			struct sl_search_budget_stats bs;
+			sl_pipeline_search_budget_stats(cs, 1, &bs);
+			budget_searches += bs.searches;
+			budget_refused += bs.refused;
+		}
 		sl_pipeline_ctx_destroy(ctx);
 		sl_pipeline_destroy(pl);
 		for (unsigned t = 0; t < N_TABLES; t++)
@@ -988,6 +1007,12 @@ main(int argc, char **argv)
 				    tot.invalidations == 0 || (rounds >= 3 && (ptot.hits == 0 ||
 									ptot.stale == 0)))) {
 		fprintf(stderr, "FAIL: the fast path was not exercised\n");
+		return 1;
+	}
+	printf("search budget: %lu searches measured, %lu refused\n",
+	       (unsigned long)budget_searches, (unsigned long)budget_refused);
+	if (budget_refused != 0 || (n_packets >= 100000 && rounds >= 2 && budget_searches == 0)) {
+		fprintf(stderr, "FAIL: the search budget refused, or was not exercised\n");
 		return 1;
 	}
 	printf("counters: %lu mismatches\n", counter_mismatches);
