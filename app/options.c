@@ -88,6 +88,7 @@ static const struct opt_def opt_defs[] = {
 	{"no-flow-cache", 0, no_argument, SL_OPT_NO_FLOW_CACHE, 0},
 	{"no-ffp-path", 0, no_argument, SL_OPT_NO_FLOW_CACHE, 0},
 	{"ffp-auto", 0, required_argument, SL_OPT_FFP_AUTO, 0},
+	{"search-budget", 0, required_argument, SL_OPT_SEARCH_BUDGET, 0},
 	{"fwd-mode", 0, required_argument, SL_OPT_FWD_MODE, 0},
 	{"idle-sleep-max", 0, required_argument, SL_OPT_IDLE_SLEEP_MAX, 0},
 	{"config", 0, required_argument, SL_OPT_CONFIG, F_CMDLINE},
@@ -219,6 +220,11 @@ options_usage(FILE *f)
 		"                           are the same); --no-ffp-path is the old name\n"
 		"      --ffp-auto PPS[:T]   auto-promote entries without timeouts (or with\n"
 		"                           timeouts >= T s) hit >= PPS times a second\n"
+		"      --search-budget PCT[:NS]  while a worker is behind, searches that miss the\n"
+		"                           decision cache in tables costing >= NS ns a key may\n"
+		"                           take PCT %% of its cycles; packets past that are\n"
+		"                           dropped (reason search-budget).  Default %u:%u, 0 = off\n"
+		"                           (docs/user-guide.md)\n"
 		"      --fwd-mode MODES     forwarding modes (docs/flexforward.md): openflow (default)\n"
 		"                           or e.g. 'hypercube:addr=5,nbr=4@1,nbr=7@2;keyflow:key=13';\n"
 		"                           overrides a 'fwd-mode=MODES' line of the flow file\n"
@@ -233,7 +239,8 @@ options_usage(FILE *f)
 		"Stats: sluicectl stats|monitor, or dpdk-telemetry.py -f NAME (/sluice/... commands,\n"
 		"docs/telemetry.md).  Logs go to stderr with UTC timestamps.\n"
 		"Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.\n",
-		SL_BURST_MAX, SL_BURST_DEFAULT);
+		SL_BURST_MAX, SL_BURST_DEFAULT, SL_SEARCH_BUDGET_PCT_DEFAULT,
+		SL_SEARCH_BUDGET_COST_NS_DEFAULT);
 }
 
 
@@ -619,6 +626,19 @@ opt_apply(struct options *o, enum sl_opt id, const char *arg)
 			o->ffp_auto.min_timeout = (uint16_t)v;
 		}
 		o->ffp_auto.enabled = true;
+		break;
+	}
+	case SL_OPT_SEARCH_BUDGET: {
+		char pct[32], *colon;
+		snprintf(pct, sizeof(pct), "%s", arg);
+		colon = strchr(pct, ':');
+		if (colon != NULL)
+			*colon = '\0';
+		if (parse_whole("--search-budget", pct, 0, 100, &o->search_budget.share_pct) < 0)
+			return -1;
+		if (colon != NULL && parse_whole("--search-budget cost", colon + 1, 0, 1000000000,
+						 &o->search_budget.cost_ns) < 0)
+			return -1;
 		break;
 	}
 	case SL_OPT_CHAIN_WARN:
@@ -1054,6 +1074,8 @@ defaults(struct options *o)
 	o->burst = SL_BURST_DEFAULT;
 	o->mbufs = 32768;
 	o->fail_mode = SL_FAIL_MODE_STANDALONE;
+	o->search_budget.share_pct = SL_SEARCH_BUDGET_PCT_DEFAULT;
+	o->search_budget.cost_ns = SL_SEARCH_BUDGET_COST_NS_DEFAULT;
 	o->probe_interval = 5;
 	o->pin_rate = 10000;
 	o->workers = 1;

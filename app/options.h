@@ -87,6 +87,7 @@ enum sl_opt {
 	SL_OPT_FFP_NO_COST_MODEL,
 	SL_OPT_NO_FLOW_CACHE,
 	SL_OPT_FFP_AUTO,
+	SL_OPT_SEARCH_BUDGET,
 	SL_OPT_FWD_MODE,
 	SL_OPT_IDLE_SLEEP_MAX,
 	SL_OPT_CONFIG,
@@ -123,6 +124,7 @@ struct options {
 	bool ffp_no_model;           /* --ffp-no-cost-model */
 	bool no_ffp_path;            /* --no-flow-cache (--no-ffp-path) */
 	struct sl_ffp_auto ffp_auto; /* --ffp-auto PPS[:MIN_TIMEOUT] */
+	struct sl_search_budget search_budget; /* --search-budget PCT[:COST_NS] */
 	unsigned chain_warn;   /* warn when a goto chain reaches this many tables (0 = off) */
 	const char *controllers[16]; /* --controller targets */
 	unsigned n_controllers;

@@ -1249,6 +1249,7 @@ main(int argc, char **argv)
 	sl_pipeline_ffp_cost_model(pl, !o.ffp_no_model);
 	sl_pipeline_ffp_path_enable(pl, !o.no_ffp_path);
 	sl_pipeline_ffp_auto_set(pl, &o.ffp_auto);
+	sl_pipeline_search_budget_set(pl, &o.search_budget); /* checked by the option parser */
 	/* The ports are known by number already: flow files check watch ports against them. */
 	for (unsigned i = 0; i < o.n_ports; i++)
 		sl_pipeline_port_add(pl, o.port_args[i].of_no, true);

@@ -107,3 +107,123 @@ def test_random_bit_masks_install_without_a_snapshot(sluice_bin: Path) -> None:
             assert t["rebuild_pending"] == 0
             assert t["rebuilds"] == 0
             assert t["groups"] == 2000
+
+
+# ---------------------------------------------------------------------------
+# Tuple-space explosion from the data plane: the search budget
+# ---------------------------------------------------------------------------
+
+ATTACK_MASKS = 1000
+BENIGN = 64
+PCAP_FRAMES = 16384
+
+
+def _acl_lines(n: int) -> list[str]:
+    """@n deny rules, each with its own random bit masks on nw_src/nw_dst (a 1,000-mask
+    tuple space search: ~8 us for a key that matches none), and the benign permit."""
+    import random
+    import socket
+
+    def ip(v: int) -> str:
+        return socket.inet_ntoa(struct.pack("!I", v))
+
+    rng = random.Random(2021)
+    lines = [DECL, "priority=1,ip,nw_src=10.0.0.0/16,actions=output:2"]
+    for i in range(n):
+        # The top source bit set in every mask and value: no benign source (10.0.0.x)
+        # matches, so their winner stays the permit rule.
+        sm, dm = rng.getrandbits(32) | 0x80000000, rng.getrandbits(32) | 1
+        s = rng.getrandbits(32) & sm | 0x80000000
+        lines.append(f"priority={100 + i},ip,nw_src={ip(s)}/{ip(sm)},"
+                     f"nw_dst={ip(rng.getrandbits(32) & dm)}/{ip(dm)},actions=drop")
+    return lines
+
+
+def _udp(src: int, dst: int, sport: int, dport: int) -> bytes:
+    ip = struct.pack("!BBHHHBBHII", 0x45, 0, 46, 0, 0, 64, 17, 0, src, dst)
+    return (b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00" + ip
+            + struct.pack("!HHHH", sport, dport, 26, 0) + bytes(18))
+
+
+def _attack_pcap(path: Path) -> None:
+    """Every other frame one of 64 benign flows (10.0.0.i -> 10.1.0.i); the others fresh
+    random addresses outside 10.0.0.0/16 (8,192 keys, each a table miss)."""
+    import random
+
+    from conftest import write_pcap
+
+    rng = random.Random(76)
+    frames = []
+    for i in range(PCAP_FRAMES):
+        if i % 2 == 0:
+            k = (i // 2) % BENIGN
+            frames.append(_udp(0x0A000001 + k, 0x0A010001 + k, 1024, 53))
+        else:
+            frames.append(_udp(rng.getrandbits(32) | 0x80000000, rng.getrandbits(32),
+                               rng.getrandbits(16), rng.getrandbits(16)))
+    write_pcap(path, frames)
+
+
+def test_search_budget_keeps_benign_flowing_under_mask_attack(run_sluice, tmp_path: Path) -> None:
+    """Steps: a 1,000-distinct-mask ACL (random bit masks: no rte_acl snapshot, so a key
+    missing the decision cache costs 1,000 subtable probes) and a permit rule for the
+    benign flows; port 1 replays, as fast as the worker takes it, a pcap in which every
+    other frame has fresh random addresses (the tuple-space explosion of CVE-2019-25076);
+    once with the default search budget, once with --search-budget 0.
+    Verify: with the budget, attack frames are refused and counted under search-budget,
+    every attack frame is dropped with a reason, the counters balance, and at least 98 %
+    of the benign frames received are forwarded (only a benign key whose cache entry an
+    admitted attack key took can be refused); with the budget off nothing is refused."""
+    from conftest import assert_balanced
+
+    pcap = tmp_path / "attack.pcap"
+    _attack_pcap(pcap)
+    flows = _acl_lines(ATTACK_MASKS)
+    ports = [f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0,no-rx=1"]
+    on = run_sluice(ports, flows=flows, duration=2.0, extra=["--mbufs", "32768"])
+    assert_balanced(on)
+    d = on.drops()
+    rx = on.json["rx"]
+    benign = (rx + 1) // 2  # the pcap alternates, benign first
+    assert d.get("search-budget", 0) > 0, on.output
+    assert on.json["tx"] <= benign, d  # no attack frame is forwarded
+    # Every attack frame is refused or dropped by the table (a miss, or a deny rule).
+    assert d.get("search-budget", 0) + d.get("table-miss", 0) + d.get("no-output", 0) \
+        >= rx - benign, d
+    assert on.json["tx"] >= 0.98 * benign, (on.json["tx"], benign, d)
+
+    off = run_sluice(ports, flows=flows, duration=1.0,
+                     extra=["--mbufs", "32768", "--search-budget", "0"])
+    assert_balanced(off)
+    assert off.json["drops"]["search-budget"] == 0, off.drops()
+    assert off.json["tx"] > 0
+
+
+def test_search_budget_in_telemetry(sluice_bin: Path, tmp_path: Path) -> None:
+    """Steps: the same ACL and attack pcap on a switch started with --search-budget 3:500;
+    telemetry is asked while it forwards.
+    Verify: /sluice/datapath shows the budget (3 %, 500 ns) and its refusals and
+    searches; /sluice/drops counts search_budget the same; /sluice/table,0 reports the
+    measured search cost of a key, above the 500 ns threshold."""
+    pcap = tmp_path / "attack.pcap"
+    _attack_pcap(pcap)
+    cfg = testing.SluiceConfig(
+        ports=[f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0,no-rx=1"],
+        flows=_acl_lines(ATTACK_MASKS), name=testing.unique("slhb"),
+        extra=["--mbufs", "32768", "--search-budget", "3:500"])
+    with testing.Sluice(cfg, binary=sluice_bin) as sw:
+        sw.wait_ready()
+        with Telemetry(path=sw.telemetry_path, connect_timeout=30.0, timeout=30.0) as tel:
+            deadline = time.monotonic() + 60
+            while True:
+                dp = tel.request("/sluice/datapath")["/sluice/datapath"]
+                if dp["search_budget_refused"] > 0:
+                    break
+                assert time.monotonic() < deadline, dp
+                time.sleep(0.05)
+            assert dp["search_budget_pct"] == 3 and dp["search_budget_cost_ns"] == 500, dp
+            assert dp["search_budget_searches"] > 0 and dp["search_budget_cycles"] > 0, dp
+            drops = tel.request("/sluice/drops")["/sluice/drops"]
+            assert drops["search_budget"] >= dp["search_budget_refused"] > 0, drops
+            t = _table0(tel)
+            assert t["search_ns"] >= 500, t

@@ -316,6 +316,11 @@ datapath(const struct sl_metrics *m, struct sl_metrics_text *t)
 	one_u64(t, m, "sluice_cache_hits_total", C, "Decision cache hits (before mask tables)",
 		dp.cache_hits);
 	one_u64(t, m, "sluice_cache_misses_total", C, "Decision cache misses", dp.cache_misses);
+	one_u64(t, m, "sluice_search_budget_searches_total", C,
+		"Cache-missing searches measured for the search budget",
+		dp.budget_stats.searches);
+	one_f64(t, m, "sluice_search_budget_seconds_total", C, "Time those searches took (TSC)",
+		(double)dp.budget_stats.cycles / hz);
 	one_u64(t, m, "sluice_goto_chain_installed", G, "Longest goto chain the flows make",
 		dp.chain_installed);
 	one_u64(t, m, "sluice_goto_chain_traversed", G, "Longest goto chain a packet took",

@@ -346,6 +346,7 @@ h_table(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	dict_u64(d, "groups", ts.store.n_groups);
 	dict_u64(d, "rebuilds", ts.store.n_rebuilds);
 	dict_u64(d, "rebuild_pending", sl_pipeline_table_rebuilding(mgmt->p.pl, (unsigned)t));
+	dict_u64(d, "search_ns", ts.search_cycles * 1000000000u / rte_get_tsc_hz());
 	if (ts.is_state) {
 		dict_u64(d, "state_capacity", ts.state.capacity);
 		dict_u64(d, "state_hits", ts.state.hits);
@@ -398,6 +399,11 @@ h_datapath(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 	dict_u64(d, "idle_sleep_max_us", dp.idle_sleep_max_us);
 	dict_u64(d, "idle_sleeps", dp.idle_sleeps);
 	dict_u64(d, "idle_slept_ns", dp.idle_slept_ns);
+	dict_u64(d, "search_budget_pct", dp.budget.share_pct);
+	dict_u64(d, "search_budget_cost_ns", dp.budget.cost_ns);
+	dict_u64(d, "search_budget_searches", dp.budget_stats.searches);
+	dict_u64(d, "search_budget_cycles", dp.budget_stats.cycles);
+	dict_u64(d, "search_budget_refused", dp.budget_stats.refused);
 	return 0;
 }
 

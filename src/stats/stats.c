@@ -61,6 +61,7 @@ sl_stats_table_read(const struct sl_stats_src *s, unsigned t, bool full,
 		      sl_pipeline_table_declared(s->pl, t);
 	if (!full)
 		return out->in_use;
+	out->search_cycles = sl_pipeline_search_cost(ctxs, n_ctxs, t);
 	if (tbl != NULL)
 		sl_table_stats_read(tbl, &out->store);
 	st = sl_pipeline_state_table(s->pl, t);
@@ -85,6 +86,8 @@ sl_stats_datapath_read(const struct sl_stats_src *s, struct sl_stats_datapath *o
 	sl_worker_totals(w, &tot);
 	sl_worker_loop_read(w, &out->loop);
 	sl_pipeline_cache_stats(ctxs, n_ctxs, &out->cache_hits, &out->cache_misses);
+	sl_pipeline_search_budget_get(s->pl, &out->budget);
+	sl_pipeline_search_budget_stats(ctxs, n_ctxs, &out->budget_stats);
 	out->workers = w->n_group;
 	out->copies = tot.copies;
 	out->chain_installed = sl_pipeline_chain_installed(s->pl);

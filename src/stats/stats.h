@@ -64,6 +64,8 @@ struct sl_stats_table {
 	struct sl_table_stats store;        /* the classifier's entries, memory, rebuilds */
 	bool is_state;                      /* an OpenState table: @state is set */
 	struct sl_state_stats state;        /* its states (store.n_entries and mem_bytes too) */
+	uint64_t search_cycles;             /* a cache-missing search, cycles per key (search
+					       budget; 0: not measured) */
 };
 
 /**
@@ -85,6 +87,8 @@ struct sl_stats_datapath {
 	unsigned idle_sleep_max_us;        /* --idle-sleep-max (0: polls all the time) */
 	uint64_t idle_sleeps, idle_slept_ns;
 	uint64_t tsc_hz;                   /* cycles per second, for busy_cycles */
+	struct sl_search_budget budget;    /* --search-budget */
+	struct sl_search_budget_stats budget_stats; /* its searches and refusals */
 };
 
 /** Read the datapath loop counters.  Control thread. */

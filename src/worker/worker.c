@@ -468,7 +468,8 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 	uint32_t out_ports[SL_BURST_MAX];
 	uint8_t drops[SL_BURST_MAX];
 	struct rte_mbuf *dropped[SL_BURST_MAX];
-	const struct sl_pipeline_hooks hooks = {.emit_copy = emit_copy, .arg = w};
+	const struct sl_pipeline_hooks hooks = {
+		.emit_copy = emit_copy, .arg = w, .keeping_up = w->keeping_up};
 	unsigned n_dropped = 0;
 	uint64_t rx_bytes = 0;
 
@@ -630,6 +631,7 @@ ring_poll(struct sl_worker *w, struct rte_mbuf **mbufs)
 		return 0;
 	w->loop.bursts++;
 	w->loop.packets += n;
+	w->keeping_up = n < w->burst;
 	/* The oldest packet's receive time at the I/O core: latency includes the ring wait. */
 	w->burst_tsc = w->rx_tsc_off >= 0
 			       ? *RTE_MBUF_DYNFIELD(mbufs[0], w->rx_tsc_off, uint64_t *)
@@ -705,6 +707,7 @@ rx_burst_run(struct sl_worker *w, unsigned p, uint16_t q, struct rte_mbuf **mbuf
 		return 0;
 	w->loop.bursts++;
 	w->loop.packets += n;
+	w->keeping_up = n < w->burst;
 	w->burst_tsc = rte_rdtsc();
 	struct sl_capture *cap = capture_get(w);
 	if (sl_unlikely(cap != NULL))

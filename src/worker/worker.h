@@ -152,6 +152,7 @@ struct sl_worker {
 	/* Observation (control thread reads; see sl_worker_capture_set). */
 	struct sl_capture *capture;         /* port mirroring; NULL when off */
 	uint64_t burst_tsc;                 /* rx time of the burst being processed */
+	bool keeping_up;                    /* that burst was not full: no backlog (search budget) */
 	unsigned credit_rounds;             /* busy rounds since deferred credits were flushed */
 	uint64_t lat_mult;                  /* cycles -> ns (sl_lat_ns_mult) */
 	struct sl_lat_hist lat_pipeline SL_CACHE_ALIGNED; /* rx burst handed over -> tx queued */
