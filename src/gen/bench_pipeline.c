@@ -13,7 +13,8 @@
  * place outside the timed region (actions may change them).
  *
  * A line "option no-flow-cache" runs the case without the whole-pipeline
- * flow cache (sluice --no-flow-cache).
+ * flow cache (sluice --no-flow-cache).  The search budget is sluice's
+ * default (--search-budget).
  *
  * Usage: bench_pipeline [-l] ROUNDS BURSTS NAME=FILE...  -l marks every
  * entry low-latency, so the FFP (its path records) carries all packets, as
@@ -136,6 +137,12 @@ load_case(struct bcase *c, const char *path)
 	if (n_streams == 0)
 		return -1;
 	sl_pipeline_commit(c->pl);
+	{
+		/* As sluice runs it: the default search budget (--search-budget). */
+		const struct sl_search_budget sb = {.share_pct = SL_SEARCH_BUDGET_PCT_DEFAULT,
+						    .cost_ns = SL_SEARCH_BUDGET_COST_NS_DEFAULT};
+		sl_pipeline_search_budget_set(c->pl, &sb);
+	}
 	if (mark_all) {
 		/* Every entry low-latency: what --ffp-auto does to entries hit steadily (docs/ffp.md). */
 		struct sl_flow_filter flt;
