@@ -139,7 +139,17 @@ pl_budget_lookup(const struct sl_pipeline *pl, const struct pl_dtable *pt,
 	unsigned n_keys = (unsigned)__builtin_popcountll(admit);
 	uint64_t per_key = cyc / n_keys;
 
-	/* The first sample sets the average: a table starts expensive or cheap, not in between. */
+	/*
+	 * A sample counts for at most twice the average: a worker preempted or
+	 * interrupted mid-search (a shared core) must not make a table look
+	 * expensive, nor empty the bucket.  A table that grows costly gets
+	 * there in a few dozen samples (+1/8 each).  The first sample sets the
+	 * average: a table starts expensive or cheap, not in between.
+	 */
+	if (cost != 0) {
+		per_key = SL_MIN(per_key, 2 * cost);
+		cyc = SL_MIN(cyc, per_key * n_keys);
+	}
 	per_key = SL_MIN(per_key, (uint64_t)UINT32_MAX);
 	bg->cost[table_id] = cost == 0 ? (uint32_t)per_key
 				       : (uint32_t)(cost - (cost >> COST_SHIFT) +
