@@ -687,6 +687,52 @@ out:
 	sl_notifyf("READY=1\nSTATUS=forwarding: %u ports", sl_port_count(r->ports));
 }
 
+/*
+ * A port on a kernel interface (af_packet, af_xdp) holds sockets bound to
+ * the interface it opened: once that interface is deleted and made again
+ * under the same name (another ifindex), the port would never forward
+ * again.  Each second: such a port is deleted and added again with its
+ * devargs, name and number (sluicectl del-port/add-port's code, so the
+ * workers, the pipeline and the controllers' port_status follow); while the
+ * interface is missing the link reads down, and an add that fails (the
+ * interface not back yet) is tried again the next second.
+ */
+struct port_retry {
+	char spec[SL_PORT_DEVARGS_MAX + 64]; /* DEVARGS,name=NAME,ofport=N; "" = none */
+};
+
+static void
+ports_recover(struct run *r, struct port_retry retry[SL_PORT_SLOTS])
+{
+	char err[256], name[SL_PORT_NAME_MAX + 1];
+	uint32_t no;
+
+	for (unsigned s = 0; s < SL_PORT_SLOTS; s++) {
+		const struct sl_port *p = &r->ports[s];
+		if (s != SL_PORT_SLOT_LOCAL && p->of_no != 0 && p->kernel_iface[0] != '\0') {
+			unsigned idx = if_nametoindex(p->kernel_iface);
+			if (idx == 0 || idx == p->kernel_ifindex)
+				continue;
+			snprintf(retry[s].spec, sizeof(retry[s].spec), "%s,name=%s,ofport=%u", p->devargs,
+				 p->name, p->of_no);
+			SL_LOG(NOTICE, app, "port %u (%s): interface %s is another one now (ifindex "
+			       "%u, was %u): opening the port again", p->of_no, p->name,
+			       p->kernel_iface, idx, p->kernel_ifindex);
+			if (sl_mgmt_port_del(p->name, &no, name, err, sizeof(err)) < 0) {
+				SL_LOG(WARNING, app, "port %s: %s", p->name, err);
+				retry[s].spec[0] = '\0';
+				continue;
+			}
+		}
+		if (retry[s].spec[0] == '\0')
+			continue;
+		if (sl_mgmt_port_add(retry[s].spec, &no, name, err, sizeof(err)) == 0) {
+			SL_LOG(NOTICE, app, "port %u (%s) is back", no, name);
+			retry[s].spec[0] = '\0';
+		}
+	}
+}
+
 /* The control loop: periodic stats, duration, signals.  Runs on the main lcore. */
 static void
 control_loop(struct run *r)
@@ -694,6 +740,7 @@ control_loop(struct run *r)
 	double start = now_s(), next = start + (r->o->stats_interval > 0 ? r->o->stats_interval : 1);
 	struct sample prev;
 	bool chain_warned[2] = {false, false};
+	static struct port_retry retry[SL_PORT_SLOTS];
 
 	take_sample(r, 0, &prev);
 	r->samples[r->n_samples++] = prev;
@@ -717,6 +764,7 @@ control_loop(struct run *r)
 			prev = s;
 			next += r->o->stats_interval > 0 ? r->o->stats_interval : 1;
 			chain_check(r, &chain_warned[0], &chain_warned[1]);
+			ports_recover(r, retry);
 		}
 		/*
 		 * Packet-ins arrive through a ring that cannot wake poll(): a 1 ms

@@ -395,3 +395,44 @@ def test_af_packet_ignores_frames_sent_by_others(sluice_bin: Path) -> None:
                 sw.stop()
         line = [ln for ln in sw.output.splitlines() if "port 1" in ln]
         assert line and " rx 0 " in line[0], sw.output
+
+
+def test_af_packet_port_recovers_when_its_interface_returns(sluice_bin: Path) -> None:
+    """A port whose veth was deleted and made again under the same name never forwarded
+    again (3/3 pings lost) until a restart.  Now the switch opens the port again on the new
+    interface (same name, same number) and pings go through."""
+    from sluice import testing
+    from sluice.testing import Sluice, SluiceConfig, Topology
+
+    if not testing.netns_usable():
+        pytest.skip("needs root and iproute2")
+    with Topology() as topo:
+        ns1, ns2 = topo.add_netns("src1"), topo.add_netns("src2")
+        a1, _ = topo.add_veth("srv", peer_netns=ns1, peer_name="eth0", peer_addr="10.77.0.1/24")
+        a2, _ = topo.add_veth("srv", peer_netns=ns2, peer_name="eth0", peer_addr="10.77.0.2/24")
+        sw = Sluice(SluiceConfig(ports=testing.af_packet_ports([a1, a2]),
+                                 flows=["in_port=1 actions=output:2",
+                                        "in_port=2 actions=output:1"]), binary=sluice_bin)
+        try:
+            sw.wait_output("datapath id", 30)
+
+            def ping() -> subprocess.CompletedProcess[str]:
+                return subprocess.run(["ip", "netns", "exec", ns1, "ping", "-c", "3", "-i",
+                                       "0.2", "-W", "1", "10.77.0.2"], capture_output=True,
+                                      text=True, timeout=30)
+
+            assert ping().returncode == 0
+            testing.run(["ip", "link", "del", a1])
+            peer = a1[:-1] + "c"  # the same interface name again, another ifindex
+            testing.run(["ip", "link", "add", a1, "type", "veth", "peer", "name", peer])
+            testing.run(["ip", "link", "set", peer, "netns", ns1])
+            testing.run(["ip", "link", "set", peer, "name", "eth0"], netns=ns1)
+            testing.run(["ip", "addr", "add", "10.77.0.1/24", "dev", "eth0"], netns=ns1)
+            testing.run(["ip", "link", "set", "eth0", "up"], netns=ns1)
+            testing.run(["ip", "link", "set", a1, "up"])
+            sw.wait_output(r"port 1 \(\S+\) is back", 15)
+            r = ping()
+            assert r.returncode == 0 and " 0% packet loss" in r.stdout, r.stdout + sw.output
+            assert sw.alive(), sw.output
+        finally:
+            sw.stop()
