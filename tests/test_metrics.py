@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scapy.all import ARP, IP, UDP, Ether, Raw, wrpcap  # type: ignore[attr-defined]
+from scapy.all import wrpcap  # type: ignore[attr-defined]
 
 from sluice import testing
 from sluice.testing import Proc, Sluice, SluiceConfig
@@ -39,15 +39,7 @@ Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
 def frames() -> list[Any]:
-    fwd = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-           / IP(src="10.0.0.1", dst="10.0.1.%d" % (i + 1), ttl=9)
-           / UDP(sport=1000 + i, dport=53) / Raw(b"m" * 18) for i in range(N_FWD)]
-    ttl1 = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-            / IP(src="10.0.0.1", dst="10.0.2.1", ttl=1) / UDP(sport=7, dport=7)
-            for _ in range(N_TTL1)]
-    arp = [Ether(src="02:00:00:00:00:01", dst="ff:ff:ff:ff:ff:ff")
-           / ARP(psrc="10.0.0.1", pdst="10.0.0.9") for _ in range(N_ARP)]
-    return fwd + ttl1 + arp
+    return testing.counter_frames(N_FWD, N_TTL1, N_ARP, b"m")
 
 
 def http_get(addr: str, path: str = "/metrics") -> tuple[int, dict[str, str], str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scapy.all import ARP, IP, UDP, Ether, Raw, rdpcap, wrpcap  # type: ignore[attr-defined]
+from scapy.all import IP, Ether, rdpcap, wrpcap  # type: ignore[attr-defined]
 
 from sluice import testing
 from sluice.testing import Sluice, SluiceConfig
@@ -45,15 +45,7 @@ def telemetry(sw: Sluice, *cmds: str) -> list[dict[str, Any]]:
 
 
 def frames() -> list[Any]:
-    fwd = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-           / IP(src="10.0.0.1", dst="10.0.1.%d" % (i + 1), ttl=9)
-           / UDP(sport=1000 + i, dport=53) / Raw(b"s" * 18) for i in range(N_FWD)]
-    ttl1 = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-            / IP(src="10.0.0.1", dst="10.0.2.1", ttl=1) / UDP(sport=7, dport=7)
-            for _ in range(N_TTL1)]
-    arp = [Ether(src="02:00:00:00:00:01", dst="ff:ff:ff:ff:ff:ff")
-           / ARP(psrc="10.0.0.1", pdst="10.0.0.9") for _ in range(N_ARP)]
-    return fwd + ttl1 + arp
+    return testing.counter_frames(N_FWD, N_TTL1, N_ARP, b"s")
 
 
 @pytest.fixture

@@ -6,8 +6,21 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
+
+void
+sl_set_err(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || size == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+}
 
 static const char *const drop_names[] = {
 #define SL_DROP_NAME_(n, s) s,

@@ -121,6 +121,13 @@ enum sl_drop_reason {
 const char *sl_drop_reason_name(enum sl_drop_reason r);
 
 /**
+ * Write an error message into @err (@size bytes, may be NULL or 0: then
+ * nothing), printf-style.  Control path.
+ */
+void sl_set_err(char *err, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/**
  * Remove a directory and the files directly in it (not recursive): DPDK
  * leaves its runtime directory (/var/run/dpdk/PREFIX) behind at exit.
  * @return 0 or -errno.  Control path.

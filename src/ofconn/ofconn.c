@@ -232,17 +232,6 @@ mlog(struct sl_ofconn_mgr *mgr, int level, bool rl, const char *fmt, ...)
 	mgr->p.log(level, line, mgr->p.arg);
 }
 
-static void __attribute__((format(printf, 3, 4)))
-set_err(char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-}
 
 /* "1.2.3.4:80", "[::1]:80" or "/path" for logs and connection names. */
 static void
@@ -1040,14 +1029,14 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 	size_t plen;
 
 	if (!colon) {
-		set_err(err, err_size,
+		sl_set_err(err, err_size,
 			"bad target '%s': expected tcp:, ssl:, unix:, ptcp:, pssl: or punix: prefix",
 			spec);
 		return -EINVAL;
 	}
 	plen = (size_t)(colon - spec);
 	if (strlen(colon + 1) >= sizeof rest) {
-		set_err(err, err_size, "bad target '%.64s...': too long", spec);
+		sl_set_err(err, err_size, "bad target '%.64s...': too long", spec);
 		return -EINVAL;
 	}
 	strcpy(rest, colon + 1);
@@ -1057,11 +1046,11 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 
 		t->kind = plen == 4 ? TK_UNIX : TK_PUNIX;
 		if (!rest[0]) {
-			set_err(err, err_size, "bad target '%s': missing path", spec);
+			sl_set_err(err, err_size, "bad target '%s': missing path", spec);
 			return -EINVAL;
 		}
 		if (strlen(rest) >= sizeof sun->sun_path) {
-			set_err(err, err_size, "bad target '%s': path longer than %zu bytes",
+			sl_set_err(err, err_size, "bad target '%s': path longer than %zu bytes",
 				spec, sizeof sun->sun_path - 1);
 			return -EINVAL;
 		}
@@ -1082,13 +1071,13 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 			char *rb = strchr(rest, ']');
 
 			if (!rb) {
-				set_err(err, err_size, "bad target '%s': missing ']'", spec);
+				sl_set_err(err, err_size, "bad target '%s': missing ']'", spec);
 				return -EINVAL;
 			}
 			if (rb[1] == ':')
 				port_s = rb + 2;
 			else if (rb[1]) {
-				set_err(err, err_size, "bad target '%s': junk after ']'", spec);
+				sl_set_err(err, err_size, "bad target '%s': junk after ']'", spec);
 				return -EINVAL;
 			}
 			rb[1] = '\0';
@@ -1096,7 +1085,7 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 			char *c2 = strchr(rest, ':');
 
 			if (c2 && strchr(c2 + 1, ':')) {
-				set_err(err, err_size,
+				sl_set_err(err, err_size,
 					"bad target '%s': IPv6 addresses must be in brackets", spec);
 				return -EINVAL;
 			}
@@ -1106,20 +1095,20 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 			}
 		}
 		if (!host[0]) {
-			set_err(err, err_size, "bad target '%s': missing host", spec);
+			sl_set_err(err, err_size, "bad target '%s': missing host", spec);
 			return -EINVAL;
 		}
 		if (port_s && !port_s[0]) {
-			set_err(err, err_size, "bad target '%s': missing port", spec);
+			sl_set_err(err, err_size, "bad target '%s': missing port", spec);
 			return -EINVAL;
 		}
 		if (port_s && !parse_port(port_s, false, &port)) {
-			set_err(err, err_size, "bad target '%s': port '%s' out of range (1-65535)",
+			sl_set_err(err, err_size, "bad target '%s': port '%s' out of range (1-65535)",
 				spec, port_s);
 			return -EINVAL;
 		}
 		if (!parse_ip(host, port, &t->addr, &t->addr_len, true)) {
-			set_err(err, err_size,
+			sl_set_err(err, err_size,
 				"bad target '%s': '%s' is neither an IP address nor a host name "
 				"that resolves",
 				spec, host);
@@ -1143,28 +1132,28 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 			*c2 = '\0';
 			ip = c2 + 1;
 			if (!ip[0]) {
-				set_err(err, err_size, "bad target '%s': missing address", spec);
+				sl_set_err(err, err_size, "bad target '%s': missing address", spec);
 				return -EINVAL;
 			}
 		}
 		if (!rest[0]) {
-			set_err(err, err_size, "bad target '%s': missing port", spec);
+			sl_set_err(err, err_size, "bad target '%s': missing port", spec);
 			return -EINVAL;
 		}
 		if (!parse_port(rest, true, &port)) {
-			set_err(err, err_size, "bad target '%s': port '%s' out of range (0-65535)",
+			sl_set_err(err, err_size, "bad target '%s': port '%s' out of range (0-65535)",
 				spec, rest);
 			return -EINVAL;
 		}
 		if (!parse_ip(ip, port, &t->addr, &t->addr_len, false)) {
-			set_err(err, err_size, "bad target '%s': '%s' is not an IP address", spec,
+			sl_set_err(err, err_size, "bad target '%s': '%s' is not an IP address", spec,
 				ip);
 			return -EINVAL;
 		}
 		return 0;
 	}
 
-	set_err(err, err_size,
+	sl_set_err(err, err_size,
 		"bad target '%s': unknown type '%.*s' (expected tcp, ssl, unix, ptcp, pssl or punix)",
 		spec, (int)plen, spec);
 	return -EINVAL;
@@ -1185,7 +1174,7 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 		/* Only a socket file is stale; refuse to delete anything else. */
 		if (lstat(path, &sb) == 0) {
 			if (!S_ISSOCK(sb.st_mode)) {
-				set_err(err, err_size,
+				sl_set_err(err, err_size,
 					"target '%s': %s exists and is not a socket", t->spec, path);
 				return -EEXIST;
 			}
@@ -1195,7 +1184,7 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 	fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		ret = -errno;
-		set_err(err, err_size, "target '%s': socket: %s", t->spec, strerror(errno));
+		sl_set_err(err, err_size, "target '%s': socket: %s", t->spec, strerror(errno));
 		return ret;
 	}
 	if (t->kind != TK_PUNIX)
@@ -1207,7 +1196,7 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 		umask(old_mask);
 	if (ret < 0) {
 		ret = -errno;
-		set_err(err, err_size, "target '%s': bind %s: %s", t->spec, where,
+		sl_set_err(err, err_size, "target '%s': bind %s: %s", t->spec, where,
 			strerror(errno));
 		goto close_fd;
 	}
@@ -1216,7 +1205,7 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 		if (chmod(path, 0660) < 0 ||
 		    (mgr->p.unix_gid >= 0 && chown(path, (uid_t)-1, (gid_t)mgr->p.unix_gid) < 0)) {
 			ret = -errno;
-			set_err(err, err_size, "target '%s': permissions of %s: %s", t->spec, path,
+			sl_set_err(err, err_size, "target '%s': permissions of %s: %s", t->spec, path,
 				strerror(errno));
 			unlink(path);
 			goto close_fd;
@@ -1226,13 +1215,13 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 		t->unlink_path = strdup(((struct sockaddr_un *)&t->addr)->sun_path);
 		if (!t->unlink_path) {
 			ret = -ENOMEM;
-			set_err(err, err_size, "target '%s': out of memory", t->spec);
+			sl_set_err(err, err_size, "target '%s': out of memory", t->spec);
 			goto unlink_path;
 		}
 	}
 	if (listen(fd, 64) < 0) {
 		ret = -errno;
-		set_err(err, err_size, "target '%s': listen %s: %s", t->spec, where,
+		sl_set_err(err, err_size, "target '%s': listen %s: %s", t->spec, where,
 			strerror(errno));
 		goto unlink_path;
 	}
@@ -1372,7 +1361,7 @@ sl_ofconn_mgr_add_target(struct sl_ofconn_mgr *mgr, const char *target, char *er
 	t->passive = t->kind == TK_PTCP || t->kind == TK_PSSL || t->kind == TK_PUNIX;
 	t->tls = t->kind == TK_SSL || t->kind == TK_PSSL;
 	if (t->tls && !mgr->p.tls) {
-		set_err(err, err_size,
+		sl_set_err(err, err_size,
 			"bad target '%s': TLS needs a private key, a certificate and a CA "
 			"certificate, and none were configured",
 			target);

@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,17 +118,6 @@ bio_create(BIO *b)
 /* Errors.                                                                   */
 /* ------------------------------------------------------------------------- */
 
-static void __attribute__((format(printf, 3, 4)))
-set_err(char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-}
 
 /* The first error OpenSSL queued (the cause; later ones only say where it surfaced). */
 static const char *
@@ -203,17 +191,17 @@ file_check(const char *what, const char *path, char *err, size_t err_size)
 	int fd, ret = 0;
 
 	if (!path || !path[0]) {
-		set_err(err, err_size, "%s: no file given", what);
+		sl_set_err(err, err_size, "%s: no file given", what);
 		return -EINVAL;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		set_err(err, err_size, "%s %s: %s", what, path, strerror(errno));
+		sl_set_err(err, err_size, "%s %s: %s", what, path, strerror(errno));
 		return ret;
 	}
 	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
-		set_err(err, err_size, "%s %s: not a regular file", what, path);
+		sl_set_err(err, err_size, "%s %s: not a regular file", what, path);
 		ret = -EINVAL;
 	}
 	close(fd);
@@ -267,28 +255,28 @@ sl_tls_ctx_create(const struct sl_tls_files *f, struct sl_tls_ctx **out, char *e
 	SSL_CTX_set_default_passwd_cb(sc, no_passphrase);
 
 	if (SSL_CTX_use_certificate_chain_file(sc, f->certificate) != 1) {
-		set_err(err, err_size, "certificate %s: not a PEM certificate (%s)", f->certificate,
+		sl_set_err(err, err_size, "certificate %s: not a PEM certificate (%s)", f->certificate,
 			ssl_reason());
 		goto free_ctx_inval;
 	}
 	if (SSL_CTX_use_PrivateKey_file(sc, f->private_key, SSL_FILETYPE_PEM) != 1) {
 		/* OpenSSL checks the key against the certificate while loading it. */
 		if (ERR_GET_REASON(ERR_peek_error()) == X509_R_KEY_VALUES_MISMATCH)
-			set_err(err, err_size, "private key %s does not match certificate %s",
+			sl_set_err(err, err_size, "private key %s does not match certificate %s",
 				f->private_key, f->certificate);
 		else
-			set_err(err, err_size,
+			sl_set_err(err, err_size,
 				"private key %s: not an unencrypted PEM private key (%s)",
 				f->private_key, ssl_reason());
 		goto free_ctx_inval;
 	}
 	if (SSL_CTX_check_private_key(sc) != 1) {
-		set_err(err, err_size, "private key %s does not match certificate %s",
+		sl_set_err(err, err_size, "private key %s does not match certificate %s",
 			f->private_key, f->certificate);
 		goto free_ctx_inval;
 	}
 	if (SSL_CTX_load_verify_locations(sc, f->ca_cert, NULL) != 1) {
-		set_err(err, err_size, "CA certificate %s: not a PEM certificate (%s)", f->ca_cert,
+		sl_set_err(err, err_size, "CA certificate %s: not a PEM certificate (%s)", f->ca_cert,
 			ssl_reason());
 		goto free_ctx_inval;
 	}
@@ -307,7 +295,7 @@ free_ctx_inval:
 free_ctx_no_mem:
 	sl_tls_ctx_destroy(ctx);
 no_mem:
-	set_err(err, err_size, "TLS: out of memory");
+	sl_set_err(err, err_size, "TLS: out of memory");
 	return -ENOMEM;
 }
 

@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -682,6 +683,23 @@ def openflow_supported(binary: Path | None = None) -> bool:
 def netns_usable() -> bool:
     """Root with iproute2: namespaces, veth pairs and AF_PACKET sockets are available."""
     return os.geteuid() == 0 and shutil.which("ip") is not None
+
+
+def counter_frames(n_fwd: int, n_ttl1: int, n_arp: int, fill: bytes = b"s") -> list[Any]:
+    """Frames whose fate the counter tests know: @n_fwd UDP datagrams to 10.0.1.1.. (TTL 9,
+    forwarded by a dec_ttl flow), @n_ttl1 with TTL 1 (ttl-expired), @n_arp ARP requests
+    (table-miss without an ARP flow); scapy packets, in that order."""
+    from scapy.all import ARP, IP, UDP, Ether, Raw  # type: ignore[attr-defined]
+
+    fwd = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+           / IP(src="10.0.0.1", dst="10.0.1.%d" % (i + 1), ttl=9)
+           / UDP(sport=1000 + i, dport=53) / Raw(fill * 18) for i in range(n_fwd)]
+    ttl1 = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+            / IP(src="10.0.0.1", dst="10.0.2.1", ttl=1) / UDP(sport=7, dport=7)
+            for _ in range(n_ttl1)]
+    arp = [Ether(src="02:00:00:00:00:01", dst="ff:ff:ff:ff:ff:ff")
+           / ARP(psrc="10.0.0.1", pdst="10.0.0.9") for _ in range(n_arp)]
+    return fwd + ttl1 + arp
 
 
 def af_packet_ports(ifaces: Sequence[str], first: int = 0) -> list[str]:
