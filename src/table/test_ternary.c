@@ -279,6 +279,7 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 			tu.dead_div = 4;
 			tu.build_sync = !c->async_build;
 			tu.snap_max_odd = 0; /* arbitrary masks too: exercise rte_acl on them */
+			tu.snap_max_bytes = 0; /* no max_size: rte_acl would retry ever smaller tries */
 		}
 		tu.snap_enable = !c->snap_disable;
 		CHECK(sl_ternary_tuning_set(t->impl, &tu) == 0, "tuning");
