@@ -216,7 +216,8 @@ def test_walkthrough_in_tmux(tmux: Tmux) -> None:
     time.sleep(4)  # the monitor refreshes every second; let it see the 5 pps ping
 
     screen = tmux.screen("Terminal 4")
-    rows = {int(r[0]): r for r in PORT_ROW.findall(screen)}
+    ports_view = screen.split("TABLE NAME")[0]  # the PORT section only (tables are rows too)
+    rows = {int(r[0]): r for r in PORT_ROW.findall(ports_view)}
     assert set(rows) == {1, 2}, screen
     for port in (1, 2):
         _, name, rx_pps, _, tx_pps, _ = rows[port]
@@ -233,7 +234,7 @@ def test_walkthrough_in_tmux(tmux: Tmux) -> None:
     learned = re.findall(r"n_packets=(\d+).*in_port=\d,dl_dst=", tmux.screen("Terminal 1", 200))
     assert learned and max(int(n) for n in learned) > 0
     tmux.type("Terminal 1", stats)
-    tmux.wait("Terminal 1", r"net_af_packet1", 20)
+    tmux.wait("Terminal 1", r"s1-p2", 20)  # port 2, named after its interface
 
     # Cleanup as the guide says: Ctrl-C in terminals 4, 3, 2, then the namespaces.
     for who in ("Terminal 4", "Terminal 3", "Terminal 2"):
