@@ -398,3 +398,59 @@ def test_output_normal_learns(sluice_bin: Path, tmp_path: Path) -> None:
     got = {i + 1: [bytes(p)[14:15] if bytes(p)[12:14] != b"\x81\x00" else bytes(p)[18:19]
                    for p in read_pcap(o)] for i, o in enumerate(outs)}
     assert got == {1: [b"2", b"4", b"7"], 2: [b"1", b"3", b"4"], 3: [b"1", b"6", b"7"]}, got
+
+
+def test_select_group_spreads_arp_and_ipv6_flow_labels(pcap_switch) -> None:  # type: ignore[no-untyped-def]
+    """A select group hashed only Ethernet, IPv4 and L4 ports: ARP between many hosts and
+    IPv6 flows that differ only in their flow label all went to one bucket. Now ARP's
+    sender/target addresses and the IPv6 flow label are hashed too: 64 of each spread over
+    both buckets (all on one bucket would be a 2^-63 event), and a flow keeps its bucket."""
+    from scapy.all import ARP, UDP, Ether, IPv6  # type: ignore[import-untyped]
+
+    arp = [bytes(Ether(src="02:00:00:00:00:01", dst="ff:ff:ff:ff:ff:ff")
+                 / ARP(psrc=f"10.0.{i}.1", pdst="10.0.0.254")) for i in range(64)]
+    v6 = [bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+                / IPv6(src="2001:db8::1", dst="2001:db8::2", fl=i + 1) / UDP(sport=5, dport=5))
+          for i in range(64)]
+    res = pcap_switch(3, {1: arp + v6 + arp[:8]}, [
+        "group_id=1,type=select,bucket=weight:1,actions=output:2,bucket=weight:1,actions=output:3",
+        "priority=1 actions=group:1",
+    ])
+    out2 = [bytes(p) for p in res.out[2]]
+    out3 = [bytes(p) for p in res.out[3]]
+    assert len(out2) + len(out3) == 64 + 64 + 8
+    for kind in (arp, v6):
+        n2 = sum(1 for f in kind if f in out2)
+        assert 0 < n2 < len(kind), (n2, len(kind))
+    # The repeated ARP frames took the bucket their first copy took.
+    for f in arp[:8]:
+        assert (f in out2) != (f in out3)
+
+
+def test_bucket_weight_outside_a_select_group_is_refused(sluice_bin: Path, tmp_path: Path) -> None:
+    """Open vSwitch refuses a weight in a group that is not select (OFPGMFC_INVALID_GROUP);
+    Sluice took it and ignored it. Now the group_mod is refused with that error, and a
+    select group keeps its weights."""
+    if not SLUICECTL.exists():
+        pytest.skip("no sluicectl built")
+    mgmt = tmp_path / "sw.mgmt"
+    sw = Sluice(SluiceConfig(ports=["net_null0,no-rx=1", "net_null1,no-rx=1"], mgmt=str(mgmt)),
+                binary=sluice_bin, workdir=str(tmp_path))
+    try:
+        sw.wait_output("datapath id", 30)
+        r = subprocess.run([str(SLUICECTL), "-t", f"unix:{mgmt}", "add-group",
+                            "group_id=1,type=all,bucket=weight:5,actions=output:1"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 1 and "OFPGMFC_INVALID_GROUP" in r.stderr, (r.stdout, r.stderr)
+        r = subprocess.run([str(SLUICECTL), "-t", f"unix:{mgmt}", "add-group",
+                            "group_id=2,type=select,bucket=weight:5,actions=output:1"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+    finally:
+        sw.stop()
+    # A flow file says which bucket and weight.
+    bad = tmp_path / "bad.flows"
+    bad.write_text("group_id=1,type=indirect,bucket=weight:5,actions=output:1\n")
+    r = subprocess.run([str(sluice_bin), "--check", "-f", str(bad)], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 2 and "weight 5 in a group that is not select" in r.stderr, r.stderr

@@ -234,6 +234,7 @@ fail_to_error(enum sl_pipeline_fail f, bool in_group_mod, bool bad_table_is_goto
 		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_UNKNOWN_GROUP, 0};
 		break;
 	case SL_FAIL_BAD_GROUP_ID:
+	case SL_FAIL_GROUP_WEIGHT:
 		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_INVALID_GROUP, 0};
 		break;
 	case SL_FAIL_BAD_GROUP_TYPE:

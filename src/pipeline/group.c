@@ -279,6 +279,11 @@ body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_gro
 		if (bs->n_actions > SL_ACTIONS_MAX)
 			return pl_err(pl, SL_FAIL_BAD_BUCKET, err, err_size, -EINVAL,
 				      "group %u bucket %u: too many actions", gs->group_id, b);
+		/* Only select groups weigh their buckets (Open vSwitch refuses the rest too). */
+		if (gs->type != SL_GROUP_SELECT && bs->weight != 0)
+			return pl_err(pl, SL_FAIL_GROUP_WEIGHT, err, err_size, -EINVAL,
+				      "group %u bucket %u: weight %u in a group that is not select",
+				      gs->group_id, b, bs->weight);
 		if (gs->type == SL_GROUP_FF) {
 			if (bs->watch_group != SL_GROUP_ID_ANY)
 				return pl_err(pl, SL_FAIL_BAD_WATCH, err, err_size, -EOPNOTSUPP,

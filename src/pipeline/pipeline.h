@@ -369,6 +369,7 @@ enum sl_pipeline_fail {
 	SL_FAIL_BAD_BAND_VALUE,
 	SL_FAIL_TOO_MANY_METERS,
 	SL_FAIL_TOO_MANY_BANDS,
+	SL_FAIL_GROUP_WEIGHT,     /* a bucket weight in a group that is not select (OVS refuses too) */
 };
 
 /** Reasons a flow leaves the pipeline (OFPRR_* values). */

@@ -731,10 +731,20 @@ flow_hash(struct sl_pkt *p)
 			h = (h ^ a ^ ((uint64_t)proto << 40)) * 0x9e3779b97f4a7c15ull;
 		}
 	} else if (p->eth_type == 0x86dd && p->l3_ofs + 40 <= p->len) {
+		/* The flow label first: flows between two hosts differ there only. */
+		uint32_t label = (uint32_t)(p->data[p->l3_ofs + 1] & 0x0f) << 16 |
+				 (uint32_t)p->data[p->l3_ofs + 2] << 8 | p->data[p->l3_ofs + 3];
+		h = (h ^ label) * 0x9e3779b97f4a7c15ull;
 		for (unsigned o = 8; o < 40; o += 8) {
 			memcpy(&w, p->data + p->l3_ofs + o, 8);
 			h = (h ^ w) * 0x9e3779b97f4a7c15ull;
 		}
+	} else if (p->eth_type == 0x0806 && p->l3_ofs + 28 <= p->len) {
+		/* ARP: the sender and target protocol addresses (SPA at 14, TPA at 24). */
+		uint32_t spa, tpa;
+		memcpy(&spa, p->data + p->l3_ofs + 14, 4);
+		memcpy(&tpa, p->data + p->l3_ofs + 24, 4);
+		h = (h ^ spa ^ ((uint64_t)tpa << 32)) * 0x9e3779b97f4a7c15ull;
 	}
 	return (uint32_t)(h >> 32);
 }

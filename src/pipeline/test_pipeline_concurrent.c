@@ -168,7 +168,7 @@ group_spec(uint8_t type)
 	gs.type = type;
 	gs.n_buckets = type == SL_GROUP_INDIRECT ? 1 : 2;
 	for (unsigned b = 0; b < gs.n_buckets; b++) {
-		gs.buckets[b].weight = 1;
+		gs.buckets[b].weight = type == SL_GROUP_SELECT; /* only select groups weigh */
 		gs.buckets[b].watch_port = 2 + b;
 		gs.buckets[b].watch_group = SL_GROUP_ID_ANY;
 		gs.buckets[b].n_actions = 1;
