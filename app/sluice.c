@@ -384,17 +384,6 @@ struct run {
 	struct options *applied;   /* ports, controllers, fail mode in force */
 };
 
-/* "3" or "LOCAL". */
-static const char *
-port_no_str(uint32_t no, char *buf, size_t size)
-{
-	if (no == SL_PORT_NO_LOCAL)
-		snprintf(buf, size, "LOCAL");
-	else
-		snprintf(buf, size, "%u", no);
-	return buf;
-}
-
 static double
 now_s(void)
 {
@@ -609,15 +598,6 @@ fail_mode_name(enum sl_fail_mode m)
 	return m == SL_FAIL_MODE_SECURE ? "secure" : "standalone";
 }
 
-static double
-monotonic_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 /*
  * SIGHUP.  A file that does not parse changes nothing: the error is logged
  * and the switch goes on as it was.
@@ -630,7 +610,7 @@ reload(struct run *r)
 	int exit_now, rc;
 
 	sl_notifyf("RELOADING=1\nMONOTONIC_USEC=%.0f\nSTATUS=reloading the configuration",
-		   monotonic_us());
+		   now_s() * 1e6); /* sd_notify's clock: CLOCK_MONOTONIC, in us */
 	if (next == NULL) {
 		SL_LOG(ERR, app, "reload: out of memory; nothing changed");
 		goto out;
@@ -885,7 +865,7 @@ print_summary(const struct run *r)
 		printf("  port %-5s %-15s link %-4s rx %-12" PRIu64 " tx %-12" PRIu64
 		       " tx_drop %-8" PRIu64 " (device: imissed %" PRIu64 ", rx_nombuf %" PRIu64
 		       ")\n",
-		       port_no_str(r->ports[p].of_no, no, sizeof(no)), r->ports[p].name,
+		       sl_port_no_format(r->ports[p].of_no, no, sizeof(no)), r->ports[p].name,
 		       link.up ? "up" : "down", ps->rx_packets, ps->tx_packets, ps->tx_drops,
 		       hw.imissed, hw.rx_nombuf);
 	}
@@ -1523,8 +1503,9 @@ main(int argc, char **argv)
 		for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
 			char no[16];
 			if (ports[i].of_no != 0)
-				printf("  port %s: %s (%s)\n", port_no_str(ports[i].of_no, no, sizeof(no)),
-				       ports[i].name, ports[i].devargs);
+				printf("  port %s: %s (%s)\n",
+				       sl_port_no_format(ports[i].of_no, no, sizeof(no)), ports[i].name,
+				       ports[i].devargs);
 		}
 	}
 	if (o.dump_flows)

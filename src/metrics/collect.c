@@ -150,10 +150,7 @@ ports(const struct sl_metrics *m, struct sl_metrics_text *t)
 		if (p->of_no == 0)
 			continue;
 		sl_stats_port_read(&m->src, s, &ps[n]);
-		if (p->of_no == SL_PORT_NO_LOCAL)
-			snprintf(nos[n], sizeof(nos[n]), "LOCAL");
-		else
-			snprintf(nos[n], sizeof(nos[n]), "%u", p->of_no);
+		sl_port_no_format(p->of_no, nos[n], sizeof(nos[n]));
 		names[n++] = p->name;
 	}
 	for (size_t f = 0; f < SL_ARRAY_SIZE(fams); f++) {

@@ -214,17 +214,6 @@ h_info(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	return 0;
 }
 
-/* "3", or "LOCAL": what /sluice/ports keys a port by. */
-static const char *
-port_key(uint32_t of_no, char *buf, size_t size)
-{
-	if (of_no == SL_PORT_NO_LOCAL)
-		snprintf(buf, size, "LOCAL");
-	else
-		snprintf(buf, size, "%u", of_no);
-	return buf;
-}
-
 static int
 h_ports(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
@@ -240,7 +229,7 @@ h_ports(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 			break;
 		rte_tel_data_start_dict(c);
 		port_summary(c, i);
-		port_key(mgmt->p.ports[i].of_no, key, sizeof(key));
+		sl_port_no_format(mgmt->p.ports[i].of_no, key, sizeof(key));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
 	return 0;
@@ -1307,7 +1296,7 @@ sl_mgmt_port_add(const char *spec, uint32_t *port_no, char *name, char *err, siz
 			if (ports[s].of_no != 0 && ports[s].dpdk_id == id) {
 				char key[16];
 				snprintf(err, err_size, "'%s' is port %s (%s) already", a.devargs,
-					 port_key(ports[s].of_no, key, sizeof(key)), ports[s].name);
+					 sl_port_no_format(ports[s].of_no, key, sizeof(key)), ports[s].name);
 				return -EEXIST;
 			}
 		}

@@ -1705,18 +1705,6 @@ standalone_packet_in(struct sl_ofswitch *sw, const struct sl_worker_pin *info,
 	sl_worker_packet_out(sw->p.worker, info->pin.in_port, &out, 1, data, len);
 }
 
-/* "3" or "LOCAL", for log lines. */
-static const char *
-port_no_str(uint32_t no)
-{
-	static char buf[16];
-
-	if (no == SL_PORT_LOCAL)
-		return "LOCAL";
-	snprintf(buf, sizeof(buf), "%u", no);
-	return buf;
-}
-
 /*
  * The datapath uses a port while its link is up and no port_mod took it
  * down.  LOCAL is polled only then (its TAP interface, down, has nothing to
@@ -1751,6 +1739,7 @@ timers_run(struct sl_ofswitch *sw)
 	sw->st.flows_expired += sl_pipeline_flow_expire(sw->p.pl, now);
 	for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
 		struct sl_port_link link;
+		char no[16];
 		if (sw->p.ports[i].of_no == 0)
 			continue;
 		sl_port_link(&sw->p.ports[i], &link);
@@ -1758,7 +1747,8 @@ timers_run(struct sl_ofswitch *sw)
 			continue;
 		sw->link_up[i] = link.up;
 		port_live_update(sw, i);
-		swlog(sw, 6, "port %s (%s): link %s", port_no_str(sw->p.ports[i].of_no),
+		swlog(sw, 6, "port %s (%s): link %s",
+		      sl_port_no_format(sw->p.ports[i].of_no, no, sizeof(no)),
 		      sw->p.ports[i].name, link.up ? "up" : "down");
 		port_status_send(sw, SL_OFPPR_MODIFY, i);
 	}

@@ -222,6 +222,16 @@ sl_port_args_parse(const char *spec, struct sl_port_args *a, char *err, size_t e
 	return 0;
 }
 
+const char *
+sl_port_no_format(uint32_t of_no, char *buf, size_t size)
+{
+	if (of_no == SL_PORT_NO_LOCAL)
+		snprintf(buf, size, "LOCAL");
+	else
+		snprintf(buf, size, "%u", of_no);
+	return buf;
+}
+
 int
 sl_port_find(const struct sl_port *ports, const char *name_or_no)
 {

@@ -129,6 +129,9 @@ sl_port_get(struct sl_port *ports, uint32_t of_no)
  */
 int sl_port_find(const struct sl_port *ports, const char *name_or_no);
 
+/** A port's OpenFlow number as people read it: "3", or "LOCAL".  @return @buf. */
+const char *sl_port_no_format(uint32_t of_no, char *buf, size_t size);
+
 /** The ethdev @devargs name if it exists already (not probed by this call): 0 or -ENODEV. */
 int sl_port_lookup(const char *devargs, uint16_t *id);
 
