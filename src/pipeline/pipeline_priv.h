@@ -316,6 +316,7 @@ struct sl_pipeline_ctx {
 	uint8_t keys[SL_BURST_MAX][SL_KEY_MAX] SL_CACHE_ALIGNED;
 	const uint8_t *keyp[SL_BURST_MAX];
 	void *hits[SL_BURST_MAX];
+	uint8_t dup_of[SL_BURST_MAX]; /* register_keys: the lane whose key and answer a lane takes */
 	struct pkt_state st[SL_BURST_MAX];
 	uint64_t lanes_at[SL_TABLES_MAX + 2]; /* lanes waiting at each table */
 	uint64_t table_bits[4];               /* tables with waiting lanes */

@@ -1262,6 +1262,64 @@ burst_paths(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	b->track = ctx->ffp->pspec != NULL && !b->tracing;
 }
 
+/*
+ * A table on the pipeline's registers alone (in_port, metadata; no frame
+ * byte, no guard) has as many answers in a burst as distinct register
+ * values, and a burst enters on one port: a lane whose registers equal
+ * those of the last lane keyed takes that lane's key and, after the
+ * search, its answer (register_answers), instead of a key extraction and
+ * a search of its own.  Returns those lanes; ctx->dup_of names their
+ * source.  The search's own counters (decision cache hits) count searches.
+ */
+static SL_ALWAYS_INLINE uint64_t
+register_keys(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+	      uint64_t look)
+{
+	unsigned src = (unsigned)__builtin_ctzll(look), i;
+	uint32_t port = pkts[src].in_port;
+	uint64_t md = pkts[src].metadata, dups = 0;
+	const uint8_t *key = ctx->keys[src];
+
+	sl_key_extract(&pt->layout, &pkts[src], ctx->keys[src]);
+	ctx->keyp[src] = key;
+	SL_FOR_EACH_LANE(i, look & (look - 1))
+	{
+		if (sl_likely(pkts[i].in_port == port && pkts[i].metadata == md)) {
+			dups |= UINT64_C(1) << i;
+			ctx->dup_of[i] = (uint8_t)src;
+			ctx->keyp[i] = key;
+			continue;
+		}
+		src = i;
+		port = pkts[i].in_port;
+		md = pkts[i].metadata;
+		key = ctx->keys[i];
+		sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
+		ctx->keyp[i] = key;
+	}
+	return dups;
+}
+
+/* The answers of register_keys' lanes: their sources' (found, or refused by the budget). */
+static SL_ALWAYS_INLINE uint64_t
+register_answers(struct sl_pipeline_ctx *ctx, uint64_t dups, uint64_t hit, uint64_t *refused)
+{
+	uint64_t found = 0;
+	unsigned i;
+
+	SL_FOR_EACH_LANE(i, dups)
+	{
+		unsigned src = ctx->dup_of[i];
+		if (hit >> src & 1) {
+			ctx->hits[i] = ctx->hits[src];
+			found |= UINT64_C(1) << i;
+		} else if (*refused >> src & 1) {
+			*refused |= UINT64_C(1) << i;
+		}
+	}
+	return found;
+}
+
 /* Lanes waiting at table tp->t -> tp->hit, each with its entry in ctx->hits. */
 static SL_ALWAYS_INLINE void
 table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
@@ -1279,17 +1337,22 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 		tp->hit = tp->lanes;
 	} else if (pt->tbl != NULL) {
 		uint64_t look = pt->n_guards ? guard_lanes(pt, pkts, tp->lanes) : tp->lanes;
-		uint64_t ffp_done = 0, hit;
+		uint64_t ffp_done = 0, hit, dups = 0;
+		bool lut_on = pt->ffp_on || (pt->ffp_adapt && pl_ffp_adapt_on(ctx, t));
 
 		/* Only the fields this table matches. */
-		SL_FOR_EACH_LANE(i, look)
-		{
-			sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
-			ctx->keyp[i] = ctx->keys[i];
+		if (pt->layout.meta_only && pt->n_guards == 0 && !lut_on && look != 0)
+			dups = register_keys(pt, ctx, pkts, look);
+		else {
+			SL_FOR_EACH_LANE(i, look)
+			{
+				sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
+				ctx->keyp[i] = ctx->keys[i];
+			}
 		}
+		look &= ~dups;
 		/* Lanes still low-latency probe the LUT first (ffp.h); its answers skip the search. */
 		tp->ll = look & ctx->ll_lanes;
-		bool lut_on = pt->ffp_on || (pt->ffp_adapt && pl_ffp_adapt_on(ctx, t));
 		if (lut_on && tp->ll)
 			ffp_done = pl_ffp_lookup(pt, ctx, t, tp->ll, &tp->ffp_found);
 		look &= ~ffp_done;
@@ -1303,6 +1366,8 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 			hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
 		if (lut_on && (tp->ll & hit))
 			pl_ffp_populate(pt, ctx, t, tp->ll & hit);
+		if (dups != 0)
+			hit |= register_answers(ctx, dups, hit, &tp->refused);
 		tp->hit = hit | tp->ffp_found;
 		tp->tbl_hit = tp->hit; /* a table-miss entry below is no LUT answer */
 		if (sl_unlikely(tp->refused != 0)) {
@@ -1333,7 +1398,8 @@ table_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct 
 	      struct table_pass *tp, struct burst *b)
 {
 	struct sl_flow *run_flow = NULL;
-	uint64_t run_pkts = 0, run_bytes = 0;
+	uint64_t run_pkts = 0, run_bytes = 0, normal = 0;
+	bool run_normal = false;
 	unsigned t = tp->t, i;
 
 	/* A trace has one lane: its hit is recorded before what the entry's actions meet. */
@@ -1349,17 +1415,18 @@ table_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct 
 		struct sl_flow *f = ctx->hits[i];
 		uint8_t reason = SL_DROP_NO_OUTPUT;
 
-		/* A normal entry: the packet is no longer low-latency (marks change live). */
-		if (!__atomic_load_n(&f->ll, __ATOMIC_RELAXED)) {
-			tp->ll_lost |= ctx->ll_lanes & (UINT64_C(1) << i);
-			ctx->ll_lanes &= ~(UINT64_C(1) << i);
-			if (sl_unlikely(tp->ffp_found >> i & 1))
-				pl_ffp_unmarked(ctx, t, i);
-		}
 		if (f != run_flow) {
 			credit(pl, run_flow, run_pkts, run_bytes, b->now);
 			run_flow = f;
 			run_pkts = run_bytes = 0;
+			/* Marks change live: read once per run of lanes on one entry. */
+			run_normal = !__atomic_load_n(&f->ll, __ATOMIC_RELAXED);
+		}
+		/* A normal entry: the packet is no longer low-latency (after the loop). */
+		if (run_normal) {
+			normal |= UINT64_C(1) << i;
+			if (sl_unlikely(tp->ffp_found >> i & 1))
+				pl_ffp_unmarked(ctx, t, i);
 		}
 		run_pkts++;
 		run_bytes += pkts[i].len; /* length as the packet enters this table */
@@ -1387,6 +1454,8 @@ table_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct 
 	}
 	/* One lane, so the loop credited nothing yet: a trace moves no counter. */
 	credit(pl, b->tracing ? NULL : run_flow, run_pkts, run_bytes, b->now);
+	tp->ll_lost |= ctx->ll_lanes & normal;
+	ctx->ll_lanes &= ~normal;
 	if (tp->pt->tbl != NULL && tp->pt->ffp_adapt && tp->ll) {
 		/* Won an LL entry: a lane of ll that hit and stayed low-latency. */
 		unsigned n_ll = (unsigned)__builtin_popcountll(tp->ll);
