@@ -62,6 +62,8 @@ struct opts {
 	const char *bytes;
 	const char *snaplen;
 	const char *hex;       /* trace --hex FRAME */
+	const char *live;      /* trace --live N */
+	double live_wait;      /* trace --live: seconds to wait for the packets (--timeout) */
 	bool no_stats;         /* dump-flows: no counters (ovs-ofctl --no-stats) */
 	int sort;              /* dump-flows: 1 --sort, -1 --rsort (by priority), 0 as sent */
 	bool names;            /* --names: port names instead of numbers in flows and groups */
@@ -172,6 +174,9 @@ usage(FILE *f)
 	        "  trace FLOW | --hex FRAME [in_port=N]\n"
 	        "                             one packet through the pipeline, nothing changed: each\n"
 	        "                             table, the entry it wins, the outputs, the verdict\n"
+	        "  trace --live N [PORT]      the same for the next N packets received (1..64; only\n"
+	        "                             on PORT, a name or number, if given); waits --timeout\n"
+	        "                             seconds (default 10) and prints what arrived\n"
 	        "  save FILE                  tables, modes, meters, groups and flows as a flow file\n"
 	        "                             (sluice --restore FILE, or add-flows FILE, loads it)\n"
 	        "  add-port DEVARGS [name=NAME] [ofport=N]\n"
@@ -2170,6 +2175,7 @@ cmd_meter_mod(const char *cmd, const char *text)
 
 static int tel_simple(const char *cmd, const char *params,
                       void (*print)(const struct sl_ctl_json *));
+static bool param_ok(const char *s);
 
 /* A "queue=" line: not OpenFlow (pipeline.h "Queues"); set over telemetry once the batch ran. */
 static int
@@ -3874,12 +3880,104 @@ print_trace(const struct sl_ctl_json *v)
 static int tel_simple(const char *cmd, const char *params,
                       void (*print)(const struct sl_ctl_json *));
 
-/* trace FLOW | trace --hex FRAME [in_port=N] */
+static const struct sl_ctl_json *
+json_get_u(const struct sl_ctl_json *v, const char *key, uint64_t *out)
+{
+	const struct sl_ctl_json *e = sl_ctl_json_get(v, key);
+
+	*out = e != NULL && e->type == SL_CTL_JSON_NUMBER && e->is_int ? e->u : 0;
+	return e;
+}
+
+static double
+mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * trace --live N [PORT]: arm a live trace, poll its state until N packets
+ * are traced or --timeout passes, print each packet's report, stop it.
+ */
+static int
+cmd_trace_live(const char *port)
+{
+	struct sl_ctl_json_doc *doc;
+	const struct sl_ctl_json *v;
+	struct sl_ctl_tel *t;
+	uint64_t count, id = 0, traced = 0;
+	char params[96];
+	double deadline;
+	int ex;
+
+	if (!parse_u64(o.live, 1, 64, &count))
+		return usage_error("trace --live: bad count '%s' (expected 1..64 packets)", o.live);
+	if (port != NULL && (!param_ok(port) || strlen(port) > 32 || strchr(port, ' ')))
+		return usage_error("trace --live N: then one PORT (a number or name), not '%s'", port);
+	snprintf(params, sizeof(params), "count=%" PRIu64 "%s%s", count, port ? ",port=" : "",
+	         port ? port : "");
+	if ((ex = tel_connect(&t)) != 0)
+		return ex;
+	if ((ex = tel_get(t, "/sluice/trace/live/start", params, &doc, &v)) != 0)
+		goto close;
+	json_get_u(v, "id", &id);
+	sl_ctl_json_free(doc);
+	snprintf(params, sizeof(params), "%" PRIu64, id);
+	deadline = mono_s() + o.live_wait;
+	for (;;) {
+		if ((ex = tel_get(t, "/sluice/trace/live", params, &doc, &v)) != 0)
+			goto close;
+		json_get_u(v, "traced", &traced);
+		sl_ctl_json_free(doc);
+		if (traced >= count || mono_s() >= deadline)
+			break;
+		usleep(50000);
+	}
+	if (o.json)
+		sl_ctl_jw_array_begin(&jw, NULL);
+	for (uint64_t i = 0; i < traced; i++) {
+		char pp[64];
+		snprintf(pp, sizeof(pp), "%" PRIu64 ",%" PRIu64, id, i);
+		if ((ex = tel_get(t, "/sluice/trace/live/packet", pp, &doc, &v)) != 0)
+			break;
+		if (o.json) {
+			sl_ctl_jw_json(&jw, NULL, v);
+		} else {
+			if (i > 0)
+				putchar('\n');
+			print_trace(v);
+		}
+		sl_ctl_json_free(doc);
+	}
+	if (o.json)
+		sl_ctl_jw_array_end(&jw);
+	if (tel_get(t, "/sluice/trace/live/stop", params, &doc, &v) == 0)
+		sl_ctl_json_free(doc);
+	if (ex == 0 && traced < count) {
+		errmsg("trace --live: %" PRIu64 " of %" PRIu64 " packets arrived%s%s within %g s "
+		       "(--timeout)", traced, count, port ? " on port " : "", port ? port : "",
+		       o.live_wait);
+		ex = EXIT_REFUSED;
+	}
+close:
+	sl_ctl_tel_close(t);
+	return ex;
+}
+
+/* trace FLOW | trace --hex FRAME [in_port=N] | trace --live N [PORT] */
 static int
 cmd_trace(const char *text)
 {
 	char params[1000];
 
+	if (o.live != NULL) {
+		if (o.hex != NULL)
+			return usage_error("trace: --live and --hex do not go together");
+		return cmd_trace_live(text);
+	}
 	if (o.hex != NULL) {
 		unsigned long port = 0;
 		char *end;
@@ -4320,6 +4418,7 @@ enum {
 	OPT_SORT,
 	OPT_RSORT,
 	OPT_HEX,
+	OPT_LIVE,
 	OPT_NAMES, /* global, like --json: no per-command bit */
 	OPT_NO_NAMES,
 };
@@ -4373,7 +4472,7 @@ static const struct {
     {"workers", false, 0, 0, 0},
     {"fdb-show", false, 0, 0, 0},
     {"save", true, 0, 1, 1},
-    {"trace", false, 1u << (OPT_HEX - OPT_STRICT), 0, -1},
+    {"trace", false, (1u << (OPT_HEX - OPT_STRICT)) | (1u << (OPT_LIVE - OPT_STRICT)), 0, -1},
     {"dispatch", false, 0, 0, 2},
     {"add-port", false, 0, 1, 3},
     {"del-port", false, 0, 1, 1},
@@ -4385,7 +4484,8 @@ static const struct {
 
 static const char *const opt_names[] = {"--strict", "--all",   "--interval", "--count",
                                         "--dir",    "--file",  "--bytes",    "--snaplen",
-                                        "--no-stats", "--sort", "--rsort",  "--hex"};
+                                        "--no-stats", "--sort", "--rsort",  "--hex",
+                                        "--live"};
 
 int
 main(int argc, char **argv)
@@ -4413,6 +4513,7 @@ main(int argc, char **argv)
 	    {"sort", optional_argument, NULL, OPT_SORT},
 	    {"rsort", optional_argument, NULL, OPT_RSORT},
 	    {"hex", required_argument, NULL, OPT_HEX},
+	    {"live", required_argument, NULL, OPT_LIVE},
 	    {"names", no_argument, NULL, OPT_NAMES},
 	    {"no-names", no_argument, NULL, OPT_NO_NAMES},
 	    {NULL, 0, NULL, 0},
@@ -4504,6 +4605,10 @@ main(int argc, char **argv)
 			o.hex = optarg;
 			given |= 1u << (opt - OPT_STRICT);
 			break;
+		case OPT_LIVE:
+			o.live = optarg;
+			given |= 1u << (opt - OPT_STRICT);
+			break;
 		case OPT_SORT:
 		case OPT_RSORT:
 			/* ovs-ofctl sorts by any field; priority, its default, is what Sluice offers. */
@@ -4538,6 +4643,10 @@ main(int argc, char **argv)
 		                   argv[optind + 1 + commands[ci].max_args]);
 
 	o.timeout_ms = (int)ceil(timeout * 1000);
+	/* trace --live waits for packets, --timeout long; each request waits 5 s at most. */
+	o.live_wait = timeout_given ? timeout : 10;
+	if (o.live != NULL)
+		o.timeout_ms = 5000;
 	if (commands[ci].openflow) {
 		if (o.target == NULL) {
 			if (sl_ctl_default_target(o.name, o.target_buf, sizeof(o.target_buf)) < 0)

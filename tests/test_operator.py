@@ -6,6 +6,7 @@ ovs-ofctl's add-groups syntax, and what ``dump-groups`` prints can be added back
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -301,6 +302,85 @@ def test_trace_cache_tier(sluice_bin: Path, tmp_path: Path) -> None:
         assert "table 0 [" in out and "cache tier: per-table lookups (flow cache: one table)" in out
     finally:
         sw.stop()
+
+
+def test_trace_live(sluice_bin: Path, tmp_path: Path) -> None:
+    """sluicectl trace --live N PORT records the next N packets the datapath receives on
+    PORT and prints each one's path as trace does: a forward, a drop and a packet-in,
+    named with their entries, outputs and verdicts; a live trace that gets too few packets
+    returns after --timeout saying how many arrived.
+
+    Steps: a switch on two veths (af_packet), three entries; arm trace --live 3 on port 1;
+    once armed, send a UDP packet (forwarded), a TCP packet (dropped by its entry) and an
+    ARP packet (packet-in) into port 1.  Then trace --live 2 on port 2, which gets nothing.
+    Verify: three reports in the order sent, each with its entry's cookie and its verdict;
+    the packets were still forwarded (port 2's tx counter); the second run exits 1 with
+    "0 of 2 packets arrived on port 2"."""
+    from scapy.all import ARP, IP, TCP, UDP, Ether  # type: ignore[attr-defined]
+
+    from sluice.testing import RawPort, Topology
+
+    if not testing.netns_usable():
+        pytest.skip("needs root and iproute2")
+    flows = [
+        "cookie=0x11,priority=30,udp actions=output:2",
+        "cookie=0x22,priority=20,tcp actions=drop",
+        "cookie=0x33,priority=10,arp actions=CONTROLLER:128",
+    ]
+    with Topology() as topo:
+        a1, b1 = topo.add_veth("slv")
+        a2, _ = topo.add_veth("slv")
+        sw = Sluice(SluiceConfig(ports=testing.af_packet_ports([a1, a2]), flows=flows),
+                    binary=sluice_bin, workdir=str(tmp_path))
+        try:
+            sw.wait_output("datapath id", 30)
+            live = subprocess.Popen(sw.sluicectl_cmd("trace", "--live", "3", "1",
+                                                     "--timeout", "60"),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                testing.wait_until(
+                    lambda: '"armed"' in sw.sluicectl("telemetry", "/sluice/trace/live,1").stdout,
+                    20, "the live trace armed")
+                mac = "02:00:00:00:00:01"
+                frames = [Ether(src=mac, dst="02:00:00:00:00:02") / IP(src="10.0.0.1",
+                          dst="10.0.0.2") / UDP(sport=1000, dport=7),
+                          Ether(src=mac, dst="02:00:00:00:00:02") / IP(src="10.0.0.1",
+                          dst="10.0.0.2") / TCP(sport=1000, dport=80),
+                          Ether(src=mac, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc="10.0.0.1",
+                                                                         pdst="10.0.0.2")]
+                with RawPort(b1) as rp:
+                    rp.send([bytes(f) for f in frames])
+                out, errs = live.communicate(timeout=60)
+            finally:
+                if live.poll() is None:
+                    live.kill()
+                    live.wait()
+            assert live.returncode == 0, (out, errs)
+            reports = out.split("\npacket ")
+            assert len(reports) == 3, out
+            udp, tcp, arp = reports
+            assert udp.startswith(f"packet 1 (worker 0): in_port 1 ({a1}), 42 bytes: "), out
+            assert tcp.startswith(f"2 (worker 0): in_port 1 ({a1}), 54 bytes: "), out
+            assert ("table 0 [table search]: cookie=0x11, table=0, priority=30,udp "
+                    "actions=output:2") in udp, out
+            assert "output: port 2" in udp and "verdict: 1 output" in udp, out
+            assert "cookie=0x22, table=0, priority=20,tcp actions=drop" in tcp, out
+            assert "verdict: drop: no-output" in tcp and "output: " not in tcp, out
+            assert "cookie=0x33, table=0, priority=10,arp actions=CONTROLLER:128" in arp, out
+            assert "output: CONTROLLER (packet-in, reason action, table 0, cookie 0x33)" in arp
+            assert all("cache tier: " in r for r in reports), out
+            # Traced, and still forwarded: the UDP packet left on port 2.
+            testing.wait_until(lambda: json.loads(sw.sluicectl(
+                "--json", "stats", "ports").stdout or "{}").get("2", {}).get(
+                "tx_packets", 0) >= 1, 10, "the UDP packet forwarded")
+            # Nothing arrives on port 2: the run ends at --timeout with what it has (none).
+            r = sw.sluicectl("trace", "--live", "2", "2", "--timeout", "1")
+            assert r.returncode == 1 and r.stdout == "", (r.stdout, r.stderr)
+            assert "0 of 2 packets arrived on port 2 within 1 s" in r.stderr, r.stderr
+            r = sw.sluicectl("trace", "--live", "65")
+            assert r.returncode == 2 and "1..64" in r.stderr, r.stderr
+        finally:
+            sw.stop()
 
 
 def test_sighup_does_not_end_the_switch(sluice_bin: Path, tmp_path: Path) -> None:

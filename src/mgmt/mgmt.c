@@ -53,6 +53,10 @@ struct sl_mgmt {
 	struct sl_capture *cap;
 	struct sl_capture_status cap_last; /* of the last capture, once it ended */
 	bool cap_any;
+	/* Live trace (control thread). */
+	struct sl_trace_live *live;   /* the recorder, kept after it is full until stop */
+	bool live_published;          /* the workers have it */
+	unsigned live_id;
 };
 
 static struct sl_mgmt mgmt_instance;
@@ -1031,9 +1035,17 @@ trace_accel_name(uint8_t accel)
 	}
 }
 
+/*
+ * The entry step @i of a trace won, as a flow spec: the synthetic trace's
+ * entries are live (the control thread is the only writer), a live record
+ * keeps copies.  NULL when the step won none, or the record kept none.
+ */
+typedef const struct sl_flow_spec *(*trace_spec_fn)(const void *arg, unsigned i);
+
 /* The trace's cache-tier line (struct sl_trace's tier fields). */
 static void
-trace_tier_line(const struct sl_trace *tr, char *line, size_t size)
+trace_tier_line(const struct sl_trace *tr, const struct sl_flow_spec *tier_fs, char *line,
+		size_t size)
 {
 	if (tr->tier == SL_TRACE_TIER_FLOW_CACHE) {
 		bool miss = tr->n_steps > 0 && tr->steps[tr->n_steps - 1].kind == SL_TRACE_MISS;
@@ -1053,10 +1065,124 @@ trace_tier_line(const struct sl_trace *tr, char *line, size_t size)
 		snprintf(line, size,
 			 "cache tier: per-table lookups (flow cache: no path record spans table %u: %s)",
 			 s->table_id,
-			 s->kind == SL_TRACE_HIT && s->flow->goto_table >= 0
+			 s->kind == SL_TRACE_HIT && tier_fs != NULL && tier_fs->insns.goto_table >= 0
 				 ? "its entry applies actions or a meter before goto_table"
 				 : "the spec does not cover it, or the path is longer than 8 entries");
 	}
+}
+
+/* The report of @tr after its packet line: steps, outputs, verdict, cache tier, in @d. */
+static int
+trace_report(struct rte_tel_data *d, struct rte_tel_data *lines, const struct sl_trace *tr,
+	     trace_spec_fn spec_of, const void *arg, char *err, size_t err_size)
+{
+	static char line[8192];
+	struct rte_tel_data *outs = rte_tel_data_alloc();
+
+	if (outs == NULL) {
+		rte_tel_data_free(lines);
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	rte_tel_data_start_array(outs, RTE_TEL_U64_VAL);
+	for (unsigned i = 0; i < tr->n_steps; i++) {
+		const struct sl_trace_step *s = &tr->steps[i];
+		const char *name = trace_table_name(s->table_id);
+		char head[64];
+		snprintf(head, sizeof(head), "table %u%s%s%s", s->table_id, name[0] ? " (" : "", name,
+			 name[0] ? ")" : "");
+		switch (s->kind) {
+		case SL_TRACE_HIT: {
+			const struct sl_flow_spec *fs = spec_of(arg, i);
+			char text[4096] = "(an entry past the ones a live trace keeps)";
+			if (fs != NULL)
+				sl_flow_format(fs, text, sizeof(text));
+			snprintf(line, sizeof(line), "%s [%s]: %s", head, trace_accel_name(s->accel),
+				 text);
+			break;
+		}
+		case SL_TRACE_MISS:
+			snprintf(line, sizeof(line), "%s [%s]: no entry matched and no table-miss entry",
+				 head, trace_accel_name(s->accel));
+			break;
+		case SL_TRACE_STATE:
+			snprintf(line, sizeof(line), "%s: state table, state %u loaded", head, s->value);
+			break;
+		case SL_TRACE_METER:
+			snprintf(line, sizeof(line), "    meter %u: not applied in a trace (traced as "
+						     "passing)", s->value);
+			break;
+		default:
+			snprintf(line, sizeof(line), "    set_state %u: not applied in a trace", s->value);
+			break;
+		}
+		trace_line(lines, line);
+	}
+	for (unsigned i = 0; i < tr->n_outs; i++) {
+		const struct sl_pin *pin = &tr->pins[i];
+		if (tr->outs[i] == SL_PORT_CONTROLLER)
+			snprintf(line, sizeof(line), "output: CONTROLLER (packet-in, reason %s, table %u, "
+						     "cookie 0x%" PRIx64 ")",
+				 pin->reason == SL_PIN_NO_MATCH ? "no_match"
+				 : pin->reason == SL_PIN_INVALID_TTL ? "invalid_ttl"
+								     : "action",
+				 pin->table_id, pin->cookie);
+		else if (tr->outs[i] == SL_PORT_LOCAL)
+			snprintf(line, sizeof(line), "output: port LOCAL");
+		else
+			snprintf(line, sizeof(line), "output: port %" PRIu32, tr->outs[i]);
+		trace_line(lines, line);
+		rte_tel_data_add_array_u64(outs, tr->outs[i]);
+	}
+	if (tr->dropped)
+		snprintf(line, sizeof(line), "verdict: %s%s",
+			 tr->n_outs ? "copies sent, then drop: " : "drop: ", sl_drop_reason_name(tr->drop));
+	else
+		snprintf(line, sizeof(line), "verdict: %u output%s", tr->n_outs,
+			 tr->n_outs == 1 ? "" : "s");
+	trace_line(lines, line);
+	trace_tier_line(tr, tr->tier_step < tr->n_steps ? spec_of(arg, tr->tier_step) : NULL, line,
+			sizeof(line));
+	trace_line(lines, line);
+	if (tr->truncated)
+		trace_line(lines, "(more steps or outputs than a trace keeps)");
+	rte_tel_data_add_dict_container(d, "lines", lines, 0);
+	rte_tel_data_add_dict_container(d, "outputs", outs, 0);
+	dict_u64(d, "dropped", tr->dropped);
+	rte_tel_data_add_dict_string(d, "drop_reason", tr->dropped ? sl_drop_reason_name(tr->drop) : "");
+	rte_tel_data_add_dict_string(d, "cache_tier",
+				     tr->tier == SL_TRACE_TIER_FLOW_CACHE ? "flow_cache" : "tables");
+	return 0;
+}
+
+/* The synthetic trace's entries: still in the tables (only this thread deletes them). */
+static const struct sl_flow_spec *
+trace_spec_live_flow(const void *arg, unsigned i)
+{
+	static struct sl_flow_spec fs;
+	const struct sl_trace *tr = arg;
+
+	if (tr->steps[i].flow == NULL)
+		return NULL;
+	sl_flow_to_spec(tr->steps[i].flow, &fs);
+	return &fs;
+}
+
+/* "HEAD: in_port N[ (NAME)], L bytes: HEX" with at most @max bytes of hex. */
+static void
+trace_packet_line(struct rte_tel_data *lines, const char *head, uint32_t in_port,
+		  const char *port_name, const uint8_t *data, unsigned len, unsigned max)
+{
+	static char line[2 * 9216 + 128];
+	size_t k = (size_t)snprintf(line, sizeof(line), "%s: in_port %" PRIu32 "%s%s%s, %u bytes: ",
+				    head, in_port, port_name ? " (" : "", port_name ? port_name : "",
+				    port_name ? ")" : "", len);
+
+	for (unsigned i = 0; i < len && i < max && k + 3 < sizeof(line); i++)
+		k += (size_t)snprintf(line + k, sizeof(line) - k, "%02x", data[i]);
+	if (len > max)
+		snprintf(line + k, sizeof(line) - k, "... (%u more)", len - max);
+	trace_line(lines, line);
 }
 
 static int
@@ -1066,8 +1192,7 @@ h_trace(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	static struct sl_trace tr;
 	static struct sl_flow_spec fs;
 	static uint8_t buf[TRACE_HEADROOM + 9216];
-	static char line[8192];
-	struct rte_tel_data *lines, *outs;
+	struct rte_tel_data *lines;
 	struct sl_parse_error pe;
 	struct sl_pkt p;
 
@@ -1117,88 +1242,206 @@ h_trace(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 		sl_trace_frame(&fs.match, buf, sizeof(buf), &p, TRACE_HEADROOM);
 	}
 	rte_tel_data_start_dict(d);
-	lines = rte_tel_data_alloc();
-	outs = rte_tel_data_alloc();
-	if (lines == NULL || outs == NULL) {
-		rte_tel_data_free(lines);
-		rte_tel_data_free(outs);
+	if ((lines = rte_tel_data_alloc()) == NULL) {
 		snprintf(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
 	rte_tel_data_start_array(lines, RTE_TEL_STRING_VAL);
-	rte_tel_data_start_array(outs, RTE_TEL_U64_VAL);
-	{
-		size_t k = (size_t)snprintf(line, sizeof(line), "packet: in_port %" PRIu32 ", %u bytes: ",
-					    p.in_port, p.len);
-		for (unsigned i = 0; i < p.len && k + 3 < sizeof(line); i++)
-			k += (size_t)snprintf(line + k, sizeof(line) - k, "%02x", p.data[i]);
-		trace_line(lines, line);
-	}
+	trace_packet_line(lines, "packet", p.in_port, NULL, p.data, p.len, 9216);
 	sl_pipeline_trace(mgmt->p.pl, tctx, &p, &tr);
-	for (unsigned i = 0; i < tr.n_steps; i++) {
-		const struct sl_trace_step *s = &tr.steps[i];
-		const char *name = trace_table_name(s->table_id);
-		char head[64];
-		snprintf(head, sizeof(head), "table %u%s%s%s", s->table_id, name[0] ? " (" : "", name,
-			 name[0] ? ")" : "");
-		switch (s->kind) {
-		case SL_TRACE_HIT: {
-			char text[4096];
-			sl_flow_to_spec(s->flow, &fs);
-			sl_flow_format(&fs, text, sizeof(text));
-			snprintf(line, sizeof(line), "%s [%s]: %s", head, trace_accel_name(s->accel),
-				 text);
-			break;
-		}
-		case SL_TRACE_MISS:
-			snprintf(line, sizeof(line), "%s [%s]: no entry matched and no table-miss entry",
-				 head, trace_accel_name(s->accel));
-			break;
-		case SL_TRACE_STATE:
-			snprintf(line, sizeof(line), "%s: state table, state %u loaded", head, s->value);
-			break;
-		case SL_TRACE_METER:
-			snprintf(line, sizeof(line), "    meter %u: not applied in a trace (traced as "
-						     "passing)", s->value);
-			break;
-		default:
-			snprintf(line, sizeof(line), "    set_state %u: not applied in a trace", s->value);
-			break;
-		}
-		trace_line(lines, line);
+	return trace_report(d, lines, &tr, trace_spec_live_flow, &tr, err, err_size);
+}
+
+/*
+ * Live trace (pipeline.h, "Live trace"): /sluice/trace/live/start arms a
+ * recorder, the workers fill it, sl_mgmt_run unpublishes it once full, and
+ * the records stay readable until the next start or a stop.  Each start
+ * gets an id; the other commands name it, so a client whose session was
+ * replaced by another's start is told so instead of reading the other's.
+ */
+#define TRACE_LIVE_HEX_MAX 128 /* bytes of each live packet shown */
+
+static void
+trace_live_unpublish(void)
+{
+	if (mgmt->live_published) {
+		sl_worker_trace_set(mgmt->p.worker, NULL); /* waits until no worker uses it */
+		mgmt->live_published = false;
 	}
-	for (unsigned i = 0; i < tr.n_outs; i++) {
-		const struct sl_pin *pin = &tr.pins[i];
-		if (tr.outs[i] == SL_PORT_CONTROLLER)
-			snprintf(line, sizeof(line), "output: CONTROLLER (packet-in, reason %s, table %u, "
-						     "cookie 0x%" PRIx64 ")",
-				 pin->reason == SL_PIN_NO_MATCH ? "no_match"
-				 : pin->reason == SL_PIN_INVALID_TTL ? "invalid_ttl"
-								     : "action",
-				 pin->table_id, pin->cookie);
-		else if (tr.outs[i] == SL_PORT_LOCAL)
-			snprintf(line, sizeof(line), "output: port LOCAL");
-		else
-			snprintf(line, sizeof(line), "output: port %" PRIu32, tr.outs[i]);
-		trace_line(lines, line);
-		rte_tel_data_add_array_u64(outs, tr.outs[i]);
+}
+
+static void
+trace_live_end(void)
+{
+	trace_live_unpublish();
+	sl_trace_live_destroy(mgmt->live);
+	mgmt->live = NULL;
+}
+
+static const char *
+trace_live_state(void)
+{
+	if (mgmt->live_published)
+		return "armed";
+	return sl_trace_live_done(mgmt->live) == sl_trace_live_wanted(mgmt->live) ? "complete"
+										   : "stopped";
+}
+
+static void
+trace_live_status(struct rte_tel_data *d)
+{
+	rte_tel_data_start_dict(d);
+	dict_u64(d, "id", mgmt->live_id);
+	rte_tel_data_add_dict_string(d, "state", trace_live_state());
+	dict_u64(d, "count", sl_trace_live_wanted(mgmt->live));
+	dict_u64(d, "traced", sl_trace_live_done(mgmt->live));
+	dict_u64(d, "port", sl_trace_live_port(mgmt->live));
+}
+
+/* The recorder @id names ("ID" at the start of @params; the rest after a comma in *rest). */
+static int
+trace_live_find(const char *params, const char **rest, char *err, size_t err_size)
+{
+	char *end;
+	unsigned long id = params != NULL ? strtoul(params, &end, 10) : 0;
+
+	if (params == NULL || end == params || (*end != '\0' && *end != ',')) {
+		snprintf(err, err_size, "expected the live trace's id, not '%s'", params ? params : "");
+		return -EINVAL;
 	}
-	if (tr.dropped)
-		snprintf(line, sizeof(line), "verdict: %s%s", tr.n_outs ? "copies sent, then drop: " : "drop: ",
-			 sl_drop_reason_name(tr.drop));
-	else
-		snprintf(line, sizeof(line), "verdict: %u output%s", tr.n_outs, tr.n_outs == 1 ? "" : "s");
-	trace_line(lines, line);
-	trace_tier_line(&tr, line, sizeof(line));
-	trace_line(lines, line);
-	if (tr.truncated)
-		trace_line(lines, "(more steps or outputs than a trace keeps)");
-	rte_tel_data_add_dict_container(d, "lines", lines, 0);
-	rte_tel_data_add_dict_container(d, "outputs", outs, 0);
-	dict_u64(d, "dropped", tr.dropped);
-	rte_tel_data_add_dict_string(d, "drop_reason", tr.dropped ? sl_drop_reason_name(tr.drop) : "");
-	rte_tel_data_add_dict_string(d, "cache_tier",
-				     tr.tier == SL_TRACE_TIER_FLOW_CACHE ? "flow_cache" : "tables");
+	if (mgmt->live == NULL || id != mgmt->live_id) {
+		snprintf(err, err_size, "live trace %lu is gone (%s)", id,
+			 mgmt->live != NULL ? "another live trace replaced it" : "stopped");
+		return -ENOENT;
+	}
+	if (rest != NULL)
+		*rest = *end == ',' ? end + 1 : NULL;
+	return 0;
+}
+
+/* count=N[,port=P] */
+static int
+h_trace_live_start(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	char buf[128], *save = NULL;
+	uint64_t count = 0;
+	uint32_t port_no = 0;
+	int rc;
+
+	if (params == NULL || strlen(params) >= sizeof(buf)) {
+		snprintf(err, err_size, "expected count=N[,port=P]");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", params);
+	for (char *kv = strtok_r(buf, ",", &save); kv != NULL; kv = strtok_r(NULL, ",", &save)) {
+		if (strncmp(kv, "count=", 6) == 0) {
+			if (parse_uint(kv + 6, SL_TRACE_LIVE_MAX, &count) < 0 || count == 0) {
+				snprintf(err, err_size, "count=%s: expected 1..%u packets", kv + 6,
+					 SL_TRACE_LIVE_MAX);
+				return -EINVAL;
+			}
+		} else if (strncmp(kv, "port=", 5) == 0) {
+			int slot = sl_port_find(mgmt->p.ports, kv + 5);
+			if (slot < 0) {
+				snprintf(err, err_size, "port=%s: no such port (a port number or name)",
+					 kv + 5);
+				return -EINVAL;
+			}
+			port_no = mgmt->p.ports[slot].of_no;
+		} else {
+			snprintf(err, err_size, "'%s': unknown key (count, port)", kv);
+			return -EINVAL;
+		}
+	}
+	if (count == 0) {
+		snprintf(err, err_size, "count=N is required");
+		return -EINVAL;
+	}
+	if (mgmt->live != NULL)
+		SL_LOG(NOTICE, mgmt, "live trace %u replaced by a new one", mgmt->live_id);
+	trace_live_end();
+	rc = sl_trace_live_create(mgmt->p.pl, (unsigned)count, port_no, mgmt->p.worker->lead->n_group,
+				  &mgmt->live);
+	if (rc < 0) {
+		snprintf(err, err_size, "cannot create the live trace: %s", strerror(-rc));
+		return rc;
+	}
+	mgmt->live_id++;
+	sl_worker_trace_set(mgmt->p.worker, mgmt->live);
+	mgmt->live_published = true;
+	trace_live_status(d);
+	return 0;
+}
+
+/* ID: the state and how many packets were traced. */
+static int
+h_trace_live(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	int rc = trace_live_find(params, NULL, err, err_size);
+
+	if (rc < 0)
+		return rc;
+	trace_live_status(d);
+	return 0;
+}
+
+static const struct sl_flow_spec *
+trace_spec_rec(const void *arg, unsigned i)
+{
+	const struct sl_trace_live_rec *rec = arg;
+
+	return rec->hit_of[i] == 0xff ? NULL : &rec->hit[rec->hit_of[i]];
+}
+
+/* ID,I: the report of the I-th packet traced (from 0), as /sluice/trace's. */
+static int
+h_trace_live_packet(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	const struct sl_trace_live_rec *rec;
+	struct rte_tel_data *lines;
+	const char *rest;
+	uint64_t i;
+	char head[64];
+	int rc = trace_live_find(params, &rest, err, err_size);
+
+	if (rc < 0)
+		return rc;
+	if (rest == NULL || parse_uint(rest, SL_TRACE_LIVE_MAX, &i) < 0) {
+		snprintf(err, err_size, "expected ID,INDEX, not '%s'", params);
+		return -EINVAL;
+	}
+	if ((rec = sl_trace_live_get(mgmt->live, (unsigned)i)) == NULL) {
+		snprintf(err, err_size, "packet %" PRIu64 " is not traced (yet)", i);
+		return -ENOENT;
+	}
+	rte_tel_data_start_dict(d);
+	if ((lines = rte_tel_data_alloc()) == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	rte_tel_data_start_array(lines, RTE_TEL_STRING_VAL);
+	const struct sl_port *p = sl_port_get(mgmt->p.ports, rec->in_port);
+	snprintf(head, sizeof(head), "packet %" PRIu64 " (worker %u)", i + 1, rec->worker);
+	trace_packet_line(lines, head, rec->in_port, p != NULL ? p->name : NULL, rec->frame, rec->len,
+			  TRACE_LIVE_HEX_MAX);
+	dict_u64(d, "in_port", rec->in_port);
+	dict_u64(d, "len", rec->len);
+	dict_u64(d, "worker", rec->worker);
+	dict_u64(d, "rx_ns_ago", (rte_rdtsc() - rec->tsc) * 1000000000u / rte_get_tsc_hz());
+	return trace_report(d, lines, &rec->tr, trace_spec_rec, rec, err, err_size);
+}
+
+/* ID: stop tracing and free the records. */
+static int
+h_trace_live_stop(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
+{
+	int rc = trace_live_find(params, NULL, err, err_size);
+
+	if (rc < 0)
+		return rc;
+	trace_live_unpublish();
+	trace_live_status(d);
+	trace_live_end();
 	return 0;
 }
 
@@ -1455,6 +1698,12 @@ static const struct {
 	{"/sluice/trace", h_trace,
 	 "One packet through the pipeline, nothing changed. Parameter: a flow "
 	 "(in_port=1,tcp,tp_dst=80) or hex=FRAME[,in_port=N]"},
+	{"/sluice/trace/live/start", h_trace_live_start,
+	 "Trace the next packets received, live. Parameters: count=N[,port=P]; replies the id"},
+	{"/sluice/trace/live", h_trace_live, "A live trace's state. Parameter: its id"},
+	{"/sluice/trace/live/packet", h_trace_live_packet,
+	 "A live-traced packet's report. Parameters: ID,INDEX (from 0)"},
+	{"/sluice/trace/live/stop", h_trace_live_stop, "Stop a live trace, free it. Parameter: its id"},
 	{"/sluice/queues", h_queues, "Queues (set_queue policers) and their counters. No parameters"},
 	{"/sluice/queue/set", h_queue_set,
 	 "Add or change a queue. Parameters: queue=Q,port=P,max_rate=KBPS[,burst=KBIT]"},
@@ -1542,6 +1791,8 @@ sl_mgmt_run(void)
 	}
 	if (m->cap != NULL && sl_capture_drain(m->cap))
 		capture_end(); /* a limit was reached: the file is complete */
+	if (m->live_published && sl_trace_live_done(m->live) == sl_trace_live_wanted(m->live))
+		trace_live_unpublish(); /* full: the workers stop paying for it */
 }
 
 int
@@ -1584,6 +1835,7 @@ sl_mgmt_destroy(void)
 	if (m == NULL)
 		return;
 	capture_end();
+	trace_live_end();
 	pthread_mutex_lock(&m->lock);
 	m->closed = true;
 	pthread_cond_broadcast(&m->cond);

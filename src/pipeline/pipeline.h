@@ -860,6 +860,67 @@ int sl_trace_frame(const struct sl_match *m, uint8_t *buf, size_t cap, struct sl
 		   uint16_t headroom);
 
 /*
+ * Live trace: the next N packets the datapath receives (optionally only on
+ * one in_port), each traced as sl_pipeline_trace traces a packet, by the
+ * worker that received it, right before it forwards it.  The control thread
+ * creates a recorder and publishes it to the workers (sl_worker_trace_set);
+ * a worker with a recorder copies each received frame up to its first
+ * SL_TRACE_LIVE_FRAME bytes into a record it claims (an atomic counter: any
+ * number of workers) and traces the copy on its own context of the recorder,
+ * so the packet forwarded is untouched and nothing in the pipeline changes.
+ * Without a recorder a worker pays one pointer test per burst.
+ *
+ * A record keeps what it needs once the packet is gone: the entries its
+ * steps won are copied as flow specs (struct sl_trace's flow pointers are
+ * cleared: the entries may be deleted after the worker's next quiescent
+ * state).
+ */
+#define SL_TRACE_LIVE_MAX 64     /* packets one recorder takes */
+#define SL_TRACE_LIVE_HITS 8     /* entries kept per packet (the first ones) */
+#define SL_TRACE_LIVE_FRAME 2048 /* frame bytes traced and kept */
+struct sl_trace_live;
+struct sl_trace_live_rec {
+	uint32_t in_port;
+	uint32_t len;      /* the frame's length (only the first SL_TRACE_LIVE_FRAME traced) */
+	uint64_t tsc;      /* when its burst was received */
+	unsigned worker;   /* the worker that traced it */
+	struct sl_trace tr; /* steps[].flow NULL; hit[] holds the entries */
+	uint8_t hit_of[SL_TRACE_STEPS_MAX]; /* step -> index in hit[], 0xff: none kept */
+	struct sl_flow_spec hit[SL_TRACE_LIVE_HITS];
+	uint8_t frame[SL_TRACE_LIVE_FRAME];
+};
+/**
+ * Create a recorder for @n_packets (1..SL_TRACE_LIVE_MAX) packets received
+ * on @in_port (0: any port), traced by up to @n_workers workers (ids
+ * 0..n_workers-1).
+ * @return 0, -EINVAL (a count out of range), -ENOMEM.  Control thread.
+ */
+int sl_trace_live_create(const struct sl_pipeline *pl, unsigned n_packets, uint32_t in_port,
+			 unsigned n_workers, struct sl_trace_live **out);
+/** Free a recorder no worker can still use (NULL-safe).  Control thread. */
+void sl_trace_live_destroy(struct sl_trace_live *lt);
+/**
+ * Trace the first packets of a burst received on @in_port, as far as the
+ * recorder takes them: @frames[i] of @lens[i] bytes (the contiguous part).
+ * @return false once the recorder is full (the caller may stop calling).
+ * The worker @worker (its id below the recorder's n_workers), inside its
+ * RCU read side.
+ */
+bool sl_trace_live_burst(struct sl_trace_live *lt, unsigned worker, uint32_t in_port,
+			 const uint8_t *const frames[], const uint16_t lens[], unsigned n,
+			 uint64_t tsc);
+/** Packets the recorder wants, and how many records are complete.  Any thread. */
+unsigned sl_trace_live_wanted(const struct sl_trace_live *lt);
+unsigned sl_trace_live_done(const struct sl_trace_live *lt);
+/** The port the recorder listens to (0: any).  Any thread. */
+uint32_t sl_trace_live_port(const struct sl_trace_live *lt);
+/**
+ * Record @i, in the order the packets were claimed, or NULL while it is
+ * being written (or @i is past what was claimed).  Control thread.
+ */
+const struct sl_trace_live_rec *sl_trace_live_get(const struct sl_trace_live *lt, unsigned i);
+
+/*
  * output:NORMAL: the datapath as an L2 learning switch.  A packet sent to
  * NORMAL teaches the table its source (VLAN, MAC) on its in_port, then goes
  * to the port its destination was learned on, or is flooded (every live

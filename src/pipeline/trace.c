@@ -10,6 +10,7 @@
 #include "ffp.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Every output of the traced packet, copies first (the hooks' emit_copy). */
@@ -245,4 +246,150 @@ sl_trace_frame(const struct sl_match *m, uint8_t *buf, size_t cap, struct sl_pkt
 	}
 	sl_pkt_reparse(p);
 	return 0;
+}
+
+/*
+ * Live trace (pipeline.h, "Live trace").  Workers claim records with one
+ * atomic counter and publish each finished one with a release store of its
+ * ready flag; the control thread reads a record only after an acquire load
+ * of that flag sees it set.
+ */
+
+#define LIVE_HEADROOM 128 /* as a received mbuf's: push_vlan and push_mpls write into it */
+
+/* A worker's own context and scratch frame: the trace may rewrite the frame. */
+struct live_worker {
+	struct sl_pipeline_ctx *ctx;
+	uint8_t buf[LIVE_HEADROOM + SL_TRACE_LIVE_FRAME];
+};
+
+struct sl_trace_live {
+	const struct sl_pipeline *pl;
+	unsigned n_wanted;
+	unsigned n_workers;
+	uint32_t in_port;               /* 0: any */
+	unsigned claimed;               /* records handed out (atomic; may run past n_wanted) */
+	unsigned done;                  /* records finished (atomic) */
+	uint8_t *ready;                 /* per record: 1 once finished (release) */
+	struct live_worker *workers;
+	struct sl_trace_live_rec *recs;
+};
+
+int
+sl_trace_live_create(const struct sl_pipeline *pl, unsigned n_packets, uint32_t in_port,
+		     unsigned n_workers, struct sl_trace_live **out)
+{
+	struct sl_trace_live *lt;
+
+	*out = NULL;
+	if (n_packets == 0 || n_packets > SL_TRACE_LIVE_MAX || n_workers == 0)
+		return -EINVAL;
+	lt = calloc(1, sizeof(*lt));
+	if (lt == NULL)
+		return -ENOMEM;
+	lt->pl = pl;
+	lt->n_wanted = n_packets;
+	lt->n_workers = n_workers;
+	lt->in_port = in_port;
+	lt->ready = calloc(n_packets, 1);
+	lt->recs = calloc(n_packets, sizeof(*lt->recs));
+	lt->workers = calloc(n_workers, sizeof(*lt->workers));
+	if (lt->ready == NULL || lt->recs == NULL || lt->workers == NULL)
+		goto free_lt;
+	for (unsigned i = 0; i < n_workers; i++)
+		if ((lt->workers[i].ctx = sl_pipeline_ctx_create(pl)) == NULL)
+			goto free_lt;
+	*out = lt;
+	return 0;
+free_lt:
+	sl_trace_live_destroy(lt);
+	return -ENOMEM;
+}
+
+void
+sl_trace_live_destroy(struct sl_trace_live *lt)
+{
+	if (lt == NULL)
+		return;
+	for (unsigned i = 0; lt->workers != NULL && i < lt->n_workers; i++)
+		sl_pipeline_ctx_destroy(lt->workers[i].ctx);
+	free(lt->workers);
+	free(lt->recs);
+	free(lt->ready);
+	free(lt);
+}
+
+/* Trace one frame into @rec; keep the entries it won, which may go once the packet is gone. */
+static void
+live_one(const struct sl_trace_live *lt, struct live_worker *lw, struct sl_trace_live_rec *rec,
+	 uint32_t in_port, const uint8_t *frame, uint16_t len)
+{
+	uint16_t n = len < SL_TRACE_LIVE_FRAME ? len : SL_TRACE_LIVE_FRAME;
+	unsigned n_hits = 0;
+	struct sl_pkt p;
+
+	rec->in_port = in_port;
+	rec->len = len;
+	memcpy(rec->frame, frame, n);
+	memcpy(lw->buf + LIVE_HEADROOM, frame, n);
+	sl_pkt_init(&p, lw->buf + LIVE_HEADROOM, n, LIVE_HEADROOM, in_port);
+	sl_pipeline_trace(lt->pl, lw->ctx, &p, &rec->tr);
+	for (unsigned s = 0; s < rec->tr.n_steps; s++) {
+		struct sl_trace_step *st = &rec->tr.steps[s];
+		rec->hit_of[s] = 0xff;
+		if (st->kind == SL_TRACE_HIT && n_hits < SL_TRACE_LIVE_HITS) {
+			sl_flow_to_spec(st->flow, &rec->hit[n_hits]);
+			rec->hit_of[s] = (uint8_t)n_hits++;
+		}
+		st->flow = NULL;
+	}
+}
+
+bool
+sl_trace_live_burst(struct sl_trace_live *lt, unsigned worker, uint32_t in_port,
+		    const uint8_t *const frames[], const uint16_t lens[], unsigned n, uint64_t tsc)
+{
+	if (__atomic_load_n(&lt->claimed, __ATOMIC_RELAXED) >= lt->n_wanted)
+		return false;
+	if ((lt->in_port != 0 && in_port != lt->in_port) || worker >= lt->n_workers)
+		return true;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k = __atomic_fetch_add(&lt->claimed, 1, __ATOMIC_RELAXED);
+		struct sl_trace_live_rec *rec;
+		if (k >= lt->n_wanted)
+			return false;
+		rec = &lt->recs[k];
+		rec->tsc = tsc;
+		rec->worker = worker;
+		live_one(lt, &lt->workers[worker], rec, in_port, frames[i], lens[i]);
+		__atomic_store_n(&lt->ready[k], 1, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&lt->done, 1, __ATOMIC_RELEASE);
+	}
+	return true;
+}
+
+unsigned
+sl_trace_live_wanted(const struct sl_trace_live *lt)
+{
+	return lt->n_wanted;
+}
+
+unsigned
+sl_trace_live_done(const struct sl_trace_live *lt)
+{
+	return __atomic_load_n(&lt->done, __ATOMIC_ACQUIRE);
+}
+
+uint32_t
+sl_trace_live_port(const struct sl_trace_live *lt)
+{
+	return lt->in_port;
+}
+
+const struct sl_trace_live_rec *
+sl_trace_live_get(const struct sl_trace_live *lt, unsigned i)
+{
+	if (i >= lt->n_wanted || !__atomic_load_n(&lt->ready[i], __ATOMIC_ACQUIRE))
+		return NULL;
+	return &lt->recs[i];
 }

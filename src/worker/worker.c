@@ -107,6 +107,22 @@ sl_worker_capture_set(struct sl_worker *w, struct sl_capture *c)
 		sl_worker_sync(l);
 }
 
+/* The same publication for the live trace recorder. */
+void
+sl_worker_trace_set(struct sl_worker *w, struct sl_trace_live *lt)
+{
+	struct sl_worker *l = w->lead;
+	struct sl_trace_live *old = l->trace;
+	bool running = false;
+
+	for (unsigned i = 0; i < l->n_group; i++) {
+		__atomic_store_n(&l->group[i].trace, lt, __ATOMIC_RELEASE);
+		running |= l->group[i].running;
+	}
+	if (old != NULL && running && l->qs != NULL)
+		sl_worker_sync(l);
+}
+
 void
 sl_worker_fini(struct sl_worker *w)
 {
@@ -372,6 +388,31 @@ static inline struct sl_capture *
 capture_get(const struct sl_worker *w)
 {
 	return __atomic_load_n(&w->capture, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Live trace: the burst's frames, before they are forwarded, through the
+ * recorder (it copies what it traces).  Called only while a recorder is
+ * published: the loop's cost when none is, is one pointer test per burst.
+ */
+static inline struct sl_trace_live *
+trace_get(const struct sl_worker *w)
+{
+	return __atomic_load_n(&w->trace, __ATOMIC_ACQUIRE);
+}
+
+static void
+trace_live_burst(struct sl_worker *w, struct sl_trace_live *lt, uint32_t in_port,
+		 struct rte_mbuf *const *ms, unsigned n)
+{
+	const uint8_t *frames[SL_BURST_MAX];
+	uint16_t lens[SL_BURST_MAX];
+
+	for (unsigned i = 0; i < n; i++) {
+		frames[i] = rte_pktmbuf_mtod(ms[i], const uint8_t *);
+		lens[i] = rte_pktmbuf_data_len(ms[i]);
+	}
+	sl_trace_live_burst(lt, w->id, in_port, frames, lens, n, w->burst_tsc);
 }
 
 static void
@@ -663,6 +704,9 @@ ring_poll(struct sl_worker *w, struct rte_mbuf **mbufs)
 		if (sl_unlikely(cap != NULL))
 			sl_capture_burst(cap, w->ports[p].dpdk_id, SL_CAPTURE_RX, &runs[i], k,
 					 w->burst_tsc);
+		struct sl_trace_live *lt = trace_get(w);
+		if (sl_unlikely(lt != NULL))
+			trace_live_burst(w, lt, w->ports[p].of_no, &runs[i], k);
 		process_burst(w, w->ports[p].of_no, NULL, &runs[i], (uint16_t)k);
 	}
 	sl_lat_hist_add(&w->lat_pipeline, sl_cycles_to_ns(rte_rdtsc() - w->burst_tsc, w->lat_mult),
@@ -712,6 +756,9 @@ rx_burst_run(struct sl_worker *w, unsigned p, uint16_t q, struct rte_mbuf **mbuf
 	struct sl_capture *cap = capture_get(w);
 	if (sl_unlikely(cap != NULL))
 		sl_capture_burst(cap, w->ports[p].dpdk_id, SL_CAPTURE_RX, mbufs, n, w->burst_tsc);
+	struct sl_trace_live *lt = trace_get(w);
+	if (sl_unlikely(lt != NULL))
+		trace_live_burst(w, lt, w->ports[p].of_no, mbufs, n);
 	process_burst(w, w->ports[p].of_no, &w->pstats[p], mbufs, n);
 	/* Every packet of the burst spent the burst's time in the switch. */
 	sl_lat_hist_add(&w->lat_pipeline, sl_cycles_to_ns(rte_rdtsc() - w->burst_tsc, w->lat_mult),

@@ -151,6 +151,7 @@ struct sl_worker {
 
 	/* Observation (control thread reads; see sl_worker_capture_set). */
 	struct sl_capture *capture;         /* port mirroring; NULL when off */
+	struct sl_trace_live *trace;        /* live trace recorder; NULL when off */
 	uint64_t burst_tsc;                 /* rx time of the burst being processed */
 	bool keeping_up;                    /* that burst was not full: no backlog (search budget) */
 	unsigned credit_rounds;             /* busy rounds since deferred credits were flushed */
@@ -259,6 +260,15 @@ void sl_worker_set_pin_rate(struct sl_worker *w, uint64_t pps);
  * capture and the caller may close it.  Control thread.
  */
 void sl_worker_capture_set(struct sl_worker *w, struct sl_capture *c);
+
+/**
+ * Start (@lt) or stop (NULL) tracing received packets live (pipeline.h,
+ * "Live trace"): every worker of the group traces into @lt with its group
+ * index as the recorder's worker id.  Stopping waits for a grace period, as
+ * sl_worker_capture_set does: on return the caller may read and destroy
+ * the previous recorder.  Control thread.
+ */
+void sl_worker_trace_set(struct sl_worker *w, struct sl_trace_live *lt);
 
 /** Pipeline drop counters of this worker (indexed by enum sl_drop_reason). */
 void sl_worker_drops(const struct sl_worker *w, uint64_t drops[SL_DROP__MAX]);
