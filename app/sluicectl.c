@@ -63,6 +63,7 @@ struct opts {
 	const char *snaplen;
 	const char *hex;       /* trace --hex FRAME */
 	const char *live;      /* trace --live N */
+	const char *filter;    /* capture start --filter EXPR */
 	double live_wait;      /* trace --live: seconds to wait for the packets (--timeout) */
 	bool no_stats;         /* dump-flows: no counters (ovs-ofctl --no-stats) */
 	int sort;              /* dump-flows: 1 --sort, -1 --rsort (by priority), 0 as sent */
@@ -165,8 +166,10 @@ usage(FILE *f)
 	        "Telemetry commands:\n"
 	        "  stats [ports|tables|drops|datapath|latency|controller|flow_cache|ffp|info|all]\n"
 	        "  monitor [--interval SEC] [--count N]   live rates (q or Ctrl-C to stop)\n"
-	        "  capture start PORT [--dir rx|tx|both] [--file PATH] [--count N]\n"
-	        "                [--bytes N] [--snaplen N]\n"
+	        "  capture start PORT [PORT...] [--dir rx|tx|both] [--file PATH] [--count N]\n"
+	        "                [--bytes N] [--snaplen N] [--filter EXPR]\n"
+	        "                             up to 8 ports into one pcapng file; EXPR: a pcap\n"
+	        "                             filter (tcpdump syntax: 'tcp port 80')\n"
 	        "  capture stop | capture status\n"
 	        "  log [TYPE LEVEL]           show log levels, or set TYPE (may end in *)\n"
 	        "  workers                    dispatch and per-worker counters\n"
@@ -4067,14 +4070,17 @@ cmd_capture(int argc, char **argv)
 		size_t n;
 		uint64_t v;
 
-		if (argc != 2)
-			return usage_error("capture start: expected one PORT, got %d arguments",
-			                   argc - 1);
-		if (!param_ok(argv[1]) || strlen(argv[1]) > 32)
-			return usage_error("capture start: bad PORT '%s' (expected a port number "
-			                   "or name)",
-			                   argv[1]);
-		n = (size_t)snprintf(params, sizeof(params), "port=%s", argv[1]);
+		if (argc < 2 || argc > 9)
+			return usage_error("capture start: expected 1 to 8 PORTs, got %d", argc - 1);
+		n = 0;
+		for (int i = 1; i < argc; i++) {
+			if (!param_ok(argv[i]) || strlen(argv[i]) > 32)
+				return usage_error("capture start: bad PORT '%s' (expected a port "
+				                   "number or name)",
+				                   argv[i]);
+			n += (size_t)snprintf(params + n, sizeof(params) - n, "%sport=%s",
+			                      i > 1 ? "," : "", argv[i]);
+		}
 		if (o.dir) {
 			if (strcmp(o.dir, "rx") && strcmp(o.dir, "tx") && strcmp(o.dir, "both"))
 				return usage_error("capture start: bad --dir '%s' (expected rx, tx "
@@ -4107,13 +4113,23 @@ cmd_capture(int argc, char **argv)
 			n += (size_t)snprintf(params + n, sizeof(params) - n, ",snaplen=%" PRIu64,
 			                      v);
 		}
-		if (n + strlen("/sluice/capture/start,") > SL_CTL_TEL_REQUEST_MAX)
-			return usage_error("capture start: request too long (path too long?)");
+		if (o.filter) {
+			/* Last: the switch takes the rest of the request as the expression. */
+			for (const char *c = o.filter; *c; c++)
+				if ((unsigned char)*c < 0x20 || *c == 0x7f)
+					return usage_error("capture start: bad --filter (control "
+					                   "characters)");
+			if (o.filter[0] != '\0')
+				n += (size_t)snprintf(params + n, sizeof(params) - n, ",filter=%s",
+				                      o.filter);
+		}
+		if (n >= sizeof(params) || n + strlen("/sluice/capture/start,") > SL_CTL_TEL_REQUEST_MAX)
+			return usage_error("capture start: request too long (path or filter too long?)");
 		return tel_simple("/sluice/capture/start", params, print_kv_top);
 	}
-	if (o.dir || o.file || o.count || o.bytes || o.snaplen)
-		return usage_error("capture %s: --dir, --file, --count, --bytes and --snaplen "
-		                   "belong to 'capture start'",
+	if (o.dir || o.file || o.count || o.bytes || o.snaplen || o.filter)
+		return usage_error("capture %s: --dir, --file, --count, --bytes, --snaplen and "
+		                   "--filter belong to 'capture start'",
 		                   sub);
 	if (argc != 1)
 		return usage_error("capture %s: unexpected argument '%s'", sub, argv[1]);
@@ -4419,6 +4435,7 @@ enum {
 	OPT_RSORT,
 	OPT_HEX,
 	OPT_LIVE,
+	OPT_FILTER,
 	OPT_NAMES, /* global, like --json: no per-command bit */
 	OPT_NO_NAMES,
 };
@@ -4466,8 +4483,8 @@ static const struct {
     {"capture", false,
      (1u << (OPT_COUNT - OPT_STRICT)) | (1u << (OPT_DIR - OPT_STRICT)) |
          (1u << (OPT_FILE - OPT_STRICT)) | (1u << (OPT_BYTES - OPT_STRICT)) |
-         (1u << (OPT_SNAPLEN - OPT_STRICT)),
-     1, 2},
+         (1u << (OPT_SNAPLEN - OPT_STRICT)) | (1u << (OPT_FILTER - OPT_STRICT)),
+     1, 9},
     {"log", false, 0, 0, 2},
     {"workers", false, 0, 0, 0},
     {"fdb-show", false, 0, 0, 0},
@@ -4485,7 +4502,7 @@ static const struct {
 static const char *const opt_names[] = {"--strict", "--all",   "--interval", "--count",
                                         "--dir",    "--file",  "--bytes",    "--snaplen",
                                         "--no-stats", "--sort", "--rsort",  "--hex",
-                                        "--live"};
+                                        "--live",   "--filter"};
 
 int
 main(int argc, char **argv)
@@ -4514,6 +4531,7 @@ main(int argc, char **argv)
 	    {"rsort", optional_argument, NULL, OPT_RSORT},
 	    {"hex", required_argument, NULL, OPT_HEX},
 	    {"live", required_argument, NULL, OPT_LIVE},
+	    {"filter", required_argument, NULL, OPT_FILTER},
 	    {"names", no_argument, NULL, OPT_NAMES},
 	    {"no-names", no_argument, NULL, OPT_NO_NAMES},
 	    {NULL, 0, NULL, 0},
@@ -4603,6 +4621,10 @@ main(int argc, char **argv)
 			break;
 		case OPT_HEX:
 			o.hex = optarg;
+			given |= 1u << (opt - OPT_STRICT);
+			break;
+		case OPT_FILTER:
+			o.filter = optarg;
 			given |= 1u << (opt - OPT_STRICT);
 			break;
 		case OPT_LIVE:

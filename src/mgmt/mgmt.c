@@ -167,10 +167,19 @@ capture_status_fill(struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "state",
 				     mgmt->cap == NULL ? (st.state == SL_CAPTURE_DONE ? "done" : "stopped")
 						       : (st.state == SL_CAPTURE_RUNNING ? "running" : "done"));
-	dict_u64(d, "port", st.port_no);
-	const struct sl_port *cport = sl_port_get(mgmt->p.ports, st.port_no);
+	/* port and port_name: the first port (one-port clients read these); ports: all. */
+	dict_u64(d, "port", st.port_nos[0]);
+	const struct sl_port *cport = sl_port_get(mgmt->p.ports, st.port_nos[0]);
 	if (cport != NULL)
 		rte_tel_data_add_dict_string(d, "port_name", cport->name);
+	struct rte_tel_data *ports = rte_tel_data_alloc();
+	if (ports != NULL) {
+		rte_tel_data_start_array(ports, RTE_TEL_U64_VAL);
+		for (unsigned i = 0; i < st.n_ports; i++)
+			rte_tel_data_add_array_u64(ports, st.port_nos[i]);
+		rte_tel_data_add_dict_container(d, "ports", ports, 0);
+	}
+	rte_tel_data_add_dict_string(d, "filter", st.filter);
 	rte_tel_data_add_dict_string(d, "dir", sl_capture_dir_name(st.dir));
 	rte_tel_data_add_dict_string(d, "file", st.path);
 	dict_u64(d, "count", st.max_packets);
@@ -179,6 +188,7 @@ capture_status_fill(struct rte_tel_data *d)
 	dict_u64(d, "captured", st.captured);
 	dict_u64(d, "written_bytes", st.written_bytes);
 	dict_u64(d, "dropped", st.dropped);
+	dict_u64(d, "filtered", st.filtered);
 }
 
 /* ---- Handlers (control thread) ---- */
@@ -671,12 +681,15 @@ h_capture(const char *params, struct rte_tel_data *d, char *err, size_t err_size
 	return 0;
 }
 
-/* port=N[,dir=rx|tx|both][,file=PATH][,count=N][,bytes=N][,snaplen=N] */
+/*
+ * port=N[,port=M...][,dir=rx|tx|both][,file=PATH][,count=N][,bytes=N][,snaplen=N]
+ * [,filter=EXPR]: the filter last, to the end (it may hold commas).
+ */
 static int
 h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
 	struct sl_capture_params cp = {.dir = SL_CAPTURE_BOTH};
-	char buf[512], path[256] = "";
+	char buf[768], path[256] = "", *filter;
 	char *save = NULL, *kv;
 	uint64_t v;
 	int rc;
@@ -685,15 +698,21 @@ h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t er
 		struct sl_capture_status st;
 		sl_capture_status(mgmt->cap, &st);
 		snprintf(err, err_size, "a capture is running (port %u into %s): stop it first",
-			 st.port_no, st.path);
+			 st.port_nos[0], st.path);
 		return -EBUSY;
 	}
 	if (params == NULL || strlen(params) >= sizeof(buf)) {
-		snprintf(err, err_size, "expected port=N[,dir=rx|tx|both][,file=PATH][,count=N]"
-					"[,bytes=N][,snaplen=N]");
+		snprintf(err, err_size, "expected port=N[,port=M...][,dir=rx|tx|both][,file=PATH]"
+					"[,count=N][,bytes=N][,snaplen=N][,filter=EXPR]");
 		return -EINVAL;
 	}
 	snprintf(buf, sizeof(buf), "%s", params);
+	filter = strncmp(buf, "filter=", 7) == 0 ? buf : strstr(buf, ",filter=");
+	if (filter != NULL) {
+		*filter = '\0';
+		filter += filter == buf ? 7 : 8;
+		cp.filter = filter;
+	}
 	for (kv = strtok_r(buf, ",", &save); kv != NULL; kv = strtok_r(NULL, ",", &save)) {
 		char *val = strchr(kv, '=');
 		if (val == NULL) {
@@ -708,7 +727,14 @@ h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t er
 					 val);
 				return -EINVAL;
 			}
-			cp.port_no = mgmt->p.ports[slot].of_no;
+			if (cp.n_ports == SL_CAPTURE_PORTS_MAX) {
+				snprintf(err, err_size, "at most %u ports per capture",
+					 SL_CAPTURE_PORTS_MAX);
+				return -EINVAL;
+			}
+			const struct sl_port *cport = &mgmt->p.ports[slot];
+			cp.ports[cp.n_ports++] = (struct sl_capture_port){
+				.port_no = cport->of_no, .dpdk_port = cport->dpdk_id, .name = cport->name};
 		} else if (strcmp(kv, "dir") == 0) {
 			cp.dir = sl_capture_dir_parse(val);
 			if (cp.dir == 0) {
@@ -735,19 +761,17 @@ h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t er
 				cp.snaplen = (uint32_t)v;
 		} else {
 			snprintf(err, err_size,
-				 "'%s': unknown key (port, dir, file, count, bytes, snaplen)", kv);
+				 "'%s': unknown key (port, dir, file, count, bytes, snaplen, filter)", kv);
 			return -EINVAL;
 		}
 	}
-	if (cp.port_no == 0) {
+	if (cp.n_ports == 0) {
 		snprintf(err, err_size, "port=N is required");
 		return -EINVAL;
 	}
-	const struct sl_port *cport = sl_port_get(mgmt->p.ports, cp.port_no);
 	if (path[0] == '\0')
-		snprintf(path, sizeof(path), "/tmp/%s-%s.pcapng", mgmt->p.name, cport->name);
+		snprintf(path, sizeof(path), "/tmp/%s-%s.pcapng", mgmt->p.name, cp.ports[0].name);
 	cp.path = path;
-	cp.dpdk_port = cport->dpdk_id;
 	rc = sl_capture_open(&cp, &mgmt->cap, err, err_size);
 	if (rc < 0)
 		return rc;
@@ -1616,8 +1640,11 @@ sl_mgmt_port_del(const char *which, uint32_t *port_no, char *name, char *err, si
 	if (mgmt->cap != NULL) {
 		struct sl_capture_status st;
 		sl_capture_status(mgmt->cap, &st);
-		if (st.port_no == no)
-			capture_end();
+		for (unsigned i = 0; i < st.n_ports; i++)
+			if (st.port_nos[i] == no) {
+				capture_end();
+				break;
+			}
 	}
 	sl_pipeline_port_del(mgmt->p.pl, no);
 	sl_pipeline_fdb_flush(mgmt->p.pl, no);
@@ -1686,8 +1713,8 @@ static const struct {
 	{"/sluice/controller", h_controller, "OpenFlow agent and controller port. No parameters"},
 	{"/sluice/capture", h_capture, "Capture status. No parameters"},
 	{"/sluice/capture/start", h_capture_start,
-	 "Start a pcapng capture. Parameters: port=N[,dir=rx|tx|both][,file=PATH][,count=N]"
-	 "[,bytes=N][,snaplen=N]"},
+	 "Start a pcapng capture. Parameters: port=N[,port=M..][,dir=D][,file=F][,count=N]"
+	 "[,bytes=N][,snaplen=N][,filter=EXPR]"},
 	{"/sluice/capture/stop", h_capture_stop, "Stop the capture. No parameters"},
 	{"/sluice/log", h_log, "Log types and levels. No parameters"},
 	{"/sluice/log/level", h_log_level, "Set log levels. Parameters: TYPE,LEVEL"},
