@@ -8,6 +8,9 @@ never an early end of file.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -395,6 +398,126 @@ def test_af_packet_ignores_frames_sent_by_others(sluice_bin: Path) -> None:
                 sw.stop()
         line = [ln for ln in sw.output.splitlines() if "port 1" in ln]
         assert line and " rx 0 " in line[0], sw.output
+
+
+def _veth_into(topo: object, ns: str, inner: str, index: int) -> str:
+    """A veth pair: @inner in @ns with ifindex @index, its peer (returned) in this test's
+    namespace (removed with @ns, and by topo.close()).  Both up, IPv6 off: silent links."""
+    from sluice import testing
+
+    outer = inner[:-1] + "r"
+    testing.run(["ip", "link", "add", inner, "index", str(index), "type", "veth", "peer",
+                 "name", outer, "netns", str(os.getpid())], netns=ns)
+    topo.links.append(outer)  # type: ignore[attr-defined]
+    testing.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{outer}.disable_ipv6=1"], check=False)
+    testing.run(["ip", "link", "set", inner, "up"], netns=ns)
+    testing.run(["ip", "link", "set", outer, "up"])
+    return outer
+
+
+class _GatedSluice:
+    """Sluice in @ns behind a shell that waits for open_gate() and then execs the switch
+    (same PID), so the test knows the PID before the switch opens its ports."""
+
+    def __init__(self, sluice_bin: Path, ns: str, cfg: object, workdir: Path) -> None:
+        from sluice import testing
+
+        self.prefix = testing.unique("sfo")
+        self.json_path = workdir / f"{self.prefix}.json"
+        flows = workdir / f"{self.prefix}.flows"
+        flows.write_text("\n".join(cfg.flows or []) + "\n")  # type: ignore[attr-defined]
+        self.gate = workdir / f"{self.prefix}.gate"
+        os.mkfifo(self.gate)
+        args = testing.sluice_args(cfg, self.prefix, str(self.json_path), str(flows))  # type: ignore[arg-type]
+        self.proc = testing.Proc(["sh", "-c", 'read _ < "$0" && exec "$@"', str(self.gate),
+                                  str(sluice_bin), *args], netns=ns, name="sluice")
+
+    def open_gate(self) -> None:
+        deadline = time.monotonic() + 20
+        while True:  # the shell may not have opened the FIFO yet (ENXIO until it does)
+            try:
+                fd = os.open(self.gate, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                if time.monotonic() > deadline or not self.proc.alive():
+                    raise
+                time.sleep(0.05)
+        os.write(fd, b"go\n")
+        os.close(fd)
+
+    def stop(self) -> dict:
+        import json
+        import shutil
+
+        from sluice import testing
+
+        rc = self.proc.stop()
+        shutil.rmtree(testing.DPDK_RUN_DIR / self.prefix, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            (testing.mgmt_dir() / f"{self.prefix}.mgmt").unlink()
+        assert rc == 0, self.proc.output
+        return json.loads(self.json_path.read_text())
+
+
+def test_af_packet_fanout_ids_colliding_between_two_switches(sluice_bin: Path,
+                                                             tmp_path: Path) -> None:
+    """DPDK's af_packet PMD names its fanout group PID ^ ifindex (16 bits); a second switch
+    in the namespace whose PID ^ ifindex equalled the first one's died at start ("could not
+    set PACKET_FANOUT ... Invalid argument").  Now its port takes a free group id.
+
+    Steps: in a new namespace start switch A on veth index 10 (group id G = PID_A ^ 10);
+    start switch B's shell, and with its PID known make B's veth with the index that gives
+    PID_B ^ index = G; B's port has two queue sockets (qpairs=2, --rx-queues 2); let B
+    start; send 20 frames into A's veth and 30 into B's.
+    Verify: both switches are up (their PIDs are the ones the ids were computed from); B
+    logged the remap at info level; A counted 20 frames and B exactly 30 (B's two sockets
+    share one group: in two groups each frame would arrive twice)."""
+    from sluice import testing
+    from sluice.telemetry import Telemetry
+    from sluice.testing import SluiceConfig, Topology
+
+    if not testing.netns_usable():
+        pytest.skip("needs root and iproute2")
+    with Topology() as topo:
+        ns = topo.add_netns("sfo")
+        inner_a, inner_b = testing.unique("sfo") + "n", testing.unique("sfo") + "n"
+        outer_a = _veth_into(topo, ns, inner_a, 10)
+        cfg_a = SluiceConfig(ports=[f"net_af_packet0,iface={inner_a}"], flows=["actions=drop"],
+                             mem_mb=256)
+        cfg_b = SluiceConfig(ports=[f"net_af_packet1,iface={inner_b},qpairs=2"],
+                             flows=["actions=drop"], mem_mb=256,
+                             extra=["--rx-queues", "2", "--log-level", "port:info"])
+        a = _GatedSluice(sluice_bin, ns, cfg_a, tmp_path)
+        b = None
+        try:
+            a.open_gate()
+            a.proc.wait_output(testing.READY_RE, 30)
+            group = (a.proc.pid ^ 10) & 0xFFFF
+            # B's interface is made once B's PID is known, with the index that collides.
+            b = _GatedSluice(sluice_bin, ns, cfg_b, tmp_path)
+            index_b = 0x10000 | ((b.proc.pid ^ group) & 0xFFFF)  # never 0, never 10
+            outer_b = _veth_into(topo, ns, inner_b, index_b)
+            assert (b.proc.pid ^ index_b) & 0xFFFF == group
+            b.open_gate()
+            b.proc.wait_output(testing.READY_RE, 30)
+            for sw in (a, b):
+                assert os.readlink(f"/proc/{sw.proc.pid}/exe") == str(sluice_bin.resolve())
+            assert re.search(rf"fanout group 0x{group:04x} .*{inner_b}.* taken", b.proc.output), \
+                b.proc.output
+
+            with testing.RawPort(outer_a) as ra, testing.RawPort(outer_b) as rb:
+                ra.send([testing.eth_frame("ff:ff:ff:ff:ff:ff", "02:00:00:00:0a:01")] * 20)
+                rb.send([testing.eth_frame("ff:ff:ff:ff:ff:ff", "02:00:00:00:0b:01")] * 30)
+            with Telemetry(file_prefix=a.prefix) as ta, Telemetry(file_prefix=b.prefix) as tb:
+                testing.wait_until(lambda: ta.ports()[1]["rx_packets"] >= 20
+                                   and tb.ports()[1]["rx_packets"] >= 30, 20, "the frames")
+            ports_a, ports_b = a.stop()["ports"], b.stop()["ports"]
+            assert [p["rx"] for p in ports_a] == [20], ports_a
+            assert [p["rx"] for p in ports_b] == [30], ports_b
+        finally:
+            for sw in (a, b):
+                if sw is not None and sw.proc.alive():
+                    sw.proc.stop()
 
 
 def test_af_packet_port_recovers_when_its_interface_returns(sluice_bin: Path) -> None:
