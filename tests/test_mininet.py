@@ -140,3 +140,117 @@ def test_mininet_linear_topology_pings() -> None:
     assert len(res["pids"]) == 2
     for pid in res["pids"]:
         assert pid is None or not os.path.exists(f"/proc/{pid}")
+
+
+DPCTL = textwrap.dedent("""
+    import json, socket, threading, time
+    from mininet.log import setLogLevel
+    from mininet.net import Mininet
+    from mininet.node import RemoteController
+    from mininet.topo import Topo
+    from sluice import ofp
+    from sluice.mininet import SluiceSwitch
+    setLogLevel("error")
+
+    class Two(Topo):
+        def build(self):
+            s1 = self.addSwitch("s1")
+            s2 = self.addSwitch("s2", fail_mode="standalone")
+            self.addLink(self.addHost("h1"), s1)
+            self.addLink(self.addHost("h2"), s1)
+            self.addLink(s1, s2)
+
+    def controller(srv, conns):
+        # Just enough of a controller: HELLO, then echo replies.
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            conns.append(c)
+            c.sendall(ofp.hello())
+            threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+    def serve(c):
+        buf = b""
+        while True:
+            try:
+                data = c.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            buf += data
+            while len(buf) >= 8 and len(buf) >= int.from_bytes(buf[2:4], "big"):
+                n = int.from_bytes(buf[2:4], "big")
+                msg, buf = buf[:n], buf[n:]
+                if msg[1] == 2:  # ECHO_REQUEST
+                    c.sendall(ofp.echo_reply(msg[8:], int.from_bytes(msg[4:8], "big")))
+
+    port = {port}
+    net = Mininet(topo=Two(), switch=SluiceSwitch, controller=None, build=False)
+    net.addController(RemoteController("c0", ip="127.0.0.1", port=port))
+    net.build()
+    res = {{}}
+    srv = socket.socket()
+    conns = []
+    try:
+        net.start()
+        s1, s2 = net.get("s1", "s2")
+        res["s1_before"], res["s2_before"] = s1.connected(), s2.connected()
+        res["empty"] = s1.dpctl("dump-flows")
+        res["add"] = s1.dpctl("add-flow", "priority=7,in_port=1,actions=output:2")
+        res["bad"] = s1.dpctl("add-flow", "priority=7,in_port=1,actions=nosuch")
+        res["dump"] = s1.dpctl("-O", "OpenFlow13", "dump-flows", "--no-stats")
+        res["ports"] = s1.dpctl("dump-ports-desc")
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", port))
+        srv.listen(8)
+        threading.Thread(target=controller, args=(srv, conns), daemon=True).start()
+        res["waited"] = net.waitConnected(timeout=60)
+        res["s1_after"], res["s2_after"] = s1.connected(), s2.connected()
+        res["del"] = s1.dpctl("del-flows")
+        res["dump_after_del"] = s1.dpctl("dump-flows")
+    finally:
+        net.stop()
+        srv.close()
+        for c in conns:
+            c.close()
+    res["s1_stopped"] = s1.connected()
+    print("RESULT " + json.dumps(res))
+""")
+
+
+def test_mininet_dpctl_and_connected() -> None:
+    """Steps: in a new network namespace, Mininet with SluiceSwitch s1 (fail mode secure,
+    h1 and h2 on ports 1 and 2) and s2 (standalone) and a RemoteController that is not up
+    yet; read connected(); dpctl dump-flows, add-flow (a good and a bad one), dump-flows
+    with ovs-ofctl's -O OpenFlow13, dump-ports-desc; then start a minimal controller
+    (HELLO, echo replies) and net.waitConnected(); connected() again; dpctl del-flows.
+    Verify: before the controller s1 is not connected and s2 (standalone) is; dump-flows
+    is empty, then shows the added flow and not the bad one, whose error dpctl returns;
+    dump-ports-desc lists s1's interfaces; waitConnected succeeds and both are connected;
+    del-flows empties the table; after net.stop() s1 is not connected."""
+    if not _mininet_ok() or not testing.netns_usable():
+        pytest.skip("needs Mininet (Debian mininet) and network namespaces")
+    src = str(testing.REPO / "python" / "src")
+    script = DPCTL.format(port=testing.free_tcp_port())
+    with testing.Topology() as topo:
+        ns = topo.add_netns("mnd")
+        r = subprocess.run(["ip", "netns", "exec", ns, SYS_PY, "-c", script],
+                           capture_output=True, text=True, timeout=240,
+                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO), PYTHONPATH=src))
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert r.returncode == 0 and lines, r.stdout + r.stderr
+    res = json.loads(lines[0][7:])
+    assert (res["s1_before"], res["s2_before"]) == (False, True), res
+    assert "priority=" not in res["empty"], res["empty"]
+    assert res["add"].strip() == "", res["add"]
+    assert "nosuch" in res["bad"] and "sluicectl:" in res["bad"], res["bad"]
+    flows = [ln.strip() for ln in res["dump"].splitlines() if "priority=" in ln]
+    assert flows == ["table=0, priority=7,in_port=1 actions=output:2"], res["dump"]
+    assert "s1-eth1" in res["ports"] and "s1-eth3" in res["ports"], res["ports"]
+    assert res["waited"] is True, res
+    assert (res["s1_after"], res["s2_after"]) == (True, True), res
+    assert res["del"].strip() == "" and "priority=" not in res["dump_after_del"], res
+    assert res["s1_stopped"] is False

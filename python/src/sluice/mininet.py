@@ -13,17 +13,30 @@ three links apart) and ``flexforward_config(net, mode, control_socket)`` for
 
 Each switch is one Sluice process whose OpenFlow ports are the switch's Mininet interfaces in
 port order (``net_af_packet`` vdevs, offloads off), with ``--dpid`` from Mininet, a ``-C
-tcp:IP:PORT`` per controller, ``--name mn<pid>-<switch>`` (so ``sluicectl -n NAME`` and
-telemetry find it), ``--idle-sleep-max`` (default 200 us: many switches share the cores) and no
-hugepages.  Parameters: ``sluice_bin``, ``idle_sleep_max``, ``fail_mode`` (``secure`` by
-default, ``standalone`` for a learning switch when no controller is up), ``flows`` (startup
-flow lines), ``fwd_mode`` (``--fwd-mode``), ``mem_mb``, ``extra`` (more options).  Logs go
-to ``/tmp/<name>-sluice.log``.  ``stop()`` kills its process by PID.
+tcp:IP:PORT`` per controller (and ``-C ptcp:PORT`` when Mininet gives the switch a
+``listenPort``), ``--name mn<pid>-<switch>`` (so ``sluicectl -n NAME`` and telemetry find it),
+``--idle-sleep-max`` (default 200 us: many switches share the cores) and no hugepages.
+Parameters: ``sluice_bin``, ``idle_sleep_max``, ``fail_mode`` (``secure`` by default,
+``standalone`` for a learning switch when no controller is up), ``flows`` (startup flow
+lines), ``fwd_mode`` (``--fwd-mode``), ``mem_mb``, ``extra`` (more options).  Logs go to
+``/tmp/<name>-sluice.log``.  ``stop()`` kills its process by PID.
+
+Mininet's ``dpctl`` command (``switch.dpctl(*args)``) runs ``sluicectl -n NAME`` with
+``ovs-ofctl``'s arguments minus the switch: ``dpctl dump-flows``, ``dpctl add-flow
+priority=1,in_port=1,actions=output:2``, ``dpctl del-flows``, ``dpctl dump-ports``; a few
+``ovs-ofctl`` and ofsoftswitch13 ``dpctl`` names sluicectl spells differently are mapped
+(``DPCTL_ALIASES``: ``dump-ports-desc`` is ``show``, ...).  ``connected()`` asks the switch
+(telemetry ``/sluice/info``) whether an OpenFlow controller connection is up; as for Mininet's
+``OVSSwitch``, a switch in fail mode ``standalone`` counts as connected without one (it
+forwards on its own), so ``Mininet(waitConnected=True)`` and ``net.waitConnected()`` work.
+
+``mn --custom $(python3 -c 'import sluice.mininet as m; print(m.__file__)') --switch sluice``
+picks the class from ``switches``.
 
 Run Mininet in a network namespace of its own (``ip netns exec NS python3 ...``) and never
-``mn -c``: it kills processes by name.  DPDK's AF_PACKET PMD derives its fanout group id from
-PID xor ifindex, which can collide between two Sluice processes in one namespace; ``start``
-then starts the switch again (a new PID), up to 5 times.
+``mn -c``: it kills processes by name.  Several switches in one namespace are fine: the
+AF_PACKET fanout group ids DPDK derives from PID and ifindex may collide, and Sluice then has
+the kernel pick free ones (docs/user-guide.md, section 2).
 
 This module needs Mininet (Debian ``mininet``, system Python); the rest of the package
 does not import it.
@@ -32,13 +45,33 @@ does not import it.
 from __future__ import annotations
 
 import os
+import shlex
 import time
+from pathlib import Path
 from typing import Any
 
 from mininet.node import Switch  # type: ignore[import-not-found]
 from mininet.topo import Topo  # type: ignore[import-not-found]
 
-from sluice.testing import sluice_binary
+from sluice.telemetry import Telemetry, TelemetryError
+from sluice.testing import sluice_binary, sluicectl_binary
+
+#: ``ovs-ofctl`` (and ofsoftswitch13 ``dpctl``) commands that sluicectl names otherwise;
+#: every other command goes to sluicectl as it is.
+DPCTL_ALIASES = {
+    "dump-ports-desc": "show",   # ovs-ofctl: sluicectl show lists the ports
+    "features": "show",          # ofsoftswitch13 dpctl
+    "port-desc": "show",
+    "stats-flow": "dump-flows",
+    "stats-port": "dump-ports",
+    "stats-table": "dump-tables",
+    "stats-group": "dump-groups",
+    "stats-meter": "dump-meters",
+    "meter-config": "dump-meters",
+}
+#: sluicectl options that take a value (so the value is not taken for the command).
+_VALUE_OPTIONS = {"-O", "--timeout", "--interval", "--count", "--dir", "--file", "--bytes",
+                  "--snaplen", "--hex"}
 
 
 class SluiceSwitch(Switch):  # type: ignore[misc]
@@ -75,6 +108,8 @@ class SluiceSwitch(Switch):  # type: ignore[misc]
                 "--mbufs", "2048", "-q", "-s", "0"]
         for c in controllers:
             args += ["-C", f"tcp:{c.IP()}:{c.port}"]
+        if self.listenPort:
+            args += ["-C", f"ptcp:{self.listenPort}"]
         if self.flows:
             path = f"/tmp/{self.instance}.flows"
             with open(path, "w") as f:
@@ -93,26 +128,42 @@ class SluiceSwitch(Switch):  # type: ignore[misc]
             if self.ports.get(intf, 0) > 0:
                 self.cmd(f"ethtool -K {intf} tx off rx off tso off gso off gro off")
         cmd = self._command(controllers)
-        for _attempt in range(5):
-            out = self.cmd(f"{cmd} > {self.logfile} 2>&1 & echo $!")
-            self.sluice_pid = int(out.strip().split()[-1])
-            deadline = time.monotonic() + 30
-            ready = False
-            while time.monotonic() < deadline:
+        out = self.cmd(f"{cmd} > {self.logfile} 2>&1 & echo $!")
+        self.sluice_pid = int(out.strip().split()[-1])
+        deadline = time.monotonic() + 30
+        while "sluice: name " not in self._log():
+            if not os.path.exists(f"/proc/{self.sluice_pid}") or time.monotonic() > deadline:
                 log = self._log()
-                if "sluice: name " in log:
-                    ready = True
-                    break
-                if not os.path.exists(f"/proc/{self.sluice_pid}"):
-                    break
-                time.sleep(0.1)
-            if ready:
-                return
-            log = self._log()
-            self._kill()
-            if "PACKET_FANOUT" not in log:
+                self._kill()
                 raise RuntimeError(f"{self.name}: sluice did not start:\n{log[-2000:]}")
-        raise RuntimeError(f"{self.name}: AF_PACKET fanout ids kept colliding")
+            time.sleep(0.1)
+
+    def dpctl(self, *args: str) -> str:
+        """Mininet's ``dpctl`` command: ``ovs-ofctl``'s arguments without the switch (the
+        command and its arguments, options anywhere), run as ``sluicectl -n NAME ...``; returns
+        what it printed (errors included)."""
+        args_l = list(args)
+        i = 0
+        while i < len(args_l) and args_l[i].startswith("-"):
+            i += 2 if args_l[i] in _VALUE_OPTIONS else 1
+        if i < len(args_l):
+            args_l[i] = DPCTL_ALIASES.get(args_l[i], args_l[i])
+        ctl = sluicectl_binary(Path(self.sluice_bin))
+        return str(self.cmd(" ".join(shlex.quote(a) for a in
+                                     [str(ctl), "-n", self.instance, *args_l])))
+
+    def connected(self) -> bool:
+        """Whether the switch is up with an OpenFlow controller connection (telemetry
+        /sluice/info's controllers_connected), or, as Mininet's OVSSwitch has it, in fail
+        mode standalone (it forwards without a controller)."""
+        if self.sluice_pid is None:
+            return False
+        try:
+            with Telemetry(file_prefix=self.instance, timeout=2.0) as t:
+                info = t.info()
+        except (OSError, TelemetryError):
+            return False  # not up (yet), or gone
+        return info.get("controllers_connected", 0) > 0 or self.fail_mode == "standalone"
 
     def _log(self) -> str:
         try:
@@ -178,3 +229,7 @@ def flexforward_config(net: Any, mode: str, control: str, drain_ms: int = 50) ->
                   if isinstance(lk.intf1.node, Switch) and isinstance(lk.intf2.node, Switch))
     return {"switches": len(net.switches), "links": n_links, "mode": mode,
             "drain_ms": drain_ms, "control": control, "hosts": hosts}
+
+
+#: For ``mn --custom .../sluice/mininet.py --switch sluice``.
+switches = {"sluice": SluiceSwitch}
