@@ -19,6 +19,11 @@
  * (iface=), else the ethdev name (net_null0).  Names are what OpenFlow's
  * port descriptions, sluicectl, telemetry and captures show.
  *
+ * af_packet ports: the PMD's fanout group id (PID ^ ifindex) may be taken in
+ * the network namespace; this component's setsockopt (fanout.c, for the
+ * whole process) then has the kernel pick a free one for the port's sockets.
+ * Frames other sockets send out of the interface are filtered out.
+ *
  * Concurrency: sl_port_open/close on the control thread (the main thread
  * before the workers run); a slot is written only while no worker reads it
  * (worker.h: sl_worker_port_publish).  sl_port_link and the stats readers
