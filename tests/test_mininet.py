@@ -254,3 +254,44 @@ def test_mininet_dpctl_and_connected() -> None:
     assert (res["s1_after"], res["s2_after"]) == (True, True), res
     assert res["del"].strip() == "" and "priority=" not in res["dump_after_del"], res
     assert res["s1_stopped"] is False
+
+
+STANDALONE = textwrap.dedent("""
+    import json
+    from functools import partial
+    from mininet.log import setLogLevel
+    from mininet.net import Mininet
+    from mininet.topo import SingleSwitchTopo
+    from sluice.mininet import SluiceSwitch
+    setLogLevel("error")
+    net = Mininet(topo=SingleSwitchTopo(2), switch=partial(SluiceSwitch, fail_mode="standalone"),
+                  controller=None, waitConnected=True)
+    net.start()
+    try:
+        res = {"connected": net.switches[0].connected(), "loss": net.pingAll(timeout=2),
+               "flows": net.switches[0].dpctl("dump-flows", "--no-stats")}
+    finally:
+        net.stop()
+    print("RESULT " + json.dumps(res))
+""")
+
+
+def test_mininet_standalone_without_controller() -> None:
+    """Steps: in a new network namespace, Mininet's SingleSwitchTopo(2) with SluiceSwitch in
+    fail mode standalone and no controller at all (waitConnected=True); pingAll.
+    Verify: the switch counts as connected (as OVSSwitch in standalone); no ping lost (a
+    learning switch: the table-miss flow goes to NORMAL)."""
+    if not _mininet_ok() or not testing.netns_usable():
+        pytest.skip("needs Mininet (Debian mininet) and network namespaces")
+    src = str(testing.REPO / "python" / "src")
+    with testing.Topology() as topo:
+        ns = topo.add_netns("mns")
+        r = subprocess.run(["ip", "netns", "exec", ns, SYS_PY, "-c", STANDALONE],
+                           capture_output=True, text=True, timeout=180,
+                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO), PYTHONPATH=src))
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert r.returncode == 0 and lines, r.stdout + r.stderr
+    res = json.loads(lines[0][7:])
+    assert res["connected"] is True
+    assert res["loss"] == 0.0, res
+    assert "priority=0 actions=NORMAL" in res["flows"], res["flows"]

@@ -17,8 +17,8 @@ tcp:IP:PORT`` per controller (and ``-C ptcp:PORT`` when Mininet gives the switch
 ``listenPort``), ``--name mn<pid>-<switch>`` (so ``sluicectl -n NAME`` and telemetry find it),
 ``--idle-sleep-max`` (default 200 us: many switches share the cores) and no hugepages.
 Parameters: ``sluice_bin``, ``idle_sleep_max``, ``fail_mode`` (``secure`` by default,
-``standalone`` for a learning switch when no controller is up), ``flows`` (startup flow
-lines), ``fwd_mode`` (``--fwd-mode``), ``mem_mb``, ``extra`` (more options).  Logs go to
+``standalone`` for a learning switch when no controller is up, and with no controller at
+all a table-miss flow to ``NORMAL`` before ``flows``), ``flows`` (startup flow lines), ``fwd_mode`` (``--fwd-mode``), ``mem_mb``, ``extra`` (more options).  Logs go to
 ``/tmp/<name>-sluice.log``.  ``stop()`` kills its process by PID.
 
 Mininet's ``dpctl`` command (``switch.dpctl(*args)``) runs ``sluicectl -n NAME`` with
@@ -110,10 +110,15 @@ class SluiceSwitch(Switch):  # type: ignore[misc]
             args += ["-C", f"tcp:{c.IP()}:{c.port}"]
         if self.listenPort:
             args += ["-C", f"ptcp:{self.listenPort}"]
-        if self.flows:
+        flows = list(self.flows or [])
+        if not controllers and self.fail_mode == "standalone":
+            # Sluice's standalone mode stands in for a controller that is down; with none
+            # configured, be what OVSSwitch is then: a learning switch (output:NORMAL).
+            flows.insert(0, "priority=0,actions=NORMAL")
+        if flows:
             path = f"/tmp/{self.instance}.flows"
             with open(path, "w") as f:
-                f.write("\n".join(self.flows) + "\n")
+                f.write("\n".join(flows) + "\n")
             args += ["-f", path]
         if self.fwd_mode:
             args += ["--fwd-mode", self.fwd_mode]
