@@ -203,3 +203,52 @@ def test_ovs_ofctl_still_works(env: Env) -> None:
         pytest.skip("ovs-ofctl not installed")
     flows = testing.parse_dump_flows(testing.ofctl(env.target, "dump-flows"))
     assert [f.fields.get("in_port") for f in flows] == ["1"]
+
+
+def test_refused_flow_mods_do_not_flood_the_log(sluice_bin: Path) -> None:
+    """A controller sending 200 flow_mods the switch refuses wrote 400 log lines at debug
+    level (the refusal and the error sent, for each), as fast as it could send them.
+
+    Steps: Sluice with --log-level ofswitch:debug and a ptcp listener; send 200 flow_mods
+    whose action names a group that does not exist, then a barrier.
+    Verify: 200 OFPT_ERRORs come back (BAD_OUT_GROUP) before the barrier reply; at most 10
+    lines about refusals are logged per 5 s window, each window that dropped some ends
+    with one "N more lines about refused messages suppressed" line, and the lines logged
+    plus those counted as suppressed are the 400 there were."""
+    import re
+
+    if not testing.openflow_supported(sluice_bin):
+        pytest.skip("this sluice has no -C/--controller yet")
+    port = testing.free_tcp_port()
+    sw = Sluice(SluiceConfig(ports=["net_null0"], controllers=(f"ptcp:{port}:127.0.0.1",),
+                             extra=["--log-level", "ofswitch:debug"]), binary=sluice_bin)
+    n = 200
+    try:
+        (target,) = sw.wait_listening()
+        with ofp.Client.connect(target) as c:
+            for i in range(n):
+                c.send(ofp.flow_mod([], [ofp.action_group(99)], priority=5, xid=1000 + i))
+            c.send(ofp.barrier_request(xid=7))
+            errors = []
+            while True:
+                m = c.recv(timeout=10)
+                if m.xid == 7:
+                    break
+                errors.append(ofp.parse_error(m))
+        assert len(errors) == n and all(e.name.endswith("OFPBAC_BAD_OUT_GROUP") for e in errors), \
+            errors[:3]
+
+        def counts() -> tuple[int, int, int]:
+            out = sw.output
+            logged = len(re.findall(r"flow_mod refused|OFPT_FLOW_MOD -> error", out))
+            summaries = re.findall(r"(\d+) more lines about refused messages suppressed", out)
+            return logged, len(summaries), sum(int(x) for x in summaries)
+
+        testing.wait_until(lambda: counts()[0] + counts()[2] >= 2 * n, 30,
+                           "the summary of suppressed lines")
+        logged, n_summaries, suppressed = counts()
+        assert logged + suppressed == 2 * n, sw.output
+        assert 1 <= n_summaries and logged <= 10 * (n_summaries + 1), sw.output
+        assert sw.alive(), sw.output
+    finally:
+        sw.stop()

@@ -70,6 +70,10 @@ struct sl_ofswitch {
 	struct learn_ent learn[LEARN_SLOTS];
 	struct sl_group_spec group_scratch; /* too big for the stack */
 	struct sl_ofp_group_mod gm_scratch;
+	/* Lines a controller triggers at will (refusals): a budget per window. */
+	uint64_t rl_window_tsc;  /* start of the current window */
+	unsigned rl_logged;      /* lines logged in it */
+	unsigned rl_suppressed;  /* lines not logged since the last summary */
 };
 
 static bool target_active(const char *t);
@@ -87,6 +91,52 @@ swlog(struct sl_ofswitch *sw, int level, const char *fmt, ...)
 	(void)sw;
 	if (!rte_log_can_log(sl_logtype_ofswitch, (uint32_t)level + 1))
 		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	rte_log((uint32_t)level + 1, sl_logtype_ofswitch, "sluice.ofswitch: %s\n", buf);
+}
+
+/*
+ * A controller can send refused messages as fast as the socket takes them,
+ * so their lines are rate-limited as OVS's VLOG_*_RL are: at most RL_BURST
+ * per RL_WINDOW_S, the rest counted and summed up in one line when the
+ * window ends (from the next refusal, or timers_run when none comes).
+ */
+#define RL_BURST 10
+#define RL_WINDOW_S 5
+
+static void
+rl_flush(struct sl_ofswitch *sw, uint64_t now)
+{
+	if (now - sw->rl_window_tsc < RL_WINDOW_S * sl_pipeline_tsc_hz())
+		return;
+	if (sw->rl_suppressed > 0)
+		swlog(sw, 5, "%u more lines about refused messages suppressed in the last %u s", sw->rl_suppressed,
+		      (unsigned)((now - sw->rl_window_tsc) / sl_pipeline_tsc_hz()));
+	sw->rl_window_tsc = now;
+	sw->rl_logged = 0;
+	sw->rl_suppressed = 0;
+}
+
+static void
+swlog_rl(struct sl_ofswitch *sw, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+swlog_rl(struct sl_ofswitch *sw, int level, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (!rte_log_can_log(sl_logtype_ofswitch, (uint32_t)level + 1))
+		return;
+	rl_flush(sw, sl_pipeline_tsc());
+	if (sw->rl_logged >= RL_BURST) {
+		sw->rl_suppressed++;
+		return;
+	}
+	sw->rl_logged++;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
@@ -173,7 +223,7 @@ send_error(struct conn *c, const struct sl_ofp_error *e, const uint8_t *msg, siz
 
 	sl_ofp_header_decode(msg, len, &h, &dummy);
 	c->sw->st.errors_sent++;
-	swlog(c->sw, 7, "%s: %s -> error %s", sl_ofconn_name(c->oc), sl_ofp_type_name(msg[1]),
+	swlog_rl(c->sw, 7, "%s: %s -> error %s", sl_ofconn_name(c->oc), sl_ofp_type_name(msg[1]),
 	      sl_ofp_error_name(e));
 	sl_ofp_buf_reset(&c->sw->out);
 	sl_ofp_error_encode(&c->sw->out, h.xid, e, msg,
@@ -489,7 +539,7 @@ handle_flow_mod(struct conn *c, const uint8_t *msg, size_t len)
 	if (rc < 0) {
 		enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
 		e = fail_to_error(f, false, fm.spec.table_id < SL_TABLES_MAX);
-		swlog(sw, 7, "flow_mod refused: %s", err);
+		swlog_rl(sw, 7, "flow_mod refused: %s", err);
 		send_error(c, &e, msg, len);
 		return;
 	}
@@ -537,7 +587,7 @@ handle_group_mod(struct conn *c, const uint8_t *msg, size_t len)
 	}
 	if (rc < 0) {
 		e = fail_to_error(sl_pipeline_fail(sw->p.pl), true, false);
-		swlog(sw, 7, "group_mod refused: %s", err);
+		swlog_rl(sw, 7, "group_mod refused: %s", err);
 		send_error(c, &e, msg, len);
 	}
 }
@@ -572,7 +622,7 @@ handle_meter_mod(struct conn *c, const uint8_t *msg, size_t len)
 	}
 	if (rc < 0) {
 		e = fail_to_error(sl_pipeline_fail(sw->p.pl), false, false);
-		swlog(sw, 7, "meter_mod refused: %s", err);
+		swlog_rl(sw, 7, "meter_mod refused: %s", err);
 		send_error(c, &e, msg, len);
 	}
 }
@@ -613,7 +663,7 @@ handle_packet_out(struct conn *c, const uint8_t *msg, size_t len)
 	rc = sl_worker_packet_out(sw->p.worker, po.in_port, po.actions, po.n_actions, po.data,
 				  po.data_len);
 	if (rc < 0) {
-		swlog(sw, 7, "packet_out dropped: %s", strerror(-rc));
+		swlog_rl(sw, 7, "packet_out dropped: %s", strerror(-rc));
 		send_error_tc(c, SL_OFPET_BAD_REQUEST,
 			      rc == -EINVAL ? SL_OFPBRC_BAD_PACKET : SL_OFPBRC_EPERM, msg, len);
 		return;
@@ -749,7 +799,7 @@ handle_state(struct conn *c, const uint8_t *msg, size_t len, uint32_t exp_type)
 		}
 		if (sl_pipeline_table_declare(sw->p.pl, &ts, err, sizeof(err)) < 0) {
 			enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
-			swlog(sw, 6, "state table refused: %s", err);
+			swlog_rl(sw, 6, "state table refused: %s", err);
 			send_error_tc(c, SL_OFPET_TABLE_MOD_FAILED,
 				      f == SL_FAIL_BAD_TABLE_ID   ? SL_OFPTMFC_BAD_TABLE
 				      : f == SL_FAIL_TABLE_BUSY ? SL_OFPTMFC_EPERM
@@ -770,7 +820,7 @@ handle_state(struct conn *c, const uint8_t *msg, size_t len, uint32_t exp_type)
 						     err, sizeof(err));
 		if (rc < 0) {
 			enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
-			swlog(sw, 6, "state %s refused: %s",
+			swlog_rl(sw, 6, "state %s refused: %s",
 			      exp_type == SL_OFPX_STATE_SET ? "set" : "delete", err);
 			if (f == SL_FAIL_BAD_TABLE_ID)
 				send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TABLE_ID, msg,
@@ -858,7 +908,7 @@ handle_fwd_mode(struct conn *c, const uint8_t *msg, size_t len)
 		return;
 	}
 	if (sl_fwd_set(fwd, &fp, &fail, err, sizeof(err)) < 0) {
-		swlog(sw, 6, "forwarding mode refused: %s", err);
+		swlog_rl(sw, 6, "forwarding mode refused: %s", err);
 		e = (struct sl_ofp_error){SL_OFPET_EXPERIMENTER, sl_ofp_fwd_fail_code(fail),
 					  SL_OFP_EXPERIMENTER_ID};
 		send_error(c, &e, msg, len);
@@ -954,7 +1004,7 @@ handle_experimenter(struct conn *c, const uint8_t *msg, size_t len)
 	}
 	if (sl_pipeline_table_declare(sw->p.pl, &ts, err, sizeof(err)) < 0) {
 		enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
-		swlog(sw, 6, "table declare refused: %s", err);
+		swlog_rl(sw, 6, "table declare refused: %s", err);
 		send_error_tc(c, SL_OFPET_TABLE_MOD_FAILED,
 			      f == SL_FAIL_BAD_TABLE_ID   ? SL_OFPTMFC_BAD_TABLE
 			      : f == SL_FAIL_TABLE_BUSY ? SL_OFPTMFC_EPERM
@@ -1472,7 +1522,7 @@ on_message(struct sl_ofconn *oc, const uint8_t *msg, size_t len, void *arg)
 		handle_meter_mod(c, msg, len);
 		break;
 	case SL_OFPT_ERROR:
-		swlog(sw, 4, "%s: controller sent an error", sl_ofconn_name(oc));
+		swlog_rl(sw, 4, "%s: controller sent an error", sl_ofconn_name(oc));
 		break;
 	case SL_OFPT_ECHO_REPLY:
 	case SL_OFPT_ECHO_REQUEST:
@@ -1736,6 +1786,7 @@ timers_run(struct sl_ofswitch *sw)
 	if (now < sw->next_timer_tsc)
 		return;
 	sw->next_timer_tsc = now + sl_pipeline_tsc_hz();
+	rl_flush(sw, now);
 	sw->st.flows_expired += sl_pipeline_flow_expire(sw->p.pl, now);
 	for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
 		struct sl_port_link link;
