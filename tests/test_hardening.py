@@ -306,6 +306,8 @@ def test_sockets_are_0660_whatever_the_umask(sluice_bin: Path, tmp_path: Path) -
     ("net_af_packet0,iface=slnoiface0", "iface 'slnoiface0': no such network interface"),
     ("bogus_dev0", "the EAL cannot attach it"),
     ("net_pcap0,rx_pcap=/dev/null,bogus_key=1", "the EAL cannot attach it"),
+    # net_null read size=abc as 0 and failed at queue setup ("Cannot allocate memory", exit 1)
+    ("net_null0,size=abc", "'size=abc': not a number"),
 ])
 def test_bad_port_names_its_cause(sluice_bin: Path, devargs: str, message: str) -> None:
     """A missing pcap file or interface said "Operation not permitted"; bad devargs

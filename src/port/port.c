@@ -91,6 +91,42 @@ probe_diagnose(const char *devargs, char *why, size_t size)
 	return false;
 }
 
+/*
+ * Devargs the vdev drivers read as numbers: they take "abc" as 0 and fail
+ * later with a misleading cause (net_null's size=abc: "rx queue setup:
+ * Cannot allocate memory").  Names the key and value; false when all parse.
+ */
+static bool
+devargs_numbers_bad(const char *devargs, char *why, size_t size)
+{
+	static const char *const numeric[] = {
+		"size",	      "copy",	     "no-rx",	     "infinite_rx", "qpairs",
+		"blocksz",    "framesz",     "framecnt",     "qdisc_bypass", "start_queue",
+		"queue_count", "busy_budget", "force_copy", "shared_umem",
+	};
+	char buf[SL_PORT_DEVARGS_MAX], *save = NULL, *kv;
+
+	snprintf(buf, sizeof(buf), "%s", devargs);
+	strtok_r(buf, ",", &save); /* the device name */
+	while ((kv = strtok_r(NULL, ",", &save)) != NULL) {
+		char *eq = strchr(kv, '='), *end;
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		for (size_t k = 0; k < sizeof(numeric) / sizeof(numeric[0]); k++) {
+			if (strcmp(kv, numeric[k]) != 0)
+				continue;
+			errno = 0;
+			(void)strtoul(eq + 1, &end, 0);
+			if (eq[1] == '\0' || *end != '\0' || errno != 0 || eq[1] == '-') {
+				snprintf(why, size, "'%s=%s': not a number", kv, eq + 1);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 /* The kernel interface a port's devargs name (iface=, rx_iface=, rx_iface_in=), or "". */
 static void
 kernel_iface_of(const char *devargs, char *iface, size_t size)
@@ -298,9 +334,13 @@ sl_port_open(const char *devargs, const char *name, uint32_t of_no, struct rte_m
 		return -EINVAL;
 	}
 	if (find_port(devargs, &id) < 0) {
+		char why[400];
+		if (devargs_numbers_bad(devargs, why, sizeof(why))) {
+			snprintf(err, err_size, "port '%s': %s", devargs, why);
+			return -EINVAL;
+		}
 		rc = rte_dev_probe(devargs);
 		if (rc < 0) {
-			char why[400];
 			/* A configuration error whatever errno the PMD chose: -EINVAL (exit 2). */
 			if (probe_diagnose(devargs, why, sizeof(why)))
 				snprintf(err, err_size, "port '%s': %s", devargs, why);
