@@ -328,11 +328,37 @@ set_ttl(struct sl_pkt *p, uint8_t ttl)
 }
 
 /*
+ * An 802.3 frame whose size behind its length field changes by @delta bytes
+ * (a label pushed or popped behind an LLC/SNAP header): its length field
+ * follows, so the frame stays the 802.3 frame it was.  False, having done
+ * nothing, when the length would stop being a length (0x600 or more, or
+ * below 0): the caller drops the packet.
+ */
+static bool
+llc_len_adjust(struct sl_pkt *p, int delta)
+{
+	int lo = sl_pkt_llc_len_ofs(p);
+
+	if (lo < 0 || (unsigned)lo + 2 >= p->l2_end)
+		return true; /* Ethernet II, or plain LLC: the field is overwritten as a type */
+	int v = (p->data[lo] << 8 | p->data[lo + 1]) + delta;
+	if (v < 0 || v >= SL_ETH_TYPE_MIN)
+		return false;
+	p->data[lo] = (uint8_t)(v >> 8);
+	p->data[lo + 1] = (uint8_t)v;
+	return true;
+}
+
+/*
  * push_mpls (OpenFlow 1.3 section 5.12; as Open vSwitch does it): a label
  * after the Ethernet header and VLAN tags.  Over a label it copies that
  * label's fields (bottom of stack cleared); over anything else it is label 0
  * (IPv4 explicit null; 2, IPv6 explicit null, over IPv6), TC the low three
  * bits of the IP DSCP, TTL the IP TTL (64 when not IP or 0), bottom of stack.
+ * On an LLC/SNAP frame (pkt.h, "IEEE 802.3 frames") the label goes after the
+ * SNAP header, the SNAP type becomes @ethertype and the 802.3 length grows by
+ * 4; Open vSwitch writes the type over the length field there, which breaks
+ * the frame.  A plain LLC frame's length field becomes @ethertype (OVS too).
  */
 static bool
 push_mpls(struct sl_pkt *p, uint16_t ethertype)
@@ -344,6 +370,8 @@ push_mpls(struct sl_pkt *p, uint16_t ethertype)
 		return false;
 	sl_pkt_parse_l2(p);
 	at = p->l2_end;
+	if (!llc_len_adjust(p, 4))
+		return false;
 	if ((p->eth_type == 0x8847 || p->eth_type == 0x8848) && at + 4 <= p->len) {
 		const uint8_t *l = p->data + at;
 		lse = ((uint32_t)l[0] << 24 | (uint32_t)l[1] << 16 | (uint32_t)l[2] << 8 | l[3]) &
@@ -374,7 +402,11 @@ push_mpls(struct sl_pkt *p, uint16_t ethertype)
 	return true;
 }
 
-/* pop_mpls: the top label goes, @ethertype names what follows.  No label: nothing to pop. */
+/*
+ * pop_mpls: the top label goes, @ethertype names what follows (behind an
+ * LLC/SNAP header: the SNAP type, and the 802.3 length shrinks by 4).  No
+ * label: nothing to pop.
+ */
 static void
 pop_mpls(struct sl_pkt *p, uint16_t ethertype)
 {
@@ -382,7 +414,8 @@ pop_mpls(struct sl_pkt *p, uint16_t ethertype)
 
 	sl_pkt_parse_l2(p);
 	at = p->l2_end;
-	if ((p->eth_type != 0x8847 && p->eth_type != 0x8848) || at + 4 > p->len)
+	if ((p->eth_type != 0x8847 && p->eth_type != 0x8848) || at + 4 > p->len ||
+	    !llc_len_adjust(p, -4))
 		return;
 	memmove(p->data + 4, p->data, at);
 	p->data += 4;
@@ -570,7 +603,8 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 	case SL_ACT_PUSH_MPLS:
 		flush_pending(ctx, st, p, hooks);
 		if (!push_mpls(p, a->ethertype)) {
-			*reason = SL_DROP_NO_HEADROOM;
+			/* Or an 802.3 length that would overflow (llc_len_adjust). */
+			*reason = p->headroom < 4 ? SL_DROP_NO_HEADROOM : SL_DROP_BAD_ACTION;
 			return false;
 		}
 		return true;

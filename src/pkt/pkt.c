@@ -269,6 +269,30 @@ ip_end_of(const struct sl_pkt *p)
 	return (uint16_t)SL_MIN(l3 + tot, (unsigned)p->len);
 }
 
+/*
+ * The field after the MACs and VLAN tags at @ofs - 2 is a length (below
+ * 0x600), not a type: an IEEE 802.3 frame.  As Open vSwitch's
+ * parse_ethertype: an LLC/SNAP header (DSAP = SSAP = 0xaa, control 0x03)
+ * with OUI 00:00:00 (RFC 1042) carries an Ethertype, and L2 ends after it
+ * (*ofs moves 8 bytes on), so IP over SNAP matches and parses as over
+ * Ethernet II.  Anything else reads as 0x05ff, OpenFlow 1.0's
+ * OFP_DL_TYPE_NOT_ETH_TYPE, with L2 ending at the LLC header.  Ethernet II
+ * frames never get here.
+ */
+static uint16_t
+llc_snap_type(const struct sl_pkt *p, uint16_t *ofs)
+{
+	const uint8_t *llc = p->data + *ofs;
+	uint16_t type;
+
+	if (*ofs + 8u > p->len || llc[0] != 0xaa || llc[1] != 0xaa || llc[2] != 0x03 ||
+	    (llc[3] | llc[4] | llc[5]) != 0)
+		return SL_ETH_TYPE_NOT_ETH;
+	*ofs += 8;
+	type = rd16(llc + 6);
+	return type >= SL_ETH_TYPE_MIN ? type : SL_ETH_TYPE_NOT_ETH;
+}
+
 static void
 parse_l2_slow(struct sl_pkt *p)
 {
@@ -289,6 +313,8 @@ parse_l2_slow(struct sl_pkt *p)
 		type = rd16(p->data + ofs + 2);
 		ofs += 4;
 	}
+	if (sl_unlikely(type < SL_ETH_TYPE_MIN))
+		type = llc_snap_type(p, &ofs);
 	p->eth_type = type;
 	p->l2_end = ofs;
 	p->l3_ofs = ofs;

@@ -169,13 +169,28 @@ void sl_field_prereq(enum sl_field_id id, uint16_t eth_types[2], unsigned *n_eth
 
 #define SL_OFS_UNSET 0xffff /* offset not computed yet */
 
+/*
+ * IEEE 802.3 frames.  A value below SL_ETH_TYPE_MIN after the MACs (and VLAN
+ * tags) is a length, not an Ethertype.  Sluice reads such frames as Open
+ * vSwitch does (lib/flow.c parse_ethertype): behind an LLC/SNAP header
+ * (AA AA 03, OUI 00:00:00: RFC 1042) the SNAP type is the eth_type, L2 ends
+ * after the 8-byte header and everything above parses as over Ethernet II
+ * (IPv4 over SNAP matches dl_type=0x0800 and nw_src); any other 802.3 frame
+ * has eth_type SL_ETH_TYPE_NOT_ETH (0x05ff, OpenFlow 1.0's
+ * OFP_DL_TYPE_NOT_ETH_TYPE) and L2 ends at its LLC header.  Ethernet II
+ * frames pay nothing for this: only the parser's slow path looks.
+ */
+#define SL_ETH_TYPE_MIN 0x0600     /* smallest Ethertype; below it the field is an 802.3 length */
+#define SL_ETH_TYPE_NOT_ETH 0x05ff /* eth_type of an 802.3 frame without a SNAP Ethertype */
+
 /** Per-packet context; lives in worker scratch, never allocated per packet. */
 struct sl_pkt {
 	uint8_t *data;     /* first byte of the frame */
 	uint16_t len;      /* frame length in bytes (contiguous at data: all a read may see) */
 	uint16_t tail;     /* bytes of the frame after len, out of reach (other mbuf segments) */
 	uint16_t headroom; /* bytes before data that a push may use */
-	uint16_t l2_end;   /* offset of the byte after Ethernet + VLAN tags, or SL_OFS_UNSET */
+	uint16_t l2_end;   /* offset after the field holding eth_type (Ethernet, VLAN tags, an
+			      LLC/SNAP header), or SL_OFS_UNSET */
 	uint16_t l3_ofs;   /* offset after MPLS labels (the L3 header) */
 	uint16_t l4_ofs;   /* offset after the L3 header (len when none), or SL_OFS_UNSET */
 	uint16_t eth_type; /* host order: type after VLAN tags (OpenFlow's eth_type) */
@@ -288,6 +303,22 @@ sl_pkt_ipv4_plain(struct sl_pkt *p, unsigned need)
 
 /** Parse L2 (Ethernet, VLANs, MPLS) if not done yet.  Never fails: short frames read as zeros. */
 void sl_pkt_parse_l2(struct sl_pkt *p);
+
+/**
+ * Offset of an 802.3 frame's length field (after the MACs and VLAN tags), or
+ * -1 for an Ethernet II frame.  An action that changes the frame's size
+ * behind it (push_mpls, pop_mpls on SNAP) must fix the length.  Needs L2
+ * parsed (sl_pkt_parse_l2).
+ */
+static inline int
+sl_pkt_llc_len_ofs(const struct sl_pkt *p)
+{
+	unsigned o = 12u + 4u * p->n_vlans;
+
+	if (o + 2 > p->len || ((unsigned)p->data[o] << 8 | p->data[o + 1]) >= SL_ETH_TYPE_MIN)
+		return -1;
+	return (int)o;
+}
 /** Parse up to L4 if not done yet (implies L2). */
 void sl_pkt_parse_l4(struct sl_pkt *p);
 /** Forget parsed offsets; call after changing headers' layout (push/pop). */

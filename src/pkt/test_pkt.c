@@ -329,6 +329,157 @@ test_malformed(void)
 	CHECK(p.l2_end <= sizeof(v), "vlan stack bounded");
 }
 
+/*
+ * Rewrite the Ethernet II frame @f of @len bytes (type at 12 + 4 * n_vlans)
+ * into 802.3 with an LLC/SNAP header carrying the same type, as RFC 1042
+ * encapsulates IP: 8 bytes longer.
+ */
+static unsigned
+to_snap(uint8_t *f, unsigned len, unsigned n_vlans)
+{
+	unsigned t = 12 + 4 * n_vlans;
+
+	memmove(f + t + 10, f + t + 2, len - t - 2);
+	memcpy(f + t + 2, "\xaa\xaa\x03\x00\x00\x00", 6);
+	f[t + 8] = f[t]; /* the Ethertype moves into the SNAP header */
+	f[t + 9] = f[t + 1];
+	len += 8;
+	f[t] = (uint8_t)((len - t - 2) >> 8); /* 802.3 length: the bytes after the field */
+	f[t + 1] = (uint8_t)(len - t - 2);
+	return len;
+}
+
+static uint16_t
+read16(struct sl_pkt *p, enum sl_field_id id)
+{
+	struct sl_field fld = {.id = (uint8_t)id};
+	uint8_t out[16];
+
+	sl_pkt_field_read(p, &fld, out);
+	return (uint16_t)(out[0] << 8 | out[1]);
+}
+
+static uint32_t
+read32(struct sl_pkt *p, enum sl_field_id id)
+{
+	struct sl_field fld = {.id = (uint8_t)id};
+	uint8_t out[16];
+
+	sl_pkt_field_read(p, &fld, out);
+	return (uint32_t)out[0] << 24 | (uint32_t)out[1] << 16 | (uint32_t)out[2] << 8 | out[3];
+}
+
+/*
+ * IEEE 802.3 frames (pkt.h): IPv4 behind LLC/SNAP reads as over Ethernet II,
+ * other LLC frames read eth_type 0x05ff and nothing above; short ones never
+ * read past the frame.
+ */
+static void
+test_llc_snap(void)
+{
+	uint8_t f[160], g[160];
+	struct sl_pkt p;
+	unsigned len;
+
+	/* IPv4/UDP over SNAP, untagged and behind a VLAN tag. */
+	for (unsigned vlan = 0; vlan < 2; vlan++) {
+		len = to_snap(f, build_udp4(f, vlan), vlan);
+		unsigned l3 = 22 + 4 * vlan;
+		CHECK(f[l3 - 2] == 0x08 && f[l3 - 1] == 0 && f[l3] == 0x45, "built snap frame");
+		sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
+		CHECK(read16(&p, SL_FIELD_ETH_TYPE) == 0x0800, "snap ipv4: eth_type %04x",
+		      read16(&p, SL_FIELD_ETH_TYPE));
+		CHECK(p.l2_end == l3 && p.l3_ofs == l3, "snap ipv4: l3 at %u (%u)", p.l3_ofs, l3);
+		CHECK(read32(&p, SL_FIELD_IPV4_SRC) == 0x0a000001, "snap ipv4: nw_src");
+		CHECK(read32(&p, SL_FIELD_IPV4_DST) == 0x0a400007, "snap ipv4: nw_dst");
+		CHECK(read16(&p, SL_FIELD_UDP_DST) == 5001, "snap ipv4: udp_dst");
+		CHECK(read16(&p, SL_FIELD_VLAN_VID) == (vlan ? 0x100a : 0), "snap ipv4: vlan_vid");
+		CHECK(sl_pkt_llc_len_ofs(&p) == (int)(12 + 4 * vlan), "snap: length field found");
+		/* set_field on the IP header writes there and keeps the checksums right. */
+		struct sl_field fld = {.id = SL_FIELD_IPV4_SRC};
+		memcpy(g, f, len);
+		CHECK(sl_pkt_field_write(&p, &fld, (const uint8_t *)"\xc0\xa8\x01\x02") == 0,
+		      "snap ipv4: set nw_src");
+		fld.id = SL_FIELD_UDP_SRC;
+		CHECK(sl_pkt_field_write(&p, &fld, (const uint8_t *)"\x12\x34") == 0,
+		      "snap ipv4: set udp_src");
+		CHECK(udp4_csums_ok(f, l3), "snap ipv4: checksums after set_field");
+		CHECK(memcmp(f, g, l3) == 0 && memcmp(f + l3 + 16, g + l3 + 16, 4) == 0,
+		      "snap ipv4: L2, LLC/SNAP and nw_dst untouched");
+		CHECK(read32(&p, SL_FIELD_IPV4_SRC) == 0xc0a80102, "snap ipv4: nw_src written");
+		/* The key (any layout) is the field reads: the IPv4 shortcut must not take it. */
+		struct sl_field lf[4] = {{.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IPV4_DST},
+					 {.id = SL_FIELD_UDP_DST}, {.id = SL_FIELD_IP_PROTO}};
+		struct sl_key_layout l;
+		uint8_t key[SL_KEY_MAX];
+		CHECK(sl_key_layout_init(&l, lf, 4) == 0, "layout");
+		sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
+		sl_key_extract(&l, &p, key);
+		CHECK(memcmp(key, "\x08\x00\x0a\x40\x00\x07\x13\x89\x11", 9) == 0,
+		      "snap ipv4: key %02x%02x %02x%02x%02x%02x %02x%02x %02x", key[0], key[1],
+		      key[2], key[3], key[4], key[5], key[6], key[7], key[8]);
+	}
+
+	/* SNAP with another OUI (Cisco's 00:00:0c, CDP): not an Ethertype. */
+	len = to_snap(f, build_udp4(f, false), 0);
+	f[19] = 0x0c;
+	sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
+	CHECK(read16(&p, SL_FIELD_ETH_TYPE) == SL_ETH_TYPE_NOT_ETH, "snap, other OUI: 0x05ff");
+	CHECK(p.l2_end == 14 && read32(&p, SL_FIELD_IPV4_SRC) == 0 &&
+	      read16(&p, SL_FIELD_UDP_DST) == 0, "snap, other OUI: no L3");
+	struct sl_field src = {.id = SL_FIELD_IPV4_SRC};
+	CHECK(sl_pkt_field_write(&p, &src, (const uint8_t *)"\x01\x02\x03\x04") == -ENOENT,
+	      "snap, other OUI: set nw_src finds no header");
+
+	/* SNAP with a type below 0x600: 0x05ff, L2 after the SNAP header (OVS pulls it too). */
+	len = to_snap(f, build_udp4(f, false), 0);
+	f[20] = 0x05;
+	f[21] = 0xdc;
+	sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
+	CHECK(read16(&p, SL_FIELD_ETH_TYPE) == SL_ETH_TYPE_NOT_ETH && p.l2_end == 22,
+	      "snap, length as type: 0x05ff, l2_end %u", p.l2_end);
+
+	/* Plain 802.3 LLC (spanning tree: DSAP = SSAP = 0x42). */
+	memset(f, 0, sizeof(f));
+	memcpy(f, "\x01\x80\xc2\x00\x00\x00\x02\x00\x00\x00\x00\x01\x00\x26\x42\x42\x03", 17);
+	sl_pkt_init(&p, f, 60, 0, 1);
+	CHECK(read16(&p, SL_FIELD_ETH_TYPE) == SL_ETH_TYPE_NOT_ETH, "llc: 0x05ff");
+	CHECK(p.l2_end == 14 && p.l3_ofs == 14 && p.ip_end == 0, "llc: L2 ends at the LLC header");
+	CHECK(sl_pkt_llc_len_ofs(&p) == 12, "llc: length field at 12");
+	/* 0x05ff itself is a length, 0x0600 the first Ethertype. */
+	f[12] = 0x05;
+	f[13] = 0xff;
+	sl_pkt_init(&p, f, 60, 0, 1);
+	CHECK(read16(&p, SL_FIELD_ETH_TYPE) == SL_ETH_TYPE_NOT_ETH, "length 0x05ff: 802.3");
+	f[12] = 0x06;
+	f[13] = 0x00;
+	sl_pkt_init(&p, f, 60, 0, 1);
+	CHECK(read16(&p, SL_FIELD_ETH_TYPE) == 0x0600 && sl_pkt_llc_len_ofs(&p) < 0,
+	      "0x0600: an Ethertype");
+
+	/* Truncations of SNAP IPv4: 0x05ff until the SNAP header is whole, then not IP. */
+	len = to_snap(f, build_udp4(f, false), 0);
+	bool ok = true;
+	for (unsigned cut = 14; cut <= len; cut++) {
+		memcpy(g, f, cut);
+		sl_pkt_init(&p, g, (uint16_t)cut, 0, 1);
+		uint16_t t = read16(&p, SL_FIELD_ETH_TYPE);
+		uint32_t nw = read32(&p, SL_FIELD_IPV4_SRC);
+		bool want_ip = cut >= 22 + 32; /* IP total length 32 */
+		if (t != (cut < 22 ? SL_ETH_TYPE_NOT_ETH : 0x0800) || p.l2_end > cut ||
+		    (nw == 0x0a000001) != want_ip) {
+			fprintf(stderr, "cut %u: eth_type %04x l2_end %u nw_src %08x\n", cut, t,
+				p.l2_end, nw);
+			ok = false;
+		}
+	}
+	CHECK(ok, "snap truncations: 0x05ff below 22 bytes, IP only when whole");
+	/* An 802.3 frame of 15 bytes: one LLC byte, nothing read past it. */
+	sl_pkt_init(&p, f, 15, 0, 1);
+	CHECK(read16(&p, SL_FIELD_ETH_TYPE) == SL_ETH_TYPE_NOT_ETH && p.l2_end == 14,
+	      "15-byte 802.3 frame");
+}
+
 static void
 test_ipv6(void)
 {
@@ -405,7 +556,10 @@ rnd(uint32_t n)
 	return (uint32_t)(rng_state % n);
 }
 
-/* A random frame: VLAN and MPLS stacks, IPv4/IPv6/ARP/other, extension headers, any length. */
+/*
+ * A random frame: VLAN and MPLS stacks, 802.3 LLC and LLC/SNAP, IPv4/IPv6/ARP/other,
+ * extension headers, any length.
+ */
 static unsigned
 build_random(uint8_t *f, unsigned cap)
 {
@@ -419,6 +573,16 @@ build_random(uint8_t *f, unsigned cap)
 	for (unsigned i = 0; i < n_vlan; i++, o += 4) {
 		f[o] = 0x81;
 		f[o + 1] = 0x00;
+	}
+	if (rnd(6) == 0) { /* 802.3: a length, then LLC/SNAP (now and then another OUI) or LLC */
+		f[o] = (uint8_t)rnd(6);
+		o += 2;
+		if (rnd(4) != 0) {
+			memcpy(f + o, "\xaa\xaa\x03\x00\x00\x00", 6);
+			if (rnd(8) == 0)
+				f[o + 3 + rnd(3)] = 1;
+			o += 6;
+		}
 	}
 	f[o] = (uint8_t)(type >> 8);
 	f[o + 1] = (uint8_t)type;
@@ -533,6 +697,7 @@ main(void)
 	test_sctp();
 	test_ip_lies();
 	test_ipv6();
+	test_llc_snap();
 	test_layout();
 	test_key_extract_random();
 	return sl_test_summary();
