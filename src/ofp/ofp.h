@@ -1339,8 +1339,8 @@ struct sl_ofp_flow_stats_request {
 /** A decoded multipart request. */
 struct sl_ofp_mp_request {
 	uint16_t type;  /* SL_OFPMP_* */
-	uint16_t flags; /* SL_OFPMPF_REQ_MORE: Sluice does not reassemble requests; the agent
-			   should answer a set flag with OFPBRC_MULTIPART_BUFFER_OVERFLOW */
+	uint16_t flags; /* SL_OFPMPF_REQ_MORE: one piece of a longer request; the agent
+			   puts the pieces together first (sl_ofp_mp_assemble) */
 	union {
 		struct sl_ofp_flow_stats_request flow; /* FLOW, AGGREGATE */
 		uint32_t port_no;                      /* PORT_STATS (SL_PORT_ANY: all) */
@@ -1376,6 +1376,82 @@ int sl_ofp_mp_request_decode(const void *msg, size_t len, struct sl_ofp_mp_reque
 /** Append a multipart request (controllers, tests, corpus).  @return 0, -ENOMEM. */
 int sl_ofp_mp_request_encode(struct sl_ofp_buf *b, uint32_t xid,
 			     const struct sl_ofp_mp_request *req);
+
+/*
+ * Multipart request reassembly (OpenFlow 1.3.5 section 7.3.5).  A request
+ * may come in pieces: messages of one xid and one type, each but the last
+ * flagged OFPMPF_REQ_MORE; the switch answers once the last arrives.  Open
+ * vSwitch's ofpmp_assembler (lib/ofp-msgs.c) is the model:
+ *
+ * - Pieces with an empty body may come anywhere.  TABLE_FEATURES, whose
+ *   body is an array, gets its pieces' bodies concatenated; every other type
+ *   takes at most one piece with a body (a second: OFPBRC_BAD_MULTIPART, as
+ *   OVS's BAD_STAT), and that piece is decoded on arrival, so a bad body is
+ *   answered at once instead of after the last piece.
+ * - Several xids may be open at once (interleaved); a piece whose type
+ *   differs from its xid's first piece is OFPBRC_BAD_MULTIPART.
+ * - Bounds, per connection: SL_OFP_MP_HELD_MAX bytes of pieces received for
+ *   requests still open (every piece counted whole, all xids together), at
+ *   most SL_OFP_MP_OPEN_MAX open requests, and a reassembled request must
+ *   fit one message (65535 bytes).  Past a bound the piece is answered
+ *   with OFPBRC_MULTIPART_BUFFER_OVERFLOW, as the specification says.
+ * - Any error drops that xid's pieces; a later piece of the xid starts a new
+ *   request.  Open requests do not time out (OpenFlow 1.3 has no error code
+ *   for it): they go with the connection (sl_ofp_mp_assembler_clear).
+ *
+ * Concurrency: one assembler per connection, used by its control thread.
+ */
+
+/** Bytes of pieces one connection may hold for its open multipart requests. */
+#define SL_OFP_MP_HELD_MAX (256u * 1024)
+/** Open (unfinished) multipart requests one connection may have. */
+#define SL_OFP_MP_OPEN_MAX 8
+
+/** One open multipart request. */
+struct sl_ofp_mp_open {
+	uint32_t xid;
+	uint16_t type;         /* SL_OFPMP_*, the first piece's */
+	bool has_body;         /* a piece with a body came */
+	size_t size;           /* bytes of its pieces so far (counted against the bound) */
+	struct sl_ofp_buf msg; /* the request so far: the first header, then the bodies */
+};
+
+/** A connection's multipart reassembly state; zeroed or sl_ofp_mp_assembler_init. */
+struct sl_ofp_mp_assembler {
+	struct sl_ofp_mp_open open[SL_OFP_MP_OPEN_MAX];
+	unsigned n_open;
+	size_t held;                      /* sum of open[].size */
+	struct sl_ofp_buf done;           /* the last request put together */
+	struct sl_ofp_mp_request scratch; /* a piece's decode (too big for the stack) */
+};
+
+/** Initialise an empty assembler (no allocation).  Control thread. */
+void sl_ofp_mp_assembler_init(struct sl_ofp_mp_assembler *a);
+/** Drop every open request and free the memory; the assembler is empty and reusable. */
+void sl_ofp_mp_assembler_clear(struct sl_ofp_mp_assembler *a);
+
+/**
+ * Take one multipart request message: a whole request, or a piece of one.
+ *
+ * @param a        The connection's assembler.
+ * @param msg      The message (a channel-framed OFPT_MULTIPART_REQUEST).
+ * @param len      Its length.
+ * @param req      Out, when 1 is returned: the whole request, REQ_MORE
+ *                 clear, its header length @req_len: @msg itself when it
+ *                 was not a piece, else a buffer of @a valid until the next
+ *                 call.  Decode it with sl_ofp_mp_request_decode.
+ * @param req_len  Out: its length.
+ * @param err      Out: filled when -1 is returned.
+ * @return 1 (a whole request is ready), 0 (a piece was kept: more are to
+ *         come, send nothing), or -1 with: the header's errors
+ *         (ofp_msg_check: OFPBRC_BAD_LEN, OFPBRC_BAD_VERSION,
+ *         OFPBRC_BAD_TYPE); OFPBRC_BAD_MULTIPART (a type other than the
+ *         xid's, a second body); OFPBRC_MULTIPART_BUFFER_OVERFLOW (a bound
+ *         above); a piece's body errors (sl_ofp_mp_request_decode).
+ *         Control thread.
+ */
+int sl_ofp_mp_assemble(struct sl_ofp_mp_assembler *a, const void *msg, size_t len,
+		       const uint8_t **req, size_t *req_len, struct sl_ofp_error *err);
 
 /*
  * ============================================================================

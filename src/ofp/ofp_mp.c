@@ -138,6 +138,126 @@ nomem:
 }
 
 /*
+ * Request reassembly (ofp.h: "Multipart request reassembly").
+ */
+
+/* Types whose request body is an array: their pieces' bodies are concatenated. */
+static bool
+mp_body_is_array(uint16_t type)
+{
+	return type == SL_OFPMP_TABLE_FEATURES;
+}
+
+void
+sl_ofp_mp_assembler_init(struct sl_ofp_mp_assembler *a)
+{
+	memset(a, 0, sizeof(*a));
+}
+
+/* Forget open request @i (its bytes leave the bound). */
+static void
+mp_open_drop(struct sl_ofp_mp_assembler *a, unsigned i)
+{
+	struct sl_ofp_mp_open *o = &a->open[i];
+
+	a->held -= o->size;
+	sl_ofp_buf_free(&o->msg);
+	*o = a->open[--a->n_open];
+	memset(&a->open[a->n_open], 0, sizeof(a->open[0]));
+}
+
+void
+sl_ofp_mp_assembler_clear(struct sl_ofp_mp_assembler *a)
+{
+	while (a->n_open > 0)
+		mp_open_drop(a, a->n_open - 1);
+	sl_ofp_buf_free(&a->done);
+}
+
+/* mp_open_drop, then the error: the sequence ends with it. */
+static int
+mp_open_fail(struct sl_ofp_mp_assembler *a, unsigned i, struct sl_ofp_error *err, uint16_t code)
+{
+	mp_open_drop(a, i);
+	return ofp_fail(err, SL_OFPET_BAD_REQUEST, code);
+}
+
+int
+sl_ofp_mp_assemble(struct sl_ofp_mp_assembler *a, const void *msg, size_t len,
+		   const uint8_t **req, size_t *req_len, struct sl_ofp_error *err)
+{
+	const uint8_t *m = ofp_msg_check(msg, len, SL_OFPT_MULTIPART_REQUEST,
+					 sizeof(struct ofp_multipart), err);
+	const size_t hlen = sizeof(struct ofp_multipart);
+	struct sl_ofp_mp_open *o;
+	unsigned i;
+
+	if (m == NULL)
+		return -1;
+	uint32_t xid = rd32(m + 4);
+	uint16_t type = rd16(m + 8);
+	bool more = rd16(m + 10) & SL_OFPMPF_REQ_MORE;
+	size_t blen = len - hlen;
+
+	for (i = 0; i < a->n_open && a->open[i].xid != xid; i++)
+		;
+	if (i == a->n_open) {
+		if (!more) { /* the common case: a whole request, no copy */
+			*req = m;
+			*req_len = len;
+			return 1;
+		}
+		if (a->n_open == SL_OFP_MP_OPEN_MAX)
+			return FAIL_BRC(err, MULTIPART_BUFFER_OVERFLOW);
+		o = &a->open[a->n_open++];
+		memset(o, 0, sizeof(*o));
+		o->xid = xid;
+		o->type = type;
+		if (ofp_buf_put_bytes(&o->msg, m, hlen) < 0)
+			return mp_open_fail(a, i, err, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW);
+	}
+	o = &a->open[i];
+	if (o->type != type)
+		return mp_open_fail(a, i, err, SL_OFPBRC_BAD_MULTIPART);
+	/* Every piece counts whole, so an endless run of empty pieces ends too. */
+	if (len > SL_OFP_MP_HELD_MAX - a->held)
+		return mp_open_fail(a, i, err, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW);
+	if (blen > 0) {
+		if (mp_body_is_array(type)) {
+			if (o->msg.len + blen > UINT16_MAX)
+				return mp_open_fail(a, i, err, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW);
+		} else {
+			/* The whole body in one piece: check it now, as a request of its own. */
+			if (o->has_body)
+				return mp_open_fail(a, i, err, SL_OFPBRC_BAD_MULTIPART);
+			if (sl_ofp_mp_request_decode(m, len, &a->scratch, err) < 0) {
+				mp_open_drop(a, i);
+				return -1;
+			}
+		}
+		if (ofp_buf_put_bytes(&o->msg, m + hlen, blen) < 0)
+			return mp_open_fail(a, i, err, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW);
+		o->has_body = true;
+	}
+	o->size += len;
+	a->held += len;
+	if (more)
+		return 0;
+
+	/* The last piece: the request is whole.  Hand its buffer over, then close it. */
+	struct sl_ofp_buf whole = o->msg;
+	sl_ofp_buf_init(&o->msg);
+	mp_open_drop(a, i);
+	sl_ofp_buf_free(&a->done);
+	a->done = whole;
+	wr16(a->done.data + 2, (uint16_t)a->done.len);
+	wr16(a->done.data + 10, 0);
+	*req = a->done.data;
+	*req_len = a->done.len;
+	return 1;
+}
+
+/*
  * Single-message replies.
  */
 

@@ -1954,6 +1954,164 @@ test_mp_split(void)
 }
 
 /*
+ * Multipart request reassembly: pieces of one xid (REQ_MORE on all but the last), interleaved
+ * xids, a type change, a second body, a bad body, and each bound.
+ */
+
+/* A multipart request piece: @xid, @type, @flags, then the body in hex. */
+static void
+mb_piece(struct mb *m, uint32_t xid, uint16_t type, uint16_t flags, const char *body)
+{
+	char head[64];
+
+	snprintf(head, sizeof(head), "%04x %04x 00000000", type, flags);
+	mb_start(m, SL_OFPT_MULTIPART_REQUEST, head);
+	mb_hex(m, body);
+	wr32(m->d + 4, xid);
+	mb_fix(m);
+}
+
+static struct sl_ofp_mp_assembler mpa;
+
+/* Feed one piece; returns sl_ofp_mp_assemble's result. */
+static int
+feed(struct mb *m, uint32_t xid, uint16_t type, uint16_t flags, const char *body,
+     const uint8_t **req, size_t *req_len, struct sl_ofp_error *e)
+{
+	mb_piece(m, xid, type, flags, body);
+	return sl_ofp_mp_assemble(&mpa, m->d, m->n, req, req_len, e);
+}
+
+static void
+test_mp_assemble(void)
+{
+	static struct sl_ofp_mp_request req;
+	static struct mb m, n;
+	struct sl_ofp_error e;
+	const uint8_t *r;
+	size_t rl;
+	int rc;
+
+	sl_ofp_mp_assembler_init(&mpa);
+	/* A whole request: handed back as it is, nothing held. */
+	rc = feed(&m, 5, SL_OFPMP_DESC, 0, "", &r, &rl, &e);
+	CHECK(rc == 1 && r == m.d && rl == 16 && mpa.n_open == 0, "whole request: no copy");
+
+	/* DESC in three empty pieces. */
+	CHECK(feed(&m, 6, SL_OFPMP_DESC, 1, "", &r, &rl, &e) == 0, "desc piece 1 held");
+	CHECK(feed(&m, 6, SL_OFPMP_DESC, 1, "", &r, &rl, &e) == 0, "desc piece 2 held");
+	CHECK(mpa.n_open == 1 && mpa.held == 32, "one open request, 32 bytes");
+	rc = feed(&m, 6, SL_OFPMP_DESC, 0, "", &r, &rl, &e);
+	CHECK(rc == 1 && rl == 16 && rd16(r + 2) == 16 && rd32(r + 4) == 6 && rd16(r + 10) == 0 &&
+		      sl_ofp_mp_request_decode(r, rl, &req, &e) == 0 && req.type == SL_OFPMP_DESC &&
+		      mpa.n_open == 0 && mpa.held == 0,
+	      "desc from three pieces: rc %d len %zu", rc, rl);
+
+	/* PORT_STATS: empty, the body, empty. */
+	feed(&m, 7, SL_OFPMP_PORT_STATS, 1, "", &r, &rl, &e);
+	CHECK(feed(&m, 7, SL_OFPMP_PORT_STATS, 1, "00000003 00000000", &r, &rl, &e) == 0,
+	      "port stats body held");
+	rc = feed(&m, 7, SL_OFPMP_PORT_STATS, 0, "", &r, &rl, &e);
+	CHECK(rc == 1 && rl == 24 && sl_ofp_mp_request_decode(r, rl, &req, &e) == 0 &&
+		      req.port_no == 3 && req.flags == 0,
+	      "port stats from pieces: port %u", req.port_no);
+
+	/* Interleaved xids: a flow request's pieces around a desc's. */
+	CHECK(feed(&m, 10, SL_OFPMP_FLOW, 1, "", &r, &rl, &e) == 0 &&
+		      feed(&m, 11, SL_OFPMP_DESC, 1, "", &r, &rl, &e) == 0 && mpa.n_open == 2,
+	      "two open xids");
+	rc = feed(&m, 10, SL_OFPMP_FLOW, 0,
+		  "03000000 00000002 ffffffff 00000000 0000000000000000 0000000000000000 "
+		  "0001 0004 00000000",
+		  &r, &rl, &e);
+	CHECK(rc == 1 && rd32(r + 4) == 10 && sl_ofp_mp_request_decode(r, rl, &req, &e) == 0 &&
+		      req.type == SL_OFPMP_FLOW && req.flow.table_id == 3 && req.flow.out_port == 2,
+	      "flow request done while desc is open");
+	rc = feed(&m, 11, SL_OFPMP_DESC, 0, "", &r, &rl, &e);
+	CHECK(rc == 1 && rd32(r + 4) == 11 && mpa.n_open == 0 && mpa.held == 0, "desc done");
+
+	/* Another type in the middle: BAD_MULTIPART, the xid's pieces dropped. */
+	feed(&m, 12, SL_OFPMP_DESC, 1, "", &r, &rl, &e);
+	rc = feed(&m, 12, SL_OFPMP_TABLE, 1, "", &r, &rl, &e);
+	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_MULTIPART, "type change");
+	CHECK(mpa.n_open == 0 && mpa.held == 0, "type change drops the request");
+	rc = feed(&m, 12, SL_OFPMP_TABLE, 0, "", &r, &rl, &e);
+	CHECK(rc == 1 && r == m.d, "the xid starts afresh after an error");
+
+	/* A second body for a fixed-body type. */
+	feed(&m, 13, SL_OFPMP_GROUP, 1, "00000001 00000000", &r, &rl, &e);
+	rc = feed(&m, 13, SL_OFPMP_GROUP, 0, "00000002 00000000", &r, &rl, &e);
+	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_MULTIPART, "second body");
+	CHECK(mpa.n_open == 0, "second body drops the request");
+
+	/* A bad body in a REQ_MORE piece: the body's own error, at once (as a lone request). */
+	static const char *const bad[] = {
+		"ffffffff ffffffff ffffffff ffffffff ffffffff ffffffff ffffffff ffffffff "
+		"ffffffff ffffffff",
+		"00000001",
+	};
+	static const uint16_t bad_types[] = {SL_OFPMP_FLOW, SL_OFPMP_PORT_STATS};
+	for (unsigned i = 0; i < 2; i++) {
+		struct sl_ofp_error e1;
+		feed(&m, 14, bad_types[i], 1, "", &r, &rl, &e);
+		rc = feed(&m, 14, bad_types[i], 1, bad[i], &r, &rl, &e);
+		mb_piece(&n, 14, bad_types[i], 0, bad[i]);
+		CHECK(sl_ofp_mp_request_decode(n.d, n.n, &req, &e1) < 0 && rc < 0 &&
+			      err_is(&e, e1.type, e1.code) && mpa.n_open == 0,
+		      "bad %s body: %s, alone %s", sl_ofp_mp_type_name(bad_types[i]),
+		      sl_ofp_error_name(&e), sl_ofp_error_name(&e1));
+	}
+
+	/* TABLE_FEATURES: bodies concatenated (then refused by the decoder: no set). */
+	feed(&m, 15, SL_OFPMP_TABLE_FEATURES, 1, "0040 00 00000000 00", &r, &rl, &e);
+	feed(&m, 15, SL_OFPMP_TABLE_FEATURES, 1, "", &r, &rl, &e);
+	rc = feed(&m, 15, SL_OFPMP_TABLE_FEATURES, 0, "61626364", &r, &rl, &e);
+	CHECK(rc == 1 && rl == 16 + 12 && rd16(r + 2) == 28 &&
+		      memcmp(r + 16, "\x00\x40\x00\x00\x00\x00\x00\x00" "abcd", 12) == 0,
+	      "table features bodies concatenated (%zu bytes)", rl);
+	rc = sl_ofp_mp_request_decode(r, rl, &req, &e);
+	CHECK_ERR(rc, e, SL_OFPET_TABLE_FEATURES_FAILED, SL_OFPTFFC_EPERM, "assembled set");
+
+	/* Open requests: at most SL_OFP_MP_OPEN_MAX; one more overflows, the others stay. */
+	for (uint32_t x = 0; x < SL_OFP_MP_OPEN_MAX; x++)
+		feed(&m, 100 + x, SL_OFPMP_DESC, 1, "", &r, &rl, &e);
+	rc = feed(&m, 99, SL_OFPMP_DESC, 1, "", &r, &rl, &e);
+	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW, "9th xid");
+	CHECK(mpa.n_open == SL_OFP_MP_OPEN_MAX, "the open requests stay");
+	rc = feed(&m, 100, SL_OFPMP_DESC, 0, "", &r, &rl, &e);
+	CHECK(rc == 1 && mpa.n_open == SL_OFP_MP_OPEN_MAX - 1, "an open one still completes");
+	sl_ofp_mp_assembler_clear(&mpa);
+	CHECK(mpa.n_open == 0 && mpa.held == 0, "clear");
+
+	/* Held bytes: empty pieces count whole; the one past SL_OFP_MP_HELD_MAX overflows. */
+	unsigned k = 0;
+	while ((rc = feed(&m, 20, SL_OFPMP_DESC, 1, "", &r, &rl, &e)) == 0 && k < 100000)
+		k++;
+	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW, "held bytes");
+	CHECK(k == SL_OFP_MP_HELD_MAX / 16 && mpa.n_open == 0 && mpa.held == 0,
+	      "%u empty pieces held before the overflow", k);
+
+	/* A reassembled request must fit one message: 8 pieces of 8000 bytes do, 9 do not. */
+	char *big = malloc(8000 * 2 + 1);
+	SL_VERIFY(big != NULL);
+	memset(big, 'a', 8000 * 2);
+	big[8000 * 2] = 0;
+	for (k = 0; k < 9; k++)
+		if ((rc = feed(&m, 21, SL_OFPMP_TABLE_FEATURES, 1, big, &r, &rl, &e)) != 0)
+			break;
+	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW, "64 KiB");
+	CHECK(k == 8 && mpa.n_open == 0, "overflow at piece %u", k + 1);
+	free(big);
+
+	/* Not a multipart request, or a short one: the header's error, nothing held. */
+	mb_start(&m, SL_OFPT_MULTIPART_REQUEST, "0000");
+	mb_fix(&m);
+	rc = sl_ofp_mp_assemble(&mpa, m.d, m.n, &r, &rl, &e);
+	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "10-byte request");
+	sl_ofp_mp_assembler_clear(&mpa);
+}
+
+/*
  * 5. Fuzzer regressions: inputs fuzz/ found (hex of the whole message).
  */
 static const char *const fuzz_regressions[] = {
@@ -2170,6 +2328,7 @@ main(void)
 	test_errors_other_msgs();
 	test_truncation_and_corruption();
 	test_mp_split();
+	test_mp_assemble();
 	test_fuzz_regressions();
 	test_fixed_lengths();
 	return sl_test_summary();

@@ -44,6 +44,7 @@ struct conn {
 	struct sl_ofp_async_config async;
 	struct sl_ofp_buf backlog; /* whole messages the socket could not take yet */
 	size_t backlog_off;
+	struct sl_ofp_mp_assembler mp; /* multipart requests still arriving in pieces */
 };
 
 struct learn_ent {
@@ -392,6 +393,7 @@ on_connect(struct sl_ofconn *oc, void *arg)
 	c->miss_send_len = MISS_SEND_LEN_DEFAULT;
 	async_defaults(&c->async);
 	sl_ofp_buf_init(&c->backlog);
+	sl_ofp_mp_assembler_init(&c->mp);
 	sl_ofconn_set_user(oc, c);
 	sw->conns[sw->n_conns++] = c;
 	/* Notices: what an operator looks for in the log by default (syslog 5). */
@@ -432,6 +434,7 @@ on_disconnect(struct sl_ofconn *oc, void *arg)
 	}
 	swlog(sw, 5, "%s: disconnected", sl_ofconn_name(oc));
 	sl_ofp_buf_free(&c->backlog);
+	sl_ofp_mp_assembler_clear(&c->mp);
 	free(c);
 	sl_ofconn_set_user(oc, NULL);
 	standalone_update(sw);
@@ -1161,14 +1164,17 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
 	unsigned n_ctxs = sl_worker_ctxs(sw->p.worker, ctxs, SL_DISPATCH_WORKERS_MAX);
 
-	/*
-	 * Requests are not reassembled: REQ_MORE is refused before the body is
-	 * read, whatever the body holds (ofp_multipart_request.flags, bytes 10-11).
-	 */
-	if (len >= 12 && (((const uint8_t *)msg)[11] & SL_OFPMPF_REQ_MORE)) {
-		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_MULTIPART_BUFFER_OVERFLOW, msg, len);
+	/* A request in pieces (REQ_MORE) is answered once its last piece is in. */
+	const uint8_t *whole;
+	size_t whole_len;
+	int rc = sl_ofp_mp_assemble(&c->mp, msg, len, &whole, &whole_len, &e);
+	if (rc <= 0) {
+		if (rc < 0)
+			send_error(c, &e, msg, len);
 		return;
 	}
+	msg = whole;
+	len = whole_len;
 	if (sl_ofp_mp_request_decode(msg, len, &req, &e) < 0) {
 		send_error(c, &e, msg, len);
 		return;
