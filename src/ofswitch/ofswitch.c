@@ -1154,15 +1154,336 @@ table_features_fill(struct sl_ofswitch *sw, unsigned t, struct sl_ofp_table_feat
 	memcpy(tf->fields, ts->fields, ts->n_fields * sizeof(tf->fields[0]));
 }
 
+/*
+ * Multipart replies, one handler per request type (mp_handlers below).  A
+ * handler encodes its reply into sw->out and returns true, for the caller
+ * to send, or sends an error itself and returns false.  @msg/@len: the
+ * whole request (reassembled when it came in pieces), for errors.
+ */
+typedef bool (*mp_handler_fn)(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid,
+			      const uint8_t *msg, size_t len);
+
+static bool
+mp_desc(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid, const uint8_t *msg,
+	size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	char dp[64];
+
+	(void)req, (void)msg, (void)len;
+	snprintf(dp, sizeof(dp), "sluice dpid %016" PRIx64, sw->p.datapath_id);
+	struct sl_ofp_desc d = {.mfr_desc = "Sluice project",
+				.hw_desc = "DPDK software switch",
+				.sw_desc = "sluice " SL_VERSION,
+				.serial_num = "none",
+				.dp_desc = dp};
+	sl_ofp_desc_reply_encode(&sw->out, xid, &d);
+	return true;
+}
+
+/* FLOW and AGGREGATE: one walk over the flows, with the request's filter. */
+static bool
+mp_flow(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid, const uint8_t *msg,
+	size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_mp_writer w;
+	struct sl_flow_filter flt;
+	struct flow_walk *fw = calloc(1, sizeof(*fw));
+
+	if (fw == NULL) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_EPERM, msg, len);
+		return false;
+	}
+	if (req->flow.table_id != SL_OFPTT_ALL && req->flow.table_id >= SL_TABLES_MAX) {
+		free(fw);
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TABLE_ID, msg, len);
+		return false;
+	}
+	sl_flow_filter_init(&flt);
+	flt.table_id = req->flow.table_id;
+	flt.cookie = req->flow.cookie;
+	flt.cookie_mask = req->flow.cookie_mask;
+	flt.out_port = req->flow.out_port;
+	flt.out_group = req->flow.out_group;
+	flt.match = &req->flow.match;
+	fw->flt = &flt;
+	if (req->type == SL_OFPMP_FLOW) {
+		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_FLOW, xid, mp_flush, c);
+		fw->w = &w;
+	}
+	sl_pipeline_flow_iterate(sw->p.pl, 255, flow_visit, fw);
+	if (req->type == SL_OFPMP_FLOW)
+		sl_ofp_mp_writer_end(&w);
+	else
+		sl_ofp_aggregate_reply_encode(&sw->out, xid, fw->packets, fw->bytes, fw->count);
+	free(fw);
+	return true;
+}
+
+static bool
+mp_table(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid, const uint8_t *msg,
+	 size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = sl_worker_ctxs(sw->p.worker, ctxs, SL_DISPATCH_WORKERS_MAX);
+	struct sl_ofp_mp_writer w;
+
+	(void)req, (void)msg, (void)len;
+	sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_TABLE, xid, mp_flush, c);
+	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
+		struct sl_pipeline_table_stats pts;
+		sl_pipeline_table_stats(ctxs, n_ctxs, t, &pts);
+		struct sl_ofp_table_stats ts = {.table_id = (uint8_t)t,
+						.active_count = sl_pipeline_flow_count(sw->p.pl, t),
+						.lookup_count = pts.lookups,
+						.matched_count = pts.matched};
+		sl_ofp_mp_table_stats_append(&w, &ts);
+	}
+	sl_ofp_mp_writer_end(&w);
+	return true;
+}
+
+static bool
+mp_table_features(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid,
+		  const uint8_t *msg, size_t len)
+{
+	static struct sl_ofp_table_features tf;
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_mp_writer w;
+
+	(void)req, (void)msg, (void)len;
+	sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_TABLE_FEATURES, xid, mp_flush, c);
+	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
+		table_features_fill(sw, t, &tf);
+		sl_ofp_mp_table_features_append(&w, &tf);
+	}
+	sl_ofp_mp_writer_end(&w);
+	return true;
+}
+
+static bool
+mp_port_stats(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid,
+	      const uint8_t *msg, size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_mp_writer w;
+
+	if (req->port_no != SL_PORT_ANY && sl_port_get(sw->p.ports, req->port_no) == NULL) {
+		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_PORT, msg, len);
+		return false;
+	}
+	sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_PORT_STATS, xid, mp_flush, c);
+	for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
+		struct sl_ofp_port_stats ps;
+		if (sw->p.ports[i].of_no == 0 ||
+		    (req->port_no != SL_PORT_ANY && req->port_no != sw->p.ports[i].of_no))
+			continue;
+		port_stats_fill(sw, i, &ps);
+		duration(sw->start_tsc, &ps.duration_sec, &ps.duration_nsec);
+		sl_ofp_mp_port_stats_append(&w, &ps);
+	}
+	sl_ofp_mp_writer_end(&w);
+	return true;
+}
+
+static bool
+mp_port_desc(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid,
+	     const uint8_t *msg, size_t len)
+{
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_mp_writer w;
+
+	(void)req, (void)msg, (void)len;
+	sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_PORT_DESC, xid, mp_flush, c);
+	for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
+		struct sl_ofp_port_desc pd;
+		if (sw->p.ports[i].of_no == 0)
+			continue;
+		port_desc_fill(sw, i, &pd);
+		sl_ofp_mp_port_desc_append(&w, &pd);
+	}
+	sl_ofp_mp_writer_end(&w);
+	return true;
+}
+
+/* GROUP (stats of one group or all) and GROUP_DESC (every group as added). */
+static bool
+mp_group(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid, const uint8_t *msg,
+	 size_t len)
+{
+	static struct sl_ofp_group_stats gst;
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_mp_writer w;
+	struct sl_group_stats st;
+	uint32_t ids[64];
+	unsigned n, pos = 0;
+
+	(void)msg, (void)len;
+	sl_ofp_mp_writer_begin(&w, &sw->out, req->type, xid, mp_flush, c);
+	while ((n = sl_pipeline_group_ids(sw->p.pl, pos, ids, 64)) > 0) {
+		pos += n;
+		for (unsigned k = 0; k < n; k++) {
+			if (req->type == SL_OFPMP_GROUP && req->group_id != SL_GROUP_ID_ALL &&
+			    req->group_id != ids[k])
+				continue;
+			if (sl_pipeline_group_get(sw->p.pl, ids[k], &sw->group_scratch, &st) < 0)
+				continue;
+			if (req->type == SL_OFPMP_GROUP_DESC) {
+				sl_ofp_mp_group_desc_append(&w, &sw->group_scratch);
+				continue;
+			}
+			memset(&gst, 0, sizeof(gst));
+			gst.group_id = ids[k];
+			gst.ref_count = st.ref_count;
+			gst.packet_count = st.n_packets;
+			gst.byte_count = st.n_bytes;
+			duration(st.created_tsc, &gst.duration_sec, &gst.duration_nsec);
+			gst.n_buckets = st.n_buckets;
+			for (unsigned b = 0; b < st.n_buckets; b++) {
+				gst.buckets[b].packet_count = st.bucket_packets[b];
+				gst.buckets[b].byte_count = st.bucket_bytes[b];
+			}
+			sl_ofp_mp_group_stats_append(&w, &gst);
+		}
+	}
+	sl_ofp_mp_writer_end(&w);
+	return true;
+}
+
+static bool
+mp_group_features(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid,
+		  const uint8_t *msg, size_t len)
+{
+	struct sl_ofp_group_features gf = {
+		.types = (1u << SL_GROUP_ALL) | (1u << SL_GROUP_SELECT) | (1u << SL_GROUP_INDIRECT) |
+			 (1u << SL_GROUP_FF),
+		.capabilities = SL_OFPGFC_SELECT_WEIGHT | SL_OFPGFC_SELECT_LIVENESS,
+		.max_groups = {65536, 65536, 65536, 65536},
+		.actions = {SL_OFP_ACTIONS_SUPPORTED, SL_OFP_ACTIONS_SUPPORTED,
+			    SL_OFP_ACTIONS_SUPPORTED, SL_OFP_ACTIONS_SUPPORTED},
+	};
+
+	(void)req, (void)msg, (void)len;
+	sl_ofp_group_features_reply_encode(&c->sw->out, xid, &gf);
+	return true;
+}
+
+/* METER (stats) and METER_CONFIG, of one meter or all. */
+static bool
+mp_meter(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid, const uint8_t *msg,
+	 size_t len)
+{
+	static struct sl_meter_spec ms;
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_mp_writer w;
+	struct sl_meter_stats st;
+	uint32_t ids[64], sec, nsec;
+	unsigned n, pos = 0;
+
+	(void)msg, (void)len;
+	sl_ofp_mp_writer_begin(&w, &sw->out, req->type, xid, mp_flush, c);
+	while ((n = sl_pipeline_meter_ids(sw->p.pl, pos, ids, 64)) > 0) {
+		pos += n;
+		for (unsigned k = 0; k < n; k++) {
+			if (req->meter_id != SL_METER_ID_ALL && req->meter_id != ids[k])
+				continue;
+			if (sl_pipeline_meter_get(sw->p.pl, ids[k], &ms, &st) < 0)
+				continue;
+			if (req->type == SL_OFPMP_METER_CONFIG) {
+				sl_ofp_mp_meter_config_append(&w, &ms);
+				continue;
+			}
+			duration(st.created_tsc, &sec, &nsec);
+			sl_ofp_mp_meter_stats_append(&w, ids[k], sec, nsec, &st);
+		}
+	}
+	sl_ofp_mp_writer_end(&w);
+	return true;
+}
+
+static bool
+mp_meter_features(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid,
+		  const uint8_t *msg, size_t len)
+{
+	struct sl_meter_features f;
+
+	(void)req, (void)msg, (void)len;
+	sl_pipeline_meter_features(&f);
+	struct sl_ofp_meter_features mf = {
+		.max_meter = f.max_meter,
+		.band_types = f.band_types,
+		.capabilities = f.capabilities,
+		.max_bands = f.max_bands,
+		.max_color = f.max_color,
+	};
+	sl_ofp_meter_features_reply_encode(&c->sw->out, xid, &mf);
+	return true;
+}
+
+/* QUEUE: the operator's queues (pipeline.h "Queues"), by port then id. */
+static bool
+mp_queue(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid, const uint8_t *msg,
+	 size_t len)
+{
+	static struct sl_queue_info qi[SL_QUEUES_PER_PORT * (SL_PORTS_MAX + 1)];
+	struct sl_ofswitch *sw = c->sw;
+	struct sl_ofp_mp_writer w;
+
+	if (req->queue.port_no != SL_PORT_ANY &&
+	    sl_port_get(sw->p.ports, req->queue.port_no) == NULL) {
+		send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, SL_OFPQOFC_BAD_PORT, msg, len);
+		return false;
+	}
+	unsigned n = sl_pipeline_queues(sw->p.pl, req->queue.port_no, req->queue.queue_id, qi,
+					SL_ARRAY_SIZE(qi));
+	if (n == 0 && req->queue.queue_id != UINT32_MAX) {
+		send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, SL_OFPQOFC_BAD_QUEUE, msg, len);
+		return false;
+	}
+	sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_QUEUE, xid, mp_flush, c);
+	for (unsigned i = 0; i < n && i < SL_ARRAY_SIZE(qi); i++) {
+		uint64_t ms = qi[i].age_ms;
+		struct sl_ofp_queue_stats qs = {.port_no = qi[i].spec.port_no,
+						.queue_id = qi[i].spec.queue_id,
+						.tx_bytes = qi[i].tx_bytes,
+						.tx_packets = qi[i].tx_packets,
+						.tx_errors = qi[i].tx_errors,
+						.duration_sec = (uint32_t)(ms / 1000),
+						.duration_nsec = (uint32_t)(ms % 1000 * 1000000)};
+		sl_ofp_mp_queue_stats_append(&w, &qs);
+	}
+	sl_ofp_mp_writer_end(&w);
+	return true;
+}
+
+static const struct {
+	uint16_t type; /* SL_OFPMP_* */
+	mp_handler_fn run;
+} mp_handlers[] = {
+	{SL_OFPMP_DESC, mp_desc},
+	{SL_OFPMP_FLOW, mp_flow},
+	{SL_OFPMP_AGGREGATE, mp_flow},
+	{SL_OFPMP_TABLE, mp_table},
+	{SL_OFPMP_TABLE_FEATURES, mp_table_features},
+	{SL_OFPMP_PORT_STATS, mp_port_stats},
+	{SL_OFPMP_PORT_DESC, mp_port_desc},
+	{SL_OFPMP_GROUP, mp_group},
+	{SL_OFPMP_GROUP_DESC, mp_group},
+	{SL_OFPMP_GROUP_FEATURES, mp_group_features},
+	{SL_OFPMP_METER, mp_meter},
+	{SL_OFPMP_METER_CONFIG, mp_meter},
+	{SL_OFPMP_METER_FEATURES, mp_meter_features},
+	{SL_OFPMP_QUEUE, mp_queue},
+};
+
 static void
 handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl_ofp_header *h)
 {
 	struct sl_ofswitch *sw = c->sw;
 	static struct sl_ofp_mp_request req;
-	struct sl_ofp_mp_writer w;
 	struct sl_ofp_error e;
-	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
-	unsigned n_ctxs = sl_worker_ctxs(sw->p.worker, ctxs, SL_DISPATCH_WORKERS_MAX);
 
 	/* A request in pieces (REQ_MORE) is answered once its last piece is in. */
 	const uint8_t *whole;
@@ -1181,227 +1502,14 @@ handle_multipart(struct conn *c, const uint8_t *msg, size_t len, const struct sl
 	}
 	publish(sw); /* replies show every change made before the request */
 	sl_ofp_buf_reset(&sw->out);
-	switch (req.type) {
-	case SL_OFPMP_DESC: {
-		char dp[64];
-		snprintf(dp, sizeof(dp), "sluice dpid %016" PRIx64, sw->p.datapath_id);
-		struct sl_ofp_desc d = {.mfr_desc = "Sluice project",
-					.hw_desc = "DPDK software switch",
-					.sw_desc = "sluice " SL_VERSION,
-					.serial_num = "none",
-					.dp_desc = dp};
-		sl_ofp_desc_reply_encode(&sw->out, h->xid, &d);
-		send_out(c);
+	for (unsigned i = 0; i < SL_ARRAY_SIZE(mp_handlers); i++) {
+		if (mp_handlers[i].type != req.type)
+			continue;
+		if (mp_handlers[i].run(c, &req, h->xid, msg, len))
+			send_out(c);
 		return;
 	}
-	case SL_OFPMP_FLOW:
-	case SL_OFPMP_AGGREGATE: {
-		struct sl_flow_filter flt;
-		struct flow_walk *fw = calloc(1, sizeof(*fw));
-		if (fw == NULL) {
-			send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_EPERM, msg, len);
-			return;
-		}
-		if (req.flow.table_id != SL_OFPTT_ALL && req.flow.table_id >= SL_TABLES_MAX) {
-			free(fw);
-			send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TABLE_ID, msg, len);
-			return;
-		}
-		sl_flow_filter_init(&flt);
-		flt.table_id = req.flow.table_id;
-		flt.cookie = req.flow.cookie;
-		flt.cookie_mask = req.flow.cookie_mask;
-		flt.out_port = req.flow.out_port;
-		flt.out_group = req.flow.out_group;
-		flt.match = &req.flow.match;
-		fw->flt = &flt;
-		if (req.type == SL_OFPMP_FLOW) {
-			sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_FLOW, h->xid, mp_flush, c);
-			fw->w = &w;
-		}
-		sl_pipeline_flow_iterate(sw->p.pl, 255, flow_visit, fw);
-		if (req.type == SL_OFPMP_FLOW)
-			sl_ofp_mp_writer_end(&w);
-		else
-			sl_ofp_aggregate_reply_encode(&sw->out, h->xid, fw->packets, fw->bytes,
-						      fw->count);
-		free(fw);
-		break;
-	}
-	case SL_OFPMP_TABLE:
-		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_TABLE, h->xid, mp_flush, c);
-		for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
-			struct sl_pipeline_table_stats pts;
-			sl_pipeline_table_stats(ctxs, n_ctxs, t, &pts);
-			struct sl_ofp_table_stats ts = {.table_id = (uint8_t)t,
-							.active_count =
-								sl_pipeline_flow_count(sw->p.pl, t),
-							.lookup_count = pts.lookups,
-							.matched_count = pts.matched};
-			sl_ofp_mp_table_stats_append(&w, &ts);
-		}
-		sl_ofp_mp_writer_end(&w);
-		break;
-	case SL_OFPMP_TABLE_FEATURES: {
-		static struct sl_ofp_table_features tf;
-		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_TABLE_FEATURES, h->xid, mp_flush, c);
-		for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
-			table_features_fill(sw, t, &tf);
-			sl_ofp_mp_table_features_append(&w, &tf);
-		}
-		sl_ofp_mp_writer_end(&w);
-		break;
-	}
-	case SL_OFPMP_PORT_STATS:
-		if (req.port_no != SL_PORT_ANY && sl_port_get(sw->p.ports, req.port_no) == NULL) {
-			send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_PORT, msg, len);
-			return;
-		}
-		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_PORT_STATS, h->xid, mp_flush, c);
-		for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
-			struct sl_ofp_port_stats ps;
-			if (sw->p.ports[i].of_no == 0 ||
-			    (req.port_no != SL_PORT_ANY && req.port_no != sw->p.ports[i].of_no))
-				continue;
-			port_stats_fill(sw, i, &ps);
-			duration(sw->start_tsc, &ps.duration_sec, &ps.duration_nsec);
-			sl_ofp_mp_port_stats_append(&w, &ps);
-		}
-		sl_ofp_mp_writer_end(&w);
-		break;
-	case SL_OFPMP_PORT_DESC:
-		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_PORT_DESC, h->xid, mp_flush, c);
-		for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
-			struct sl_ofp_port_desc pd;
-			if (sw->p.ports[i].of_no == 0)
-				continue;
-			port_desc_fill(sw, i, &pd);
-			sl_ofp_mp_port_desc_append(&w, &pd);
-		}
-		sl_ofp_mp_writer_end(&w);
-		break;
-	case SL_OFPMP_GROUP:
-	case SL_OFPMP_GROUP_DESC: {
-		static struct sl_ofp_group_stats gst;
-		struct sl_group_stats st;
-		uint32_t ids[64];
-		unsigned n, pos = 0;
-		sl_ofp_mp_writer_begin(&w, &sw->out, req.type, h->xid, mp_flush, c);
-		while ((n = sl_pipeline_group_ids(sw->p.pl, pos, ids, 64)) > 0) {
-			pos += n;
-			for (unsigned k = 0; k < n; k++) {
-				if (req.type == SL_OFPMP_GROUP && req.group_id != SL_GROUP_ID_ALL &&
-				    req.group_id != ids[k])
-					continue;
-				if (sl_pipeline_group_get(sw->p.pl, ids[k], &sw->group_scratch,
-							  &st) < 0)
-					continue;
-				if (req.type == SL_OFPMP_GROUP_DESC) {
-					sl_ofp_mp_group_desc_append(&w, &sw->group_scratch);
-					continue;
-				}
-				memset(&gst, 0, sizeof(gst));
-				gst.group_id = ids[k];
-				gst.ref_count = st.ref_count;
-				gst.packet_count = st.n_packets;
-				gst.byte_count = st.n_bytes;
-				duration(st.created_tsc, &gst.duration_sec, &gst.duration_nsec);
-				gst.n_buckets = st.n_buckets;
-				for (unsigned b = 0; b < st.n_buckets; b++) {
-					gst.buckets[b].packet_count = st.bucket_packets[b];
-					gst.buckets[b].byte_count = st.bucket_bytes[b];
-				}
-				sl_ofp_mp_group_stats_append(&w, &gst);
-			}
-		}
-		sl_ofp_mp_writer_end(&w);
-		break;
-	}
-	case SL_OFPMP_GROUP_FEATURES: {
-		struct sl_ofp_group_features gf = {
-			.types = (1u << SL_GROUP_ALL) | (1u << SL_GROUP_SELECT) |
-				 (1u << SL_GROUP_INDIRECT) | (1u << SL_GROUP_FF),
-			.capabilities = SL_OFPGFC_SELECT_WEIGHT | SL_OFPGFC_SELECT_LIVENESS,
-			.max_groups = {65536, 65536, 65536, 65536},
-			.actions = {SL_OFP_ACTIONS_SUPPORTED, SL_OFP_ACTIONS_SUPPORTED,
-				    SL_OFP_ACTIONS_SUPPORTED, SL_OFP_ACTIONS_SUPPORTED},
-		};
-		sl_ofp_group_features_reply_encode(&sw->out, h->xid, &gf);
-		break;
-	}
-	case SL_OFPMP_METER:
-	case SL_OFPMP_METER_CONFIG: {
-		static struct sl_meter_spec ms;
-		struct sl_meter_stats st;
-		uint32_t ids[64], sec, nsec;
-		unsigned n, pos = 0;
-		sl_ofp_mp_writer_begin(&w, &sw->out, req.type, h->xid, mp_flush, c);
-		while ((n = sl_pipeline_meter_ids(sw->p.pl, pos, ids, 64)) > 0) {
-			pos += n;
-			for (unsigned k = 0; k < n; k++) {
-				if (req.meter_id != SL_METER_ID_ALL && req.meter_id != ids[k])
-					continue;
-				if (sl_pipeline_meter_get(sw->p.pl, ids[k], &ms, &st) < 0)
-					continue;
-				if (req.type == SL_OFPMP_METER_CONFIG) {
-					sl_ofp_mp_meter_config_append(&w, &ms);
-					continue;
-				}
-				duration(st.created_tsc, &sec, &nsec);
-				sl_ofp_mp_meter_stats_append(&w, ids[k], sec, nsec, &st);
-			}
-		}
-		sl_ofp_mp_writer_end(&w);
-		break;
-	}
-	case SL_OFPMP_METER_FEATURES: {
-		struct sl_meter_features f;
-		sl_pipeline_meter_features(&f);
-		struct sl_ofp_meter_features mf = {
-			.max_meter = f.max_meter,
-			.band_types = f.band_types,
-			.capabilities = f.capabilities,
-			.max_bands = f.max_bands,
-			.max_color = f.max_color,
-		};
-		sl_ofp_meter_features_reply_encode(&sw->out, h->xid, &mf);
-		break;
-	}
-	case SL_OFPMP_QUEUE: {
-		/* The operator's queues (pipeline.h "Queues"), by port then id. */
-		static struct sl_queue_info qi[SL_QUEUES_PER_PORT * (SL_PORTS_MAX + 1)];
-		if (req.queue.port_no != SL_PORT_ANY &&
-		    sl_port_get(sw->p.ports, req.queue.port_no) == NULL) {
-			send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, SL_OFPQOFC_BAD_PORT, msg, len);
-			return;
-		}
-		unsigned n = sl_pipeline_queues(sw->p.pl, req.queue.port_no, req.queue.queue_id, qi,
-						SL_ARRAY_SIZE(qi));
-		if (n == 0 && req.queue.queue_id != UINT32_MAX) {
-			send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, SL_OFPQOFC_BAD_QUEUE, msg, len);
-			return;
-		}
-		sl_ofp_mp_writer_begin(&w, &sw->out, SL_OFPMP_QUEUE, h->xid, mp_flush, c);
-		for (unsigned i = 0; i < n && i < SL_ARRAY_SIZE(qi); i++) {
-			uint64_t ms = qi[i].age_ms;
-			struct sl_ofp_queue_stats qs = {
-				.port_no = qi[i].spec.port_no,
-				.queue_id = qi[i].spec.queue_id,
-				.tx_bytes = qi[i].tx_bytes,
-				.tx_packets = qi[i].tx_packets,
-				.tx_errors = qi[i].tx_errors,
-				.duration_sec = (uint32_t)(ms / 1000),
-				.duration_nsec = (uint32_t)(ms % 1000 * 1000000)};
-			sl_ofp_mp_queue_stats_append(&w, &qs);
-		}
-		sl_ofp_mp_writer_end(&w);
-		break;
-	}
-	default:
-		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_MULTIPART, msg, len);
-		return;
-	}
-	send_out(c);
+	send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_MULTIPART, msg, len);
 }
 
 /* Messages that change the switch: refused from a slave (spec 6.3.5). */
