@@ -186,3 +186,20 @@ def test_packet_out_set_field(env: Env) -> None:
     changed = [i for i in range(len(frame)) if out[i] != frame[i]]
     # IP checksum (22+10, 22+11), source address (22+12..15), UDP checksum (22+26, 22+27).
     assert set(changed) <= {32, 33, 34, 35, 36, 37, 48, 49}, changed
+
+
+def test_mpls_round_trip_and_length_bound(pcap_switch) -> None:  # type: ignore[no-untyped-def]
+    """Steps: two pcap ports; an LLC/SNAP IPv4 frame from 10.0.0.7 hits push_mpls:0x8847,
+    pop_mpls:0x0800, output:2; one from 10.0.0.8 whose 802.3 length field says 0x5fe hits
+    push_mpls:0x8847, output:2.
+    Verify: the first leaves port 2 byte for byte as it came (the length went up by 4 and
+    back); the second is dropped as bad-action (a length of 0x602 would read as an
+    Ethertype), nothing else is dropped and nothing else leaves."""
+    back = snap_ip("10.0.0.7", b"llc-snap-mpls-back")
+    near = bytearray(snap_ip("10.0.0.8", b"llc-snap-mpls-near"))
+    near[12:14] = b"\x05\xfe"
+    flows = ["in_port=1,ip,nw_src=10.0.0.7 actions=push_mpls:0x8847,pop_mpls:0x0800,output:2",
+             "in_port=1,ip,nw_src=10.0.0.8 actions=push_mpls:0x8847,output:2"]
+    res = pcap_switch(2, {1: [back, bytes(near)]}, flows)
+    assert [bytes(p) for p in res.out[2]] == [back]
+    assert res.drops() == {"bad-action": 1}
