@@ -1427,7 +1427,10 @@ struct sl_ofp_mp_assembler {
 
 /** Initialise an empty assembler (no allocation).  Control thread. */
 void sl_ofp_mp_assembler_init(struct sl_ofp_mp_assembler *a);
-/** Drop every open request and free the memory; the assembler is empty and reusable. */
+/**
+ * Drop every open request and free the memory; the assembler is empty and
+ * reusable.  Control thread.
+ */
 void sl_ofp_mp_assembler_clear(struct sl_ofp_mp_assembler *a);
 
 /**
