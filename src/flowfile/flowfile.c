@@ -1101,24 +1101,16 @@ check_match_prereqs(struct parser *ps)
 {
 	const struct sl_match *m = &ps->fs->match;
 	struct sl_parse_error *err = ps->err;
-	int rc;
+	int rc, bad;
 
 	for (unsigned i = 0; i < m->n_fields; i++)
 		if ((rc = check_prereq(err, m, &m->fields[i].f, "", ps->field_tok[i])))
 			return rc;
-	/* The pipeline's own check covers what sl_field_prereq cannot (dl_vlan_pcp, nd_target). */
-	if (sl_match_check_prereqs(m, err->msg, sizeof(err->msg)) == 0)
+	/* The full check covers what sl_field_prereq cannot (dl_vlan_pcp, nd_target). */
+	bad = sl_match_prereq_check(m, err->msg, sizeof(err->msg));
+	if (bad < 0)
 		return 0;
-	for (unsigned i = 0; i < m->n_fields; i++) {
-		char fname[48];
-		size_t len = (size_t)sl_field_format(&m->fields[i].f, fname, sizeof(fname));
-
-		if (strncmp(err->msg, fname, len) == 0 && err->msg[len] == ' ') {
-			set_token(err, ps->field_tok[i]);
-			return -EINVAL;
-		}
-	}
-	set_token(err, ps->text);
+	set_token(err, ps->field_tok[bad]);
 	return -EINVAL;
 }
 
@@ -1519,15 +1511,6 @@ append_action(struct parser *ps, struct span tok, struct sl_action *list, uint8_
 	return 0;
 }
 
-/* The action set holds one action per type, one set_field per field. */
-static bool
-same_set_slot(const struct sl_action *a, const struct sl_action *b)
-{
-	if (a->type != b->type)
-		return false;
-	return a->type != SL_ACT_SET_FIELD || sl_field_equal(&a->set_field.f, &b->set_field.f);
-}
-
 static int
 parse_write_actions(struct parser *ps, const struct act_item *it)
 {
@@ -1546,7 +1529,7 @@ parse_write_actions(struct parser *ps, const struct act_item *it)
 		if ((rc = split_action(ps->err, tok, &sub)) || (rc = parse_action(ps, &sub, &a)))
 			return rc;
 		for (unsigned i = 0; i < in->n_write; i++)
-			if (same_set_slot(&in->write[i], &a))
+			if (sl_action_same_set_slot(&in->write[i], &a))
 				return fail(ps->err, tok, -EINVAL,
 					    "the action set already has this kind of action");
 		if ((rc = append_action(ps, tok, in->write, &in->n_write, &a)))

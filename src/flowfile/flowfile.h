@@ -82,7 +82,7 @@
  * bits outside the mask are cleared (ovs-ofctl does the same).  A field with
  * an all-zero mask ("nw_dst=0.0.0.0/0") is a wildcard and adds nothing.
  * After parsing, OpenFlow prerequisites are checked (sl_field_prereq, then
- * sl_match_check_prereqs): "tcp_dst=80" alone fails with "tcp_dst requires
+ * sl_match_prereq_check): "tcp_dst=80" alone fails with "tcp_dst requires
  * tcp".
  *
  * Actions (comma separated; ':' or '=' separates an action from its argument):

@@ -284,6 +284,7 @@ static const struct {
 	{"ipv6,icmp_type=3 actions=drop", "icmp_type requires icmp", "icmp_type=3"},
 	{"arp_op=1 actions=drop", "arp_op requires arp", "arp_op=1"},
 	{"dl_vlan_pcp=3 actions=drop", "requires a VLAN tag", "dl_vlan_pcp=3"},
+	{"ip,nw_src=1.2.3.4,dl_vlan_pcp=3 actions=drop", "requires a VLAN tag", "dl_vlan_pcp=3"},
 	{"vlan_tci=0x6000/0x6000 actions=drop", "priority bits", "vlan_tci=0x6000/0x6000"},
 	{"icmp6,icmpv6_type=136,nd_sll=02:00:00:00:00:01 actions=drop", "icmpv6_type=135",
 	 "nd_sll=02:00:00:00:00:01"},

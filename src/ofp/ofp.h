@@ -56,7 +56,7 @@
  * TCP/UDP/SCTP ports (an OVS extension to 1.3), ipv6_flabel and raw
  * fields); a non-exact mask elsewhere is OFPBMC_BAD_MASK, an exact one is
  * treated as no mask.  Then OpenFlow prerequisites are checked with
- * sl_match_check_prereqs (OFPBMC_BAD_PREREQ); their order in the match does
+ * sl_match_prereq_check (OFPBMC_BAD_PREREQ); their order in the match does
  * not matter.
  *
  * Instruction semantics: at most one instruction of each type

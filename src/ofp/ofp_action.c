@@ -209,15 +209,6 @@ action_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx, const st
 	}
 }
 
-/* The action set keeps one action per type, one set_field per field (section 5.10). */
-static bool
-same_set_slot(const struct sl_action *a, const struct sl_action *b)
-{
-	if (a->type != b->type)
-		return false;
-	return a->type != SL_ACT_SET_FIELD || sl_field_equal(&a->set_field.f, &b->set_field.f);
-}
-
 static int
 actions_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx,
 	       const struct sl_match *match, bool merge, struct sl_action *acts, uint8_t *n_acts,
@@ -241,7 +232,7 @@ actions_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx,
 		ofs += alen;
 		if (merge)
 			for (unsigned i = 0; i < n; i++)
-				if (same_set_slot(&acts[i], &a))
+				if (sl_action_same_set_slot(&acts[i], &a))
 					slot = i;
 		if (slot == n) {
 			if (n == SL_ACTIONS_MAX)

@@ -195,7 +195,7 @@ sl_ofp_match_decode(const uint8_t *p, size_t avail, struct sl_match *m, size_t *
 		if (sl_match_set(m, &mf.f, mf.value, mf.mask) < 0)
 			return FAIL_BMC(err, BAD_FIELD);
 	}
-	if (sl_match_check_prereqs(m, why, sizeof(why)) < 0)
+	if (sl_match_prereq_check(m, why, sizeof(why)) >= 0)
 		return FAIL_BMC(err, BAD_PREREQ);
 	*consumed = pad8(len);
 	return 0;

@@ -1044,10 +1044,9 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 		rc = check_meter(pl, in->meter_id, err, err_size);
 	if (rc < 0)
 		return rc;
-	rc = sl_match_check_prereqs(&fs->match, err, err_size);
-	if (rc < 0) {
+	if (sl_match_prereq_check(&fs->match, err, err_size) >= 0) {
 		pl->fail = SL_FAIL_BAD_PREREQ;
-		return rc;
+		return -EINVAL;
 	}
 
 	pt = &pl->tables[fs->table_id];

@@ -1226,10 +1226,21 @@ long sl_match_exact_value(const struct sl_match *m, enum sl_field_id id);
 /** True when two actions do the same thing (sl_action.ref is ignored). */
 bool sl_action_equal(const struct sl_action *a, const struct sl_action *b);
 /**
- * Check OpenFlow prerequisites (tcp_dst needs ip_proto 6 and an IP eth_type,
- * ...).  @return 0 or -EINVAL with the missing prerequisite in @err.
+ * True when @a and @b take the same slot of an action set (OpenFlow 1.3
+ * section 5.10: one action per type, one set_field per field), so a
+ * write_actions may not hold both.  Any thread.
  */
-int sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size);
+bool sl_action_same_set_slot(const struct sl_action *a, const struct sl_action *b);
+/**
+ * The one check of a match's OpenFlow prerequisites (tcp_dst needs ip_proto
+ * 6 and an IP eth_type, dl_vlan_pcp a VLAN tag, nd_target an ND message,
+ * ...), field by field in match order.
+ *
+ * @return -1 when all hold, else the index in m->fields of the first field
+ *         whose prerequisite is missing, with that prerequisite in @err.
+ *         Any thread.
+ */
+int sl_match_prereq_check(const struct sl_match *m, char *err, size_t err_size);
 /**
  * The match as action @a leaves the packet, for the prerequisites of the
  * actions after it (as Open vSwitch checks them): push_mpls, pop_mpls and

@@ -74,7 +74,7 @@ sl_match_exact_value(const struct sl_match *m, enum sl_field_id id)
 }
 
 int
-sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size)
+sl_match_prereq_check(const struct sl_match *m, char *err, size_t err_size)
 {
 	long eth = sl_match_exact_value(m, SL_FIELD_ETH_TYPE);
 	long proto = sl_match_exact_value(m, SL_FIELD_IP_PROTO);
@@ -92,26 +92,26 @@ sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size)
 		if (n_types && !ok) {
 			snprintf(err, err_size, "%s requires dl_type=0x%04x%s", sl_field_name(id),
 				 types[0], n_types > 1 ? " (or its other IP version)" : "");
-			return -EINVAL;
+			return (int)i;
 		}
 		if (need_proto >= 0 && proto != need_proto) {
 			snprintf(err, err_size, "%s requires nw_proto=%d", sl_field_name(id),
 				 need_proto);
-			return -EINVAL;
+			return (int)i;
 		}
 		if (id == SL_FIELD_VLAN_PCP) {
 			struct sl_field vf = {.id = SL_FIELD_VLAN_VID};
 			const struct sl_match_field *v = sl_match_get(m, &vf);
 			if (v == NULL || !(v->value[0] & 0x10)) {
 				snprintf(err, err_size, "dl_vlan_pcp requires a VLAN tag (dl_vlan)");
-				return -EINVAL;
+				return (int)i;
 			}
 		}
 		if (id == SL_FIELD_IPV6_ND_TARGET) {
 			long t = sl_match_exact_value(m, SL_FIELD_ICMPV6_TYPE);
 			if (t != 135 && t != 136) {
 				snprintf(err, err_size, "nd_target requires icmpv6_type=135 or 136");
-				return -EINVAL;
+				return (int)i;
 			}
 		}
 		/* OpenFlow 1.3 table 12: nd_sll needs a solicitation, nd_tll an advertisement. */
@@ -120,11 +120,11 @@ sl_match_check_prereqs(const struct sl_match *m, char *err, size_t err_size)
 			if (sl_match_exact_value(m, SL_FIELD_ICMPV6_TYPE) != want) {
 				snprintf(err, err_size, "%s requires icmpv6_type=%ld", sl_field_name(id),
 					 want);
-				return -EINVAL;
+				return (int)i;
 			}
 		}
 	}
-	return 0;
+	return -1;
 }
 
 bool
@@ -157,6 +157,14 @@ sl_action_equal(const struct sl_action *a, const struct sl_action *b)
 	default:
 		return true;
 	}
+}
+
+bool
+sl_action_same_set_slot(const struct sl_action *a, const struct sl_action *b)
+{
+	if (a->type != b->type)
+		return false;
+	return a->type != SL_ACT_SET_FIELD || sl_field_equal(&a->set_field.f, &b->set_field.f);
 }
 
 /* Remove field @id from a match. */
