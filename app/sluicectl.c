@@ -35,6 +35,7 @@
 #include "../src/core/core.h"
 #include "../src/ctl/ctl.h"
 #include "../src/flowfile/flowfile.h"
+#include "../src/fwd/fwd.h"
 #include "../src/ofp/ofp.h"
 #include "../src/tls/tls.h"
 

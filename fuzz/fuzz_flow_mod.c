@@ -14,6 +14,8 @@
 
 #include <string.h>
 
+#include "../src/pipeline/pipeline.h"
+
 #define FLOWS_MAX 2000
 #define COMMIT_EVERY 64
 #define RESET_EVERY 20000

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../src/flowfile/flowfile.h"
+#include "../src/fwd/fwd.h"
 
 static const char *dir;
 static unsigned n_files;

@@ -245,7 +245,7 @@
 #define SL_FLOWFILE_H
 
 #include "../core/core.h"
-#include "../pipeline/pipeline.h"
+#include "../flow/flow.h"
 
 /** What went wrong and where; strings are always NUL-terminated (possibly empty). */
 struct sl_parse_error {

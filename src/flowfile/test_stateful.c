@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../core/sl_test.h"
+#include "../pipeline/pipeline.h"
 
 static struct sl_pipeline *pl;
 static struct sl_pipeline_ctx *ctx;

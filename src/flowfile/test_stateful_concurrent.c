@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../core/sl_test.h"
+#include "../pipeline/pipeline.h"
 
 #define N_KEYS 1000
 #define HALF 500

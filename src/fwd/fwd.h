@@ -44,60 +44,16 @@
 #include <stdint.h>
 
 #include "../core/core.h"
+#include "../flow/flow.h"
 #include "../pipeline/pipeline.h"
 
-/** Forwarding modes; numbers are on the wire (docs/openflow.md section 12). */
-enum sl_fwd_mode { SL_FWD_OPENFLOW = 0, SL_FWD_HYPERCUBE = 1, SL_FWD_KEYFLOW = 2, SL_FWD__MAX };
+/* The parameters (struct sl_fwd_params, enum sl_fwd_fail) are specs: src/flow/flow.h. */
 
 /** Most ports a switch may have for the tableless engines. */
 #define SL_FWD_PORTS_MAX 255
-/** Most neighbours of a hypercube node (one per address bit). */
-#define SL_FWD_NEIGH_MAX 32
 /** Byte offsets in the destination MAC. */
 #define SL_FWD_TAG_OFS 4
 #define SL_FWD_HOPS_OFS 5
-
-/** Hypercube parameters. */
-struct sl_fwd_hypercube {
-	uint32_t addr;    /* this switch's node address */
-	uint16_t n_neigh; /* entries in neigh[] */
-	struct {
-		uint32_t addr; /* neighbour's address: differs from addr in exactly one bit */
-		uint32_t port; /* OpenFlow port towards it, 1..n_ports */
-	} neigh[SL_FWD_NEIGH_MAX];
-};
-
-/** KeyFlow parameters. */
-struct sl_fwd_keyflow {
-	uint32_t key; /* local key, > number of ports */
-};
-
-/** Parameters of one enabled engine. */
-struct sl_fwd_mode_params {
-	enum sl_fwd_mode mode;
-	uint8_t tag; /* dst MAC byte 4 of packets for this engine */
-	union {
-		struct sl_fwd_hypercube hc;
-		struct sl_fwd_keyflow kf;
-	};
-};
-
-/** A switch's forwarding configuration: the tableless engines enabled (none = openflow only). */
-struct sl_fwd_params {
-	unsigned n_modes;
-	struct sl_fwd_mode_params modes[SL_FWD__MAX - 1];
-};
-
-/** Why a configuration was refused (sl_fwd_params_check); mapped to OpenFlow errors by ofp. */
-enum sl_fwd_fail {
-	SL_FWD_FAIL_NONE = 0,
-	SL_FWD_FAIL_UNKNOWN_MODE, /* mode number or name not known */
-	SL_FWD_FAIL_DUP_MODE,     /* a mode enabled twice */
-	SL_FWD_FAIL_DUP_TAG,      /* two modes with the same tag */
-	SL_FWD_FAIL_DUP_NEIGHBOR, /* a neighbour address listed twice */
-	SL_FWD_FAIL_BAD_PORT,     /* port 0, above the port count, or used by two neighbours */
-	SL_FWD_FAIL_BAD_PARAM,    /* key <= port count, neighbour not one bit away, too many */
-};
 
 /** Out-port value meaning "deliver locally": handled by the OpenFlow pipeline. */
 #define SL_FWD_LOCAL 0xfffffff0u

@@ -31,6 +31,7 @@
 #include <x86intrin.h>
 
 #include "../flowfile/flowfile.h"
+#include "../pipeline/pipeline.h"
 #include "../core/sl_bench.h"
 
 #define BURST 32

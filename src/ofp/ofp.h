@@ -93,8 +93,7 @@
 #define SL_OFP_H
 
 #include "../core/core.h"
-#include "../fwd/fwd.h"
-#include "../pipeline/pipeline.h"
+#include "../flow/flow.h"
 
 #include <errno.h>
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../core/sl_test.h"
+#include "../fwd/fwd.h"
 
 /* One golden vector: the text form and the message bytes. */
 struct golden {

@@ -37,25 +37,10 @@
 #define SL_TABLE_H
 
 #include "../core/core.h"
+#include "../flow/flow.h"
 #include "../pkt/pkt.h"
 
-enum sl_table_kind {
-	SL_TABLE_DIRECT,
-	SL_TABLE_EXACT,
-	SL_TABLE_LPM,
-	SL_TABLE_TERNARY,
-	SL_TABLE__KIND_MAX, /* the classifier kinds end here */
-	/*
-	 * A pipeline stage that is no classifier: an OpenState state table
-	 * (src/state, pipeline.h).  sl_table_create() rejects it.
-	 */
-	SL_TABLE_STATE = SL_TABLE__KIND_MAX,
-};
-
-/** "direct", "exact", "lpm", "mask", "state". */
-const char *sl_table_kind_name(enum sl_table_kind k);
-/** Parse a kind name ("mask" and "ternary" are the same kind); -1 if unknown. */
-int sl_table_kind_parse(const char *name);
+/* enum sl_table_kind and its names (a table declaration names a kind): src/flow/flow.h. */
 
 /** Creation parameters. */
 struct sl_table_params {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Control path: helpers on flow specs shared by the flow-file parser and the OpenFlow codec. */
-#include "pipeline.h"
+#include "flow.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 void

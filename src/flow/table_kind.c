@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Table kind names (control path).  Apart from table.c, which creates
+ * Table kind names (control path).  Here, not in src/table, which creates
  * tables (and with them rte_acl), so that the flow syntax and sluicectl can
  * name kinds without linking DPDK.
  */
-#include "table.h"
+#include "flow.h"
 
 #include <string.h>
 
