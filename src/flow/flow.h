@@ -9,7 +9,8 @@
  * The flow-file parser (flowfile), the OpenFlow codec (ofp) and sluicectl
  * fill these specs; the pipeline (src/pipeline) and the forwarding modes
  * (src/fwd) compile and run them.  The component is DPDK-free and holds no
- * state, so the control-side tools build and link without DPDK.
+ * state, so the control-side tools build and link without DPDK (sluicectl
+ * loads no librte_* library: app/meson.build checks it).
  *
  * Concurrency: plain data and pure functions; any thread.
  */
