@@ -252,3 +252,37 @@ def test_refused_flow_mods_do_not_flood_the_log(sluice_bin: Path) -> None:
         assert sw.alive(), sw.output
     finally:
         sw.stop()
+
+
+def test_refused_flow_mod_logged_at_notice_by_default(sluice_bin: Path) -> None:
+    """An operator saw nothing when a controller's flow_mods were refused: the lines
+    were at debug level.
+
+    Steps: Sluice at its default log level with a ptcp listener; send 3 flow_mods whose
+    action names a group that does not exist, then a barrier.
+    Verify: 3 errors come back; the log holds 3 "flow_mod refused" lines at severity
+    notice, each naming the missing group."""
+    import re
+
+    if not testing.openflow_supported(sluice_bin):
+        pytest.skip("this sluice has no -C/--controller yet")
+    port = testing.free_tcp_port()
+    sw = Sluice(SluiceConfig(ports=["net_null0"], controllers=(f"ptcp:{port}:127.0.0.1",)),
+                binary=sluice_bin)
+    try:
+        (target,) = sw.wait_listening()
+        with ofp.Client.connect(target) as c:
+            for i in range(3):
+                c.send(ofp.flow_mod([], [ofp.action_group(99)], priority=5, xid=2000 + i))
+            c.send(ofp.barrier_request(xid=9))
+            n_err = 0
+            while c.recv(timeout=10).xid != 9:
+                n_err += 1
+        assert n_err == 3
+        testing.wait_until(lambda: len(re.findall(r"flow_mod refused", sw.output)) >= 3, 10,
+                           "the refusals in the log")
+        lines = [ln for ln in sw.output.splitlines() if "flow_mod refused" in ln]
+        assert len(lines) == 3, sw.output
+        assert all(" notice " in ln and "99" in ln for ln in lines), lines
+    finally:
+        sw.stop()

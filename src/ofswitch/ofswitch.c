@@ -542,7 +542,7 @@ handle_flow_mod(struct conn *c, const uint8_t *msg, size_t len)
 	if (rc < 0) {
 		enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
 		e = fail_to_error(f, false, fm.spec.table_id < SL_TABLES_MAX);
-		swlog_rl(sw, 7, "flow_mod refused: %s", err);
+		swlog_rl(sw, 5, "flow_mod refused: %s", err);
 		send_error(c, &e, msg, len);
 		return;
 	}
@@ -590,7 +590,7 @@ handle_group_mod(struct conn *c, const uint8_t *msg, size_t len)
 	}
 	if (rc < 0) {
 		e = fail_to_error(sl_pipeline_fail(sw->p.pl), true, false);
-		swlog_rl(sw, 7, "group_mod refused: %s", err);
+		swlog_rl(sw, 5, "group_mod refused: %s", err);
 		send_error(c, &e, msg, len);
 	}
 }
@@ -625,7 +625,7 @@ handle_meter_mod(struct conn *c, const uint8_t *msg, size_t len)
 	}
 	if (rc < 0) {
 		e = fail_to_error(sl_pipeline_fail(sw->p.pl), false, false);
-		swlog_rl(sw, 7, "meter_mod refused: %s", err);
+		swlog_rl(sw, 5, "meter_mod refused: %s", err);
 		send_error(c, &e, msg, len);
 	}
 }
@@ -802,7 +802,7 @@ handle_state(struct conn *c, const uint8_t *msg, size_t len, uint32_t exp_type)
 		}
 		if (sl_pipeline_table_declare(sw->p.pl, &ts, err, sizeof(err)) < 0) {
 			enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
-			swlog_rl(sw, 6, "state table refused: %s", err);
+			swlog_rl(sw, 5, "state table refused: %s", err);
 			send_error_tc(c, SL_OFPET_TABLE_MOD_FAILED,
 				      f == SL_FAIL_BAD_TABLE_ID   ? SL_OFPTMFC_BAD_TABLE
 				      : f == SL_FAIL_TABLE_BUSY ? SL_OFPTMFC_EPERM
@@ -823,7 +823,7 @@ handle_state(struct conn *c, const uint8_t *msg, size_t len, uint32_t exp_type)
 						     err, sizeof(err));
 		if (rc < 0) {
 			enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
-			swlog_rl(sw, 6, "state %s refused: %s",
+			swlog_rl(sw, 5, "state %s refused: %s",
 			      exp_type == SL_OFPX_STATE_SET ? "set" : "delete", err);
 			if (f == SL_FAIL_BAD_TABLE_ID)
 				send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TABLE_ID, msg,
@@ -911,7 +911,7 @@ handle_fwd_mode(struct conn *c, const uint8_t *msg, size_t len)
 		return;
 	}
 	if (sl_fwd_set(fwd, &fp, &fail, err, sizeof(err)) < 0) {
-		swlog_rl(sw, 6, "forwarding mode refused: %s", err);
+		swlog_rl(sw, 5, "forwarding mode refused: %s", err);
 		e = (struct sl_ofp_error){SL_OFPET_EXPERIMENTER, sl_ofp_fwd_fail_code(fail),
 					  SL_OFP_EXPERIMENTER_ID};
 		send_error(c, &e, msg, len);
@@ -1007,7 +1007,7 @@ handle_experimenter(struct conn *c, const uint8_t *msg, size_t len)
 	}
 	if (sl_pipeline_table_declare(sw->p.pl, &ts, err, sizeof(err)) < 0) {
 		enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
-		swlog_rl(sw, 6, "table declare refused: %s", err);
+		swlog_rl(sw, 5, "table declare refused: %s", err);
 		send_error_tc(c, SL_OFPET_TABLE_MOD_FAILED,
 			      f == SL_FAIL_BAD_TABLE_ID   ? SL_OFPTMFC_BAD_TABLE
 			      : f == SL_FAIL_TABLE_BUSY ? SL_OFPTMFC_EPERM
