@@ -294,3 +294,20 @@ def test_capture_two_ports_with_a_filter(sluice_bin: Path, tmp_path: Path) -> No
         assert t_start - 1 <= ts <= t_end + 1, (ts, t_start, t_end)
     # scapy reads the file too (the format is valid pcapng).
     assert len(rdpcap(str(out))) == 24
+    # So do the tools an operator uses: tshark's per-frame times and interface names,
+    # capinfos' first and last packet times (setup.sh installs them; skipped without).
+    if shutil.which("tshark") and shutil.which("capinfos"):
+        r = subprocess.run(["tshark", "-r", str(out), "-T", "fields", "-e", "frame.time_epoch",
+                            "-e", "frame.interface_name", "-e", "tcp.port"],
+                           capture_output=True, text=True, timeout=60, check=True)
+        rows = [ln.split("\t") for ln in r.stdout.splitlines()]
+        assert len(rows) == 24, r.stdout
+        for t, ifname, tports in rows:
+            assert t_start - 1 <= float(t) <= t_end + 1, (t, t_start, t_end)
+            assert ifname in names and "80" in tports.split(","), (ifname, tports)
+        ci = subprocess.run(["capinfos", "-a", "-e", "-S", "-c", str(out)],
+                            capture_output=True, text=True, timeout=60, check=True).stdout
+        first = float(re.search(r"First packet time:\s+([\d.]+)", ci).group(1))
+        last = float(re.search(r"Last packet time:\s+([\d.]+)", ci).group(1))
+        assert t_start - 1 <= first <= last <= t_end + 1, ci
+        assert re.search(r"Number of packets:\s+24\b", ci), ci
