@@ -753,7 +753,7 @@ control_loop(struct run *r)
 		 * are 4 ms: an idle switch wakes less (a packet-in after an idle
 		 * period may wait up to 4 ms; controller messages wake poll() at once).
 		 */
-		int round_ms = r->w->idle.max_us != 0 && r->w->idle.next_us >= r->w->idle.max_us ? 4 : 1;
+		int round_ms = sl_worker_idle_longest(r->w) ? 4 : 1;
 		if (r->sw != NULL)
 			sl_ofswitch_run(r->sw, round_ms);
 		else
@@ -775,7 +775,7 @@ control_thread(void *arg)
 	struct run *r = arg;
 
 	control_loop(r);
-	r->w->stop = true;
+	sl_worker_stop(r->w);
 	return NULL;
 }
 
@@ -803,30 +803,35 @@ print_table_line(const struct run *r, unsigned t)
 static void
 print_workers(const struct run *r)
 {
-	printf("workers: %u, dispatch %s", r->w->n_group, r->io != NULL ? "io" : "rss");
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n = sl_worker_ctxs(r->w, ctxs, SL_DISPATCH_WORKERS_MAX);
+	const struct sl_dispatch *disp = r->io != NULL ? sl_worker_io_dispatch(r->io) : NULL;
+
+	printf("workers: %u, dispatch %s", sl_worker_group_size(r->w), r->io != NULL ? "io" : "rss");
 	if (r->io != NULL)
 		printf(", scheduler %s, threshold %.2f, adjustments %" PRIu64,
-		       sl_sched_name(sl_dispatch_sched(r->io->disp)),
-		       sl_dispatch_threshold(r->io->disp), sl_dispatch_adjustments(r->io->disp));
+		       sl_sched_name(sl_dispatch_sched(disp)), sl_dispatch_threshold(disp),
+		       sl_dispatch_adjustments(disp));
 	printf("\n");
-	if (r->io != NULL)
+	if (r->io != NULL) {
+		struct sl_worker_io_stats ios;
+		sl_worker_io_read(r->io, &ios);
 		printf("  io      rx %-12" PRIu64 " dispatch-full drops %" PRIu64 "\n",
-		       r->io->loop.packets, r->io->ring_full);
-	for (unsigned i = 0; i < r->w->n_group; i++) {
-		const struct sl_worker *w = &r->w->group[i];
-		const struct sl_pipeline_ctx *ctx = w->ctx;
-		uint64_t drops[SL_DROP__MAX], nd = 0, txd = 0;
+		       ios.loop.packets, ios.ring_full);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct sl_worker_member_stats ms;
+		uint64_t drops[SL_DROP__MAX], nd = 0;
 
-		sl_pipeline_drop_stats(&ctx, 1, drops);
+		sl_pipeline_drop_stats(&ctxs[i], 1, drops);
 		for (unsigned d = 0; d < SL_DROP__MAX; d++)
 			nd += drops[d];
-		for (unsigned p = 0; p < SL_PORT_SLOTS; p++)
-			txd += w->pstats[p].tx_drops;
+		sl_worker_member_read(r->w, i, &ms);
 		printf("  worker %-2u packets %-12" PRIu64 " pipeline drops %-10" PRIu64
-		       " tx drops %-10" PRIu64, i, w->loop.packets, nd, txd);
+		       " tx drops %-10" PRIu64, i, ms.packets, nd, ms.tx_drops);
 		if (r->io != NULL) {
 			struct sl_dispatch_worker_stats ds;
-			sl_dispatch_worker_stats(r->io->disp, i, &ds);
+			sl_dispatch_worker_stats(disp, i, &ds);
 			printf(" dispatched %-12" PRIu64 " ring-full %-8" PRIu64 " adjusted away %" PRIu64,
 			       ds.packets, ds.ring_full, ds.adjust_from);
 		}
@@ -840,6 +845,7 @@ print_summary(const struct run *r)
 	struct sl_worker_totals tot;
 	struct sl_worker_port_stats ctrl;
 	struct sl_worker_loop_stats ls;
+	struct sl_worker_port_stats retired;
 	uint64_t drops[SL_DROP__MAX];
 	int last = sl_pipeline_last_table(r->pl);
 
@@ -847,6 +853,7 @@ print_summary(const struct run *r)
 	sl_worker_drops(r->w, drops);
 	sl_worker_ctrl_read(r->w, &ctrl);
 	sl_worker_loop_read(r->w, &ls);
+	sl_worker_retired_read(r->w, &retired);
 	/* The tx path counts its drops per port: report them under their reason too. */
 	drops[SL_DROP_TX_FULL] += tot.tx_drops - ctrl.tx_drops;
 	printf("\n=== sluice: final counters after %.1f s ===\n", r->elapsed);
@@ -869,10 +876,10 @@ print_summary(const struct run *r)
 		       link.up ? "up" : "down", ps->rx_packets, ps->tx_packets, ps->tx_drops,
 		       hw.imissed, hw.rx_nombuf);
 	}
-	if (r->w->retired.rx_packets || r->w->retired.tx_packets || r->w->retired.tx_drops)
+	if (retired.rx_packets || retired.tx_packets || retired.tx_drops)
 		printf("  deleted ports         rx %-12" PRIu64 " tx %-12" PRIu64
 		       " tx_drop %" PRIu64 "\n",
-		       r->w->retired.rx_packets, r->w->retired.tx_packets, r->w->retired.tx_drops);
+		       retired.rx_packets, retired.tx_packets, retired.tx_drops);
 	printf("tables:\n");
 	for (int t = 0; t <= last; t++)
 		if (sl_pipeline_table(r->pl, (unsigned)t) != NULL ||
@@ -930,7 +937,7 @@ print_summary(const struct run *r)
 		printf("datapath: %.1f busy cycles/packet, %.1f packets/burst\n",
 		       (double)ls.busy_cycles / (double)ls.packets,
 		       (double)ls.packets / (double)ls.bursts);
-	if (r->w->n_group > 1 || r->io != NULL)
+	if (sl_worker_group_size(r->w) > 1 || r->io != NULL)
 		print_workers(r);
 }
 
@@ -992,24 +999,25 @@ write_json(const struct run *r, const char *path)
 			ps->tx_packets, ps->tx_drops);
 	}
 	/* Ports deleted at run time: the totals keep their packets. */
+	struct sl_worker_port_stats retired;
+	const struct sl_dispatch *disp = r->io != NULL ? sl_worker_io_dispatch(r->io) : NULL;
+	sl_worker_retired_read(r->w, &retired);
 	fprintf(f, "],\n  \"ports_deleted\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
 		   ", \"tx_drops\": %" PRIu64 "},\n  \"workers\": [",
-		r->w->retired.rx_packets, r->w->retired.tx_packets, r->w->retired.tx_drops);
-	for (unsigned i = 0; i < r->w->n_group; i++) {
-		const struct sl_worker *w = &r->w->group[i];
-		const struct sl_pipeline_ctx *ctx = w->ctx;
-		uint64_t wd[SL_DROP__MAX], txd = 0;
+		retired.rx_packets, retired.tx_packets, retired.tx_drops);
+	for (unsigned i = 0; i < n_cctx; i++) {
+		struct sl_worker_member_stats ms;
+		uint64_t wd[SL_DROP__MAX];
 		struct sl_dispatch_worker_stats ds = {0};
 
-		sl_pipeline_drop_stats(&ctx, 1, wd);
-		for (unsigned p = 0; p < SL_PORT_SLOTS; p++)
-			txd += w->pstats[p].tx_drops;
+		sl_pipeline_drop_stats(&cctx[i], 1, wd);
+		sl_worker_member_read(r->w, i, &ms);
 		if (r->io != NULL)
-			sl_dispatch_worker_stats(r->io->disp, i, &ds);
+			sl_dispatch_worker_stats(disp, i, &ds);
 		fprintf(f, "%s{\"worker\": %u, \"packets\": %" PRIu64 ", \"tx_drops\": %" PRIu64
 			   ", \"dispatched\": %" PRIu64 ", \"ring_full\": %" PRIu64
 			   ", \"adjust_from\": %" PRIu64 ", \"adjust_to\": %" PRIu64 ", \"drops\": {",
-			i ? ", " : "", i, w->loop.packets, txd, ds.packets, ds.ring_full,
+			i ? ", " : "", i, ms.packets, ms.tx_drops, ds.packets, ds.ring_full,
 			ds.adjust_from, ds.adjust_to);
 		for (unsigned d = 0; d < SL_DROP__MAX; d++)
 			fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "", sl_drop_reason_name(d), wd[d]);
@@ -1018,8 +1026,8 @@ write_json(const struct run *r, const char *path)
 	fprintf(f, "],\n  \"dispatch\": \"%s\", \"scheduler\": \"%s\", \"adjustments\": %" PRIu64
 		   ",\n",
 		r->io != NULL ? "io" : "rss",
-		r->io != NULL ? sl_sched_name(sl_dispatch_sched(r->io->disp)) : "",
-		r->io != NULL ? sl_dispatch_adjustments(r->io->disp) : 0);
+		r->io != NULL ? sl_sched_name(sl_dispatch_sched(disp)) : "",
+		r->io != NULL ? sl_dispatch_adjustments(disp) : 0);
 	fprintf(f, "  \"tables\": [");
 	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
 	unsigned n_ctxs = sl_worker_ctxs(r->w, ctxs, SL_DISPATCH_WORKERS_MAX);
@@ -1238,8 +1246,8 @@ main(int argc, char **argv)
 	struct rte_mempool *mp = NULL;
 	struct sl_fwd *fwd = NULL;
 	struct sl_port *ports = NULL;
-	struct sl_worker *workers = NULL;
-	static struct sl_worker_io io;
+	struct sl_worker *workers = NULL; /* the group's lead */
+	struct sl_worker_io *io = NULL;
 	unsigned lcores[SL_DISPATCH_WORKERS_MAX + 1], n_lcores = 0;
 	char *eal_argv[64], prefix[80], err[512], mgmt[128], rundir[4096];
 	const char *targets[SL_ARRAY_SIZE(o.controllers) + 1];
@@ -1391,36 +1399,29 @@ main(int argc, char **argv)
 	}
 	if (!o.no_local)
 		local_open(&o, mp, nq, ports, pl);
-	workers = aligned_alloc(64, RTE_ALIGN(sizeof(*workers) * o.workers, 64));
-	if (workers == NULL ||
-	    sl_worker_group_init(workers, o.workers, pl, ports, mp, (uint16_t)o.burst) < 0) {
-		free(workers);
-		workers = NULL;
+	if (sl_worker_group_create(o.workers, pl, ports, mp, (uint16_t)o.burst, 1024, &workers) < 0) {
 		fprintf(stderr, "sluice: cannot set up the datapath: out of memory\n");
 		goto out;
 	}
-	if (sl_worker_ctrl_init(&workers[0], 1024) < 0 ||
-	    (o.dispatch_io &&
-	     sl_worker_io_init(&io, workers, o.workers, (enum sl_sched)o.sched, o.sched_threshold,
-			       o.worker_ring, (unsigned)o.burst, 100) < 0)) {
+	if (o.dispatch_io &&
+	    sl_worker_io_create(workers, (enum sl_sched)o.sched, o.sched_threshold, o.worker_ring,
+				(unsigned)o.burst, 100, &io) < 0) {
 		fprintf(stderr, "sluice: cannot set up the datapath: out of memory\n");
 		goto out_workers;
 	}
 	sl_pipeline_set_shared_counters(pl, o.workers > 1);
-	sl_worker_set_pin_rate(&workers[0], (uint64_t)o.pin_rate);
+	sl_worker_set_pin_rate(workers, (uint64_t)o.pin_rate);
 	if (sl_fwd_create(o.max_port_no, &fwd) < 0) {
 		fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
 		goto out_workers;
 	}
-	for (unsigned i = 0; i < o.workers; i++) {
-		sl_idle_init(&workers[i].idle, o.idle_sleep_max);
-		if ((workers[i].fwd = sl_fwd_ctx_create(fwd)) == NULL) {
-			fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
-			goto out_workers;
-		}
+	sl_worker_idle_set(workers, o.idle_sleep_max);
+	if (sl_worker_fwd_attach(workers, fwd) < 0) {
+		fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
+		goto out_workers;
 	}
 	/* The lead owns the group's RCU variable: its sync waits for every worker. */
-	sl_fwd_set_sync(fwd, sl_worker_sync, &workers[0]);
+	sl_fwd_set_sync(fwd, sl_worker_sync, workers);
 	if (sl_fwd_set(fwd, o.fwd_mode == NULL && file_fwd_set ? &file_fwd_params : &o.fwd_params,
 		       NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "sluice: %s: %s\n", o.fwd_mode == NULL ? "fwd-mode" : "--fwd-mode",
@@ -1440,7 +1441,7 @@ main(int argc, char **argv)
 			.targets = targets,
 			.n_targets = n_targets,
 			.pl = pl,
-			.worker = &workers[0],
+			.worker = workers,
 			.ports = ports,
 			.unix_gid = o.mgmt_gid,
 			.tls = tls,
@@ -1463,7 +1464,7 @@ main(int argc, char **argv)
 		printf("sluice: datapath id %016" PRIx64 "\n", sl_ofswitch_datapath_id(run.sw));
 	}
 	if (o.metrics != NULL) {
-		struct sl_stats_src src = {.pl = pl, .worker = &workers[0], .ports = ports,
+		struct sl_stats_src src = {.pl = pl, .worker = workers, .ports = ports,
 					   .sw = run.sw};
 		struct sl_metrics_params xp = {.listen = o.metrics, .switch_name = o.name, .src = &src};
 		rc = sl_metrics_create(&xp, &run.metrics, err, sizeof(err));
@@ -1483,7 +1484,7 @@ main(int argc, char **argv)
 			.fail_mode = o.fail_mode == SL_FAIL_MODE_SECURE ? "secure" : "standalone",
 			.n_controllers = o.n_controllers,
 			.pl = pl,
-			.worker = &workers[0],
+			.worker = workers,
 			.ports = ports,
 			.sw = run.sw,
 			.mp = mp,
@@ -1518,28 +1519,29 @@ main(int argc, char **argv)
 	run.mgmt_target = mgmt;
 	run.pl = pl;
 	run.ports = ports;
-	run.w = &workers[0];
-	run.io = o.dispatch_io ? &io : NULL;
+	run.w = workers;
+	run.io = io;
 	if (n_lcores > 0) {
 		for (unsigned i = 0; i < o.workers; i++)
-			rte_eal_remote_launch(sl_worker_run, &workers[i], lcores[i]);
+			rte_eal_remote_launch(sl_worker_run, sl_worker_group_member(workers, i),
+					      lcores[i]);
 		if (o.dispatch_io)
-			rte_eal_remote_launch(sl_worker_io_run, &io, lcores[o.workers]);
+			rte_eal_remote_launch(sl_worker_io_run, io, lcores[o.workers]);
 		control_loop(&run);
 		/* The I/O core first: the workers then drain their rings before they return. */
 		if (o.dispatch_io) {
-			io.stop = true;
+			sl_worker_io_stop(io);
 			rte_eal_wait_lcore(lcores[o.workers]);
 		}
 		for (unsigned i = 0; i < o.workers; i++)
-			workers[i].stop = true;
+			sl_worker_stop(sl_worker_group_member(workers, i));
 		for (unsigned i = 0; i < o.workers; i++)
 			rte_eal_wait_lcore(lcores[i]);
 	} else {
 		/* One lcore: the datapath keeps it, control runs in a plain thread. */
 		pthread_t th;
 		pthread_create(&th, NULL, control_thread, &run);
-		sl_worker_run(&workers[0]);
+		sl_worker_run(workers);
 		pthread_join(th, NULL);
 	}
 	print_summary(&run);
@@ -1558,12 +1560,7 @@ main(int argc, char **argv)
 	if (o.json_path != NULL && write_json(&run, o.json_path) < 0)
 		status = EXIT_RUNTIME;
 out_workers:
-	sl_worker_io_fini(&io);
-	for (unsigned i = 0; workers != NULL && i < o.workers; i++) {
-		sl_fwd_ctx_destroy(workers[i].fwd);
-		sl_worker_fini(&workers[i]);
-	}
-	free(workers);
+	sl_worker_group_destroy(workers);
 
 out:
 	sl_fwd_destroy(fwd);

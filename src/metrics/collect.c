@@ -331,7 +331,7 @@ datapath(const struct sl_metrics *m, struct sl_metrics_text *t)
 static void
 workers(const struct sl_metrics *m, struct sl_metrics_text *t)
 {
-	unsigned n = m->src.worker->n_group;
+	unsigned n = sl_worker_group_size(m->src.worker);
 	struct sl_stats_worker *ws = calloc(n ? n : 1, sizeof(*ws));
 	struct sl_stats_dispatch ds;
 	double hz = (double)rte_get_tsc_hz();

@@ -217,8 +217,8 @@ h_info(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	dict_u64(d, "n_tables_used", used);
 	dict_u64(d, "n_flows", sl_pipeline_flow_count(mgmt->p.pl, 255));
 	dict_u64(d, "n_groups", sl_pipeline_group_count(mgmt->p.pl));
-	dict_u64(d, "workers", mgmt->p.worker->n_group);
-	dict_u64(d, "burst", mgmt->p.worker->burst);
+	dict_u64(d, "workers", sl_worker_group_size(mgmt->p.worker));
+	dict_u64(d, "burst", sl_worker_burst(mgmt->p.worker));
 	dict_u64(d, "tsc_hz", rte_get_tsc_hz());
 	rte_tel_data_add_dict_string(d, "fail_mode", mgmt->p.fail_mode);
 	rte_tel_data_add_dict_string(d, "mgmt", mgmt->p.mgmt_target ? mgmt->p.mgmt_target : "");
@@ -415,19 +415,17 @@ h_fwd(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
 	const struct sl_worker *w = mgmt->p.worker;
 	const struct sl_fwd_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
-	unsigned n_ctxs = SL_MIN(w->lead->n_group, SL_DISPATCH_WORKERS_MAX);
+	unsigned n_ctxs = sl_worker_fwd_ctxs(w, ctxs, SL_DISPATCH_WORKERS_MAX);
 	struct sl_fwd_params fp;
 	struct sl_fwd_stats st;
 	char modes[64] = "openflow", key[48];
 
 	(void)params;
-	if (w->fwd == NULL) {
+	if (sl_worker_fwd(w) == NULL) {
 		snprintf(err, err_size, "forwarding modes are not set up");
 		return -1;
 	}
-	for (unsigned i = 0; i < n_ctxs; i++)
-		ctxs[i] = w->lead->group[i].fwd;
-	sl_fwd_get(sl_fwd_ctx_fwd(w->fwd), &fp);
+	sl_fwd_get(sl_worker_fwd(w), &fp);
 	sl_fwd_stats_read(ctxs, n_ctxs, &st);
 	rte_tel_data_start_dict(d);
 	for (unsigned i = 0; i < fp.n_modes; i++) {
@@ -869,7 +867,7 @@ dispatch_summary(struct rte_tel_data *d)
 	struct sl_stats_dispatch ds;
 
 	sl_stats_dispatch_read(&mgmt->src, &ds);
-	dict_u64(d, "workers", mgmt->p.worker->n_group);
+	dict_u64(d, "workers", sl_worker_group_size(mgmt->p.worker));
 	rte_tel_data_add_dict_string(d, "dispatch", ds.io ? "io" : "rss");
 	if (!ds.io)
 		return;
@@ -885,13 +883,13 @@ dispatch_summary(struct rte_tel_data *d)
 static int
 h_workers(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
-	const struct sl_worker *l = mgmt->p.worker;
+	unsigned n = sl_worker_group_size(mgmt->p.worker);
 	char key[16];
 
 	(void)params, (void)err, (void)err_size;
 	rte_tel_data_start_dict(d);
 	dispatch_summary(d);
-	for (unsigned i = 0; i < l->n_group && i < WORKERS_LISTED_MAX; i++) {
+	for (unsigned i = 0; i < n && i < WORKERS_LISTED_MAX; i++) {
 		struct rte_tel_data *c = rte_tel_data_alloc();
 		if (c == NULL)
 			break;
@@ -900,7 +898,7 @@ h_workers(const char *params, struct rte_tel_data *d, char *err, size_t err_size
 		snprintf(key, sizeof(key), "%u", i);
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
-	if (l->n_group > WORKERS_LISTED_MAX)
+	if (n > WORKERS_LISTED_MAX)
 		dict_u64(d, "truncated", 1);
 	return 0;
 }
@@ -1473,7 +1471,7 @@ h_trace_live_stop(const char *params, struct rte_tel_data *d, char *err, size_t 
 static int
 h_dispatch(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 {
-	struct sl_worker_io *io = mgmt->p.worker->io;
+	struct sl_worker_io *io = sl_worker_group_io(mgmt->p.worker);
 	char buf[128], *save = NULL;
 	int sched = -1;
 	double thr = -1;
@@ -1509,9 +1507,10 @@ h_dispatch(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 				return -EINVAL;
 			}
 		}
-		sl_dispatch_request(io->disp, sched, thr);
+		struct sl_dispatch *disp = sl_worker_io_dispatch(io);
+		sl_dispatch_request(disp, sched, thr);
 		SL_LOG(NOTICE, mgmt, "dispatch: scheduler %s, threshold %.2f (telemetry)",
-		       sl_sched_name(sl_dispatch_sched(io->disp)), sl_dispatch_threshold(io->disp));
+		       sl_sched_name(sl_dispatch_sched(disp)), sl_dispatch_threshold(disp));
 	}
 	rte_tel_data_start_dict(d);
 	dispatch_summary(d);

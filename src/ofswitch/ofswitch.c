@@ -553,8 +553,7 @@ handle_flow_mod(struct conn *c, const uint8_t *msg, size_t len)
 static void
 packet_outs_drain(struct sl_ofswitch *sw)
 {
-	for (unsigned spins = 0; sw->p.worker->pout_ring != NULL &&
-				 rte_ring_count(sw->p.worker->pout_ring) > 0 && spins < 1000000;
+	for (unsigned spins = 0; sl_worker_pout_pending(sw->p.worker) > 0 && spins < 1000000;
 	     spins++)
 		rte_pause();
 }
@@ -876,9 +875,7 @@ static void
 handle_fwd_mode(struct conn *c, const uint8_t *msg, size_t len)
 {
 	struct sl_ofswitch *sw = c->sw;
-	struct sl_fwd *fwd = sw->p.worker != NULL && sw->p.worker->fwd != NULL
-				     ? sl_fwd_ctx_fwd(sw->p.worker->fwd)
-				     : NULL;
+	struct sl_fwd *fwd = sw->p.worker != NULL ? sl_worker_fwd(sw->p.worker) : NULL;
 	struct sl_fwd_params fp;
 	struct sl_ofp_error e;
 	enum sl_fwd_fail fail;
@@ -1807,7 +1804,7 @@ standalone_update(struct sl_ofswitch *sw)
 		    !controller_connected(sw);
 
 	/* Packet-ins have somewhere to go: a connection or the learning switch. */
-	sw->p.worker->controller_up = want || sw->n_conns > 0;
+	sl_worker_controller_up_set(sw->p.worker, want || sw->n_conns > 0);
 	if (want == sw->standalone_on)
 		return;
 	sw->standalone_on = want;

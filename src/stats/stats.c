@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include <rte_cycles.h>
-#include <rte_ring.h>
 
 const char *const sl_stats_latency_class_names[SL_STATS_LATENCY_CLASSES] = {"pipeline",
 									      "packet_in"};
@@ -41,7 +40,9 @@ sl_stats_drops_read(const struct sl_stats_src *s, uint64_t drops[SL_DROP__MAX])
 		sl_worker_port_read(s->worker, i, &ps);
 		drops[SL_DROP_TX_FULL] += ps.tx_drops;
 	}
-	drops[SL_DROP_TX_FULL] += s->worker->lead->retired.tx_drops;
+	struct sl_worker_port_stats retired;
+	sl_worker_retired_read(s->worker, &retired);
+	drops[SL_DROP_TX_FULL] += retired.tx_drops;
 }
 
 bool
@@ -88,15 +89,15 @@ sl_stats_datapath_read(const struct sl_stats_src *s, struct sl_stats_datapath *o
 	sl_pipeline_cache_stats(ctxs, n_ctxs, &out->cache_hits, &out->cache_misses);
 	sl_pipeline_search_budget_get(s->pl, &out->budget);
 	sl_pipeline_search_budget_stats(ctxs, n_ctxs, &out->budget_stats);
-	out->workers = w->n_group;
+	out->workers = sl_worker_group_size(w);
 	out->copies = tot.copies;
 	out->chain_installed = sl_pipeline_chain_installed(s->pl);
 	out->chain_traversed = sl_pipeline_chain_traversed(ctxs, n_ctxs);
-	out->idle_sleep_max_us = w->idle.max_us;
-	for (unsigned i = 0; i < w->lead->n_group; i++) {
-		out->idle_sleeps += w->lead->group[i].idle.sleeps;
-		out->idle_slept_ns += w->lead->group[i].idle.slept_ns;
-	}
+	struct sl_worker_idle_stats idle;
+	sl_worker_idle_read(w, &idle);
+	out->idle_sleep_max_us = idle.max_us;
+	out->idle_sleeps = idle.sleeps;
+	out->idle_slept_ns = idle.slept_ns;
 	out->tsc_hz = rte_get_tsc_hz();
 }
 
@@ -133,37 +134,45 @@ sl_stats_controller_read(const struct sl_stats_src *s, struct sl_stats_controlle
 void
 sl_stats_worker_read(const struct sl_stats_src *s, unsigned i, struct sl_stats_worker *out)
 {
-	const struct sl_worker *w = &s->worker->lead->group[i];
-	const struct sl_worker_io *io = s->worker->io;
-	const struct sl_pipeline_ctx *ctx = w->ctx;
+	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
+	unsigned n_ctxs = ctxs_read(s, ctxs);
+	const struct sl_worker_io *io = sl_worker_group_io(s->worker);
+	struct sl_worker_member_stats ms;
 
 	memset(out, 0, sizeof(*out));
-	sl_pipeline_drop_stats(&ctx, 1, out->drops);
-	for (unsigned p = 0; p < SL_PORT_SLOTS; p++)
-		out->tx_drops += w->pstats[p].tx_drops;
-	out->packets = w->loop.packets;
-	out->bursts = w->loop.bursts;
-	out->busy_cycles = w->loop.busy_cycles;
-	if (io != NULL && w->in_ring != NULL) {
+	if (i < n_ctxs)
+		sl_pipeline_drop_stats(&ctxs[i], 1, out->drops);
+	sl_worker_member_read(s->worker, i, &ms);
+	out->tx_drops = ms.tx_drops;
+	out->packets = ms.packets;
+	out->bursts = ms.bursts;
+	out->busy_cycles = ms.busy_cycles;
+	if (io != NULL && ms.dispatched) {
+		struct sl_worker_io_stats ios;
+		sl_worker_io_read(io, &ios);
 		out->dispatched = true;
-		out->ring_used = rte_ring_count(w->in_ring);
-		out->ring_size = io->ring_size;
-		sl_dispatch_worker_stats(io->disp, w->id, &out->disp);
+		out->ring_used = ms.ring_used;
+		out->ring_size = ios.ring_size;
+		sl_dispatch_worker_stats(sl_worker_io_dispatch(io), i, &out->disp);
 	}
 }
 
 void
 sl_stats_dispatch_read(const struct sl_stats_src *s, struct sl_stats_dispatch *out)
 {
-	const struct sl_worker_io *io = s->worker->io;
+	const struct sl_worker_io *io = sl_worker_group_io(s->worker);
+	const struct sl_dispatch *disp;
+	struct sl_worker_io_stats ios;
 
 	memset(out, 0, sizeof(*out));
 	if (io == NULL)
 		return;
+	disp = sl_worker_io_dispatch(io);
+	sl_worker_io_read(io, &ios);
 	out->io = true;
-	out->sched = sl_dispatch_sched(io->disp);
-	out->threshold = sl_dispatch_threshold(io->disp);
-	out->adjustments = sl_dispatch_adjustments(io->disp);
-	out->loop = io->loop;
-	out->ring_full = io->ring_full;
+	out->sched = sl_dispatch_sched(disp);
+	out->threshold = sl_dispatch_threshold(disp);
+	out->adjustments = sl_dispatch_adjustments(disp);
+	out->loop = ios.loop;
+	out->ring_full = ios.ring_full;
 }

@@ -10,9 +10,10 @@
  * waits for company.  A ring that refuses packets gets them freed here and
  * counted as dispatch-full drops.
  */
-#include "worker.h"
+#include "worker_priv.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -54,9 +55,9 @@ io_done(void *arg, unsigned w)
 	return __atomic_load_n(&io->workers[w].done, __ATOMIC_ACQUIRE);
 }
 
-int
-sl_worker_io_init(struct sl_worker_io *io, struct sl_worker *ws, unsigned n, enum sl_sched sched,
-		  double threshold, unsigned ring_size, unsigned out_burst, unsigned flush_us)
+static int
+io_init(struct sl_worker_io *io, struct sl_worker *ws, unsigned n, enum sl_sched sched,
+	double threshold, unsigned ring_size, unsigned out_burst, unsigned flush_us)
 {
 	char name[RTE_RING_NAMESIZE];
 	int rc;
@@ -109,6 +110,53 @@ sl_worker_io_init(struct sl_worker_io *io, struct sl_worker *ws, unsigned n, enu
 	if (ws[0].qs != NULL)
 		rte_rcu_qsbr_thread_register(ws[0].qs, n);
 	return 0;
+}
+
+int
+sl_worker_io_create(struct sl_worker *w, enum sl_sched sched, double threshold,
+		    unsigned ring_size, unsigned out_burst, unsigned flush_us,
+		    struct sl_worker_io **out)
+{
+	struct sl_worker *l = w->lead;
+	struct sl_worker_io *io = aligned_alloc(64, RTE_ALIGN(sizeof(*io), 64));
+	int rc;
+
+	*out = NULL;
+	if (io == NULL)
+		return -ENOMEM;
+	rc = io_init(io, l->group, l->n_group, sched, threshold, ring_size, out_burst, flush_us);
+	if (rc < 0) {
+		free(io);
+		return rc;
+	}
+	*out = io; /* freed with the group (sl_worker_group_destroy) */
+	return 0;
+}
+
+void
+sl_worker_io_stop(struct sl_worker_io *io)
+{
+	io->stop = true;
+}
+
+struct sl_worker_io *
+sl_worker_group_io(const struct sl_worker *w)
+{
+	return w->lead->io;
+}
+
+struct sl_dispatch *
+sl_worker_io_dispatch(const struct sl_worker_io *io)
+{
+	return io->disp;
+}
+
+void
+sl_worker_io_read(const struct sl_worker_io *io, struct sl_worker_io_stats *out)
+{
+	out->loop = io->loop;
+	out->ring_full = io->ring_full;
+	out->ring_size = io->ring_size;
 }
 
 void

@@ -6,9 +6,10 @@
  * output port -> tx_burst per port.  Dropped mbufs are freed in one bulk
  * call per burst.
  */
-#include "worker.h"
+#include "worker_priv.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -71,9 +72,10 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 	return w->ctx != NULL ? 0 : -ENOMEM;
 }
 
-int
-sl_worker_group_init(struct sl_worker *ws, unsigned n, struct sl_pipeline *pl,
-		     struct sl_port *ports, struct rte_mempool *mp, uint16_t burst)
+/* Worker i of @ws[0..n-1] joins the group of worker 0. */
+static int
+group_init(struct sl_worker *ws, unsigned n, struct sl_pipeline *pl, struct sl_port *ports,
+	   struct rte_mempool *mp, uint16_t burst)
 {
 	for (unsigned i = 0; i < n; i++) {
 		if (sl_worker_init(&ws[i], pl, ports, mp, burst) < 0) {
@@ -89,6 +91,127 @@ sl_worker_group_init(struct sl_worker *ws, unsigned n, struct sl_pipeline *pl,
 		ws[i].pset = ws[0].pset_pub; /* every worker reads the lead's set */
 	}
 	return 0;
+}
+
+int
+sl_worker_group_create(unsigned n, struct sl_pipeline *pl, struct sl_port *ports,
+		       struct rte_mempool *mp, uint16_t burst, unsigned pin_queue,
+		       struct sl_worker **lead)
+{
+	/* Cache-line aligned: each worker's counters stay on lines of their own. */
+	struct sl_worker *ws = aligned_alloc(64, RTE_ALIGN(sizeof(*ws) * n, 64));
+
+	*lead = NULL;
+	if (ws == NULL)
+		return -ENOMEM;
+	if (group_init(ws, n, pl, ports, mp, burst) < 0) {
+		free(ws);
+		return -ENOMEM;
+	}
+	*lead = ws;
+	if (sl_worker_ctrl_init(ws, pin_queue) < 0) {
+		sl_worker_group_destroy(ws);
+		*lead = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+sl_worker_group_destroy(struct sl_worker *lead)
+{
+	if (lead == NULL)
+		return;
+	if (lead->io != NULL) {
+		sl_worker_io_fini(lead->io);
+		free(lead->io);
+	}
+	for (unsigned i = 0; i < lead->n_group; i++) {
+		sl_fwd_ctx_destroy(lead->group[i].fwd);
+		sl_worker_fini(&lead->group[i]);
+	}
+	free(lead->group);
+}
+
+unsigned
+sl_worker_group_size(const struct sl_worker *w)
+{
+	return w->n_group;
+}
+
+struct sl_worker *
+sl_worker_group_member(struct sl_worker *w, unsigned i)
+{
+	return i < w->n_group ? &w->lead->group[i] : NULL;
+}
+
+int
+sl_worker_fwd_attach(struct sl_worker *w, struct sl_fwd *fwd)
+{
+	struct sl_worker *l = w->lead;
+
+	for (unsigned i = 0; i < l->n_group; i++)
+		if ((l->group[i].fwd = sl_fwd_ctx_create(fwd)) == NULL)
+			return -ENOMEM; /* the contexts made so far go with the group */
+	return 0;
+}
+
+struct sl_fwd *
+sl_worker_fwd(const struct sl_worker *w)
+{
+	return w->fwd != NULL ? sl_fwd_ctx_fwd(w->fwd) : NULL;
+}
+
+unsigned
+sl_worker_fwd_ctxs(const struct sl_worker *w, const struct sl_fwd_ctx *ctxs[], unsigned max)
+{
+	const struct sl_worker *l = w->lead;
+	unsigned n = SL_MIN(l->n_group, max);
+
+	for (unsigned i = 0; i < n; i++)
+		ctxs[i] = l->group[i].fwd;
+	return n;
+}
+
+void
+sl_worker_idle_set(struct sl_worker *w, unsigned max_us)
+{
+	struct sl_worker *l = w->lead;
+
+	for (unsigned i = 0; i < l->n_group; i++)
+		sl_idle_init(&l->group[i].idle, max_us);
+}
+
+bool
+sl_worker_idle_longest(const struct sl_worker *w)
+{
+	return w->idle.max_us != 0 && w->idle.next_us >= w->idle.max_us;
+}
+
+uint16_t
+sl_worker_burst(const struct sl_worker *w)
+{
+	return w->burst;
+}
+
+void
+sl_worker_stop(struct sl_worker *w)
+{
+	w->stop = true;
+}
+
+void
+sl_worker_controller_up_set(struct sl_worker *w, bool up)
+{
+	w->lead->controller_up = up;
+}
+
+unsigned
+sl_worker_pout_pending(const struct sl_worker *w)
+{
+	const struct sl_worker *l = w->lead;
+
+	return l->pout_ring != NULL ? rte_ring_count(l->pout_ring) : 0;
 }
 
 /* Every worker of the group mirrors its bursts (the capture's ring is multi-producer). */
@@ -1056,4 +1179,43 @@ sl_worker_totals(const struct sl_worker *w, struct sl_worker_totals *t)
 	for (unsigned r = 0; r < SL_DROP__MAX; r++)
 		t->pipeline_drops += drops[r];
 	t->copies = sl_pipeline_copies(ctxs, n);
+}
+
+void
+sl_worker_retired_read(const struct sl_worker *w, struct sl_worker_port_stats *out)
+{
+	*out = w->lead->retired;
+}
+
+void
+sl_worker_member_read(const struct sl_worker *w, unsigned i, struct sl_worker_member_stats *out)
+{
+	const struct sl_worker *m;
+
+	memset(out, 0, sizeof(*out));
+	if (i >= w->lead->n_group)
+		return;
+	m = &w->lead->group[i];
+	for (unsigned p = 0; p < SL_PORT_SLOTS; p++)
+		out->tx_drops += m->pstats[p].tx_drops;
+	out->packets = m->loop.packets;
+	out->bursts = m->loop.bursts;
+	out->busy_cycles = m->loop.busy_cycles;
+	if (m->io != NULL && m->in_ring != NULL) {
+		out->dispatched = true;
+		out->ring_used = rte_ring_count(m->in_ring);
+	}
+}
+
+void
+sl_worker_idle_read(const struct sl_worker *w, struct sl_worker_idle_stats *out)
+{
+	const struct sl_worker *l = w->lead;
+
+	memset(out, 0, sizeof(*out));
+	out->max_us = w->idle.max_us;
+	for (unsigned i = 0; i < l->n_group; i++) {
+		out->sleeps += l->group[i].idle.sleeps;
+		out->slept_ns += l->group[i].idle.slept_ns;
+	}
 }

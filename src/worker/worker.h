@@ -60,21 +60,14 @@ struct rte_ring;
 struct rte_rcu_qsbr;
 struct sl_capture;
 struct sl_dispatch;
-struct sl_worker_io;
+struct sl_worker;    /* private (worker_priv.h) */
+struct sl_worker_io; /* private (worker_priv.h) */
 
 /** A queued packet-in: the private area of its mbuf. */
 struct sl_worker_pin {
 	struct sl_pin pin;
 	uint32_t total_len; /* length of the whole packet (the mbuf holds up to max_len) */
 	uint64_t rx_tsc;    /* when its burst was received (packet_in latency) */
-};
-
-/** A packet_out on its way to the worker. */
-struct sl_worker_pout {
-	struct rte_mbuf *m;
-	uint32_t in_port;
-	uint8_t n_actions;
-	struct sl_action actions[SL_ACTIONS_MAX];
 };
 
 /** Why packet-ins were not queued. */
@@ -92,16 +85,6 @@ struct sl_worker_port_stats {
 	uint64_t tx_drops; /* refused by the tx queue */
 } SL_CACHE_ALIGNED;
 
-/**
- * The ports the group polls and transmits on: a snapshot the control thread
- * publishes (sl_worker_port_attach/detach) and each worker takes at the
- * start of a round, so a port leaves a worker's loops only between rounds.
- */
-struct sl_worker_pset {
-	unsigned n;                   /* ports in use */
-	uint8_t slots[SL_PORT_SLOTS]; /* their slots in ports[], in slot order */
-};
-
 /** Loop counters. */
 struct sl_worker_loop_stats {
 	uint64_t iterations;   /* polling rounds over all ports */
@@ -111,123 +94,81 @@ struct sl_worker_loop_stats {
 	uint64_t packets;      /* packets received */
 };
 
-struct sl_worker {
-	/* Configuration (set before start). */
-	struct sl_pipeline *pl;
-	struct sl_port *ports; /* SL_PORT_SLOTS slots: ports[i] is OpenFlow port i + 1, then LOCAL */
-	struct rte_mempool *mp; /* for multi-output copies */
-	uint16_t burst;         /* rx burst size, <= SL_BURST_MAX */
-	uint16_t queue;         /* its tx queue and first rx queue (then + n_group, ...) */
-
-	/* State. */
-	volatile bool stop;     /* set by the control thread to end the loop */
-	volatile bool running;
-	struct sl_pipeline_ctx *ctx;
-	const struct sl_worker_pset *pset; /* this round's ports (the lead's pset_pub when it began) */
-	struct sl_worker_port_stats pstats[SL_PORT_SLOTS];
-	struct sl_worker_loop_stats loop SL_CACHE_ALIGNED;
-	struct rte_mbuf *txb[SL_PORT_SLOTS][SL_BURST_MAX]; /* per-port tx burst being built */
-	uint16_t n_txb[SL_PORT_SLOTS];
-
-	/* Controller channel (sl_worker_ctrl_init). */
-	struct sl_worker_port_stats ctrl;   /* the controller as a port (see above) */
-	struct sl_worker_pin_drops pin_drops;
-	uint64_t pin_wake_fails;            /* eventfd writes that failed (the agent polls anyway) */
-	struct rte_ring *pin_ring;          /* worker -> control: packet-in mbufs */
-	int pin_wake_fd;                    /* eventfd: written when pin_ring stops being empty */
-	struct rte_mempool *pin_mp;         /* packet-in copies, sl_worker_pin in the private area */
-	struct rte_ring *pout_ring;         /* control -> worker: struct sl_worker_pout * */
-	struct rte_ring *pout_free;         /* worker -> control: executed descriptors */
-	struct sl_worker_pout *pouts;       /* descriptor storage */
-	volatile bool controller_up;        /* packet-ins have somewhere to go */
-	uint64_t pin_rate;                  /* packet-ins per second, 0 = unlimited */
-	uint64_t pin_tokens, pin_last_tsc;  /* token bucket, scaled by the TSC rate */
-	struct rte_mbuf *reinject[SL_BURST_MAX]; /* packet_out output:TABLE, run next */
-	unsigned n_reinject;
-	uint32_t reinject_port;
-	struct rte_rcu_qsbr *qs;            /* quiescent-state reports; NULL without control channel */
-	struct sl_fwd_ctx *fwd;             /* forwarding modes (src/fwd); NULL = pipeline only */
-	struct sl_idle idle;                /* adaptive idle sleep (src/idle); zeroed = off */
-
-	/* Observation (control thread reads; see sl_worker_capture_set). */
-	struct sl_capture *capture;         /* port mirroring; NULL when off */
-	struct sl_trace_live *trace;        /* live trace recorder; NULL when off */
-	uint64_t burst_tsc;                 /* rx time of the burst being processed */
-	bool keeping_up;                    /* that burst was not full: no backlog (search budget) */
-	unsigned credit_rounds;             /* busy rounds since deferred credits were flushed */
-	uint64_t lat_mult;                  /* cycles -> ns (sl_lat_ns_mult) */
-	struct sl_lat_hist lat_pipeline SL_CACHE_ALIGNED; /* rx burst handed over -> tx queued */
-
-	/* Group (sl_worker_group_init); a lone worker is a group of one. */
-	struct sl_worker *lead;             /* group[0]: controller channel, RCU variable */
-	struct sl_worker *group;            /* the group's array */
-	unsigned n_group;                   /* workers in the group */
-	unsigned id;                        /* index in the group = QSBR thread id = queue */
-	struct sl_worker_io *io;            /* the I/O core feeding the group, or NULL (RSS) */
-	struct rte_ring *in_ring;           /* I/O dispatch: packets from the I/O core */
-	int rx_tsc_off;                     /* I/O dispatch: mbuf dynfield with the rx TSC, or -1 */
-	uint64_t done SL_CACHE_ALIGNED;     /* I/O dispatch: packets taken from in_ring, finished */
-	uint8_t port_idx[256];              /* mbuf port (DPDK id) -> slot in ports[] (0xff: none) */
-	int ll_dynfield; /* offset of the per-packet low-latency flag (issue 6), -1 if none */
-
-	/* Port set (the lead's; control thread writes, workers read pset_pub). */
-	const struct sl_worker_pset *pset_pub; /* the published set */
-	struct sl_worker_pset pset_buf[2];  /* published one, and the one being built */
-	struct sl_worker_port_stats retired; /* counters of deleted ports (totals keep them) */
-};
-
-/** The I/O core of the I/O-core dispatch design (io.c). */
-struct sl_worker_io {
-	/* Configuration (sl_worker_io_init). */
-	struct sl_worker *workers;          /* the group it feeds */
-	unsigned n_workers;
-	uint16_t burst;                     /* rx burst */
-	unsigned ring_size;                 /* slots of each worker ring */
-	uint64_t flush_cycles;              /* out-buffer timer (TSC cycles) */
-	struct sl_dispatch *disp;           /* scheduler and out-buffers */
-	struct rte_ring *rings[SL_DISPATCH_WORKERS_MAX]; /* worker i's in_ring */
-	int rx_tsc_off;                     /* mbuf dynfield the rx TSC goes in, or -1 */
-
-	/* State. */
-	volatile bool stop;
-	volatile bool running;
-	struct sl_worker_port_stats pstats[SL_PORT_SLOTS]; /* rx counters of every port */
-	struct sl_worker_loop_stats loop SL_CACHE_ALIGNED;
-	uint64_t ring_full;                 /* packets dropped: the worker's ring was full */
-	uint64_t last_flush_tsc;
-};
-
 /** Name of the one-byte mbuf dynfield holding the low-latency flag (1: low-latency). */
 #define SL_WORKER_LL_DYNFIELD "sluice_dynfield_low_latency"
 
+/*
+ * Lifecycle (main thread): a group of workers is created with its
+ * controller channel, optionally fed by an I/O core and given forwarding
+ * modes, launched one worker per lcore (sl_worker_run), stopped, then
+ * destroyed.  struct sl_worker and struct sl_worker_io are private to this
+ * component: the worker's loop reads its fields directly, everyone else
+ * goes through the functions below.
+ */
+
 /**
- * Prepare a worker: allocates its pipeline context.  It serves the ports
- * of @ports (SL_PORT_SLOTS slots) open now; more come and go through
+ * Create @n workers sharing @pl (worker i uses tx queue i and rx queue i,
+ * i + n, ...), and the lead's controller channel: packet-in ring and pool,
+ * packet_out rings, and the RCU variable every worker reports to (also
+ * installed as the pipeline's sync hook).  They serve the ports of @ports
+ * (SL_PORT_SLOTS slots) open now; more come and go through
  * sl_worker_port_attach/detach.
  *
- * @return 0 or -ENOMEM.  Main thread.
+ * @param burst      Rx burst size (0: SL_BURST_DEFAULT; capped at SL_BURST_MAX).
+ * @param pin_queue  Packet-ins the lead's ring holds (power of two).
+ * @param[out] lead  The group's lead (worker 0), which every reader takes.
+ * @return 0, -ENOMEM.  Main thread.
  */
-int sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *ports,
-		   struct rte_mempool *mp, uint16_t burst);
-
-/** Free what sl_worker_init allocated.  Main thread, after the loop ended. */
-void sl_worker_fini(struct sl_worker *w);
+int sl_worker_group_create(unsigned n, struct sl_pipeline *pl, struct sl_port *ports,
+			   struct rte_mempool *mp, uint16_t burst, unsigned pin_queue,
+			   struct sl_worker **lead);
 
 /**
- * The datapath loop; returns when w->stop is set, after flushing every tx
+ * Free the group, its I/O core and its forwarding contexts (NULL-safe).
+ * Main thread, after every loop returned.
+ */
+void sl_worker_group_destroy(struct sl_worker *lead);
+
+/** Workers in the group of @w. */
+unsigned sl_worker_group_size(const struct sl_worker *w);
+
+/** Worker @i (0 .. size - 1) of the group of @w, to launch it.  Main thread. */
+struct sl_worker *sl_worker_group_member(struct sl_worker *w, unsigned i);
+
+/**
+ * Give every worker of the group a context of forwarding modes @fwd
+ * (src/fwd), freed with the group.
+ * @return 0, -ENOMEM.  Main thread, before the loops start.
+ */
+int sl_worker_fwd_attach(struct sl_worker *w, struct sl_fwd *fwd);
+
+/** The forwarding modes of the group, or NULL when none were attached.  Control thread. */
+struct sl_fwd *sl_worker_fwd(const struct sl_worker *w);
+
+/** The forwarding contexts of the group, for sl_fwd_stats_read; returns how many (<= @max). */
+unsigned sl_worker_fwd_ctxs(const struct sl_worker *w, const struct sl_fwd_ctx *ctxs[],
+			    unsigned max);
+
+/** Adaptive idle sleep (src/idle) of every worker: at most @max_us (0: pure polling).  Init only. */
+void sl_worker_idle_set(struct sl_worker *w, unsigned max_us);
+
+/**
+ * True when the worker @w sleeps at its longest between empty rounds
+ * (idle sleep on and the datapath idle for a while).  Control thread.
+ */
+bool sl_worker_idle_longest(const struct sl_worker *w);
+
+/** Rx burst size of the workers. */
+uint16_t sl_worker_burst(const struct sl_worker *w);
+
+/**
+ * The datapath loop; returns after sl_worker_stop, having flushed every tx
  * buffer.  Signature fits rte_eal_remote_launch.
  */
 int sl_worker_run(void *w);
 
-/**
- * Set up the controller channel: packet-in ring and pool, packet_out
- * rings, and the RCU variable the loop reports to (also installed as the
- * pipeline's sync hook).
- *
- * @param pin_queue  Packet-ins the ring holds (power of two).
- * @return 0, -ENOMEM.  Main thread, before the loop starts.
- */
-int sl_worker_ctrl_init(struct sl_worker *w, unsigned pin_queue);
+/** Make the loop of worker @w (that one only) return.  Control thread. */
+void sl_worker_stop(struct sl_worker *w);
 
 /** Wait for a grace period (sl_pipeline_sync_fn).  Control thread. */
 void sl_worker_sync(void *w);
@@ -255,6 +196,16 @@ int sl_worker_packet_out(struct sl_worker *w, uint32_t in_port, const struct sl_
 void sl_worker_set_pin_rate(struct sl_worker *w, uint64_t pps);
 
 /**
+ * Whether packet-ins have somewhere to go (a controller is connected, or the
+ * agent takes them itself): while not, the workers count them as
+ * no_controller instead of queueing them.  Control thread.
+ */
+void sl_worker_controller_up_set(struct sl_worker *w, bool up);
+
+/** Packet_outs queued and not yet taken by the lead worker.  Control thread. */
+unsigned sl_worker_pout_pending(const struct sl_worker *w);
+
+/**
  * Start (@c) or stop (NULL) mirroring frames to a capture.  Stopping waits
  * for a grace period, so on return the worker no longer uses the previous
  * capture and the caller may close it.  Control thread.
@@ -272,17 +223,6 @@ void sl_worker_trace_set(struct sl_worker *w, struct sl_trace_live *lt);
 
 /** Pipeline drop counters of this worker (indexed by enum sl_drop_reason). */
 void sl_worker_drops(const struct sl_worker *w, uint64_t drops[SL_DROP__MAX]);
-
-/**
- * Make @ws[0..n-1] a group of workers sharing @pl (sl_worker_init on each;
- * worker i uses queue i).  Then sl_worker_ctrl_init(&ws[0], ...) sets up
- * the shared controller channel and RCU variable.  Free with
- * sl_worker_fini on each.
- *
- * @return 0 or -ENOMEM.  Main thread.
- */
-int sl_worker_group_init(struct sl_worker *ws, unsigned n, struct sl_pipeline *pl,
-			 struct sl_port *ports, struct rte_mempool *mp, uint16_t burst);
 
 /*
  * Ports at run time.  A port's slot is written while no worker uses it;
@@ -314,27 +254,45 @@ void sl_worker_port_retire(struct sl_worker *w, unsigned slot);
 bool sl_worker_port_attached(const struct sl_worker *w, unsigned slot);
 
 /**
- * Set up the I/O core of group @ws: a ring of @ring_size slots per worker
- * (power of two), a dispatcher with scheduler @sched and load threshold
- * @threshold (0..1), out-buffers flushed at @out_burst packets or after
- * @flush_us microseconds.  The workers then take their packets from the
- * rings instead of polling rx queues.
+ * Feed the group of @w from an I/O core: a ring of @ring_size slots per
+ * worker (power of two), a dispatcher with scheduler @sched and load
+ * threshold @threshold (0..1), out-buffers flushed at @out_burst packets or
+ * after @flush_us microseconds.  The workers then take their packets from
+ * the rings instead of polling rx queues.  The I/O core is freed with the
+ * group.
  *
- * @return 0, -EINVAL (bad scheduler or threshold), -ENOMEM.  Main thread.
+ * @param[out] io  The I/O core, to launch with sl_worker_io_run.
+ * @return 0, -EINVAL (bad scheduler or threshold), -ENOMEM.  Main thread,
+ *         after the group's controller channel (sl_worker_group_create).
  */
-int sl_worker_io_init(struct sl_worker_io *io, struct sl_worker *ws, unsigned n,
-		      enum sl_sched sched, double threshold, unsigned ring_size,
-		      unsigned out_burst, unsigned flush_us);
-
-/** Free what sl_worker_io_init allocated (after both loops ended).  Main thread. */
-void sl_worker_io_fini(struct sl_worker_io *io);
+int sl_worker_io_create(struct sl_worker *w, enum sl_sched sched, double threshold,
+			unsigned ring_size, unsigned out_burst, unsigned flush_us,
+			struct sl_worker_io **io);
 
 /**
- * The I/O core loop; returns when io->stop is set, after flushing its
+ * The I/O core loop; returns after sl_worker_io_stop, having flushed its
  * out-buffers.  Stop it before the workers: they drain their rings before
  * they return.  Signature fits rte_eal_remote_launch.
  */
 int sl_worker_io_run(void *io);
+
+/** Make the I/O core's loop return.  Control thread. */
+void sl_worker_io_stop(struct sl_worker_io *io);
+
+/** The I/O core feeding the group of @w, or NULL (RSS dispatch). */
+struct sl_worker_io *sl_worker_group_io(const struct sl_worker *w);
+
+/** The I/O core's dispatcher (scheduler, per-worker counters).  Control thread. */
+struct sl_dispatch *sl_worker_io_dispatch(const struct sl_worker_io *io);
+
+/** The I/O core's own counters. */
+struct sl_worker_io_stats {
+	struct sl_worker_loop_stats loop; /* its rx loop */
+	uint64_t ring_full;               /* packets dropped: a worker's ring was full */
+	unsigned ring_size;               /* slots of each worker ring */
+};
+/** Read the I/O core's counters.  Control thread. */
+void sl_worker_io_read(const struct sl_worker_io *io, struct sl_worker_io_stats *out);
 
 /*
  * Readers (control thread): sums over the group (and its I/O core).
@@ -348,13 +306,35 @@ void sl_worker_ctrl_read(const struct sl_worker *w, struct sl_worker_port_stats 
 void sl_worker_pin_drops_read(const struct sl_worker *w, struct sl_worker_pin_drops *out);
 /** The eventfd the lead worker writes when its packet-in ring stops being empty (agent's poll). */
 int sl_worker_pin_wake_fd(const struct sl_worker *w);
-/** Loop counters (the workers'; rx bursts of the I/O core are in io->loop). */
+/** Loop counters (the workers'; rx bursts of the I/O core: sl_worker_io_read). */
 void sl_worker_loop_read(const struct sl_worker *w, struct sl_worker_loop_stats *out);
 /** Pipeline latency histogram, merged. */
 void sl_worker_lat_read(const struct sl_worker *w, struct sl_lat_hist *out);
 /** The pipeline contexts of the group, for sl_pipeline_*_stats; returns how many (<= @max). */
 unsigned sl_worker_ctxs(const struct sl_worker *w, const struct sl_pipeline_ctx *ctxs[],
 			unsigned max);
+
+/** Counters of deleted ports (sl_worker_port_retire), summed. */
+void sl_worker_retired_read(const struct sl_worker *w, struct sl_worker_port_stats *out);
+
+/** One worker of the group on its own. */
+struct sl_worker_member_stats {
+	uint64_t packets, bursts, busy_cycles; /* its loop */
+	uint64_t tx_drops;                     /* its tx queues refused, all ports */
+	bool dispatched;                       /* fed by the I/O core: ring_used is set */
+	unsigned ring_used;                    /* packets waiting in its ring */
+};
+/** Read worker @i (0 .. group size - 1) of the group of @w. */
+void sl_worker_member_read(const struct sl_worker *w, unsigned i,
+			   struct sl_worker_member_stats *out);
+
+/** Adaptive idle sleep over the group (src/idle). */
+struct sl_worker_idle_stats {
+	unsigned max_us;   /* the longest sleep (0: pure polling) */
+	uint64_t sleeps;   /* sleeps taken */
+	uint64_t slept_ns; /* time spent in them */
+};
+void sl_worker_idle_read(const struct sl_worker *w, struct sl_worker_idle_stats *out);
 
 /** Totals over all ports (deleted ones too): rx, tx, tx_drops; plus pipeline drops and copies. */
 struct sl_worker_totals {
