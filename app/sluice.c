@@ -17,10 +17,7 @@
 #include <grp.h>
 #include <libgen.h>
 #include <limits.h>
-#include <net/if.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +26,8 @@
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
-#include <rte_launch.h>
-#include <rte_lcore.h>
-#include <rte_mbuf.h>
-#include <rte_pdump.h>
 #include <rte_version.h>
 
-#include <dirent.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -52,29 +44,13 @@
 #include "../src/pipeline/pipeline.h"
 #include "../src/port/port.h"
 #include "../src/stats/stats.h"
+#include "../src/switch/switch.h"
 #include "../src/tls/tls.h"
 #include "../src/worker/worker.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 #define SAMPLES_MAX 3600
-
-static volatile sig_atomic_t quit_signal;
-static volatile sig_atomic_t hup_signal;
-
-/* SIGHUP used to end the switch and leave its sockets behind: it is a reload request. */
-static void
-on_hup(int sig)
-{
-	(void)sig;
-	hup_signal = 1;
-}
-
-static void
-on_signal(int sig)
-{
-	quit_signal = sig;
-}
 
 static bool
 hugepages_free(void)
@@ -272,27 +248,6 @@ on_queue(void *arg, const struct sl_queue_spec *qs, struct sl_parse_error *err)
 	return sl_pipeline_queue_set(arg, qs, err->msg, sizeof(err->msg));
 }
 
-/* DPDK's telemetry socket: mode 0660, in --mgmt-group when given (it reads and changes the switch). */
-static int
-telemetry_socket_secure(int gid)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/dpdk_telemetry.v2", rte_eal_get_runtime_dir());
-	if (chmod(path, 0660) < 0) {
-		if (errno == ENOENT)
-			return 0; /* telemetry disabled (--no-telemetry) */
-		fprintf(stderr, "sluice: telemetry socket %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	if (gid >= 0 && chown(path, (uid_t)-1, (gid_t)gid) < 0) {
-		fprintf(stderr, "sluice: telemetry socket %s: group %d: %s\n", path, gid,
-			strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static int
 load_rules(struct sl_pipeline *pl, const struct options *o)
 {
@@ -369,9 +324,9 @@ struct run {
 	struct sl_port *ports;
 	struct sl_worker *w;    /* the lead worker (readers sum over its group) */
 	struct sl_worker_io *io; /* the I/O core, or NULL */
-	struct sl_ofswitch *sw; /* NULL without --controller */
-	struct sl_metrics *metrics; /* --metrics exporter, or NULL */
-	bool have_sw_stats;     /* sw_stats and pins_pending taken before sw went away */
+	struct sl_switch *sw;   /* the switch (src/switch) */
+	struct sl_ofswitch *agent; /* the OpenFlow agent; NULL without --controller and --mgmt */
+	bool have_sw_stats;     /* sw_stats and pins_pending taken after the run */
 	struct sl_ofswitch_stats sw_stats;
 	unsigned pins_pending;
 	struct sample samples[SAMPLES_MAX];
@@ -562,7 +517,7 @@ reload_controllers(struct run *r, const struct options *prev, const struct optio
 
 	if (controllers_equal(prev, next))
 		return 0;
-	if (r->sw == NULL) {
+	if (r->agent == NULL) {
 		SL_LOG(WARNING, app, "reload: controllers changed: needs a restart (the switch "
 				     "started without OpenFlow: no controller and --mgmt none)");
 		return -1;
@@ -571,7 +526,7 @@ reload_controllers(struct run *r, const struct options *prev, const struct optio
 		targets[n++] = next->controllers[i];
 	if (r->mgmt_target[0] != '\0')
 		targets[n++] = r->mgmt_target;
-	if (sl_ofswitch_targets_set(r->sw, targets, n, err, sizeof(err)) < 0) {
+	if (sl_ofswitch_targets_set(r->agent, targets, n, err, sizeof(err)) < 0) {
 		SL_LOG(ERR, app, "reload: controllers unchanged: %s", err);
 		return -1;
 	}
@@ -647,8 +602,8 @@ reload(struct run *r)
 				options_strdup(next, prev->controllers[i]);
 	}
 	if (next->fail_mode != prev->fail_mode) {
-		if (r->sw != NULL) {
-			sl_ofswitch_fail_mode_set(r->sw, next->fail_mode);
+		if (r->agent != NULL) {
+			sl_ofswitch_fail_mode_set(r->agent, next->fail_mode);
 			SL_LOG(NOTICE, app, "reload: fail mode %s", fail_mode_name(next->fail_mode));
 		} else {
 			next->fail_mode = prev->fail_mode;
@@ -667,70 +622,22 @@ out:
 	sl_notifyf("READY=1\nSTATUS=forwarding: %u ports", sl_port_count(r->ports));
 }
 
-/*
- * A port on a kernel interface (af_packet, af_xdp) holds sockets bound to
- * the interface it opened: once that interface is deleted and made again
- * under the same name (another ifindex), the port would never forward
- * again.  Each second: such a port is deleted and added again with its
- * devargs, name and number (sluicectl del-port/add-port's code, so the
- * workers, the pipeline and the controllers' port_status follow); while the
- * interface is missing the link reads down, and an add that fails (the
- * interface not back yet) is tried again the next second.
- */
-struct port_retry {
-	char spec[SL_PORT_DEVARGS_MAX + 64]; /* DEVARGS,name=NAME,ofport=N; "" = none */
-};
-
+/* The control loop: periodic stats, duration, signals.  Runs on the control thread. */
 static void
-ports_recover(struct run *r, struct port_retry retry[SL_PORT_SLOTS])
+control_loop(struct sl_switch *sw, void *arg)
 {
-	char err[256], name[SL_PORT_NAME_MAX + 1];
-	uint32_t no;
-
-	for (unsigned s = 0; s < SL_PORT_SLOTS; s++) {
-		const struct sl_port *p = &r->ports[s];
-		if (s != SL_PORT_SLOT_LOCAL && p->of_no != 0 && p->kernel_iface[0] != '\0') {
-			unsigned idx = if_nametoindex(p->kernel_iface);
-			if (idx == 0 || idx == p->kernel_ifindex)
-				continue;
-			snprintf(retry[s].spec, sizeof(retry[s].spec), "%s,name=%s,ofport=%u", p->devargs,
-				 p->name, p->of_no);
-			SL_LOG(NOTICE, app, "port %u (%s): interface %s is another one now (ifindex "
-			       "%u, was %u): opening the port again", p->of_no, p->name,
-			       p->kernel_iface, idx, p->kernel_ifindex);
-			if (sl_mgmt_port_del(p->name, &no, name, err, sizeof(err)) < 0) {
-				SL_LOG(WARNING, app, "port %s: %s", p->name, err);
-				retry[s].spec[0] = '\0';
-				continue;
-			}
-		}
-		if (retry[s].spec[0] == '\0')
-			continue;
-		if (sl_mgmt_port_add(retry[s].spec, &no, name, err, sizeof(err)) == 0) {
-			SL_LOG(NOTICE, app, "port %u (%s) is back", no, name);
-			retry[s].spec[0] = '\0';
-		}
-	}
-}
-
-/* The control loop: periodic stats, duration, signals.  Runs on the main lcore. */
-static void
-control_loop(struct run *r)
-{
+	struct run *r = arg;
 	double start = now_s(), next = start + (r->o->stats_interval > 0 ? r->o->stats_interval : 1);
 	struct sample prev;
 	bool chain_warned[2] = {false, false};
-	static struct port_retry retry[SL_PORT_SLOTS];
 
 	take_sample(r, 0, &prev);
 	r->samples[r->n_samples++] = prev;
 	/* Ports, agent and workers are up: systemd may start what is ordered after us. */
 	sl_notifyf("READY=1\nSTATUS=forwarding: %u ports", sl_port_count(r->ports));
-	while (!quit_signal) {
-		if (hup_signal) {
-			hup_signal = 0;
+	while (!sl_switch_quit_requested()) {
+		if (sl_switch_reload_requested())
 			reload(r);
-		}
 		double t = now_s();
 		if (r->o->duration > 0 && t - start >= r->o->duration)
 			break;
@@ -744,39 +651,12 @@ control_loop(struct run *r)
 			prev = s;
 			next += r->o->stats_interval > 0 ? r->o->stats_interval : 1;
 			chain_check(r, &chain_warned[0], &chain_warned[1]);
-			ports_recover(r, retry);
+			sl_switch_ports_recover(sw);
 		}
-		/*
-		 * Packet-ins arrive through a ring that cannot wake poll(): a 1 ms
-		 * round bounds their wait (a thousand cheap wakeups a second).  With
-		 * --idle-sleep-max, while the datapath sleeps at its longest, rounds
-		 * are 4 ms: an idle switch wakes less (a packet-in after an idle
-		 * period may wait up to 4 ms; controller messages wake poll() at once).
-		 */
-		int round_ms = sl_worker_idle_longest(r->w) ? 4 : 1;
-		if (r->sw != NULL)
-			sl_ofswitch_run(r->sw, round_ms);
-		else
-			usleep((useconds_t)round_ms * 1000);
-		sl_mgmt_run();
-		sl_metrics_run(r->metrics);
-		sl_pipeline_poll(r->pl); /* mask-table snapshots the builder thread finished */
+		sl_switch_poll(sw);
 	}
 	r->elapsed = now_s() - start;
 	sl_notify("STOPPING=1");
-	sl_mgmt_destroy(); /* ends a capture while the worker still reports grace periods */
-	sl_metrics_destroy(r->metrics);
-	r->metrics = NULL;
-}
-
-static void *
-control_thread(void *arg)
-{
-	struct run *r = arg;
-
-	control_loop(r);
-	sl_worker_stop(r->w);
-	return NULL;
 }
 
 static int
@@ -889,7 +769,7 @@ print_summary(const struct run *r)
 	for (unsigned d = 0; d < SL_DROP__MAX; d++)
 		if (drops[d] || d == SL_DROP_TX_FULL)
 			printf("  %-14s %" PRIu64 "\n", sl_drop_reason_name(d), drops[d]);
-	if (r->sw != NULL || ctrl.rx_packets || ctrl.tx_packets || ctrl.tx_drops) {
+	if (r->agent != NULL || ctrl.rx_packets || ctrl.tx_packets || ctrl.tx_drops) {
 		struct sl_worker_pin_drops pdd, *pd = &pdd;
 		sl_worker_pin_drops_read(r->w, &pdd);
 		printf("controller: packet_outs %" PRIu64 ", packet_ins queued %" PRIu64
@@ -898,9 +778,9 @@ print_summary(const struct run *r)
 		       ctrl.rx_packets, ctrl.tx_packets, ctrl.tx_drops,
 		       pd->no_controller, pd->rate_limited, pd->queue_full, pd->no_mbuf);
 	}
-	if (r->sw != NULL) {
+	if (r->agent != NULL) {
 		struct sl_ofswitch_stats ss;
-		sl_ofswitch_stats(r->sw, &ss);
+		sl_ofswitch_stats(r->agent, &ss);
 		printf("openflow: %" PRIu64 " messages, %" PRIu64 " flow_mods, %" PRIu64
 		       " errors sent, %" PRIu64 " packet_ins sent, %" PRIu64 " packet_outs, %" PRIu64
 		       " publishes, %" PRIu64 " flows expired\n",
@@ -1106,49 +986,6 @@ mgmt_target(const struct options *o, char *target, size_t size)
 }
 
 /*
- * A multi-process EAL (--dumpcap, or hugepages without --in-memory) leaves
- * its hugepage files (NAMEmap_N) behind for processes that never come;
- * remove ours from every hugetlbfs mount after rte_eal_cleanup.
- */
-static void
-hugepage_files_remove(const char *name)
-{
-	FILE *mounts = fopen("/proc/mounts", "r");
-	char line[512], dir[256], fs[64], prefix[80], path[600];
-
-	if (mounts == NULL)
-		return;
-	snprintf(prefix, sizeof(prefix), "%smap_", name);
-	while (fgets(line, sizeof(line), mounts) != NULL) {
-		DIR *d;
-		struct dirent *e;
-
-		if (sscanf(line, "%*s %255s %63s", dir, fs) != 2 || strcmp(fs, "hugetlbfs") != 0)
-			continue;
-		d = opendir(dir);
-		if (d == NULL)
-			continue;
-		while ((e = readdir(d)) != NULL)
-			if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
-				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-				unlink(path);
-			}
-		closedir(d);
-	}
-	fclose(mounts);
-}
-
-static bool
-eal_multi_process(char **eal_argv, int n)
-{
-	for (int i = 1; i < n; i++)
-		if (strcmp(eal_argv[i], "--in-memory") == 0 || strcmp(eal_argv[i], "--no-huge") == 0 ||
-		    strcmp(eal_argv[i], "--no-shconf") == 0)
-			return false;
-	return true;
-}
-
-/*
  * TLS for ssl:/pssl: targets.  The three files go together, and a TLS target
  * needs them.  They are loaded before anything else starts, so a missing,
  * unreadable or mismatched file is a configuration error naming the file.
@@ -1185,56 +1022,159 @@ tls_setup(const struct options *o, struct sl_tls_ctx **out)
 	return 0;
 }
 
-/* Log levels from the command line, after EAL parsed its own. */
-static int
-apply_log_levels(const struct options *o)
-{
-	char err[256];
+/* The forwarding modes the switch starts with: --fwd-mode, else the flow file's fwd-mode=. */
+static struct sl_fwd_params fwd_chosen;
 
-	if (o->verbose) {
-		sl_log_set("ofswitch", "info", err, sizeof(err));
-		sl_log_set("ofconn", "info", err, sizeof(err));
-	}
-	for (unsigned i = 0; i < o->n_log_levels; i++)
-		if (sl_log_set(o->log_levels[i], NULL, err, sizeof(err)) < 0) {
-			fprintf(stderr, "sluice: --log-level: %s\n", err);
-			return -1;
-		}
+/* sl_switch_load_fn: the rules of the options, once EAL is up. */
+static int
+load_switch_rules(void *arg, struct sl_pipeline *pl)
+{
+	const struct options *o = arg;
+
+	if (load_rules(pl, o) < 0)
+		return -EINVAL;
+	fwd_chosen = o->fwd_mode == NULL && file_fwd_set ? file_fwd_params : o->fwd_params;
 	return 0;
 }
 
-/*
- * LOCAL: a TAP interface named after the switch, as Open vSwitch's bridge
- * port.  It starts down (no kernel chatter, not polled) until someone brings
- * it up.  Where it cannot be made (no /dev/net/tun or no right to it, a name
- * longer than an interface name, the name taken) the switch goes on without
- * it, saying why.
- */
-static void
-local_open(const struct options *o, struct rte_mempool *mp, uint16_t n_queues,
-	   struct sl_port *ports, struct sl_pipeline *pl)
+/* The pipeline as the options configure it, before any rule.  @return 0 or -ENOMEM. */
+static int
+pipeline_make(const struct options *o, struct sl_pipeline **out)
 {
-	struct sl_port *port = &ports[SL_PORT_SLOT_LOCAL];
-	char devargs[128], why[600] = "";
+	struct sl_pipeline *pl;
 
-	if (strlen(o->name) >= IFNAMSIZ)
-		snprintf(why, sizeof(why), "the switch name '%s' is longer than an interface name "
-			 "(%d characters)", o->name, IFNAMSIZ - 1);
-	else if (access("/dev/net/tun", R_OK | W_OK) < 0)
-		snprintf(why, sizeof(why), "/dev/net/tun: %s", strerror(errno));
-	else if (if_nametoindex(o->name) != 0)
-		snprintf(why, sizeof(why), "an interface named '%s' exists already", o->name);
-	if (why[0] == '\0') {
-		/* Each worker transmits on its own queue, and every queue of a TAP must be read. */
-		snprintf(devargs, sizeof(devargs), "net_tap_local,iface=%s", o->name);
-		if (sl_port_open(devargs, o->name, SL_PORT_NO_LOCAL, mp, n_queues, n_queues, port,
-				 why, sizeof(why)) == 0) {
-			sl_port_link_down(port);
-			sl_pipeline_port_add(pl, SL_PORT_LOCAL, false);
-			return;
+	if (sl_pipeline_create(&pl) < 0)
+		return -ENOMEM;
+	sl_pipeline_cache_enable(pl, !o->no_cache);
+	sl_pipeline_ffp_enable(pl, !o->no_ffp);
+	sl_pipeline_ffp_cost_model(pl, !o->ffp_no_model);
+	sl_pipeline_ffp_path_enable(pl, !o->no_ffp_path);
+	sl_pipeline_ffp_auto_set(pl, &o->ffp_auto);
+	sl_pipeline_search_budget_set(pl, &o->search_budget); /* checked by the option parser */
+	/* The ports are known by number already: flow files check watch ports against them. */
+	for (unsigned i = 0; i < o->n_ports; i++)
+		sl_pipeline_port_add(pl, o->port_args[i].of_no, true);
+	*out = pl;
+	return 0;
+}
+
+/* --check: load the rules without EAL (mask tables validate with their portable structure). */
+static int
+check_rules(struct sl_pipeline *pl, const struct options *o)
+{
+	if (load_rules(pl, o) < 0) {
+		sl_pipeline_destroy(pl);
+		return EXIT_USAGE;
+	}
+	printf("%s: %u flows OK\n", o->flows_file ? o->flows_file : "(flows)",
+	       sl_pipeline_flow_count(pl, 255));
+	if (o->dump_flows)
+		sl_pipeline_flow_iterate(pl, 255, print_flow, NULL);
+	sl_pipeline_destroy(pl);
+	return 0;
+}
+
+static void
+switch_params(struct options *o, char **eal_argv, int n_eal, struct sl_pipeline *pl,
+	      const char *mgmt, struct sl_tls_ctx *tls, struct sl_switch_params *sp)
+{
+	*sp = (struct sl_switch_params){
+		.name = o->name,
+		.eal_argv = eal_argv,
+		.eal_argc = n_eal,
+		.pl = pl,
+		.load = load_switch_rules,
+		.load_arg = o,
+		.log_levels = o->log_levels,
+		.n_log_levels = o->n_log_levels,
+		.verbose = o->verbose,
+		.mbufs = o->mbufs,
+		.burst = o->burst,
+		.workers = o->workers,
+		.dispatch_io = o->dispatch_io,
+		.sched = o->sched,
+		.sched_threshold = o->sched_threshold,
+		.worker_ring = o->worker_ring,
+		.rx_queues = o->rx_queues,
+		.pin_rate = o->pin_rate,
+		.idle_sleep_max = o->idle_sleep_max,
+		.port_specs = o->ports,
+		.port_args = o->port_args,
+		.n_ports = o->n_ports,
+		.max_port_no = o->max_port_no,
+		.no_local = o->no_local,
+		.fwd_params = &fwd_chosen,
+		.fwd_source = o->fwd_mode == NULL ? "fwd-mode" : "--fwd-mode",
+		.controllers = o->controllers,
+		.n_controllers = o->n_controllers,
+		.mgmt_target = mgmt,
+		.mgmt_gid = o->mgmt_gid,
+		.dpid = o->dpid,
+		.fail_mode = o->fail_mode,
+		.probe_interval = o->probe_interval,
+		.tls = tls,
+		.metrics = o->metrics,
+	};
+}
+
+/* What the control loop, the reload and the summaries read: the switch's parts. */
+static void
+run_init(struct run *r, struct sl_switch *sw, struct options *o, int argc, char **argv,
+	 const char *mgmt)
+{
+	r->sw = sw;
+	r->o = o;
+	r->applied = o;
+	r->argc = argc;
+	r->argv = argv;
+	r->mgmt_target = mgmt;
+	r->pl = sl_switch_pipeline(sw);
+	r->ports = sl_switch_ports(sw);
+	r->w = sl_switch_worker(sw);
+	r->io = sl_switch_io(sw);
+	r->agent = sl_switch_ofswitch(sw);
+}
+
+static void
+print_banner(const struct run *r)
+{
+	const char *name = r->o->name;
+
+	printf("sluice: name %s: sluicectl -n %s, dpdk-telemetry.py -f %s\n", name, name, name);
+	fflush(stdout);
+	if (!r->o->quiet) {
+		printf("sluice %s: %u ports, %u flows in %d tables\n", SL_VERSION,
+		       sl_port_count(r->ports), sl_pipeline_flow_count(r->pl, 255),
+		       sl_pipeline_last_table(r->pl) + 1);
+		for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
+			char no[16];
+			if (r->ports[i].of_no != 0)
+				printf("  port %s: %s (%s)\n",
+				       sl_port_no_format(r->ports[i].of_no, no, sizeof(no)),
+				       r->ports[i].name, r->ports[i].devargs);
 		}
 	}
-	SL_LOG(WARNING, app, "no LOCAL port: %s (--no-local goes without it silently)", why);
+	if (r->o->dump_flows)
+		sl_pipeline_flow_iterate(r->pl, 255, print_flow, NULL);
+}
+
+/* After the run: the summary, the flows, the --json file.  @return the exit status. */
+static int
+report(struct run *r)
+{
+	print_summary(r);
+	if (r->agent != NULL) {
+		sl_ofswitch_stats(r->agent, &r->sw_stats);
+		r->pins_pending = sl_worker_pin_pending(r->w);
+		r->have_sw_stats = true;
+	}
+	if (r->o->dump_flows) {
+		printf("flows:\n");
+		sl_pipeline_flow_iterate(r->pl, 255, print_flow, NULL);
+	}
+	if (r->o->json_path != NULL && write_json(r, r->o->json_path) < 0)
+		return EXIT_RUNTIME;
+	return 0;
 }
 
 int
@@ -1242,18 +1182,12 @@ main(int argc, char **argv)
 {
 	static struct run run;
 	static struct options o; /* static: what it owns stays reachable until exit */
-	struct sl_pipeline *pl = NULL;
-	struct rte_mempool *mp = NULL;
-	struct sl_fwd *fwd = NULL;
-	struct sl_port *ports = NULL;
-	struct sl_worker *workers = NULL; /* the group's lead */
-	struct sl_worker_io *io = NULL;
-	unsigned lcores[SL_DISPATCH_WORKERS_MAX + 1], n_lcores = 0;
-	char *eal_argv[64], prefix[80], err[512], mgmt[128], rundir[4096];
-	const char *targets[SL_ARRAY_SIZE(o.controllers) + 1];
+	struct sl_switch_params sp;
+	struct sl_switch *sw;
+	struct sl_pipeline *pl;
+	char *eal_argv[64], prefix[80], mgmt[128];
 	struct sl_tls_ctx *tls = NULL;
-	unsigned n_targets = 0;
-	int first_eal, exit_now, n_eal, rc, status = EXIT_RUNTIME;
+	int first_eal, exit_now, n_eal, rc, status;
 
 	first_eal = options_parse(argc, argv, &o, &exit_now, false);
 	if (first_eal < 0 || exit_now >= 0) {
@@ -1275,306 +1209,26 @@ main(int argc, char **argv)
 	}
 	if (!o.check_only && tls_setup(&o, &tls) < 0)
 		return EXIT_USAGE;
-
-	if (sl_pipeline_create(&pl) < 0) {
+	if (pipeline_make(&o, &pl) < 0) {
 		fprintf(stderr, "sluice: out of memory\n");
 		return EXIT_RUNTIME;
 	}
-	sl_pipeline_cache_enable(pl, !o.no_cache);
-	sl_pipeline_ffp_enable(pl, !o.no_ffp);
-	sl_pipeline_ffp_cost_model(pl, !o.ffp_no_model);
-	sl_pipeline_ffp_path_enable(pl, !o.no_ffp_path);
-	sl_pipeline_ffp_auto_set(pl, &o.ffp_auto);
-	sl_pipeline_search_budget_set(pl, &o.search_budget); /* checked by the option parser */
-	/* The ports are known by number already: flow files check watch ports against them. */
-	for (unsigned i = 0; i < o.n_ports; i++)
-		sl_pipeline_port_add(pl, o.port_args[i].of_no, true);
-	if (o.check_only) {
-		/* No EAL: mask tables validate with their portable structure only. */
-		if (load_rules(pl, &o) < 0) {
-			sl_pipeline_destroy(pl);
-			return EXIT_USAGE;
-		}
-		printf("%s: %u flows OK\n", o.flows_file ? o.flows_file : "(flows)",
-		       sl_pipeline_flow_count(pl, 255));
-		if (o.dump_flows)
-			sl_pipeline_flow_iterate(pl, 255, print_flow, NULL);
-		sl_pipeline_destroy(pl);
-		return 0;
-	}
-
+	if (o.check_only)
+		return check_rules(pl, &o);
 	n_eal = eal_args(argc, argv, first_eal, &o, eal_argv, prefix, sizeof(prefix));
 	if (n_eal < 0 || mgmt_target(&o, mgmt, sizeof(mgmt)) < 0) {
 		sl_pipeline_destroy(pl);
 		return EXIT_USAGE;
 	}
-	sl_log_init();
-	/*
-	 * Nothing Sluice creates is for others (sockets that control the switch,
-	 * captures of traffic), whatever umask it was started with.
-	 */
-	umask(umask(0) | 0007);
-	if (rte_eal_init(n_eal, eal_argv) < 0) {
-		fprintf(stderr, "sluice: EAL init failed: %s\n", rte_strerror(rte_errno));
-		sl_pipeline_destroy(pl);
-		return EXIT_RUNTIME;
-	}
-	if (telemetry_socket_secure(o.mgmt_gid) < 0) {
-		sl_pipeline_destroy(pl);
-		rte_eal_cleanup();
-		return EXIT_RUNTIME;
-	}
-	if (apply_log_levels(&o) < 0) {
-		sl_pipeline_destroy(pl);
-		rte_eal_cleanup();
-		return EXIT_USAGE;
-	}
-	/* dpdk-dumpcap talks to rte_pdump over EAL multi-process, absent with --in-memory/--no-huge. */
-	if (rte_pdump_init() < 0)
-		SL_LOG(INFO, app, "dpdk-dumpcap cannot attach (no EAL multi-process: --in-memory or "
-				  "--no-huge); use sluicectl capture");
-	/* Rules after EAL: mask tables build their rte_acl accelerator with EAL memory. */
-	if (load_rules(pl, &o) < 0) {
-		sl_pipeline_destroy(pl);
-		rte_eal_cleanup();
-		return EXIT_USAGE;
-	}
-	rc = sl_pipeline_commit(pl);
+
+	switch_params(&o, eal_argv, n_eal, pl, mgmt, tls, &sp);
+	rc = sl_switch_create(&sp, &sw); /* owns pl and tls from here, even when it fails */
 	if (rc < 0)
-		fprintf(stderr, "sluice: warning: a table could not rebuild its accelerator (%s); "
-				"it keeps working on its incremental structure\n", strerror(-rc));
-	/* Datapath lcores: the workers, plus the I/O core with --dispatch io. */
-	{
-		unsigned need = o.workers + (o.dispatch_io ? 1 : 0);
-		for (unsigned l = rte_get_next_lcore(-1, 1, 0); l < RTE_MAX_LCORE && n_lcores < need;
-		     l = rte_get_next_lcore(l, 1, 0))
-			lcores[n_lcores++] = l;
-		if ((o.workers > 1 || o.dispatch_io) && n_lcores < need) {
-			fprintf(stderr, "sluice: --workers %u%s needs %u datapath lcores besides the "
-					"main one; EAL has %u (give more, e.g. -- --lcores "
-					"0@0,1@1,2@1,...)\n",
-				o.workers, o.dispatch_io ? " with --dispatch io" : "", need,
-				rte_lcore_count() - 1);
-			sl_pipeline_destroy(pl);
-			rte_eal_cleanup();
-			return EXIT_USAGE;
-		}
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_hup);
-
-	mp = rte_pktmbuf_pool_create("sl_mbufs", o.mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-				     (int)rte_socket_id());
-	if (mp == NULL) {
-		fprintf(stderr, "sluice: cannot create a pool of %u mbufs: %s\n", o.mbufs,
-			rte_strerror(rte_errno));
-		goto out;
-	}
-	/* One slot per OpenFlow number, then LOCAL (port.h); added ports fill free ones. */
-	ports = calloc(SL_PORT_SLOTS, sizeof(*ports));
-	if (ports == NULL)
-		goto out;
-	/* RSS: rx queues shared out over the workers (one each by default), a tx queue per
-	 * worker; io: the I/O core polls every rx queue (one by default). */
-	uint16_t nq = (uint16_t)o.workers;
-	uint16_t nrxq = o.rx_queues != 0 ? (uint16_t)o.rx_queues : o.dispatch_io ? 1 : nq;
-	for (unsigned i = 0; i < o.n_ports; i++) {
-		const struct sl_port_args *a = &o.port_args[i];
-		struct sl_port *port = &ports[a->of_no - 1];
-		rc = sl_port_open(a->devargs, a->name, a->of_no, mp, nrxq, nq, port, err, sizeof(err));
-		if (rc == 0 && sl_port_find(ports, port->name) != (int)a->of_no - 1) {
-			snprintf(err, sizeof(err), "port '%s': its name '%s' is another port's: give "
-				 "name=NAME", o.ports[i], port->name);
-			sl_port_close(port);
-			rc = -EINVAL;
-		}
-		if (rc < 0) {
-			fprintf(stderr, "sluice: %s\n", err);
-			status = rc == -EINVAL || rc == -ENODEV ? EXIT_USAGE : EXIT_RUNTIME;
-			goto out;
-		}
-		/* SIGHUP deletes it by this name when the configuration drops it. */
-		snprintf(o.port_args[i].name, sizeof(o.port_args[i].name), "%s", port->name);
-	}
-	if (!o.no_local)
-		local_open(&o, mp, nq, ports, pl);
-	if (sl_worker_group_create(o.workers, pl, ports, mp, (uint16_t)o.burst, 1024, &workers) < 0) {
-		fprintf(stderr, "sluice: cannot set up the datapath: out of memory\n");
-		goto out;
-	}
-	if (o.dispatch_io &&
-	    sl_worker_io_create(workers, (enum sl_sched)o.sched, o.sched_threshold, o.worker_ring,
-				(unsigned)o.burst, 100, &io) < 0) {
-		fprintf(stderr, "sluice: cannot set up the datapath: out of memory\n");
-		goto out_workers;
-	}
-	sl_pipeline_set_shared_counters(pl, o.workers > 1);
-	sl_worker_set_pin_rate(workers, (uint64_t)o.pin_rate);
-	if (sl_fwd_create(o.max_port_no, &fwd) < 0) {
-		fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
-		goto out_workers;
-	}
-	sl_worker_idle_set(workers, o.idle_sleep_max);
-	if (sl_worker_fwd_attach(workers, fwd) < 0) {
-		fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
-		goto out_workers;
-	}
-	/* The lead owns the group's RCU variable: its sync waits for every worker. */
-	sl_fwd_set_sync(fwd, sl_worker_sync, workers);
-	if (sl_fwd_set(fwd, o.fwd_mode == NULL && file_fwd_set ? &file_fwd_params : &o.fwd_params,
-		       NULL, err, sizeof(err)) < 0) {
-		fprintf(stderr, "sluice: %s: %s\n", o.fwd_mode == NULL ? "fwd-mode" : "--fwd-mode",
-			err);
-		status = EXIT_USAGE;
-		goto out_workers;
-	}
-	for (unsigned i = 0; i < o.n_controllers; i++)
-		targets[n_targets++] = o.controllers[i];
-	if (mgmt[0] != '\0')
-		targets[n_targets++] = mgmt;
-	if (n_targets > 0) {
-		struct sl_ofswitch_params sp = {
-			.datapath_id = o.dpid,
-			.fail_mode = o.fail_mode,
-			.probe_interval_ms = (uint32_t)(o.probe_interval * 1000),
-			.targets = targets,
-			.n_targets = n_targets,
-			.pl = pl,
-			.worker = workers,
-			.ports = ports,
-			.unix_gid = o.mgmt_gid,
-			.tls = tls,
-		};
-		rc = sl_ofswitch_create(&sp, &run.sw, err, sizeof(err));
-		if (rc < 0) {
-			fprintf(stderr, "sluice: %s: %s\n",
-				o.n_controllers ? "--controller" : "--mgmt", err);
-			status = rc == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
-			goto out_workers;
-		}
-		for (unsigned i = 0; i < o.n_controllers; i++) {
-			const char *t = o.controllers[i];
-			if (strncmp(t, "ptcp:", 5) == 0 || strncmp(t, "pssl:", 5) == 0)
-				printf("sluice: listening on %.4s:%d\n", t,
-				       sl_ofswitch_listen_port(run.sw, (int)i));
-			else if (strncmp(t, "punix:", 6) == 0)
-				printf("sluice: listening on %s\n", t);
-		}
-		printf("sluice: datapath id %016" PRIx64 "\n", sl_ofswitch_datapath_id(run.sw));
-	}
-	if (o.metrics != NULL) {
-		struct sl_stats_src src = {.pl = pl, .worker = workers, .ports = ports,
-					   .sw = run.sw};
-		struct sl_metrics_params xp = {.listen = o.metrics, .switch_name = o.name, .src = &src};
-		rc = sl_metrics_create(&xp, &run.metrics, err, sizeof(err));
-		if (rc < 0) {
-			fprintf(stderr, "sluice: --metrics %s\n", err);
-			status = rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
-			sl_ofswitch_destroy(run.sw);
-			run.sw = NULL;
-			goto out_workers;
-		}
-		printf("sluice: metrics on http://%s/metrics\n", sl_metrics_address(run.metrics));
-	}
-	{
-		struct sl_mgmt_params mp_ = {
-			.name = o.name,
-			.mgmt_target = mgmt[0] ? mgmt : NULL,
-			.fail_mode = o.fail_mode == SL_FAIL_MODE_SECURE ? "secure" : "standalone",
-			.n_controllers = o.n_controllers,
-			.pl = pl,
-			.worker = workers,
-			.ports = ports,
-			.sw = run.sw,
-			.mp = mp,
-			.n_rxq = nrxq,
-			.n_txq = nq,
-		};
-		sl_mgmt_create(&mp_);
-	}
-	printf("sluice: name %s: sluicectl -n %s, dpdk-telemetry.py -f %s\n", o.name, o.name,
-	       o.name);
-	fflush(stdout);
-
-	if (!o.quiet) {
-		printf("sluice %s: %u ports, %u flows in %d tables\n", SL_VERSION,
-		       sl_port_count(ports), sl_pipeline_flow_count(pl, 255),
-		       sl_pipeline_last_table(pl) + 1);
-		for (unsigned i = 0; i < SL_PORT_SLOTS; i++) {
-			char no[16];
-			if (ports[i].of_no != 0)
-				printf("  port %s: %s (%s)\n",
-				       sl_port_no_format(ports[i].of_no, no, sizeof(no)), ports[i].name,
-				       ports[i].devargs);
-		}
-	}
-	if (o.dump_flows)
-		sl_pipeline_flow_iterate(pl, 255, print_flow, NULL);
-
-	run.o = &o;
-	run.applied = &o;
-	run.argc = argc;
-	run.argv = argv;
-	run.mgmt_target = mgmt;
-	run.pl = pl;
-	run.ports = ports;
-	run.w = workers;
-	run.io = io;
-	if (n_lcores > 0) {
-		for (unsigned i = 0; i < o.workers; i++)
-			rte_eal_remote_launch(sl_worker_run, sl_worker_group_member(workers, i),
-					      lcores[i]);
-		if (o.dispatch_io)
-			rte_eal_remote_launch(sl_worker_io_run, io, lcores[o.workers]);
-		control_loop(&run);
-		/* The I/O core first: the workers then drain their rings before they return. */
-		if (o.dispatch_io) {
-			sl_worker_io_stop(io);
-			rte_eal_wait_lcore(lcores[o.workers]);
-		}
-		for (unsigned i = 0; i < o.workers; i++)
-			sl_worker_stop(sl_worker_group_member(workers, i));
-		for (unsigned i = 0; i < o.workers; i++)
-			rte_eal_wait_lcore(lcores[i]);
-	} else {
-		/* One lcore: the datapath keeps it, control runs in a plain thread. */
-		pthread_t th;
-		pthread_create(&th, NULL, control_thread, &run);
-		sl_worker_run(workers);
-		pthread_join(th, NULL);
-	}
-	print_summary(&run);
-	if (run.sw != NULL) {
-		sl_ofswitch_stats(run.sw, &run.sw_stats);
-		run.pins_pending = sl_worker_pin_pending(run.w);
-		run.have_sw_stats = true;
-	}
-	sl_ofswitch_destroy(run.sw);
-	run.sw = NULL;
-	if (o.dump_flows) {
-		printf("flows:\n");
-		sl_pipeline_flow_iterate(pl, 255, print_flow, NULL);
-	}
-	status = 0;
-	if (o.json_path != NULL && write_json(&run, o.json_path) < 0)
-		status = EXIT_RUNTIME;
-out_workers:
-	sl_worker_group_destroy(workers);
-
-out:
-	sl_fwd_destroy(fwd);
-	sl_tls_ctx_destroy(tls);
-	for (unsigned i = 0; ports != NULL && i < SL_PORT_SLOTS; i++)
-		sl_port_close(&ports[i]);
-	free(ports);
-	rte_mempool_free(mp);
-	sl_pipeline_destroy(pl);
-	rte_pdump_uninit();
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
-	rte_eal_cleanup();
-	sl_dir_remove(rundir); /* DPDK leaves /var/run/dpdk/NAME behind */
-	if (eal_multi_process(eal_argv, n_eal))
-		hugepage_files_remove(o.name);
+		return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+	run_init(&run, sw, &o, argc, argv, mgmt);
+	print_banner(&run);
+	sl_switch_run(sw, control_loop, &run);
+	status = report(&run);
+	sl_switch_destroy(sw);
 	return status;
 }

@@ -25,7 +25,7 @@
  * worker; the control thread reads them (aligned 64-bit loads are atomic on
  * the CPUs DPDK supports).
  *
- * Several workers (sl_worker_group_init): an array of workers, one lcore
+ * Several workers (sl_worker_group_create): an array of workers, one lcore
  * each, sharing the pipeline read-only under the lead's RCU variable (every
  * worker is a QSBR thread of it).  Each keeps its own counters, pipeline
  * context (decision cache, table and drop counters) and tx queue (its
