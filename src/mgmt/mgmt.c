@@ -1382,8 +1382,8 @@ h_trace_live_start(const char *params, struct rte_tel_data *d, char *err, size_t
 	if (mgmt->live != NULL)
 		SL_LOG(NOTICE, mgmt, "live trace %u replaced by a new one", mgmt->live_id);
 	trace_live_end();
-	rc = sl_trace_live_create(mgmt->p.pl, (unsigned)count, port_no, mgmt->p.worker->lead->n_group,
-				  &mgmt->live);
+	rc = sl_trace_live_create(mgmt->p.pl, (unsigned)count, port_no,
+				  sl_worker_group_size(mgmt->p.worker), &mgmt->live);
 	if (rc < 0) {
 		snprintf(err, err_size, "cannot create the live trace: %s", strerror(-rc));
 		return rc;
