@@ -260,14 +260,18 @@ path_sig(const struct sl_pipeline *pl, const struct ffp_path_spec *sp)
  * can share its low bits more often than chance; mix the high bits in.
  */
 static inline uint32_t
-path_hash(const uint8_t *key, unsigned size)
+path_mix(uint32_t h)
 {
-	uint32_t h = dc_hash(key, size, PATH_HASH_SEED);
-
 	h ^= h >> 16;
 	h *= 0x7feb352du;
 	h ^= h >> 15;
 	return h;
+}
+
+static inline uint32_t
+path_hash(const uint8_t *key, unsigned size)
+{
+	return path_mix(dc_hash(key, size, PATH_HASH_SEED));
 }
 
 /*
@@ -450,30 +454,37 @@ path_found(struct ffp_ctx *fc, struct ffp_path *ph, struct ffp_path_rec *r, uint
 #define PATH_USED_FRAME 2  /* ... a frame key */
 
 /*
- * Packet @p's path key under spec @sp (ffp.h: a frame key, else the layout's);
- * returns its form as ffp_path_rec.used.
+ * Packet @p's path key under spec @sp (ffp.h: a frame key, else the layout's)
+ * and its path_hash in *@hash; returns its form as ffp_path_rec.used.  A
+ * frame key is hashed from the words as they are built: reading them back
+ * right after their stores would stall on store forwarding.
  */
 static inline uint8_t
-path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key)
+path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key, uint32_t *hash)
 {
 	if (sp->fmode && sl_pkt_ipv4_plain(p, sp->fneed)) {
+		uint64_t h = dc_hash_init(PATH_HASH_SEED), in_port = p->in_port;
 		unsigned size = sp->fsize, w;
 		for (w = 0; w < sp->fwords; w++) {
 			uint64_t x;
 			__builtin_memcpy(&x, p->data + 8 * w, 8);
 			x &= sp->fmask[w];
 			__builtin_memcpy(key + 8 * w, &x, 8);
+			h = dc_hash_word(h, x);
 		}
-		if (sp->fmd)
+		if (sp->fmd) {
 			__builtin_memcpy(key + 8 * w, &p->metadata, 8);
-		uint64_t in_port = p->in_port;
+			h = dc_hash_word(h, p->metadata);
+		}
 		__builtin_memcpy(key + size - 8, &in_port, 8);
+		*hash = path_mix((uint32_t)dc_hash_word(h, in_port));
 		return PATH_USED_FRAME;
 	}
 	if (sp->fmode)
 		sl_key_extract_ops(&sp->layout, p, key); /* not of the plain shape: no second test */
 	else
 		sl_key_extract(&sp->layout, p, key);
+	*hash = path_hash(key, sp->layout.key_size);
 	return PATH_USED_LAYOUT;
 }
 
@@ -515,18 +526,11 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	fc->pobs.n += (uint32_t)__builtin_popcountll(lanes);
 
 	struct ffp_path *ph = fc->path;
-	/*
-	 * Stage A: the union keys; then hash them and prefetch the first line of
-	 * both ways (a separate loop: hashing a key right after its byte-wise
-	 * stores stalls on store forwarding).
-	 */
+	/* Stage A: the union keys and their hashes; prefetch the first line of both ways. */
 	SL_FOR_EACH_LANE(i, lanes)
 	{
-		fc->pform[i] = path_key(sp, &pkts[i], fc->pkey[i]);
-	}
-	SL_FOR_EACH_LANE(i, lanes)
-	{
-		uint32_t h = path_hash(fc->pkey[i], path_key_size(sp, fc->pform[i]));
+		uint32_t h;
+		fc->pform[i] = path_key(sp, &pkts[i], fc->pkey[i], &h);
 		uint32_t a = path_set_a(h);
 		fc->pset[i] = h;
 		sl_prefetch0(&ph->rec[a * FFP_WAYS]);

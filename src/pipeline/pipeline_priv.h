@@ -260,21 +260,36 @@ struct dc_entry {
 	uint8_t key[DC_KEY_MAX];
 } __attribute__((aligned(64)));
 
-/* Key hash shared by the decision cache and the FFP's LUTs. */
+/*
+ * Key hash shared by the decision cache, the FFP's LUTs and the flow cache;
+ * word by word, so the flow cache hashes a frame key as it builds it.
+ */
+static inline uint64_t
+dc_hash_init(uint8_t table_id)
+{
+	return 0x9e3779b97f4a7c15ull ^ table_id;
+}
+
+static inline uint64_t
+dc_hash_word(uint64_t h, uint64_t w)
+{
+#if defined(__SSE4_2__)
+	return __builtin_ia32_crc32di(h, w);
+#else
+	h = (h ^ w) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+#endif
+}
+
 static inline uint32_t
 dc_hash(const uint8_t *key, unsigned size, uint8_t table_id)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ table_id;
+	uint64_t h = dc_hash_init(table_id);
 
 	for (unsigned i = 0; i < size; i += 8) {
 		uint64_t w;
 		__builtin_memcpy(&w, key + i, 8);
-#if defined(__SSE4_2__)
-		h = __builtin_ia32_crc32di(h, w);
-#else
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-#endif
+		h = dc_hash_word(h, w);
 	}
 	return (uint32_t)h;
 }
