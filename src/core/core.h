@@ -103,7 +103,8 @@ sl_lanes_first(unsigned n)
 	_(FWD_LOOP, "fwd-loop")             /* tableless engine: output would be the ingress port */ \
 	_(METER, "meter")                   /* a meter's drop band: the flow's rate was exceeded */   \
 	_(QUEUE_RATE, "queue-rate")         /* set_queue: the queue's max_rate was exceeded */        \
-	_(SEARCH_BUDGET, "search-budget")   /* expensive search refused: worker's budget spent */
+	_(SEARCH_BUDGET, "search-budget")   /* expensive search refused: worker's budget spent */ \
+	_(GROUP_CHAIN, "group-chain")       /* groups chained deeper than SL_GROUP_CHAIN_MAX */
 
 enum sl_drop_reason {
 #define SL_DROP_ENUM_(n, s) SL_DROP_##n,

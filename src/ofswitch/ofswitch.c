@@ -304,6 +304,12 @@ fail_to_error(enum sl_pipeline_fail f, bool in_group_mod, bool bad_table_is_goto
 	case SL_FAIL_TOO_MANY_GROUPS:
 		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_OUT_OF_GROUPS, 0};
 		break;
+	case SL_FAIL_GROUP_LOOP:
+		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_LOOP, 0};
+		break;
+	case SL_FAIL_CHAINED_GROUP:
+		e = (struct sl_ofp_error){SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_CHAINED_GROUP, 0};
+		break;
 	case SL_FAIL_METER_EXISTS:
 		e = (struct sl_ofp_error){SL_OFPET_METER_MOD_FAILED, SL_OFPMMFC_METER_EXISTS, 0};
 		break;
@@ -581,7 +587,10 @@ handle_group_mod(struct conn *c, const uint8_t *msg, size_t len)
 		break;
 	case SL_OFPGC_DELETE:
 		packet_outs_drain(sw);
-		sl_pipeline_group_del(sw->p.pl, gm->spec.group_id);
+		rc = sl_pipeline_group_del(sw->p.pl, gm->spec.group_id);
+		if (rc == -EBUSY)
+			snprintf(err, sizeof(err), "group %u: another group chains to it",
+				 gm->spec.group_id);
 		break;
 	default:
 		send_error_tc(c, SL_OFPET_GROUP_MOD_FAILED, SL_OFPGMFC_BAD_COMMAND, msg, len);

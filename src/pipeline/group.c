@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Groups, control path: the id -> slot map, adding, modifying and deleting
- * groups, and reading them back.  Execution is in pipeline_run.c.
+ * groups, chaining (loops, depth, references), liveness, and reading groups
+ * back.  Execution is in pipeline_run.c.
  *
  * Memory: a slot lives until its group is deleted; a body until it is
  * replaced.  Both are retired onto a list freed after the next grace
- * period (sl_pipeline_publish), since workers may still hold them.
+ * period (sl_pipeline_publish), since workers may still hold them.  A slot
+ * that another group's body points at (group action, watch_group) is never
+ * deleted alone, so those pointers stay valid as long as the body.
  */
 #include "pipeline.h"
 #include "pipeline_priv.h"
@@ -22,6 +25,8 @@ struct pl_groups {
 	struct pl_group_slot **slots; /* sorted by id: binary search, ordered dumps */
 	unsigned n_retired, retired_cap;
 	void **retired;               /* freed after the next grace period */
+	uint32_t walk;                /* number of the current graph walk (pl_group_slot.walk) */
+	unsigned n_watching;          /* installed fast-failover buckets that watch a group */
 };
 
 int
@@ -145,8 +150,8 @@ pl_groups_reclaim(struct sl_pipeline *pl)
  * replaces an earlier one, set_field per field), run in the order of section
  * 5.10 - copy TTL inwards, pop VLAN, MPLS, PBB, push MPLS, PBB, VLAN, copy TTL
  * outwards, decrement TTL and MPLS TTL, set TTL and MPLS TTL, set_field,
- * queue, output.  So "output:1,CONTROLLER" sends to
- * the controller only.  The list is fixed when the group is made; @out
+ * queue, then group or else output.  So "output:1,CONTROLLER" sends to
+ * the controller only, and "output:1,group:2" to group 2 only.  The list is fixed when the group is made; @out
  * holds at most @n actions.  Returns how many.
  */
 static unsigned
@@ -157,7 +162,7 @@ bucket_set(const struct sl_action *a, unsigned n, struct sl_action *out)
 		SL_ACT_PUSH_MPLS,   SL_ACT_PUSH_PBB,	  SL_ACT_PUSH_VLAN,  SL_ACT_COPY_TTL_OUT,
 		SL_ACT_DEC_NW_TTL,  SL_ACT_DEC_MPLS_TTL, SL_ACT_SET_NW_TTL, SL_ACT_SET_MPLS_TTL};
 	const struct sl_action *slot[SL_ARRAY_SIZE(order)] = {NULL}, *sets[SL_ACTIONS_MAX];
-	const struct sl_action *queue = NULL, *output = NULL, *other[SL_ACTIONS_MAX];
+	const struct sl_action *queue = NULL, *output = NULL, *group = NULL, *other[SL_ACTIONS_MAX];
 	unsigned n_sets = 0, n_other = 0, k = 0;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -178,6 +183,8 @@ bucket_set(const struct sl_action *a, unsigned n, struct sl_action *out)
 			queue = &a[i];
 		} else if (a[i].type == SL_ACT_OUTPUT) {
 			output = &a[i];
+		} else if (a[i].type == SL_ACT_GROUP) {
+			group = &a[i];
 		} else {
 			other[n_other++] = &a[i]; /* nothing else is accepted in a bucket today */
 		}
@@ -191,7 +198,10 @@ bucket_set(const struct sl_action *a, unsigned n, struct sl_action *out)
 		out[k++] = *other[j];
 	if (queue != NULL)
 		out[k++] = *queue;
-	if (output != NULL)
+	/* Section 5.10: a group wins over an output, and comes last (exec_group's "final"). */
+	if (group != NULL)
+		out[k++] = *group;
+	else if (output != NULL)
 		out[k++] = *output;
 	return k;
 }
@@ -284,19 +294,36 @@ body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_gro
 			return pl_err(pl, SL_FAIL_GROUP_WEIGHT, err, err_size, -EINVAL,
 				      "group %u bucket %u: weight %u in a group that is not select",
 				      gs->group_id, b, bs->weight);
+		/* A group that names itself is a loop, not a missing group (it may not exist yet). */
+		for (unsigned k = 0; k < bs->n_actions; k++)
+			if (bs->actions[k].type == SL_ACT_GROUP &&
+			    bs->actions[k].group_id == gs->group_id)
+				return pl_err(pl, SL_FAIL_GROUP_LOOP, err, err_size, -ELOOP,
+					      "group %u bucket %u: group:%u is the group itself",
+					      gs->group_id, b, gs->group_id);
 		if (gs->type == SL_GROUP_FF) {
-			if (bs->watch_group != SL_GROUP_ID_ANY)
-				return pl_err(pl, SL_FAIL_BAD_WATCH, err, err_size, -EOPNOTSUPP,
-					      "group %u bucket %u: watch_group is not supported "
-					      "(groups do not chain)",
-					      gs->group_id, b);
-			if (bs->watch_port == 0 || bs->watch_port > sl_pipeline_n_ports(pl))
+			if (bs->watch_port == SL_PORT_ANY && bs->watch_group == SL_GROUP_ID_ANY)
 				return pl_err(pl, SL_FAIL_BAD_WATCH, err, err_size, -EINVAL,
 					      "group %u bucket %u: fast failover needs a watch_port "
-					      "of an existing port (got 0x%x)",
+					      "or a watch_group",
+					      gs->group_id, b);
+			if (bs->watch_port != SL_PORT_ANY &&
+			    (bs->watch_port == 0 || bs->watch_port > sl_pipeline_n_ports(pl)))
+				return pl_err(pl, SL_FAIL_BAD_WATCH, err, err_size, -EINVAL,
+					      "group %u bucket %u: watch_port 0x%x is not an "
+					      "existing port",
 					      gs->group_id, b, bs->watch_port);
+			if (bs->watch_group == gs->group_id)
+				return pl_err(pl, SL_FAIL_GROUP_LOOP, err, err_size, -ELOOP,
+					      "group %u bucket %u: watches the group itself",
+					      gs->group_id, b);
+			if (bs->watch_group != SL_GROUP_ID_ANY &&
+			    pl_group_find(pl, bs->watch_group) == NULL)
+				return pl_err(pl, SL_FAIL_BAD_WATCH, err, err_size, -EINVAL,
+					      "group %u bucket %u: watch_group %u does not exist",
+					      gs->group_id, b, bs->watch_group);
 		}
-		rc = pl_check_actions(pl, bs->actions, bs->n_actions, true, err, err_size);
+		rc = pl_check_actions(pl, bs->actions, bs->n_actions, err, err_size);
 		if (rc < 0)
 			return rc;
 	}
@@ -324,13 +351,197 @@ body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_gro
 			for (unsigned k = 0; k < bs->n_actions; k++)
 				pb->actions[k].ref = NULL;
 			pb->n_run = (uint8_t)bucket_set(pb->actions, pb->n_actions, pb->run);
+			/* Chained groups: checked to exist above (pl_check_actions). */
+			for (unsigned k = 0; k < pb->n_run; k++)
+				if (pb->run[k].type == SL_ACT_GROUP)
+					pb->run[k].ref = pl_group_find(pl, pb->run[k].group_id);
 		}
+		if (gs->type == SL_GROUP_FF && bs->watch_group != SL_GROUP_ID_ANY)
+			pb->watch_slot = pl_group_find(pl, bs->watch_group);
 		pb->modifies = actions_modify(pb->run, pb->n_run);
 	}
 	if (g->type == SL_GROUP_SELECT)
 		select_map_build(g);
 	*out = g;
 	return 0;
+}
+
+/*
+ * Chaining.  A body's references are its buckets' group actions (in run,
+ * resolved) and fast-failover buckets' watched groups.  The graph they
+ * make is acyclic and at most SL_GROUP_CHAIN_MAX deep, so the walks below
+ * recurse at most about twice that (a replaced body on top of a valid
+ * graph) and visit every group once per walk (walk marks).
+ */
+
+/* Run @body for every group @g references (@s), with its kind (@watch: a watch_group). */
+#define FOR_EACH_REF(g, s, watch, body)                                                            \
+	for (unsigned b_ = 0; b_ < (g)->n_buckets; b_++) {                                         \
+		const struct pl_bucket *pb_ = &(g)->buckets[b_];                                   \
+		for (unsigned k_ = 0; k_ <= pb_->n_run; k_++) {                                    \
+			struct pl_group_slot *s;                                                   \
+			bool watch = k_ == pb_->n_run;                                             \
+			if (watch)                                                                 \
+				s = pb_->watch_slot;                                               \
+			else                                                                       \
+				s = pb_->run[k_].type == SL_ACT_GROUP ? pb_->run[k_].ref : NULL;   \
+			if (s != NULL) {                                                           \
+				body                                                               \
+			}                                                                          \
+		}                                                                                  \
+	}
+
+/*
+ * Count body @g in the groups it references (@delta: +1 installed, -1
+ * gone): each referenced group once per kind, as ref_count counts groups.
+ */
+static void
+body_refs_count(struct pl_groups *grp, const struct pl_group *g, int delta)
+{
+	uint32_t fwd = ++grp->walk;
+
+	FOR_EACH_REF(g, s, watch, {
+		if (!watch && s->walk != fwd) {
+			s->walk = fwd;
+			s->n_forwarders = (unsigned)((int)s->n_forwarders + delta);
+		}
+	})
+	uint32_t wat = ++grp->walk;
+	FOR_EACH_REF(g, s, watch, {
+		if (watch) {
+			grp->n_watching = (unsigned)((int)grp->n_watching + delta);
+			if (s->walk != wat) {
+				s->walk = wat;
+				s->n_watchers = (unsigned)((int)s->n_watchers + delta);
+			}
+		}
+	})
+}
+
+/*
+ * Longest chain from @s in groups (1: it chains to none), with @ov's body
+ * taken as @ov_body (a modify being checked).  *loop when @s reaches a
+ * group that is on the current path.
+ */
+static unsigned
+chain_height(struct pl_groups *grp, struct pl_group_slot *s, const struct pl_group_slot *ov,
+	     const struct pl_group *ov_body, bool *loop)
+{
+	const struct pl_group *g = s == ov ? ov_body : s->body;
+	unsigned h = 0;
+
+	if (s->walk == grp->walk) {
+		if (s->walk_state == 1)
+			*loop = true;
+		return s->walk_value;
+	}
+	s->walk = grp->walk;
+	s->walk_state = 1;
+	s->walk_value = 0;
+	FOR_EACH_REF(g, r, watch, {
+		(void)watch;
+		if (!*loop)
+			h = SL_MAX(h, chain_height(grp, r, ov, ov_body, loop));
+	})
+	s->walk_state = 2;
+	s->walk_value = (uint8_t)SL_MIN(h + 1, 255u);
+	return s->walk_value;
+}
+
+/*
+ * May body @g be group @gs's (@slot: the group, NULL when it is new)?
+ * Refuses loops (spec: OFPGMFC_LOOP) and chains longer than
+ * SL_GROUP_CHAIN_MAX through it (CHAINING_UNSUPPORTED, at that depth).
+ */
+static int
+chain_check(struct sl_pipeline *pl, struct pl_group_slot *slot, const struct sl_group_spec *gs,
+	    const struct pl_group *g, char *err, size_t err_size)
+{
+	struct pl_groups *grp = pl->groups;
+	unsigned h = 0;
+	bool loop = false;
+
+	grp->walk++;
+	if (slot == NULL) {
+		/* Nothing reaches a new group: its own chain is all there is. */
+		FOR_EACH_REF(g, r, watch, {
+			(void)watch;
+			h = SL_MAX(h, chain_height(grp, r, NULL, NULL, &loop));
+		})
+		h++;
+	} else {
+		h = chain_height(grp, slot, slot, g, &loop);
+		if (loop)
+			return pl_err(pl, SL_FAIL_GROUP_LOOP, err, err_size, -ELOOP,
+				      "group %u: its buckets would reach the group itself (loop)",
+				      gs->group_id);
+		/* Groups above it get longer chains too. */
+		for (unsigned i = 0; i < grp->n && slot->n_forwarders + slot->n_watchers > 0; i++)
+			h = SL_MAX(h, chain_height(grp, grp->slots[i], slot, g, &loop));
+	}
+	if (h > SL_GROUP_CHAIN_MAX)
+		return pl_err(pl, SL_FAIL_GROUP_CHAINING, err, err_size, -EOPNOTSUPP,
+			      "group %u: a chain of %u groups (at most %u)", gs->group_id, h,
+			      SL_GROUP_CHAIN_MAX);
+	return 0;
+}
+
+/*
+ * Liveness (spec 5.6.1; pipeline.h).  The flags workers read are
+ * recomputed whole on every change; with no group watched (the usual case)
+ * there is nothing to do.  @force: even so (a body about to be published
+ * watches groups whose flags may be old).
+ */
+static bool
+group_live(struct sl_pipeline *pl, struct pl_group_slot *s)
+{
+	const struct pl_group *g = s->body;
+	bool live = false;
+
+	if (s->walk == pl->groups->walk)
+		return s->walk_value;
+	s->walk = pl->groups->walk;
+	for (unsigned b = 0; b < g->n_buckets && !live; b++) {
+		const struct pl_bucket *pb = &g->buckets[b];
+		if (g->type == SL_GROUP_SELECT)
+			live = pb->weight > 0;
+		else if (g->type != SL_GROUP_FF)
+			live = true; /* watches nothing: live, as in Open vSwitch */
+		else
+			live = (pb->watch_port != SL_PORT_ANY && pl->port_up[pb->watch_port]) ||
+			       (pb->watch_slot != NULL && group_live(pl, pb->watch_slot));
+	}
+	s->walk_value = live;
+	__atomic_store_n(&s->live, live, __ATOMIC_RELAXED);
+	return live;
+}
+
+static void
+liveness_update(struct sl_pipeline *pl, bool force)
+{
+	struct pl_groups *grp = pl->groups;
+
+	if (grp->n_watching == 0 && !force)
+		return;
+	grp->walk++;
+	for (unsigned i = 0; i < grp->n; i++)
+		group_live(pl, grp->slots[i]);
+}
+
+void
+pl_groups_liveness(struct sl_pipeline *pl)
+{
+	liveness_update(pl, false);
+}
+
+/* Does body @g watch any group? */
+static bool
+body_watches(const struct pl_group *g)
+{
+	for (unsigned b = 0; b < g->n_buckets; b++)
+		if (g->buckets[b].watch_slot != NULL)
+			return true;
+	return false;
 }
 
 int
@@ -353,8 +564,12 @@ sl_pipeline_group_add(struct sl_pipeline *pl, const struct sl_group_spec *gs, ch
 		return pl_err(pl, SL_FAIL_TOO_MANY_GROUPS, err, err_size, -ENOSPC,
 			      "too many groups (%u)", GROUPS_MAX);
 	rc = body_build(pl, gs, &body, err, err_size);
-	if (rc < 0)
+	if (rc == 0)
+		rc = chain_check(pl, NULL, gs, body, err, err_size);
+	if (rc < 0) {
+		body_free(body);
 		return rc;
+	}
 	if (grp->n == grp->cap) {
 		unsigned cap = grp->cap ? grp->cap * 2 : 16;
 		struct pl_group_slot **n = realloc(grp->slots, cap * sizeof(*n));
@@ -376,6 +591,9 @@ sl_pipeline_group_add(struct sl_pipeline *pl, const struct sl_group_spec *gs, ch
 	memmove(&grp->slots[pos + 1], &grp->slots[pos], (grp->n - pos) * sizeof(grp->slots[0]));
 	grp->slots[pos] = slot;
 	grp->n++;
+	body_refs_count(grp, body, +1);
+	/* Before a flow can reach it: the groups it watches must have current flags. */
+	liveness_update(pl, body_watches(body));
 	return 0;
 }
 
@@ -393,16 +611,27 @@ sl_pipeline_group_modify(struct sl_pipeline *pl, const struct sl_group_spec *gs,
 		return pl_err(pl, SL_FAIL_UNKNOWN_GROUP, err, err_size, -ENOENT,
 			      "group %u does not exist", gs->group_id);
 	rc = body_build(pl, gs, &body, err, err_size);
-	if (rc < 0)
+	if (rc == 0)
+		rc = chain_check(pl, slot, gs, body, err, err_size);
+	if (rc < 0) {
+		body_free(body);
 		return rc;
+	}
+	/* The groups the new body watches must have current flags before workers see it. */
+	if (body_watches(body))
+		liveness_update(pl, true);
 	old = slot->body;
 	__atomic_store_n(&slot->body, body, __ATOMIC_RELEASE);
+	body_refs_count(pl->groups, old, -1);
+	body_refs_count(pl->groups, body, +1);
 	retire(pl, old, true);
+	liveness_update(pl, false);
 	return 0;
 }
 
+/* @all: every group goes, so the references between them need no counting. */
 static void
-group_del_one(struct sl_pipeline *pl, unsigned pos)
+group_del_one(struct sl_pipeline *pl, unsigned pos, bool all)
 {
 	struct pl_groups *grp = pl->groups;
 	struct pl_group_slot *slot = grp->slots[pos];
@@ -414,28 +643,41 @@ group_del_one(struct sl_pipeline *pl, unsigned pos)
 	sl_pipeline_flow_del(pl, &flt, SL_FLOW_REMOVED_GROUP_DELETE);
 	memmove(&grp->slots[pos], &grp->slots[pos + 1], (grp->n - pos - 1) * sizeof(grp->slots[0]));
 	grp->n--;
+	if (!all)
+		body_refs_count(grp, slot->body, -1);
 	retire(pl, slot->body, true);
 	retire(pl, slot, false);
 }
 
-unsigned
+int
 sl_pipeline_group_del(struct sl_pipeline *pl, uint32_t group_id)
 {
 	struct pl_groups *grp = pl->groups;
-	unsigned n = 0;
+	int n = 0;
 	bool found;
 
+	pl->fail = SL_FAIL_NONE;
 	if (group_id == SL_GROUP_ID_ALL) {
 		while (grp->n > 0) {
-			group_del_one(pl, grp->n - 1);
+			group_del_one(pl, grp->n - 1, true);
 			n++;
 		}
+		grp->n_watching = 0;
 		return n;
 	}
 	unsigned pos = slot_pos(grp, group_id, &found);
 	if (!found)
 		return 0;
-	group_del_one(pl, pos);
+	/*
+	 * Spec: OFPGMFC_CHAINED_GROUP.  Open vSwitch deletes it anyway and the
+	 * chaining buckets find no group; here their pointers would dangle.
+	 */
+	if (grp->slots[pos]->n_forwarders + grp->slots[pos]->n_watchers > 0) {
+		pl->fail = SL_FAIL_CHAINED_GROUP;
+		return -EBUSY;
+	}
+	group_del_one(pl, pos, false);
+	liveness_update(pl, false);
 	return 1;
 }
 
@@ -469,7 +711,7 @@ sl_pipeline_group_get(const struct sl_pipeline *pl, uint32_t group_id, struct sl
 	}
 	if (st != NULL) {
 		memset(st, 0, sizeof(*st));
-		st->ref_count = slot->ref_count;
+		st->ref_count = slot->ref_count + slot->n_forwarders; /* spec: flows or groups */
 		st->n_packets = slot->n_packets;
 		st->n_bytes = slot->n_bytes;
 		st->created_tsc = slot->created_tsc;

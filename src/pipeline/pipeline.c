@@ -119,6 +119,7 @@ sl_pipeline_ports_set(struct sl_pipeline *pl, unsigned n_ports, const bool *up)
 		pl->port_up[i + 1] = up ? up[i] : true;
 	}
 	pl->n_ports = n_ports;
+	pl_groups_liveness(pl);
 }
 
 /*
@@ -140,6 +141,7 @@ sl_pipeline_port_add(struct sl_pipeline *pl, uint32_t port, bool live)
 	__atomic_store_n(&pl->port_up[port], live, __ATOMIC_RELAXED);
 	if (port > pl->n_ports)
 		__atomic_store_n(&pl->n_ports, port, __ATOMIC_RELEASE);
+	pl_groups_liveness(pl);
 }
 
 void
@@ -154,6 +156,7 @@ sl_pipeline_port_del(struct sl_pipeline *pl, uint32_t port)
 		return;
 	__atomic_store_n(&pl->port_up[port], false, __ATOMIC_RELAXED);
 	__atomic_store_n(&pl->port_present[port], false, __ATOMIC_RELAXED);
+	pl_groups_liveness(pl);
 }
 
 void
@@ -163,6 +166,7 @@ sl_pipeline_port_set_live(struct sl_pipeline *pl, uint32_t port, bool live)
 		__atomic_store_n(&pl->local_up, live, __ATOMIC_RELAXED);
 	else if (port >= 1 && port <= pl->n_ports && pl->port_present[port])
 		__atomic_store_n(&pl->port_up[port], live, __ATOMIC_RELAXED);
+	pl_groups_liveness(pl); /* fast failover's watched groups */
 }
 
 bool
@@ -719,7 +723,7 @@ table_prepare(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_match
 }
 
 int
-pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, bool in_group,
+pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n,
 	      char *err, size_t err_size)
 {
 	for (unsigned i = 0; i < n; i++) {
@@ -735,12 +739,7 @@ pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, 
 					      "output:reserved port 0x%x is not supported", port);
 			break;
 		}
-		case SL_ACT_GROUP:
-			if (in_group)
-				return pl_err(pl, SL_FAIL_GROUP_CHAINING, err, err_size, -EOPNOTSUPP,
-					      "group %u inside a group bucket: chaining is not "
-					      "supported",
-					      a[i].group_id);
+		case SL_ACT_GROUP: /* in a bucket too: chaining (group.c checks loops and depth) */
 			if (pl_group_find(pl, a[i].group_id) == NULL)
 				return pl_err(pl, SL_FAIL_BAD_OUT_GROUP, err, err_size, -ENOENT,
 					      "group %u does not exist", a[i].group_id);
@@ -799,7 +798,7 @@ sl_pipeline_actions_prepare(struct sl_pipeline *pl, struct sl_action *actions, u
 			a->ref = NULL;
 			continue;
 		}
-		int rc = pl_check_actions(pl, a, 1, false, err, err_size);
+		int rc = pl_check_actions(pl, a, 1, err, err_size);
 		if (rc < 0)
 			return rc;
 		a->ref = a->type == SL_ACT_GROUP ? pl_group_find(pl, a->group_id) : NULL;
@@ -1037,9 +1036,9 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 		if (in->write[i].type == SL_ACT_SET_STATE)
 			return pl_err(pl, SL_FAIL_UNSUPPORTED, err, err_size, -EINVAL,
 				      "set_state in write_actions: use it as an apply action");
-	rc = pl_check_actions(pl, in->apply, in->n_apply, false, err, err_size);
+	rc = pl_check_actions(pl, in->apply, in->n_apply, err, err_size);
 	if (rc == 0)
-		rc = pl_check_actions(pl, in->write, in->n_write, false, err, err_size);
+		rc = pl_check_actions(pl, in->write, in->n_write, err, err_size);
 	if (rc == 0)
 		rc = check_meter(pl, in->meter_id, err, err_size);
 	if (rc < 0)
@@ -1293,9 +1292,9 @@ sl_pipeline_flow_modify(struct sl_pipeline *pl, const struct sl_flow_filter *flt
 		if (in->write[i].type == SL_ACT_SET_STATE)
 			return pl_err(pl, SL_FAIL_UNSUPPORTED, err, err_size, -EINVAL,
 				      "set_state in write_actions: use it as an apply action");
-	rc = pl_check_actions(pl, in->apply, in->n_apply, false, err, err_size);
+	rc = pl_check_actions(pl, in->apply, in->n_apply, err, err_size);
 	if (rc == 0)
-		rc = pl_check_actions(pl, in->write, in->n_write, false, err, err_size);
+		rc = pl_check_actions(pl, in->write, in->n_write, err, err_size);
 	if (rc == 0)
 		rc = check_meter(pl, in->meter_id, err, err_size);
 	if (rc < 0)

@@ -140,7 +140,7 @@ enum sl_pipeline_fail {
 	SL_FAIL_BAD_GROUP_TYPE,
 	SL_FAIL_BAD_BUCKET,
 	SL_FAIL_BAD_WATCH,
-	SL_FAIL_GROUP_CHAINING,   /* a bucket's group action: chaining is not supported */
+	SL_FAIL_GROUP_CHAINING,   /* a group chain longer than SL_GROUP_CHAIN_MAX groups */
 	SL_FAIL_TOO_MANY_GROUPS,
 	SL_FAIL_METER_EXISTS,
 	SL_FAIL_UNKNOWN_METER,    /* meter_mod or a flow's meter instruction: no such meter */
@@ -152,6 +152,8 @@ enum sl_pipeline_fail {
 	SL_FAIL_TOO_MANY_METERS,
 	SL_FAIL_TOO_MANY_BANDS,
 	SL_FAIL_GROUP_WEIGHT,     /* a bucket weight in a group that is not select (OVS refuses too) */
+	SL_FAIL_GROUP_LOOP,       /* a group would reach itself (group actions, watch_group) */
+	SL_FAIL_CHAINED_GROUP,    /* delete: another group forwards to or watches this one */
 };
 
 /** Reasons a flow leaves the pipeline (OFPRR_* values). */
@@ -747,12 +749,28 @@ void sl_pipeline_cache_stats(const struct sl_pipeline_ctx *const ctxs[], unsigne
 
 /*
  * Groups (OpenFlow 1.3 section 5.6): all, select, indirect, fast failover.
- * Chaining (a group action inside a bucket) is not supported.
+ *
+ * Chaining: a bucket may hold a group action (the other group runs on the
+ * packet as the bucket leaves it), and a fast-failover bucket may watch a
+ * group instead of, or as well as, a port.  The groups a group reaches
+ * through both kinds of reference form a graph that is kept acyclic (a
+ * group_mod that would close a loop is refused) and at most
+ * SL_GROUP_CHAIN_MAX groups deep, counting the first; a group that another
+ * group references cannot be deleted alone.  Workers bound the depth too
+ * (drop reason group-chain), so a walk never recurses without limit.
+ *
+ * Liveness (section 5.6.1): a bucket is live when it watches nothing (OVS),
+ * or its watch_port is live, or its watch_group is live; a group is live
+ * when one of its buckets is (select: one of weight > 0).  Workers read a
+ * per-group flag the control thread recomputes on every port or group
+ * change, so a fast-failover walk costs one load per watched group.
  */
+/** Groups a packet may pass through, one inside another's bucket (the first included). */
+#define SL_GROUP_CHAIN_MAX 8
 
 /** A group's counters. */
 struct sl_group_stats {
-	uint32_t ref_count; /* flows whose actions name the group */
+	uint32_t ref_count; /* flows whose actions name the group, plus groups forwarding to it */
 	uint64_t n_packets, n_bytes;
 	uint64_t created_tsc;
 	uint16_t n_buckets;
@@ -761,31 +779,39 @@ struct sl_group_stats {
 };
 
 /**
- * Add a group.
+ * Add a group.  Its buckets may chain to groups that exist (group actions,
+ * and fast failover's watch_group).
  *
  * @return 0; -EEXIST (SL_FAIL_GROUP_EXISTS); -EINVAL with sl_pipeline_fail()
- *         BAD_GROUP_ID, BAD_GROUP_TYPE, BAD_BUCKET, BAD_WATCH or an action
- *         failure; -EOPNOTSUPP (GROUP_CHAINING); -ENOSPC (TOO_MANY_GROUPS).
+ *         BAD_GROUP_ID, BAD_GROUP_TYPE, BAD_BUCKET, BAD_WATCH (a watched port
+ *         or group that does not exist) or an action failure (BAD_OUT_GROUP:
+ *         a chained group that does not exist); -ELOOP (GROUP_LOOP: a bucket
+ *         names the group itself); -EOPNOTSUPP (GROUP_CHAINING: the chain
+ *         would be longer than SL_GROUP_CHAIN_MAX); -ENOSPC (TOO_MANY_GROUPS).
  *         Control thread; visible at the next publish.
  */
 int sl_pipeline_group_add(struct sl_pipeline *pl, const struct sl_group_spec *gs, char *err,
 			  size_t err_size);
 /**
- * Replace a group's type and buckets (flows keep pointing at it; bucket
- * counters restart).
+ * Replace a group's type and buckets (flows and chaining groups keep
+ * pointing at it; bucket counters restart).
  *
- * @return as sl_pipeline_group_add; -ENOENT (UNKNOWN_GROUP).  Control thread.
+ * @return as sl_pipeline_group_add (GROUP_LOOP also when a chained group
+ *         reaches this one; GROUP_CHAINING when a chain through it grows too
+ *         long); -ENOENT (UNKNOWN_GROUP).  Control thread.
  */
 int sl_pipeline_group_modify(struct sl_pipeline *pl, const struct sl_group_spec *gs, char *err,
 			     size_t err_size);
 /**
  * Delete group @group_id (SL_GROUP_ID_ALL: every group) and, as the
  * specification says, every flow whose actions name it (removed with reason
- * SL_FLOW_REMOVED_GROUP_DELETE).  A missing group is not an error.
+ * SL_FLOW_REMOVED_GROUP_DELETE).  A missing group is not an error.  A group
+ * that another group's bucket forwards to or watches is not deleted
+ * (OFPGMFC_CHAINED_GROUP); deleting every group always succeeds.
  *
- * @return groups deleted.  Control thread.
+ * @return groups deleted; -EBUSY (SL_FAIL_CHAINED_GROUP).  Control thread.
  */
-unsigned sl_pipeline_group_del(struct sl_pipeline *pl, uint32_t group_id);
+int sl_pipeline_group_del(struct sl_pipeline *pl, uint32_t group_id);
 /**
  * Read a group back: its spec (buckets and actions as added) and counters.
  *

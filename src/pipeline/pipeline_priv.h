@@ -232,6 +232,7 @@ struct pkt_state {
 	uint8_t skip_reason;   /* why the last attempted output did not happen */
 	bool has_set;          /* action set non-empty */
 	bool has_queue;        /* a set_queue ran: outputs go through queue_id (queue.c) */
+	uint8_t group_depth;   /* groups the packet is inside now (exec_group), 0 outside */
 	uint32_t queue_id;     /* valid with has_queue */
 	const struct sl_flow *flow; /* flow whose instructions run (packet-in details) */
 	struct sl_pin pin;     /* details of a pending output to the controller */
@@ -351,15 +352,18 @@ struct sl_pipeline_ctx {
 	struct ffp_ctx *ffp;         /* this worker's LUTs and class counters */
 	struct sl_trace *trace;      /* sl_pipeline_trace's context only: record, change nothing */
 	struct pl_budget budget;     /* search budget (budget.c) */
-	uint8_t scratch[PL_SCRATCH_SIZE];
+	uint8_t scratch[SL_GROUP_CHAIN_MAX][PL_SCRATCH_SIZE]; /* one per group depth (chaining) */
 	struct dc_entry dc[DC_ENTRIES];
 };
 
 /*
  * Groups (group.c).  A group id maps to a slot that lives as long as the
- * group; flows' group actions point at the slot (sl_action.ref).  The
- * slot's body (type, buckets) is immutable: a modify publishes a new body
- * with one pointer store and frees the old one after a grace period.
+ * group; flows' and buckets' group actions point at the slot
+ * (sl_action.ref), and so do fast-failover buckets' watched groups
+ * (watch_slot).  A referenced slot cannot be deleted alone, so these
+ * pointers never dangle.  The slot's body (type, buckets) is immutable: a
+ * modify publishes a new body with one pointer store and frees the old one
+ * after a grace period.
  */
 #define PL_SELECT_SLOTS 256 /* select groups: hash -> bucket map, weighted */
 
@@ -367,11 +371,12 @@ struct pl_bucket {
 	uint16_t weight;
 	uint32_t watch_port;
 	uint32_t watch_group;
+	struct pl_group_slot *watch_slot; /* fast failover: the watched group, or NULL */
 	uint8_t n_actions;
 	bool modifies;             /* has actions that change the packet (needs its own copy) */
 	struct sl_action *actions; /* as given (group_desc shows them) */
 	uint8_t n_run;
-	struct sl_action *run;     /* what runs: the actions as an action set (bucket_set) */
+	struct sl_action *run;     /* what runs: the actions as an action set, group refs resolved */
 	uint64_t n_packets, n_bytes; /* pl_count: atomic with several workers */
 };
 
@@ -387,8 +392,14 @@ struct pl_group_slot {
 	uint32_t id;
 	struct pl_group *body;     /* atomic pointer store/load */
 	unsigned ref_count;        /* flows with a group action to this group */
+	unsigned n_forwarders;     /* groups whose buckets have a group action to this one */
+	unsigned n_watchers;       /* groups whose buckets watch this one */
+	bool live;                 /* liveness (pl_groups_liveness): atomic byte store/load */
 	uint64_t n_packets, n_bytes;
 	uint64_t created_tsc;
+	uint32_t walk;             /* control-thread graph walks: the walk that saw it last */
+	uint8_t walk_state;        /* ... 1 while on its path, 2 when done */
+	uint8_t walk_value;        /* ... what it gave (chain height, liveness) */
 };
 
 int pl_groups_create(struct sl_pipeline *pl);
@@ -400,6 +411,8 @@ void pl_group_ref(void *slot, int delta);
 bool pl_groups_dirty(const struct sl_pipeline *pl);
 /* Free group memory retired before the grace period that just ended. */
 void pl_groups_reclaim(struct sl_pipeline *pl);
+/* Recompute the groups' liveness flags after a port changed.  Control thread. */
+void pl_groups_liveness(struct sl_pipeline *pl);
 
 /*
  * Meters (meter.c).  A meter id maps to a slot that lives as long as the
@@ -495,7 +508,7 @@ uint64_t pl_budget_lookup(const struct sl_pipeline *pl, const struct pl_dtable *
 /* Shared control-path helpers (pipeline.c). */
 int pl_err(struct sl_pipeline *pl, enum sl_pipeline_fail why, char *err, size_t size, int rc,
 	   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-int pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, bool in_group,
+int pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n,
 		     char *err, size_t err_size);
 void flow_free(struct sl_flow *f);
 

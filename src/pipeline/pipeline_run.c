@@ -783,15 +783,24 @@ flow_hash(struct sl_pkt *p)
 	return (uint32_t)(h >> 32);
 }
 
-/* Run a bucket's actions on @p with its own output state. */
+/*
+ * Run a bucket's actions on @p with its own output state.  A chained group
+ * is the run's last action (bucket_set): @final passes on to it.
+ */
 static bool
 run_bucket(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
 	   struct sl_pkt *p, const struct pl_bucket *b, const struct sl_pipeline_hooks *hooks,
-	   uint8_t *reason)
+	   uint8_t *reason, bool final)
 {
-	for (unsigned k = 0; k < b->n_run; k++) /* the bucket's actions as an action set */
-		if (!exec_action(pl, ctx, st, p, &b->run[k], hooks, reason))
+	for (unsigned k = 0; k < b->n_run; k++) { /* the bucket's actions as an action set */
+		const struct sl_action *a = &b->run[k];
+		if (sl_unlikely(a->type == SL_ACT_GROUP)) {
+			if (!exec_group(pl, ctx, st, p, a, hooks, reason, final))
+				return false;
+		} else if (!exec_action(pl, ctx, st, p, a, hooks, reason)) {
 			return false;
+		}
+	}
 	return true;
 }
 
@@ -810,7 +819,7 @@ run_bucket_copy(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struc
 	uint8_t reason = SL_DROP_NO_OUTPUT;
 
 	if (!b->modifies) {
-		run_bucket(pl, ctx, st, p, b, hooks, &reason);
+		run_bucket(pl, ctx, st, p, b, hooks, &reason, false);
 		return;
 	}
 	/* A clone that is dropped counts as a copy and a drop (the conservation law). */
@@ -819,17 +828,36 @@ run_bucket_copy(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struc
 		ctx->drops[SL_DROP_CLONE_FAILED]++;
 		return;
 	}
+	/*
+	 * One scratch buffer per group depth: a chained group's bucket copies
+	 * the copy its caller's bucket is still working on.
+	 */
 	struct sl_pkt q = *p;
-	struct pkt_state qs = {.flow = st->flow, .has_queue = st->has_queue, .queue_id = st->queue_id};
-	q.data = ctx->scratch + PL_SCRATCH_HEADROOM;
+	struct pkt_state qs = {.flow = st->flow,
+			       .has_queue = st->has_queue,
+			       .queue_id = st->queue_id,
+			       .group_depth = st->group_depth};
+	q.data = ctx->scratch[st->group_depth - 1] + PL_SCRATCH_HEADROOM;
 	q.headroom = PL_SCRATCH_HEADROOM;
 	memcpy(q.data, p->data, p->len);
-	if (run_bucket(pl, ctx, &qs, &q, b, hooks, &reason)) {
+	/* The copy is the bucket's own: nothing follows a chained group's run on it. */
+	if (run_bucket(pl, ctx, &qs, &q, b, hooks, &reason, true)) {
 		flush_pending(ctx, &qs, &q, hooks);
 	} else {
 		ctx->copies++;
 		ctx->drops[reason]++;
 	}
+}
+
+/*
+ * A fast-failover bucket is live when its watched port is, or its watched
+ * group (the flag pl_groups_liveness keeps; chaining spares the walk).
+ */
+static inline bool
+ff_bucket_live(const struct sl_pipeline *pl, const struct pl_bucket *b)
+{
+	return (b->watch_port != SL_PORT_ANY && pl->port_up[b->watch_port]) ||
+	       (b->watch_slot != NULL && __atomic_load_n(&b->watch_slot->live, __ATOMIC_RELAXED));
 }
 
 /*
@@ -839,9 +867,9 @@ run_bucket_copy(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struc
  * copy.
  */
 static bool
-exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
-	   struct sl_pkt *p, const struct sl_action *a, const struct sl_pipeline_hooks *hooks,
-	   uint8_t *reason, bool final)
+group_run(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	  struct sl_pkt *p, const struct sl_action *a, const struct sl_pipeline_hooks *hooks,
+	  uint8_t *reason, bool final)
 {
 	struct pl_group_slot *slot = a->ref;
 	struct pl_group *g = __atomic_load_n(&slot->body, __ATOMIC_ACQUIRE);
@@ -863,7 +891,7 @@ exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 		break;
 	case SL_GROUP_FF:
 		for (unsigned i = 0; i < g->n_buckets && b == NULL; i++)
-			if (pl->port_up[g->buckets[i].watch_port])
+			if (ff_bucket_live(pl, &g->buckets[i]))
 				b = &g->buckets[i];
 		break;
 	case SL_GROUP_ALL:
@@ -892,7 +920,29 @@ exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt
 		run_bucket_copy(pl, ctx, st, p, b, hooks);
 		return true;
 	}
-	return run_bucket(pl, ctx, st, p, b, hooks, reason);
+	return run_bucket(pl, ctx, st, p, b, hooks, reason, final);
+}
+
+/*
+ * Group action @a, one level deeper.  The control thread keeps chains at
+ * most SL_GROUP_CHAIN_MAX deep and loop-free (group.c); a worker that sees
+ * old and new bodies mixed during a modify still stops there.
+ */
+static bool
+exec_group(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_state *st,
+	   struct sl_pkt *p, const struct sl_action *a, const struct sl_pipeline_hooks *hooks,
+	   uint8_t *reason, bool final)
+{
+	bool ok;
+
+	if (sl_unlikely(st->group_depth >= SL_GROUP_CHAIN_MAX)) {
+		*reason = SL_DROP_GROUP_CHAIN;
+		return false;
+	}
+	st->group_depth++;
+	ok = group_run(pl, ctx, st, p, a, hooks, reason, final);
+	st->group_depth--;
+	return ok;
 }
 
 /*
