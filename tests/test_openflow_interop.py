@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -247,6 +248,78 @@ def test_groups(make_switch: Callable[..., Switch]) -> None:
     ofctl(s.target, "mod-flows", "in_port=1,actions=group:4")
     s.send(1, frames(4, b"ff"))
     assert len(s.expect(2, 4)) == 4 and s.quiet(3) == []
+
+
+CHAIN_DST2, CHAIN_DST3 = "02:00:00:00:02:02", "02:00:00:00:03:03"
+
+
+def test_group_chaining(make_switch: Callable[..., Switch]) -> None:
+    """Steps: add indirect groups 2 (eth_dst:=D2, output:2) and 3 (eth_dst:=D3, output:3),
+    select group 1 whose buckets chain to them (group:2, group:3), a flow sending port 1
+    to group 1; send 12 frames of distinct flows into port 1.  Then try a loop (group 2
+    chaining back to 1) and deleting group 2.  Then fast failover: group 4 (ff, watch
+    port 2 -> output:2), group 5 (ff, watch_group 4 -> group:4, watch port 3 ->
+    output:3); point port 1 at group 5, send, take port 2 down with mod-port, send.
+    Verify: every frame leaves exactly once, on 2 with eth_dst D2 or on 3 with D3
+    (scapy), and group stats count 12 in group 1 and the per-port shares in 2 and 3;
+    the loop is refused with OFPGMFC_LOOP and the delete with OFPGMFC_CHAINED_GROUP,
+    both leaving the groups as they were; with port 2 up group 5 reaches port 2
+    through group 4, with port 2 down (group 4 dead) port 3."""
+    from scapy.all import IP, UDP, Ether  # type: ignore[import-untyped]
+
+    s = make_switch(3)
+    ofctl(s.target, "add-group",
+          f"group_id=2,type=indirect,bucket=set_field:{CHAIN_DST2}->eth_dst,output:2")
+    ofctl(s.target, "add-group",
+          f"group_id=3,type=indirect,bucket=set_field:{CHAIN_DST3}->eth_dst,output:3")
+    ofctl(s.target, "add-group", "group_id=1,type=select,bucket=weight:100,actions=group:2,"
+          "bucket=weight:100,actions=group:3")
+    ofctl(s.target, "add-flow", "priority=100,in_port=1,actions=group:1")
+
+    def udp_frames(n: int, tag: bytes) -> list[bytes]:
+        return [bytes(Ether(src=SRC, dst=DST) / IP(src="10.1.0.1", dst="10.1.0.2") /
+                      UDP(sport=1000 + i, dport=2000) / (MARK + tag + b"-%d" % i))
+                for i in range(n)]
+
+    s.send(1, udp_frames(12, b"chain"))
+    got2 = s.peers[2].recv_until(lambda g: False, 1.0, keep=ours)
+    got3 = s.peers[3].recv_until(lambda g: False, 0.1, keep=ours)
+    assert len(got2) + len(got3) == 12, (len(got2), len(got3))
+    assert all(Ether(f).dst == CHAIN_DST2 for f in got2), [Ether(f).dst for f in got2]
+    assert all(Ether(f).dst == CHAIN_DST3 for f in got3), [Ether(f).dst for f in got3]
+    stats = ofctl(s.target, "dump-group-stats")
+    counts = {m[0]: int(m[1]) for m in
+              re.findall(r"group_id=(\d+),.*?packet_count=(\d+)", stats)}
+    assert counts == {"1": 12, "2": len(got2), "3": len(got3)}, stats
+
+    # A loop through group 1 and a delete of a chained group: refused, nothing changes.
+    loop = subprocess_stderr(s.target, "mod-group",
+                             "group_id=2,type=indirect,bucket=actions=group:1")
+    assert "OFPGMFC_LOOP" in loop, loop
+    busy = subprocess_stderr(s.target, "del-groups", "group_id=2")
+    assert "OFPGMFC_CHAINED_GROUP" in busy, busy
+    dump = ofctl(s.target, "dump-groups")
+    assert re.search(r"group_id=2,type=indirect,bucket=.*output:2", dump), dump
+
+    # Fast failover on a watched group.
+    ofctl(s.target, "add-group", "group_id=4,type=ff,bucket=watch_port:2,actions=output:2")
+    ofctl(s.target, "add-group", "group_id=5,type=ff,bucket=watch_group:4,actions=group:4,"
+          "bucket=watch_port:3,actions=output:3")
+    ofctl(s.target, "mod-flows", "in_port=1,actions=group:5")
+    s.send(1, udp_frames(4, b"ff-up"))
+    assert len(s.expect(2, 4)) == 4 and s.quiet(3) == []
+    ofctl(s.target, "mod-port", "2", "down")
+    s.send(1, udp_frames(4, b"ff-down"))
+    assert len(s.expect(3, 4)) == 4 and s.quiet(2) == []
+
+
+def subprocess_stderr(target: str, *args: str) -> str:
+    """ovs-ofctl's output (stdout and stderr) for a command expected to fail."""
+    cmd = ["ovs-ofctl", "-O", "OpenFlow13", "--no-names", "--timeout=10", args[0], target,
+           *args[1:]]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0, r.stdout
+    return r.stdout + r.stderr
 
 
 def test_packet_out(make_switch: Callable[..., Switch]) -> None:
