@@ -1207,6 +1207,71 @@ print_group_line(FILE *f, const struct sl_group_spec *g, const struct sl_port_na
 }
 
 static int
+group_row_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct group_row *)a)->desc.group_id;
+	uint32_t y = ((const struct group_row *)b)->desc.group_id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Is group @id, when in @gl (sorted by id), written already? */
+static bool
+group_written(const struct group_list *gl, const bool *written, uint32_t id)
+{
+	struct group_row key = {.desc.group_id = id};
+	const struct group_row *r = bsearch(&key, gl->rows, gl->n, sizeof(*gl->rows), group_row_cmp);
+
+	return r == NULL || written[r - gl->rows];
+}
+
+/* Are the groups @g chains to (group actions) or watches written already? */
+static bool
+group_ready(const struct group_list *gl, const bool *written, const struct sl_group_spec *g)
+{
+	for (unsigned b = 0; b < g->n_buckets; b++) {
+		const struct sl_bucket_spec *bs = &g->buckets[b];
+		if (bs->watch_group != SL_GROUP_ID_ANY && !group_written(gl, written, bs->watch_group))
+			return false;
+		for (unsigned k = 0; k < bs->n_actions; k++)
+			if (bs->actions[k].type == SL_ACT_GROUP &&
+			    !group_written(gl, written, bs->actions[k].group_id))
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The groups of @gl as add-groups lines, each after the groups it chains to
+ * or watches: a restore adds them in file order, and an ADD naming a group
+ * not there yet is refused.  Chains are at most 8 deep, so at most 8 passes.
+ */
+static void
+groups_save(FILE *f, struct group_list *gl)
+{
+	bool *written = calloc(gl->n ? gl->n : 1, sizeof(*written));
+	size_t left = gl->n, before;
+
+	qsort(gl->rows, gl->n, sizeof(*gl->rows), group_row_cmp);
+	do {
+		before = left;
+		for (size_t i = 0; i < gl->n; i++) {
+			if (written != NULL && (written[i] || !group_ready(gl, written, &gl->rows[i].desc)))
+				continue;
+			print_group_line(f, &gl->rows[i].desc, NULL);
+			if (written != NULL)
+				written[i] = true;
+			left--;
+		}
+	} while (left > 0 && left < before);
+	/* Out of memory, or a loop no switch accepts: the rest in id order. */
+	for (size_t i = 0; written != NULL && left > 0 && i < gl->n; i++)
+		if (!written[i])
+			print_group_line(f, &gl->rows[i].desc, NULL);
+	free(written);
+}
+
+static int
 cmd_dump_groups(struct sl_ctl_of *c)
 {
 	struct group_list gl = {0};
@@ -2034,8 +2099,8 @@ cmd_save(struct sl_ctl_of *c, const char *path)
 		rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_GROUP_DESC}, mp_reply,
 		                  &m, NULL, err, sizeof(err));
 	}
-	for (size_t i = 0; ex == 0 && rc == 0 && i < gl.n; i++)
-		print_group_line(f, &gl.rows[i].desc, NULL);
+	if (ex == 0 && rc == 0)
+		groups_save(f, &gl);
 	if (ex == 0 && rc == 0) {
 		what = "flow stats request";
 		memset(&req, 0, sizeof(req));

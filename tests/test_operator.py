@@ -132,6 +132,9 @@ meter=1,pktps,burst,stats,bands=type=drop,rate=1000,burst_size=10
 meter=2,kbps,bands=type=dscp_remark,rate=500,prec_level=2 type=drop,rate=900
 group_id=3,type=select,bucket=weight:5,actions=output:1,bucket=weight:1,actions=output:2
 group_id=4,type=ff,bucket=watch_port:1,actions=output:1,bucket=watch_port:2,actions=output:2
+group_id=7,type=indirect,bucket=actions=output:2
+group_id=1,type=select,bucket=weight:1,actions=group:7,bucket=weight:1,actions=group:3
+group_id=2,type=ff,bucket=watch_group:7,actions=group:7,bucket=watch_port:1,actions=output:1
 cookie=0x5,priority=100,idle_timeout=600,hard_timeout=1200,send_flow_rem,ip,nw_src=10.0.0.0/8 \
 actions=meter:1,goto_table:1
 low_latency,priority=50,udp,tp_dst=53 actions=CONTROLLER:128
@@ -144,8 +147,8 @@ table=4,priority=9,state=1 actions=meter:2,group:4
 
 def test_save_and_restore(sluice_bin: Path, tmp_path: Path) -> None:
     """sluicectl save writes what was installed at run time (declared tables, meters,
-    groups, flows with cookies, timeouts, flags and low_latency, state-table entries) as a
-    flow file; a new switch
+    groups, chained ones after those they chain to, flows with cookies, timeouts, flags and
+    low_latency, state-table entries) as a flow file; a new switch
     started with --restore FILE (alone, or after the same --flows: its declarations repeat)
     shows the same dump-flows --no-stats, groups, meters and table declarations."""
     if not SLUICECTL.exists():
@@ -172,7 +175,7 @@ def test_save_and_restore(sluice_bin: Path, tmp_path: Path) -> None:
                 ctl("add-flows", str(runtime))
                 ctl("set-state", "3", "ip,nw_src=10.0.0.1", "5", "idle_ms=600000", "rollback=2")
                 out = ctl("save", str(saved))
-                assert "saved 2 meters, 2 groups, 7 flows" in out, out
+                assert "saved 2 meters, 5 groups, 7 flows" in out, out
             tables = {t: ctl("telemetry", f"/sluice/table,{t}") for t in range(5)}
             return {
                 "flows": ctl("dump-flows", "--no-stats", "--sort"),
@@ -190,6 +193,10 @@ def test_save_and_restore(sluice_bin: Path, tmp_path: Path) -> None:
     text = saved.read_text()
     assert "table=3,kind=state" in text and "low_latency" in text and "cookie=0x5" in text
     assert "state 3 ip,nw_src=10.0.0.1 5 idle_ms=600000 rollback=2" in text, text
+    # Groups come after the groups they chain to or watch (a restore adds them in order).
+    order = [int(g) for g in re.findall(r"^group_id=(\d+)", text, re.M)]
+    assert sorted(order) == [1, 2, 3, 4, 7] and order.index(7) < order.index(1) and \
+        order.index(7) < order.index(2) and order.index(3) < order.index(1), order
     assert before["states"] == [" ip,nw_src=10.0.0.1 state=5 idle_ms=600000 rollback=2"], before
     assert len(before["flows"].splitlines()) == 7, before["flows"]  # type: ignore[union-attr]
     assert snapshot(None, ("--restore", str(saved))) == before
