@@ -28,6 +28,15 @@
  * Odd rounds run with the search budget on at 100 % (budget.c): measured
  * and charged, it must never refuse.
  *
+ * Groups: one final action in three (of flows that do not goto) is a group
+ * action into a fixed graph of chained groups (a select group chaining to a
+ * fast-failover group whose buckets chain to an indirect group or to a
+ * watched fast-failover group), each bucket stamping its group into the
+ * frame.  The reference model walks the same graph (liveness included);
+ * between bursts the watched ports go up and down and the groups' outputs
+ * change (group modify).  Per-group and per-bucket counters are compared
+ * at the end of each round.
+ *
  * Usage: test_pipeline_diff [N_PACKETS] [SEED] [ROUNDS]
  *        (default 1,000,000 packets, 6 rounds).
  */
@@ -43,7 +52,10 @@
 #define POOL 512
 #define FRAME_LEN 160
 #define STAMP_OFS 128 /* stamps at 128 + 2 * table; random fields stay below 96 */
-#define N_PORTS 4
+#define GSTAMP_OFS (STAMP_OFS + 2 * N_TABLES_MAX) /* groups' stamps: 2 bytes per chain level */
+#define N_PORTS 4  /* flows and groups output to 1..N_PORTS */
+#define WATCHED_PORT_A (N_PORTS + 1) /* fast failover watches these; they go up and down */
+#define WATCHED_PORT_B (N_PORTS + 2)
 #define MAX_FLOWS 200
 
 enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1, T_ALL, T__KINDS };
@@ -110,6 +122,31 @@ static struct sl_key_layout layouts[N_TABLES_MAX];
 static struct sl_ref_table *refs[N_TABLES_MAX];
 static struct model_flow *miss_flows[N_TABLES_MAX];
 static bool lpm_raw;
+
+/*
+ * The groups' reference model: 30 (select) = {weight 0: group 10}, {group
+ * 20}; 20 (ff) = {watch port A: group 10}, {watch_group 21: group 21},
+ * {watch port 1: output}; 21 (ff) = {watch port B: output}; 10 and 11
+ * (indirect) = {output}.  Every bucket stamps 0xGGBB at its level's offset.
+ */
+struct model_bucket {
+	uint16_t weight;
+	uint32_t watch_port, watch_group; /* SL_PORT_ANY, SL_GROUP_ID_ANY: none */
+	uint32_t group;                   /* chained group, or 0: output */
+	uint32_t out;
+	uint64_t packets;                 /* since the group's last modify */
+};
+struct model_group {
+	uint32_t id;
+	uint8_t type, level, n_buckets;
+	struct model_bucket b[3];
+	uint64_t packets;
+};
+static struct model_group mgroups[5];
+static const unsigned n_mgroups = SL_ARRAY_SIZE(mgroups);
+static bool port_live[N_PORTS + 3];
+/* Over all rounds: packets into a group, and group 20's choices (buckets 0-2, none). */
+static uint64_t group_entries, ff_choice[4];
 
 static void
 random_value(const struct sl_field *f, uint8_t *v, uint8_t *m, bool exact)
@@ -253,6 +290,7 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 	 * half its flows are plain, so some are goto_table only (all_hit_goto).
 	 */
 	bool plain = rndn(plain_in) == 0 || (kind_of[t] == T_ALL && rndn(2));
+	bool to_group = !plain && rndn(3) == 0;
 	if (plain)
 		goto next;
 	if (no_stamps) {
@@ -298,12 +336,196 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 next:
 	if (t + 1 < N_TABLES && rndn(4) != 0) {
 		fs->insns.goto_table = (int16_t)(t + 1 + rndn(N_TABLES - 1 - t));
+	} else if (to_group) {
+		a = &fs->insns.apply[fs->insns.n_apply++];
+		a->type = SL_ACT_GROUP;
+		a->group_id = mgroups[rndn(n_mgroups)].id;
+		fs->insns.has_apply = true;
 	} else {
 		a = &fs->insns.apply[fs->insns.n_apply++];
 		a->type = SL_ACT_OUTPUT;
 		a->output.port = 1 + rndn(N_PORTS);
 		fs->insns.has_apply = true;
 	}
+}
+
+static struct model_group *
+mgroup(uint32_t id)
+{
+	for (unsigned i = 0; i < n_mgroups; i++)
+		if (mgroups[i].id == id)
+			return &mgroups[i];
+	SL_VERIFY(false);
+	return NULL;
+}
+
+/* The group's spec as the pipeline gets it: stamp, then group or output. */
+static void
+mgroup_spec(const struct model_group *g, struct sl_group_spec *gs)
+{
+	memset(gs, 0, sizeof(*gs));
+	gs->group_id = g->id;
+	gs->type = g->type;
+	gs->n_buckets = g->n_buckets;
+	for (unsigned b = 0; b < g->n_buckets; b++) {
+		const struct model_bucket *mb = &g->b[b];
+		struct sl_bucket_spec *bs = &gs->buckets[b];
+		bs->weight = mb->weight;
+		bs->watch_port = mb->watch_port;
+		bs->watch_group = mb->watch_group;
+		struct sl_action *a = &bs->actions[bs->n_actions++];
+		a->type = SL_ACT_SET_FIELD;
+		a->set_field.f = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_PKT,
+						   .raw_bit_off = (uint16_t)(8 * (GSTAMP_OFS + 2 * g->level)),
+						   .raw_n_bits = 16};
+		a->set_field.value[0] = (uint8_t)g->id;
+		a->set_field.value[1] = (uint8_t)b;
+		a = &bs->actions[bs->n_actions++];
+		if (mb->group) {
+			a->type = SL_ACT_GROUP;
+			a->group_id = mb->group;
+		} else {
+			a->type = SL_ACT_OUTPUT;
+			a->output.port = mb->out;
+		}
+	}
+}
+
+/* Build the model's groups and add them, the chained ones first. */
+static void
+groups_create(struct sl_pipeline *pl)
+{
+	static const struct model_bucket none = {.watch_port = SL_PORT_ANY,
+						 .watch_group = SL_GROUP_ID_ANY};
+	struct sl_group_spec gs;
+	char err[256];
+
+	memset(mgroups, 0, sizeof(mgroups));
+	for (unsigned i = 0; i < n_mgroups; i++)
+		for (unsigned b = 0; b < 3; b++)
+			mgroups[i].b[b] = none;
+	mgroups[0] = (struct model_group){.id = 10, .type = SL_GROUP_INDIRECT, .level = 2,
+					  .n_buckets = 1, .b = {none}};
+	mgroups[1] = (struct model_group){.id = 11, .type = SL_GROUP_INDIRECT, .level = 0,
+					  .n_buckets = 1, .b = {none}};
+	mgroups[2] = (struct model_group){.id = 21, .type = SL_GROUP_FF, .level = 2,
+					  .n_buckets = 1, .b = {none}};
+	mgroups[2].b[0].watch_port = WATCHED_PORT_B;
+	mgroups[3] = (struct model_group){.id = 20, .type = SL_GROUP_FF, .level = 1,
+					  .n_buckets = 3, .b = {none, none, none}};
+	mgroups[3].b[0].watch_port = WATCHED_PORT_A;
+	mgroups[3].b[0].group = 10;
+	mgroups[3].b[1].watch_group = 21;
+	mgroups[3].b[1].group = 21;
+	mgroups[3].b[2].watch_port = 1;
+	mgroups[4] = (struct model_group){.id = 30, .type = SL_GROUP_SELECT, .level = 0,
+					  .n_buckets = 2, .b = {none, none}};
+	mgroups[4].b[0].group = 10; /* weight 0: never chosen */
+	mgroups[4].b[1].weight = 1;
+	mgroups[4].b[1].group = 20;
+	for (unsigned i = 0; i < n_mgroups; i++) {
+		for (unsigned b = 0; b < mgroups[i].n_buckets; b++)
+			mgroups[i].b[b].out = 1 + rndn(N_PORTS);
+		mgroup_spec(&mgroups[i], &gs);
+		if (sl_pipeline_group_add(pl, &gs, err, sizeof(err)) < 0) {
+			fprintf(stderr, "group %u refused: %s\n", mgroups[i].id, err);
+			exit(1);
+		}
+	}
+}
+
+/* New outputs for a random group's buckets (group modify: bucket counters restart). */
+static void
+group_modify(struct sl_pipeline *pl)
+{
+	struct model_group *g = &mgroups[rndn(n_mgroups)];
+	struct sl_group_spec gs;
+	char err[256];
+
+	for (unsigned b = 0; b < g->n_buckets; b++) {
+		g->b[b].out = 1 + rndn(N_PORTS);
+		g->b[b].packets = 0;
+	}
+	mgroup_spec(g, &gs);
+	if (sl_pipeline_group_modify(pl, &gs, err, sizeof(err)) < 0) {
+		fprintf(stderr, "group %u modify refused: %s\n", g->id, err);
+		exit(1);
+	}
+}
+
+static bool
+ref_group_live(uint32_t id)
+{
+	const struct model_group *g = mgroup(id);
+
+	for (unsigned b = 0; b < g->n_buckets; b++) {
+		const struct model_bucket *mb = &g->b[b];
+		if (g->type == SL_GROUP_SELECT ? mb->weight > 0
+		    : g->type != SL_GROUP_FF    ? true
+						: (mb->watch_port != SL_PORT_ANY && port_live[mb->watch_port]) ||
+						  (mb->watch_group != SL_GROUP_ID_ANY &&
+						   ref_group_live(mb->watch_group)))
+			return true;
+	}
+	return false;
+}
+
+/* Reference run of group @id on @p: *pending set, or *skip why not. */
+static void
+ref_group(struct sl_pkt *p, uint32_t id, uint32_t *pending, uint8_t *skip)
+{
+	struct model_group *g = mgroup(id);
+	struct model_bucket *mb = NULL;
+
+	g->packets++;
+	for (unsigned b = 0; b < g->n_buckets && mb == NULL; b++) {
+		struct model_bucket *c = &g->b[b];
+		if (g->type == SL_GROUP_INDIRECT ||
+		    (g->type == SL_GROUP_SELECT && c->weight > 0) ||
+		    (g->type == SL_GROUP_FF &&
+		     ((c->watch_port != SL_PORT_ANY && port_live[c->watch_port]) ||
+		      (c->watch_group != SL_GROUP_ID_ANY && ref_group_live(c->watch_group)))))
+			mb = c;
+	}
+	group_entries++;
+	if (g->id == 20)
+		ff_choice[mb != NULL ? mb - g->b : 3]++;
+	if (mb == NULL) {
+		*skip = SL_DROP_NO_OUTPUT;
+		return;
+	}
+	mb->packets++;
+	p->data[GSTAMP_OFS + 2 * g->level] = (uint8_t)g->id;
+	p->data[GSTAMP_OFS + 2 * g->level + 1] = (uint8_t)(mb - g->b);
+	if (mb->group) {
+		ref_group(p, mb->group, pending, skip);
+	} else if (mb->out == p->in_port) {
+		*skip = SL_DROP_IN_PORT_LOOP;
+	} else {
+		*pending = mb->out;
+	}
+}
+
+/* Group and bucket counters against the model. */
+static unsigned long
+check_group_counters(struct sl_pipeline *pl, unsigned round)
+{
+	unsigned long bad = 0;
+
+	for (unsigned i = 0; i < n_mgroups; i++) {
+		const struct model_group *g = &mgroups[i];
+		struct sl_group_stats st;
+		bool ok = sl_pipeline_group_get(pl, g->id, NULL, &st) == 0 &&
+			  st.n_packets == g->packets && st.n_bytes == g->packets * FRAME_LEN;
+		for (unsigned b = 0; ok && b < g->n_buckets; b++)
+			ok = st.bucket_packets[b] == g->b[b].packets;
+		if (!ok) {
+			bad++;
+			fprintf(stderr, "GROUP COUNTERS round %u group %u: %" PRIu64 " packets, ref %"
+				PRIu64 "\n", round, g->id, st.n_packets, g->packets);
+		}
+	}
+	return bad;
 }
 
 static void
@@ -561,6 +783,8 @@ ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
 					skip = SL_DROP_IN_PORT_LOOP;
 				else
 					pending = a->output.port;
+			} else if (a->type == SL_ACT_GROUP) {
+				ref_group(p, a->group_id, &pending, &skip);
 			}
 		}
 		if (in->has_metadata)
@@ -808,8 +1032,11 @@ main(int argc, char **argv)
 				p.lpm_bits = (uint16_t)sl_field_bits(&ts.fields[0]);
 			refs[t] = sl_ref_create(&p);
 		}
-		bool up[N_PORTS] = {true, true, true, true};
-		sl_pipeline_ports_set(pl, N_PORTS, up);
+		bool up[N_PORTS + 2] = {true, true, true, true, true, true};
+		sl_pipeline_ports_set(pl, N_PORTS + 2, up);
+		for (unsigned q = 0; q < SL_ARRAY_SIZE(port_live); q++)
+			port_live[q] = true;
+		groups_create(pl);
 		for (unsigned t = 0; t < N_TABLES; t++)
 			for (unsigned i = 0; i < (kind_of[t] == T_DIRECT ? 12 : kind_of[t] == T_ALL ? 1 : 80); i++)
 				add_flow(pl, t, uid++);
@@ -896,6 +1123,13 @@ main(int argc, char **argv)
 							frames[i][STAMP_OFS + 2 * k + 1],
 							ref_frames[i][STAMP_OFS + 2 * k],
 							ref_frames[i][STAMP_OFS + 2 * k + 1]);
+					fprintf(stderr, "; groups:");
+					for (unsigned k = 0; k < 3; k++)
+						fprintf(stderr, " %02x%02x/%02x%02x",
+							frames[i][GSTAMP_OFS + 2 * k],
+							frames[i][GSTAMP_OFS + 2 * k + 1],
+							ref_frames[i][GSTAMP_OFS + 2 * k],
+							ref_frames[i][GSTAMP_OFS + 2 * k + 1]);
 					fprintf(stderr, "\n");
 					if (getenv("SL_DIFF_DEBUG") != NULL && mismatches == 0) {
 						for (unsigned t = 0; t < N_TABLES; t++)
@@ -954,6 +1188,17 @@ main(int argc, char **argv)
 			}
 			if (rndn(64) == 0)
 				sl_pipeline_commit(pl);
+			/* The watched ports go up and down; groups get new outputs. */
+			if (rndn(16) == 0) {
+				unsigned port = rndn(2) ? WATCHED_PORT_A : WATCHED_PORT_B;
+				port_live[port] = rndn(2);
+				sl_pipeline_port_set_live(pl, port, port_live[port]);
+				updates++;
+			}
+			if (rndn(64) == 0) {
+				group_modify(pl);
+				updates++;
+			}
 		}
 		for (unsigned t = 0; t < N_TABLES; t++) {
 			struct sl_ffp_lut_stats st;
@@ -979,6 +1224,7 @@ main(int argc, char **argv)
 				fprintf(stderr, "round %u: %u tables, no_stamps %d, path spec %u tables %u B, %lu hits, %lu misses, %lu inserts, %lu stale\n", round, N_TABLES, no_stamps, ps.n_tables, ps.key_bytes, (unsigned long)ps.hits, (unsigned long)ps.misses, (unsigned long)ps.inserts, (unsigned long)ps.stale);
 		}
 		counter_mismatches += check_counters(pl, ctx, round);
+		counter_mismatches += check_group_counters(pl, round);
 		{
 			const struct sl_pipeline_ctx *cs[1] = {ctx};
 			struct sl_search_budget_stats bs;
@@ -1013,6 +1259,13 @@ main(int argc, char **argv)
 	       (unsigned long)budget_searches, (unsigned long)budget_refused);
 	if (budget_refused != 0 || (n_packets >= 100000 && rounds >= 2 && budget_searches == 0)) {
 		fprintf(stderr, "FAIL: the search budget refused, or was not exercised\n");
+		return 1;
+	}
+	printf("groups: %" PRIu64 " packets into groups; fast failover 20 took bucket 0 %" PRIu64
+	       ", 1 (watch_group) %" PRIu64 ", 2 %" PRIu64 ", none %" PRIu64 "\n",
+	       group_entries, ff_choice[0], ff_choice[1], ff_choice[2], ff_choice[3]);
+	if (n_packets >= 100000 && (ff_choice[0] == 0 || ff_choice[1] == 0 || ff_choice[2] == 0)) {
+		fprintf(stderr, "FAIL: chained groups were not exercised\n");
 		return 1;
 	}
 	printf("counters: %lu mismatches\n", counter_mismatches);
