@@ -4,7 +4,9 @@
  * declaration) and apply it to a real pipeline kept across iterations
  * (libFuzzer).  Finds what the codec lets through that the pipeline cannot
  * take: every decoded spec must be handled (accepted or refused with an
- * error), never crash it.
+ * error), never crash it.  After every group_mod the groups' chains (group
+ * actions in buckets, watch_group) must still be loop-free and at most
+ * SL_GROUP_CHAIN_MAX groups deep, and a refused delete must leave the group.
  *
  * Bounded state: at most FLOWS_MAX flows (then everything is deleted), a
  * commit every COMMIT_EVERY inputs, a fresh pipeline every RESET_EVERY.
@@ -12,6 +14,8 @@
  */
 #include "../src/ofp/ofp.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../src/pipeline/pipeline.h"
@@ -93,10 +97,44 @@ apply_flow_mod(void)
 	}
 }
 
+/* Longest chain from group @id, in groups; aborts past SL_GROUP_CHAIN_MAX (a loop included). */
+static unsigned
+chain_height(uint32_t id, unsigned depth)
+{
+	static struct sl_group_spec g[SL_GROUP_CHAIN_MAX + 1];
+	unsigned h = 0;
+
+	if (depth > SL_GROUP_CHAIN_MAX)
+		abort(); /* a loop, or a chain the pipeline should have refused */
+	if (sl_pipeline_group_get(pl, id, &g[depth - 1], NULL) < 0)
+		abort(); /* a bucket names a group that is gone */
+	for (unsigned b = 0; b < g[depth - 1].n_buckets; b++) {
+		const struct sl_bucket_spec *bs = &g[depth - 1].buckets[b];
+		if (g[depth - 1].type == SL_GROUP_FF && bs->watch_group != SL_GROUP_ID_ANY)
+			h = SL_MAX(h, chain_height(bs->watch_group, depth + 1));
+		for (unsigned k = 0; k < bs->n_actions; k++)
+			if (bs->actions[k].type == SL_ACT_GROUP)
+				h = SL_MAX(h, chain_height(bs->actions[k].group_id, depth + 1));
+	}
+	return h + 1;
+}
+
+static void
+groups_check(void)
+{
+	uint32_t ids[64];
+	unsigned n;
+
+	for (unsigned start = 0; (n = sl_pipeline_group_ids(pl, start, ids, 64)) > 0; start += n)
+		for (unsigned i = 0; i < n; i++)
+			(void)chain_height(ids[i], 1);
+}
+
 static void
 apply_group_mod(void)
 {
 	char err[256];
+	int rc;
 
 	switch (gm.command) {
 	case SL_OFPGC_ADD:
@@ -106,10 +144,13 @@ apply_group_mod(void)
 		count(sl_pipeline_group_modify(pl, &gm.spec, err, sizeof(err)));
 		break;
 	default:
-		(void)sl_pipeline_group_del(pl, gm.spec.group_id);
-		count(0);
+		rc = sl_pipeline_group_del(pl, gm.spec.group_id);
+		if (rc == -EBUSY && sl_pipeline_group_get(pl, gm.spec.group_id, NULL, NULL) < 0)
+			abort(); /* refused, yet gone */
+		count(rc < 0 ? rc : 0);
 		break;
 	}
+	groups_check();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -705,8 +705,9 @@ sl_pipeline_group_get(const struct sl_pipeline *pl, uint32_t group_id, struct sl
 			bs->watch_port = g->buckets[b].watch_port;
 			bs->watch_group = g->buckets[b].watch_group;
 			bs->n_actions = g->buckets[b].n_actions;
-			memcpy(bs->actions, g->buckets[b].actions,
-			       bs->n_actions * sizeof(bs->actions[0]));
+			if (bs->n_actions > 0) /* a bucket without actions has none allocated */
+				memcpy(bs->actions, g->buckets[b].actions,
+				       bs->n_actions * sizeof(bs->actions[0]));
 		}
 	}
 	if (st != NULL) {
