@@ -3,6 +3,10 @@
  * Changes under traffic: a worker thread runs bursts without pause while
  * the control thread adds, replaces, modifies and deletes flows and groups
  * and publishes them in random batches (the left-right scheme, pipeline.h).
+ * Group 7's first bucket often chains to group 8 (indirect, or fast
+ * failover on port 4) or 9 (fast failover watching group 8, else port 3),
+ * while group 8 is modified and port 4 goes down and up: bodies are
+ * replaced and liveness flags change under the worker's walks.
  *
  * Checks: nothing crashes or reads freed memory (run it under ASan: the
  * fuzz build does), every packet's outcome is one the pipeline could give
@@ -175,6 +179,25 @@ group_spec(uint8_t type)
 		gs.buckets[b].actions[0].type = SL_ACT_OUTPUT;
 		gs.buckets[b].actions[0].output.port = 2 + b;
 	}
+	if (rnd() % 2) { /* chain to group 8 or 9 */
+		gs.buckets[0].actions[0].type = SL_ACT_GROUP;
+		gs.buckets[0].actions[0].group_id = 8 + (uint32_t)(rnd() % 2);
+	}
+}
+
+/* Group 8: indirect to port 4, or fast failover watching port 4 (out 4 or 2). */
+static void
+group8_spec(struct sl_group_spec *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->group_id = 8;
+	g->type = rnd() % 2 ? SL_GROUP_INDIRECT : SL_GROUP_FF;
+	g->n_buckets = 1;
+	g->buckets[0].watch_port = g->type == SL_GROUP_FF ? 4 : SL_PORT_ANY;
+	g->buckets[0].watch_group = SL_GROUP_ID_ANY;
+	g->buckets[0].n_actions = 1;
+	g->buckets[0].actions[0].type = SL_ACT_OUTPUT;
+	g->buckets[0].actions[0].output.port = rnd() % 2 ? 4 : 2;
 }
 
 static int
@@ -214,6 +237,20 @@ main(int argc, char **argv)
 	}
 	sl_pipeline_set_sync(pl, sync_fn, NULL);
 	sl_pipeline_set_removed(pl, removed_fn, NULL);
+	struct sl_group_spec g8, g9;
+	group8_spec(&g8);
+	SL_VERIFY(sl_pipeline_group_add(pl, &g8, err, sizeof(err)) == 0);
+	memset(&g9, 0, sizeof(g9));
+	g9.group_id = 9;
+	g9.type = SL_GROUP_FF;
+	g9.n_buckets = 2;
+	g9.buckets[0] = (struct sl_bucket_spec){.watch_port = SL_PORT_ANY, .watch_group = 8,
+						.n_actions = 1};
+	g9.buckets[0].actions[0] = (struct sl_action){.type = SL_ACT_GROUP, .group_id = 8};
+	g9.buckets[1] = (struct sl_bucket_spec){.watch_port = 3, .watch_group = SL_GROUP_ID_ANY,
+						.n_actions = 1};
+	g9.buckets[1].actions[0] = (struct sl_action){.type = SL_ACT_OUTPUT, .output.port = 3};
+	SL_VERIFY(sl_pipeline_group_add(pl, &g9, err, sizeof(err)) == 0);
 	group_spec(SL_GROUP_SELECT);
 	SL_VERIFY(sl_pipeline_group_add(pl, &gs, err, sizeof(err)) == 0);
 	ctx = sl_pipeline_ctx_create(pl);
@@ -267,9 +304,16 @@ main(int argc, char **argv)
 				}
 				break;
 			}
-			case 6: /* group modify */
+			case 6: /* group modify; the chained group 8 too, and port 4 down or up */
 				group_spec(rnd() % 2 ? SL_GROUP_ALL : SL_GROUP_FF);
 				CHECK(sl_pipeline_group_modify(pl, &gs, err, sizeof(err)) == 0, "%s", err);
+				if (rnd() % 4 == 0) {
+					group8_spec(&g8);
+					CHECK(sl_pipeline_group_modify(pl, &g8, err, sizeof(err)) == 0,
+					      "%s", err);
+				}
+				if (rnd() % 4 == 0)
+					sl_pipeline_port_set_live(pl, 4, rnd() % 2);
 				break;
 			default:
 				if (rnd() % 64 == 0) { /* group delete (removes its flows) and re-add */
@@ -324,6 +368,12 @@ main(int argc, char **argv)
 	printf("ffp: %lu lut hits, %lu verifications, %lu invalidations\n", (unsigned long)ls.hits,
 	       (unsigned long)ls.verifications, (unsigned long)ls.invalidations);
 	CHECK(n_ops < 10000 || (ls.hits > 0 && ls.verifications > 0), "the fast path was used");
+	struct sl_group_stats g8s, g9s;
+	SL_VERIFY(sl_pipeline_group_get(pl, 8, NULL, &g8s) == 0 &&
+		  sl_pipeline_group_get(pl, 9, NULL, &g9s) == 0);
+	printf("chained groups: 8 ran %lu times, 9 %lu\n", (unsigned long)g8s.n_packets,
+	       (unsigned long)g9s.n_packets);
+	CHECK(n_ops < 10000 || (g8s.n_packets > 0 && g9s.n_packets > 0), "chains were taken");
 	sl_pipeline_ctx_destroy(ctx);
 	sl_pipeline_destroy(pl);
 	return sl_test_summary();
