@@ -3,8 +3,8 @@
  * bench_pipeline: in-memory cost per packet (ns) of the pipeline alone (no
  * I/O) for the decomposition test cases, with the generator's own frames.
  *
- * Each case is a file of lines "flow ROW", "table DECL", "group
- * group_id=N,type=all,bucket=output:P" and "stream SPEC" (a sluice-gen
+ * Each case is a file of lines "flow ROW", "table DECL", "group GROUP"
+ * (ovs-ofctl add-group syntax) and "stream SPEC" (a sluice-gen
  * stream, built with sl_gen_frames_build): bench/pipeline_cost.py writes
  * them from python/src/sluice/decomp.py.  Frames of the streams are
  * interleaved round-robin (the streams of one case share the rate equally,
@@ -55,23 +55,15 @@ struct bcase {
 static int
 add_group(struct sl_pipeline *pl, const char *text)
 {
-	struct sl_group_spec gs;
-	unsigned id, port;
+	static struct sl_group_spec gs;
+	struct sl_parse_error perr;
 	char err[256];
 
-	/* Only what decomp.GROUPS uses: one all-group with one output bucket. */
-	if (sscanf(text, "group_id=%u,type=all,bucket=output:%u", &id, &port) != 2)
+	/* ovs-ofctl add-group syntax, as flow files hold it (chained groups too). */
+	if (sl_group_parse(text, &gs, &perr) < 0) {
+		fprintf(stderr, "group %s: %s\n", text, perr.msg);
 		return -1;
-	memset(&gs, 0, sizeof(gs));
-	gs.group_id = id;
-	gs.type = SL_GROUP_ALL;
-	gs.n_buckets = 1;
-	gs.buckets[0].watch_port = SL_PORT_ANY;
-	gs.buckets[0].watch_group = SL_GROUP_ID_ANY;
-	gs.buckets[0].n_actions = 1;
-	gs.buckets[0].actions[0].type = SL_ACT_OUTPUT;
-	gs.buckets[0].actions[0].output.port = port;
-	gs.buckets[0].actions[0].output.max_len = 0xffff;
+	}
 	if (sl_pipeline_group_add(pl, &gs, err, sizeof(err)) < 0) {
 		fprintf(stderr, "group %s: %s\n", text, err);
 		return -1;
