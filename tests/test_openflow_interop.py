@@ -260,7 +260,8 @@ def test_group_chaining(make_switch: Callable[..., Switch]) -> None:
     chaining back to 1) and deleting group 2.  Then fast failover: group 4 (ff, watch
     port 2 -> output:2), group 5 (ff, watch_group 4 -> group:4, watch port 3 ->
     output:3); point port 1 at group 5, send, take port 2 down with mod-port, send.
-    Verify: every frame leaves exactly once, on 2 with eth_dst D2 or on 3 with D3
+    Verify: GROUP_FEATURES announces chaining and chaining checks (capabilities 0xf);
+    every frame leaves exactly once, on 2 with eth_dst D2 or on 3 with D3
     (scapy), and group stats count 12 in group 1 and the per-port shares in 2 and 3;
     the loop is refused with OFPGMFC_LOOP and the delete with OFPGMFC_CHAINED_GROUP,
     both leaving the groups as they were; with port 2 up group 5 reaches port 2
@@ -275,6 +276,9 @@ def test_group_chaining(make_switch: Callable[..., Switch]) -> None:
     ofctl(s.target, "add-group", "group_id=1,type=select,bucket=weight:100,actions=group:2,"
           "bucket=weight:100,actions=group:3")
     ofctl(s.target, "add-flow", "priority=100,in_port=1,actions=group:1")
+    # GROUP_FEATURES capabilities: select weight and liveness, chaining, chaining checks.
+    features = ofctl(s.target, "dump-group-features")
+    assert re.search(r"Capabilities:\s+0xf\b", features), features
 
     def udp_frames(n: int, tag: bytes) -> list[bytes]:
         return [bytes(Ether(src=SRC, dst=DST) / IP(src="10.1.0.1", dst="10.1.0.2") /

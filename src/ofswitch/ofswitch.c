@@ -1365,7 +1365,9 @@ mp_group_features(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t 
 	struct sl_ofp_group_features gf = {
 		.types = (1u << SL_GROUP_ALL) | (1u << SL_GROUP_SELECT) |
 			 (1u << SL_GROUP_INDIRECT) | (1u << SL_GROUP_FF),
-		.capabilities = SL_OFPGFC_SELECT_WEIGHT | SL_OFPGFC_SELECT_LIVENESS,
+		/* Chaining: group actions in buckets; checks: loops are refused (group.c). */
+		.capabilities = SL_OFPGFC_SELECT_WEIGHT | SL_OFPGFC_SELECT_LIVENESS |
+				SL_OFPGFC_CHAINING | SL_OFPGFC_CHAINING_CHECKS,
 		.max_groups = {65536, 65536, 65536, 65536},
 		.actions = {SL_OFP_ACTIONS_SUPPORTED, SL_OFP_ACTIONS_SUPPORTED,
 			    SL_OFP_ACTIONS_SUPPORTED, SL_OFP_ACTIONS_SUPPORTED},
