@@ -8,7 +8,8 @@ metadata matches, goto_table, VLAN push/pop, MPLS push/pop (push_mpls, pop_mpls,
 set_mpls_ttl, dec_mpls_ttl, set_field on mpls_label and mpls_tc, matches on mpls_label,
 mpls_tc and mpls_bos), set_field on L2-L4 fields, dec_ttl and mod_nw_ttl, output to ports,
 IN_PORT, ALL, FLOOD and CONTROLLER (with and without max_len), and all, select and indirect
-groups.
+groups, whose buckets may chain to a lower-numbered all or indirect group (group:N last in
+the bucket; never to a select group, which OVS would pick by dp_hash and recirculate).
 
 The generator keeps to what both switches must accept:
 
@@ -519,21 +520,25 @@ class RuleGen:
             parts.append(f"goto_table:{r.randint(table + 1, n_tables - 1)}")
         return ",".join(parts) if parts else "drop"
 
-    def _bucket(self) -> str:
+    def _bucket(self, gid: int = 0) -> str:
         acts = self._actions(None, self.rng.randint(1, 3), allow_group=False)
         if any(map(_pops_to_l3, acts)):  # nothing after it that OVS recirculates for
             acts = [a for a in acts if _pops_to_l3(a) or a == "pop_vlan"
                     or a.endswith(("->eth_src", "->eth_dst", "->vlan_vid", "->vlan_pcp"))
                     or a.startswith(("output:", "CONTROLLER")) or a in _RESERVED_OUT]
+        # Chaining: a group made before this one, so the chain ends and has no loop.
+        chained = [g for g in self.group_ids if g < gid and g not in self.select_ids]
+        if chained and self._p(0.35):
+            acts.append(f"group:{self.rng.choice(chained)}")
         return ",".join(acts)
 
     def _group(self, gid: int) -> str:
         r = self.rng
         kind = r.choices(("all", "select", "indirect"), (5, 4, 3))[0]
         if kind == "indirect":
-            return f"group_id={gid},type=indirect,bucket=actions={self._bucket()}"
+            return f"group_id={gid},type=indirect,bucket=actions={self._bucket(gid)}"
         if kind == "all":
-            buckets = [f"bucket=actions={self._bucket()}" for _ in range(r.randint(1, 3))]
+            buckets = [f"bucket=actions={self._bucket(gid)}" for _ in range(r.randint(1, 3))]
             return f"group_id={gid},type=all,{','.join(buckets)}"
         n = r.randint(1, 3)
         if self._p(0.5):
