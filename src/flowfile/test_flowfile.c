@@ -693,6 +693,16 @@ test_groups(void)
 	check(rc == 0 && gs.buckets[0].n_actions == 4 &&
 		      gs.buckets[0].actions[0].type == SL_ACT_SET_FIELD,
 	      "bucket set_field without a match: %d %s", rc, err.msg);
+	/* Chaining: a group action in a bucket, and a bucket watching a group. */
+	rc = sl_group_parse("group_id=7,type=ff,bucket=watch_group:4,actions=group:4,"
+			    "bucket=watch_port:2,watch_group:3,group:3",
+			    &gs, &err);
+	check(rc == 0 && gs.n_buckets == 2 && gs.buckets[0].watch_group == 4 &&
+		      gs.buckets[0].watch_port == SL_PORT_ANY &&
+		      gs.buckets[0].actions[0].type == SL_ACT_GROUP &&
+		      gs.buckets[0].actions[0].group_id == 4 && gs.buckets[1].watch_port == 2 &&
+		      gs.buckets[1].watch_group == 3 && gs.buckets[1].actions[0].group_id == 3,
+	      "chained ff group: %d %s", rc, err.msg);
 	rc = sl_group_parse("group_id=5,type=indirect", &gs, &err);
 	check(rc == 0 && gs.n_buckets == 0, "no buckets: %d", rc);
 	rc = sl_group_parse("group_id=6,type=all,bucket=actions=drop,bucket=", &gs, &err);
