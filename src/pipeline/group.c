@@ -391,6 +391,18 @@ body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_gro
 		}                                                                                  \
 	}
 
+/* Start a graph walk.  Walk 0 is nobody's: new slots start there, and a wrap clears every mark. */
+static uint32_t
+walk_begin(struct pl_groups *grp)
+{
+	if (++grp->walk == 0) {
+		for (unsigned i = 0; i < grp->n; i++)
+			grp->slots[i]->walk = 0;
+		grp->walk = 1;
+	}
+	return grp->walk;
+}
+
 /*
  * Count body @g in the groups it references (@delta: +1 installed, -1
  * gone): each referenced group once per kind, as ref_count counts groups.
@@ -398,7 +410,7 @@ body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_gro
 static void
 body_refs_count(struct pl_groups *grp, const struct pl_group *g, int delta)
 {
-	uint32_t fwd = ++grp->walk;
+	uint32_t fwd = walk_begin(grp);
 
 	FOR_EACH_REF(g, s, watch, {
 		if (!watch && s->walk != fwd) {
@@ -406,7 +418,7 @@ body_refs_count(struct pl_groups *grp, const struct pl_group *g, int delta)
 			s->n_forwarders = (unsigned)((int)s->n_forwarders + delta);
 		}
 	})
-	uint32_t wat = ++grp->walk;
+	uint32_t wat = walk_begin(grp);
 	FOR_EACH_REF(g, s, watch, {
 		if (watch) {
 			grp->n_watching = (unsigned)((int)grp->n_watching + delta);
@@ -461,7 +473,7 @@ chain_check(struct sl_pipeline *pl, struct pl_group_slot *slot, const struct sl_
 	unsigned h = 0;
 	bool loop = false;
 
-	grp->walk++;
+	walk_begin(grp);
 	if (slot == NULL) {
 		/* Nothing reaches a new group: its own chain is all there is. */
 		FOR_EACH_REF(g, r, watch, {
@@ -523,7 +535,7 @@ liveness_update(struct sl_pipeline *pl, bool force)
 
 	if (grp->n_watching == 0 && !force)
 		return;
-	grp->walk++;
+	walk_begin(grp);
 	for (unsigned i = 0; i < grp->n; i++)
 		group_live(pl, grp->slots[i]);
 }
