@@ -8,9 +8,9 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
-
 from sluice import testing
 
 SYS_PY = "/usr/bin/python3"
@@ -38,6 +38,23 @@ SCRIPT = textwrap.dedent("""
 def _mininet_ok() -> bool:
     return bool(shutil.which("mn")) and os.path.exists(SYS_PY) and subprocess.run(
         [SYS_PY, "-c", "import mininet.net"], capture_output=True).returncode == 0
+
+
+def _run_in_netns(script: str, ns_prefix: str, timeout: int) -> dict[str, Any]:
+    """Run @script under the system Python in a new network namespace; return the JSON
+    of its "RESULT " line (asserting it exited 0 and printed one)."""
+    if not _mininet_ok() or not testing.netns_usable():
+        pytest.skip("needs Mininet (Debian mininet) and network namespaces")
+    src = str(testing.REPO / "python" / "src")
+    with testing.Topology() as topo:
+        ns = topo.add_netns(ns_prefix)
+        r = subprocess.run(["ip", "netns", "exec", ns, SYS_PY, "-c", script],
+                           capture_output=True, text=True, timeout=timeout,
+                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO), PYTHONPATH=src))
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert r.returncode == 0 and lines, r.stdout + r.stderr
+    result: dict[str, Any] = json.loads(lines[0][7:])
+    return result
 
 
 HYPERCUBE = textwrap.dedent("""
@@ -101,20 +118,10 @@ def test_mininet_hypercube_with_flexforward_controller(tmp_path: object) -> None
     discovered the fabric, ping h1 -> h2 three times in hypercube, keyflow, openflow and
     hypercube mode again.
     Verify: the controller saw 8 switches and 12 links; every ping in every mode answered."""
-    if not _mininet_ok() or not testing.netns_usable():
-        pytest.skip("needs Mininet (Debian mininet) and network namespaces")
-    src = str(testing.REPO / "python" / "src")
     d = str(tmp_path)
     script = HYPERCUBE.format(port=testing.free_tcp_port(), ctl=f"{d}/ctl.sock",
                               cfg=f"{d}/ff.json", venv_py=sys.executable)
-    with testing.Topology() as topo:
-        ns = topo.add_netns("mnh")
-        r = subprocess.run(["ip", "netns", "exec", ns, SYS_PY, "-c", script],
-                           capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO), PYTHONPATH=src))
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert r.returncode == 0 and lines, r.stdout + r.stderr
-    res = json.loads(lines[0][7:])
+    res = _run_in_netns(script, "mnh", 300)
     assert res["status"]["switches"] == 8 and res["status"]["links"] == 12, res["status"]
     for mode in ["hypercube", "keyflow", "openflow"]:
         assert res[mode] == 3, (mode, res)
@@ -125,17 +132,7 @@ def test_mininet_linear_topology_pings() -> None:
     """Steps: in a new network namespace, build Mininet's LinearTopo(2, 1) (2 switches, one
     host each) with SluiceSwitch and a FLOOD rule, pingAll, stop.
     Verify: no ping lost; both Sluice processes are gone after net.stop()."""
-    if not _mininet_ok() or not testing.netns_usable():
-        pytest.skip("needs Mininet (Debian mininet) and network namespaces")
-    src = str(testing.REPO / "python" / "src")
-    with testing.Topology() as topo:
-        ns = topo.add_netns("mn")
-        r = subprocess.run(["ip", "netns", "exec", ns, SYS_PY, "-c", SCRIPT],
-                           capture_output=True, text=True, timeout=180,
-                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO), PYTHONPATH=src))
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert r.returncode == 0 and lines, r.stdout + r.stderr
-    res = json.loads(lines[0][7:])
+    res = _run_in_netns(SCRIPT, "mn", 180)
     assert res["loss"] == 0.0
     assert len(res["pids"]) == 2
     for pid in res["pids"]:
@@ -231,18 +228,8 @@ def test_mininet_dpctl_and_connected() -> None:
     is empty, then shows the added flow and not the bad one, whose error dpctl returns;
     dump-ports-desc lists s1's interfaces; waitConnected succeeds and both are connected;
     del-flows empties the table; after net.stop() s1 is not connected."""
-    if not _mininet_ok() or not testing.netns_usable():
-        pytest.skip("needs Mininet (Debian mininet) and network namespaces")
-    src = str(testing.REPO / "python" / "src")
     script = DPCTL.format(port=testing.free_tcp_port())
-    with testing.Topology() as topo:
-        ns = topo.add_netns("mnd")
-        r = subprocess.run(["ip", "netns", "exec", ns, SYS_PY, "-c", script],
-                           capture_output=True, text=True, timeout=240,
-                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO), PYTHONPATH=src))
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert r.returncode == 0 and lines, r.stdout + r.stderr
-    res = json.loads(lines[0][7:])
+    res = _run_in_netns(script, "mnd", 240)
     assert (res["s1_before"], res["s2_before"]) == (False, True), res
     assert "priority=" not in res["empty"], res["empty"]
     assert res["add"].strip() == "", res["add"]
@@ -281,17 +268,7 @@ def test_mininet_standalone_without_controller() -> None:
     fail mode standalone and no controller at all (waitConnected=True); pingAll.
     Verify: the switch counts as connected (as OVSSwitch in standalone); no ping lost (a
     learning switch: the table-miss flow goes to NORMAL)."""
-    if not _mininet_ok() or not testing.netns_usable():
-        pytest.skip("needs Mininet (Debian mininet) and network namespaces")
-    src = str(testing.REPO / "python" / "src")
-    with testing.Topology() as topo:
-        ns = topo.add_netns("mns")
-        r = subprocess.run(["ip", "netns", "exec", ns, SYS_PY, "-c", STANDALONE],
-                           capture_output=True, text=True, timeout=180,
-                           env=dict(os.environ, SLUICE_ROOT=str(testing.REPO), PYTHONPATH=src))
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert r.returncode == 0 and lines, r.stdout + r.stderr
-    res = json.loads(lines[0][7:])
+    res = _run_in_netns(STANDALONE, "mns", 180)
     assert res["connected"] is True
     assert res["loss"] == 0.0, res
     assert "priority=0 actions=NORMAL" in res["flows"], res["flows"]
