@@ -1771,14 +1771,6 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 	return ret;
 }
 
-void
-sl_ofconn_mgr_foreach(struct sl_ofconn_mgr *mgr, sl_ofconn_conn_fn fn, void *arg)
-{
-	for (struct sl_ofconn *c = mgr->conns; c; c = c->next)
-		if (c->state == CS_CONNECTED)
-			fn(c, arg);
-}
-
 unsigned
 sl_ofconn_mgr_n_connected(const struct sl_ofconn_mgr *mgr)
 {
@@ -1861,12 +1853,6 @@ bool
 sl_ofconn_is_passive(const struct sl_ofconn *c)
 {
 	return c->target->passive;
-}
-
-uint8_t
-sl_ofconn_version(const struct sl_ofconn *c)
-{
-	return c->version;
 }
 
 void *

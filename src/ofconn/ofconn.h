@@ -69,8 +69,8 @@
  *      closes the connection without a reply.  A peer that does not complete the
  *      exchange within params.hello_timeout_ms is dropped.
  *   3. on_connect fires.  The connection is now "connected": it is counted by
- *      sl_ofconn_mgr_n_connected(), visited by sl_ofconn_mgr_foreach(), and
- *      sl_ofconn_send() accepts messages for it.
+ *      sl_ofconn_mgr_n_connected(), and sl_ofconn_send() accepts messages for
+ *      it.
  *   4. Every further complete message is handled here or given to on_message:
  *      - ECHO_REQUEST is answered with an ECHO_REPLY carrying the same xid,
  *        version and payload; ECHO_REPLY only proves liveness.  Neither
@@ -146,8 +146,8 @@
  * A manager and its connections belong to one thread, the control thread
  * that calls sl_ofconn_mgr_poll(); no function here locks.  Callbacks run on
  * that thread, from inside sl_ofconn_mgr_poll().  They may call
- * sl_ofconn_send(), sl_ofconn_close() and the accessors on any connection,
- * and sl_ofconn_mgr_foreach(); they must not call sl_ofconn_mgr_poll(),
+ * sl_ofconn_send(), sl_ofconn_close() and the accessors on any connection;
+ * they must not call sl_ofconn_mgr_poll(),
  * sl_ofconn_mgr_add_target() or sl_ofconn_mgr_destroy().  Connections are
  * only freed at the end of a poll call, so a handle stays valid through all
  * callbacks until its own on_disconnect has returned.
@@ -354,17 +354,6 @@ void sl_ofconn_mgr_set_wake_fd(struct sl_ofconn_mgr *mgr, int fd);
 int sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms);
 
 /**
- * Call @fn for every connected connection (HELLO done, not closing), in no
- * particular order.  @fn may send on or close any connection.
- *
- * @param mgr  Manager.
- * @param fn   Callback.
- * @param arg  Passed to @fn.
- * Thread-safety: control thread; callbacks included.
- */
-void sl_ofconn_mgr_foreach(struct sl_ofconn_mgr *mgr, sl_ofconn_conn_fn fn, void *arg);
-
-/**
  * Number of connected connections (HELLO done, not closing), active and
  * passive.
  *
@@ -449,13 +438,6 @@ const char *sl_ofconn_name(const struct sl_ofconn *c);
  * Thread-safety: control thread; callbacks included.
  */
 bool sl_ofconn_is_passive(const struct sl_ofconn *c);
-
-/**
- * Negotiated OpenFlow version (SL_OFCONN_VERSION once connected, 0 before).
- *
- * Thread-safety: control thread; callbacks included.
- */
-uint8_t sl_ofconn_version(const struct sl_ofconn *c);
 
 /** Caller state attached to @c (NULL until set).  Thread-safety: control thread. */
 void *sl_ofconn_get_user(const struct sl_ofconn *c);

@@ -149,12 +149,6 @@ pl_fdb_lookup(const struct pl_fdb *f, uint16_t vlan, const uint8_t *mac, uint64_
 	return 0;
 }
 
-void
-sl_pipeline_set_mac_aging(struct sl_pipeline *pl, uint32_t seconds)
-{
-	__atomic_store_n(&pl->fdb->aging, seconds, __ATOMIC_RELAXED);
-}
-
 unsigned
 sl_pipeline_fdb_dump(const struct sl_pipeline *pl, struct sl_fdb_entry *out, unsigned max)
 {

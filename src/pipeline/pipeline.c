@@ -177,14 +177,6 @@ sl_pipeline_port_live(const struct sl_pipeline *pl, uint32_t port)
 	return port >= 1 && port <= pl->n_ports && pl->port_up[port];
 }
 
-bool
-sl_pipeline_port_present(const struct sl_pipeline *pl, uint32_t port)
-{
-	if (port == SL_PORT_LOCAL)
-		return pl->local_present;
-	return port >= 1 && port <= pl->n_ports && pl->port_present[port];
-}
-
 unsigned
 sl_pipeline_n_ports(const struct sl_pipeline *pl)
 {
@@ -1396,12 +1388,6 @@ const struct sl_table *
 sl_pipeline_table(const struct sl_pipeline *pl, unsigned table_id)
 {
 	return table_id < SL_TABLES_MAX ? pl_live(&pl->tables[table_id])->tbl : NULL;
-}
-
-const struct sl_key_layout *
-sl_pipeline_table_layout(const struct sl_pipeline *pl, unsigned table_id)
-{
-	return table_id < SL_TABLES_MAX ? &pl_live(&pl->tables[table_id])->layout : NULL;
 }
 
 /* Bring copy @dt (no longer read by workers) up to date with the live copy. */

@@ -288,8 +288,6 @@ void sl_pipeline_port_del(struct sl_pipeline *pl, uint32_t port);
 void sl_pipeline_port_set_live(struct sl_pipeline *pl, uint32_t port, bool live);
 /** True when @port (LOCAL included) is a port of the pipeline and live. */
 bool sl_pipeline_port_live(const struct sl_pipeline *pl, uint32_t port);
-/** True when @port (LOCAL included) is a port of the pipeline, live or not. */
-bool sl_pipeline_port_present(const struct sl_pipeline *pl, uint32_t port);
 /** The highest numbered port present (LOCAL aside); at most 1024. */
 unsigned sl_pipeline_n_ports(const struct sl_pipeline *pl);
 
@@ -349,9 +347,6 @@ unsigned sl_pipeline_flow_count(const struct sl_pipeline *pl, unsigned table_id)
 
 /** Describe a table: NULL when it does not exist. */
 const struct sl_table *sl_pipeline_table(const struct sl_pipeline *pl, unsigned table_id);
-/** The key layout of an existing table, or NULL. */
-const struct sl_key_layout *sl_pipeline_table_layout(const struct sl_pipeline *pl,
-						     unsigned table_id);
 
 /** Create a worker context for @pl.  Returns NULL on ENOMEM.  Init only. */
 struct sl_pipeline_ctx *sl_pipeline_ctx_create(const struct sl_pipeline *pl);
@@ -722,8 +717,6 @@ struct sl_fdb_entry {
 	uint32_t port;
 	uint32_t age; /* seconds since last seen */
 };
-/** Set the aging time.  Control thread, any time. */
-void sl_pipeline_set_mac_aging(struct sl_pipeline *pl, uint32_t seconds);
 /** Up to @max learned addresses (not aged out), in table order.  @return how many.  Any thread. */
 unsigned sl_pipeline_fdb_dump(const struct sl_pipeline *pl, struct sl_fdb_entry *out,
 			      unsigned max);

@@ -271,12 +271,6 @@ sl_state_layout(const struct sl_state *s, bool update)
 	return update ? &s->update : &s->lookup;
 }
 
-unsigned
-sl_state_key_size(const struct sl_state *s)
-{
-	return s->key_size;
-}
-
 uint32_t
 sl_state_capacity(const struct sl_state *s)
 {

@@ -159,7 +159,7 @@ struct sl_state_cmd {
 
 /** One entry as a dump reports it. */
 struct sl_state_entry_info {
-	const uint8_t *key; /* lookup-scope key, sl_state_key_size() bytes */
+	const uint8_t *key; /* lookup-scope key, sl_state_layout(s, false)->key_size bytes */
 	uint32_t state;     /* current state (the rollback state when a timeout passed) */
 	uint32_t rollback;
 	uint32_t idle_ms;      /* configured idle timeout, 0 = none */
@@ -191,8 +191,6 @@ void sl_state_destroy(struct sl_state *s);
 
 /** The lookup scope's (@update false) or update scope's key layout.  Any thread. */
 const struct sl_key_layout *sl_state_layout(const struct sl_state *s, bool update);
-/** Bytes of a key (both scopes).  Any thread. */
-unsigned sl_state_key_size(const struct sl_state *s);
 /** Capacity in entries.  Any thread. */
 uint32_t sl_state_capacity(const struct sl_state *s);
 /** Bytes the table holds in memory (entries, signatures, ring).  Any thread. */
