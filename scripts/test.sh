@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Run every test: C unit and differential tests (meson, suite 'fast'), then the
-# pytest system tests that start the real binary.  Installs what is missing first.
+# Run every test: C unit and differential tests (meson, suites 'fast' and 'stress'), then
+# the pytest system tests that start the real binary.  Installs what is missing first.
+# The 'perf' suite (bench_* with short arguments) is not run here: tests/README.md.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh || exit 1
 status=0
-echo "== C tests (meson test --suite fast)"
-meson test -C build --suite fast --print-errorlogs || status=1
+echo "== C tests (meson test --suite fast --suite stress)"
+meson test -C build --suite fast --suite stress --print-errorlogs || status=1
 echo "== fuzzing (libFuzzer + ASan/UBSan, ${SL_FUZZ_SECONDS:-30} s per target)"
 bash fuzz/run.sh "${SL_FUZZ_SECONDS:-30}" || status=1
 echo "== sanitizers: the unit tests of suite 'sanitize' (meson.build) on the ASan/UBSan build"

@@ -345,7 +345,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="packets of the long differential run (0: skip)")
     ap.add_argument("--write-files", metavar="DIR",
                     help="only write each scenario's flow file and 64 B pcaps (LL share 100, 20, "
-                         "0 %%) to DIR, for build/src/flowfile/bench_ffp")
+                         "0 %%) to DIR, for build/bench_ffp")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "ffp.json"))
     ap.add_argument("--report", default=os.path.join(ROOT, "bench", "results", "ffp.md"))
     return ap.parse_args(argv)

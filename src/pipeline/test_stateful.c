@@ -5,14 +5,14 @@
  * reply-updates-request scopes, SYN-flood detection) run through
  * sl_pipeline_run_burst, controller commands, dumps and errors.
  */
-#include "flowfile.h"
+#include "pipeline.h"
 
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../core/sl_test.h"
-#include "../pipeline/pipeline.h"
+#include "../flowfile/flowfile.h"
 
 static struct sl_pipeline *pl;
 static struct sl_pipeline_ctx *ctx;

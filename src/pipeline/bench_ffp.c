@@ -21,7 +21,7 @@
  * net_pcap and the worker do per mbuf, so frames are as hot in cache as in
  * the switch.
  */
-#include "../pipeline/pipeline.h"
+#include "pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@
 #include <x86intrin.h>
 
 #include "../core/sl_test.h"
-#include "flowfile.h"
+#include "../flowfile/flowfile.h"
 #include "../core/sl_bench.h"
 #define BURST 32
 #define MAX_FRAMES 65536

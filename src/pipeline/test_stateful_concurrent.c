@@ -13,14 +13,14 @@
  * 5, control keys in state 9); after the run, every control key the
  * controller last set is in state 9 as the data plane sees it.
  */
-#include "flowfile.h"
+#include "pipeline.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "../core/sl_test.h"
-#include "../pipeline/pipeline.h"
+#include "../flowfile/flowfile.h"
 
 #define N_KEYS 1000
 #define HALF 500
