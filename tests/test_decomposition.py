@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,6 @@ from conftest import REPO, unique_prefix
 
 GEN = REPO / "build" / "app" / "sluice-gen"
 SLUICE = REPO / "build" / "app" / "sluice"
-PY = REPO / ".venv" / "bin" / "python"
 
 
 def gen(args: list[str], prefix: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -159,7 +159,7 @@ def test_decomposition_smoke(tmp_path: Path) -> None:
     the JSON has the decomposition costs 200 / 54 / 53."""
     out = tmp_path / "decomposition.json"
     outdir = tmp_path / "report"
-    r = subprocess.run([str(PY if PY.exists() else "python3"), str(REPO / "bench" / "decomposition.py"),
+    r = subprocess.run([sys.executable, "-m", "sluice.bench", "decomposition",
                         "--smoke", "--out", str(out), "--outdir", str(outdir)],
                        capture_output=True, text=True, timeout=600,
                        env={**os.environ, "PYTHONPATH": str(REPO / "python" / "src")})

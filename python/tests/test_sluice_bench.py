@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sluice import ofp
-from sluice.bench import BENCHES, control, forwarding, stateful
+from sluice.bench import BENCHES, control, forwarding, results_path, stateful, write_results
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -116,16 +119,35 @@ def test_control_summary_table() -> None:
     ]
 
 
-def test_runnable_as_modules_and_wrappers() -> None:
-    for name, module in BENCHES.items():
-        r = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True,
+def test_runnable_as_modules_and_bench_run() -> None:
+    """Every benchmark of the one list runs as a module and through bench/run, with the same
+    options; bench/run --list lists exactly that list."""
+    for name, bench in BENCHES.items():
+        r = subprocess.run([sys.executable, "-m", bench.module, "--help"], capture_output=True,
                            text=True, timeout=60)
-        assert r.returncode == 0 and "--rounds" in r.stdout, r.stderr
-        wrapper = REPO / "bench" / f"{name}.py"
-        if wrapper.exists():
-            r2 = subprocess.run([sys.executable, str(wrapper), "--help"], capture_output=True,
-                                text=True, timeout=60)
-            assert r2.returncode == 0 and r2.stdout == r.stdout, r2.stderr
+        assert r.returncode == 0 and "--rounds" in r.stdout and "--out" in r.stdout, r.stderr
+        r2 = subprocess.run([str(REPO / "bench" / "run"), name, "--help"], capture_output=True,
+                            text=True, timeout=60)
+        assert r2.returncode == 0 and r2.stdout == r.stdout, r2.stderr
+    r = subprocess.run([str(REPO / "bench" / "run"), "--list"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    listed = [ln.split()[0] for ln in r.stdout.splitlines()[1:]]
+    assert listed == list(BENCHES), r.stdout
+    r = subprocess.run([str(REPO / "bench" / "run"), "nosuch"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "unknown benchmark 'nosuch'" in r.stderr
+
+
+def test_write_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The one writer: the table printed, then one flat JSON object, keys sorted."""
+    out = tmp_path / "sub" / "x.json"
+    write_results(str(out), {"b_mpps": 2.5, "a_ratio": 0.5}, ["table line"])
+    assert json.loads(out.read_text()) == {"a_ratio": 0.5, "b_mpps": 2.5}
+    assert out.read_text().index("a_ratio") < out.read_text().index("b_mpps")
+    printed = capsys.readouterr().out
+    assert printed.startswith("table line\n") and f"wrote {out}" in printed
+    assert results_path("ffp").endswith("bench/results/ffp.json")
 
 
 def test_stateful_traffic_and_examples(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@
 - :mod:`sluice.testing`: start and stop a Sluice process, network namespaces and
   veth pairs with guaranteed cleanup, raw frame injection and capture.
 - :mod:`sluice.apps`: os-ken controller apps (``python -m sluice.apps.run NAME``).
-- :mod:`sluice.bench`: benchmark drivers (``python -m sluice.bench.NAME``; ``bench/run``).
+- :mod:`sluice.bench`: benchmark drivers, listed in ``sluice.bench.BENCHES`` (``bench/run NAME``
+  or ``python -m sluice.bench NAME``).
 
 Everything but :mod:`sluice.osken` and :mod:`sluice.apps` uses the standard library only.
 """

@@ -57,11 +57,10 @@ import time
 from collections.abc import Sequence
 
 from sluice import ofp, testing
-from sluice.bench import forwarding
+from sluice.bench import arg_parser, forwarding, write_results
 from sluice.bench.forwarding import eal_mem_mb, mbufs_for, run_sluice
 from sluice.telemetry import Telemetry, TelemetryError
 
-ROOT = str(testing.REPO)
 ACL_TABLE = 0
 DECL = f"table={ACL_TABLE},kind=mask,fields=dl_type+nw_src+nw_dst,size=65536,name=acl"
 PERMIT = "priority=1,ip,nw_src=10.0.0.0/16,actions=output:2"
@@ -328,7 +327,7 @@ def dataplane_round(tmp: str, pcaps: tuple[str, str], flows_path: str, n_frames:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = arg_parser("attack", __doc__)
     ap.add_argument("--rounds", type=int, default=3, help="fresh switches per figure (3)")
     ap.add_argument("--masks", type=int, default=2000, help="distinct-mask deny rules (2000)")
     ap.add_argument("--frames", type=int, default=131072, help="frames per pcap (131072)")
@@ -340,7 +339,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="run only these parts (repeatable); the others keep an earlier value")
     ap.add_argument("--extra", default="", help="more sluice options, space separated")
     ap.add_argument("--sluice", help="the switch binary (default build/app/sluice)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "attack.json"))
     return ap.parse_args(argv)
 
 
@@ -395,8 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["masks"] = a.masks
     results["frames"] = a.frames
     results["attack_every"] = a.attack_every
-    print()
-    print(f"{'figure':<34} {'median':>12} {'spread':>8} {'target':>10}")
+    table = ["", f"{'figure':<34} {'median':>12} {'spread':>8} {'target':>10}"]
     for k in FIGURES:
         if k not in results:
             continue
@@ -405,11 +402,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if t is not None:
             good = results[k] >= t[1] if t[0] == ">=" else results[k] <= t[1]
             ok = f"{t[0]}{t[1]:g} {'ok' if good else 'MISS'}"
-        print(f"{k:<34} {results[k]:>12,.3f} {results.get(k + '_spread', 0):>8.3f} {ok:>10}")
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
-    print(f"\nwrote {a.out}")
+        table.append(f"{k:<34} {results[k]:>12,.3f} {results.get(k + '_spread', 0):>8.3f} "
+                     f"{ok:>10}")
+    write_results(a.out, results, table)
     return 0
 
 

@@ -59,9 +59,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 
 from sluice import ofp, testing
-from sluice.bench import meter
+from sluice.bench import arg_parser, meter, write_results
 
-ROOT = str(testing.REPO)
 
 EXACT_TABLE, MASK_TABLE = 0, 1
 STORM_COOKIE, PREFILL_COOKIE = 0xB0, 0xB1
@@ -359,7 +358,7 @@ def run_switch(name: str, storm: StormSwitch, pktin: PktinSwitch,
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = arg_parser("control", __doc__)
     ap.add_argument("--rounds", type=int, default=3, help="rounds per switch (default 3)")
     ap.add_argument("--n", type=int, default=100_000, help="timed flow_mods (default 100000)")
     ap.add_argument("--prefill", type=int, default=10_000, help="mask entries before (10000)")
@@ -371,7 +370,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="only the packet-in rounds (with OVS when installed), no flow_mod storm")
     ap.add_argument("--meter-seconds", type=float, default=2.0,
                     help="sending time of each meter trial (default 2)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "control.json"))
     return ap.parse_args(argv)
 
 
@@ -404,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with open(a.out) as f:
                 results = json.load(f)
         results.update(figures)
-        return write_results(a, results, [])
+        return finish(a, results, [])
 
     t0 = time.perf_counter()
     blobs = (exact_flow_mods(a.n), mask_flow_mods(0, a.prefill, PREFILL_COOKIE),
@@ -464,20 +462,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             earlier = json.load(f)
         earlier.update(results)
         results = earlier
-    return write_results(a, results, sl)
+    return finish(a, results, sl)
 
 
-def write_results(a: argparse.Namespace, results: dict[str, float],
-                  figures: Iterable[str]) -> int:
-    print()
-    for line in summary_lines(results, figures):
-        print(line)
-    for k in sorted(k for k in results if k.startswith("meter_rate_error")):
-        print(f"{k:<28} {results[k]:>14.4f}")
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
-    print(f"\nwrote {a.out}")
+def finish(a: argparse.Namespace, results: dict[str, float], figures: Iterable[str]) -> int:
+    table = ["", *summary_lines(results, figures)]
+    table += [f"{k:<28} {results[k]:>14.4f}"
+              for k in sorted(k for k in results if k.startswith("meter_rate_error"))]
+    write_results(a.out, results, table)
     return 0
 
 

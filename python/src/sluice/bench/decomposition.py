@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from sluice import decomp
+from sluice.bench import arg_parser, write_results
 from sluice.bench.ovs import OvsSwitch, ovs_available
 from sluice.telemetry import runtime_dir
 from sluice.testing import REPO, Proc, unique
@@ -633,7 +634,7 @@ def plots(sweep: list[Trial], cases: Sequence[str], outdir: str) -> list[str]:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = arg_parser("decomposition", __doc__)
     ap.add_argument("--cases", default=",".join(ALL_CASES), help="test cases (default all)")
     ap.add_argument("--switch-args", default="",
                     help="extra Sluice options, e.g. '--ffp-auto 1000' (auto-promotion: entries "
@@ -688,7 +689,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="CI: tc1,tc2_1k,tc3_2,tc4,tc5,tc6 at 0.05 and 0.1 Gb/s, 128 B, 0.3 s, "
                     "no searches")
     ap.add_argument("--outdir", default=str(ROOT / "bench" / "results" / "decomposition"))
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "decomposition.json"))
     a = ap.parse_args(argv)
     if a.only_chain:
         a.cases, a.ovs, a.no_search, a.no_testpmd = "", "no", True, True
@@ -1000,14 +1000,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dump({"trials": [t.__dict__ for t in sweep], "checks": checks,
                    "flows_hit": flows_hit, "chain": chain_rows, "zero_loss": zl,
                    "saturated": sat}, f, indent=1)
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
-    print()
-    print("\n".join(md[: 6 + len(zl) + 5]))
-    for k in sorted(results):
-        print(f"  {k:32s} {results[k]}")
-    print(f"\nwrote {a.out}, {a.outdir}/report.md")
+    table = ["", *md[: 6 + len(zl) + 5], *(f"  {k:32s} {results[k]}" for k in sorted(results))]
+    write_results(a.out, results, table)
+    print(f"wrote {a.outdir}/report.md")
     return 0
 
 

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sluice.telemetry import runtime_dir
+from sluice.bench import arg_parser, write_results
 from sluice.testing import REPO
 
 ROOT = str(REPO)
@@ -83,8 +84,7 @@ def rss_rate(workers: int, seconds: float, tmp: str) -> float:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="bench/run dispatch", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser("dispatch", __doc__)
     ap.add_argument("--rounds", type=int, default=9, help="real: interleaved rounds")
     ap.add_argument("--workers", type=int, default=8, help="workers (real and model)")
     ap.add_argument("--seeds", type=int, default=8, help="model: trace seeds")
@@ -93,7 +93,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     ap.add_argument("--rss-rounds", type=int, default=3,
                     help="real RSS runs (1 and 2 workers, interleaved; 0: skip)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "dispatch.json"))
     return ap.parse_args(argv)
 
 
@@ -279,11 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fig["real_rss_mpps_2w"] = round(statistics.median(r2) / 1e6, 3)
         fig["real_rss_2w_vs_1w"] = round(statistics.median(r2) / statistics.median(r1), 3)
     md = markdown(real, model, fig)
-    print(md)
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(fig, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_results(a.out, fig, [md])
     prefix = os.path.splitext(a.out)[0]
     with open(prefix + ".md", "w") as f:
         f.write(md)
@@ -292,7 +287,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not a.no_plots:
         for path in plots(real, model, prefix):
             print(f"plot: {path}")
-    print(f"wrote {a.out}")
     return 0
 
 

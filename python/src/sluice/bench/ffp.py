@@ -31,7 +31,6 @@ the time a burst spends in the pipeline, recorded once per packet of its class.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import re
@@ -46,6 +45,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from sluice.bench import arg_parser, write_results
 from sluice.telemetry import Telemetry, runtime_dir
 from sluice.testing import REPO
 
@@ -334,7 +334,7 @@ def diff_run(n_packets: int) -> dict[str, int]:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = arg_parser("ffp", __doc__)
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds (default 2)")
     ap.add_argument("--warmup", type=float, default=0.5, help="seconds before measuring")
     ap.add_argument("--measure", type=float, default=1.5, help="seconds measured per run")
@@ -346,7 +346,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--write-files", metavar="DIR",
                     help="only write each scenario's flow file and 64 B pcaps (LL share 100, 20, "
                          "0 %%) to DIR, for build/bench_ffp")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "ffp.json"))
     ap.add_argument("--report", default=os.path.join(ROOT, "bench", "results", "ffp.md"))
     return ap.parse_args(argv)
 
@@ -572,11 +571,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ImportError:
             pngs = []
     results["rounds"] = a.rounds
-    print()
-    for k in sorted(results):
-        print(f"  {k:<44} {results[k]}")
-    with open(a.out, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
+    write_results(a.out, results, ["", *(f"  {k:<44} {results[k]}" for k in sorted(results))])
     header = ["# FFP benchmark (bench/run ffp)", "",
               "Re-run: `bench/run ffp` (options: `bench/run ffp --help`). Pipeline = "
               "`--no-ffp --no-cache --no-flow-cache`; composite = `--no-cache` (FFP on, cost "
@@ -593,7 +588,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with open(a.report, "w") as f:
         f.write("\n".join(header + lines) + "\n")
     print("\n".join(lines))
-    print(f"\nwrote {a.out}, {a.report}")
+    print(f"\nwrote {a.report}")
     return 0
 
 

@@ -32,6 +32,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from sluice.bench import arg_parser, write_results
 from sluice.hypercube import Hypercube
 from sluice.testing import REPO
 
@@ -183,8 +184,7 @@ def plots(res: dict[str, Any], rtts: dict[str, list[float]], timelines: list[dic
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="bench/run flexforward", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser("flexforward", __doc__, out=False)
     ap.add_argument("--rounds", type=int, default=9, help="bench_fwd rounds (default 9)")
     ap.add_argument("--pings", type=int, default=10000, help="pings per mode (default 10000)")
     ap.add_argument("--ping-interval", type=float, default=0.001, help="s (default 0.001)")
@@ -195,7 +195,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="--idle-sleep-max for the latency/throughput runs (default 50)")
     ap.add_argument("--rates", default="10M,50M,100M", help="UDP rates for the switchover")
     ap.add_argument("--seconds", type=float, default=5, help="iperf3 run length (default 5)")
-    ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--out", default=str(RESULTS),
+                    help="directory of flexforward.json, .md and the plots (bench/results)")
     return ap.parse_args(argv)
 
 
@@ -280,9 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             res[k] = round(v, 4)
 
     files = plots(res, rtts, timelines, a.out)
-    with open(os.path.join(a.out, "flexforward.json"), "w") as f:
-        json.dump(res, f, indent=1)
-        f.write("\n")
+    write_results(os.path.join(a.out, "flexforward.json"), res, sort_keys=False)
     lines = ["# bench/run flexforward", "",
              "Shared 2-core machine (other builds ran at the same time): latencies are noisy.",
              "", "| figure | value |", "|---|---|"]

@@ -43,6 +43,7 @@ from functools import partial
 from itertools import pairwise
 
 from sluice import decomp
+from sluice.bench import arg_parser, write_results
 from sluice.bench.ovs import OVS_MAX_MBUFS, OVS_VSWITCHD_DPDK, OvsSwitch, ensure_ovs
 from sluice.telemetry import runtime_dir
 from sluice.testing import REPO, unique
@@ -549,7 +550,7 @@ def table_lines(table: Sequence[Row]) -> list[str]:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = arg_parser("forwarding", __doc__)
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     ap.add_argument("--intervals", type=int, default=3, help="measured intervals per run")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds per interval")
@@ -560,7 +561,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--ovs", choices=("auto", "no"), default="auto",
                     help="OVS-DPDK contenders (auto: when installed or apt-get can install "
                          "openvswitch-switch-dpdk; no: none)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "forwarding.json"))
     a = ap.parse_args(argv)
     try:
         a.case_list = parse_cases(a.cases)
@@ -662,20 +662,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "interval_s": a.interval, "frame_size": FRAME_SIZE,
                     "cases": ",".join(cases), "flows": ",".join(labels),
                     "percache_available": percache, "ovs_available": use_ovs})
-    print()
-    for line in table_lines(table):
-        print(line)
-    print("ratio: to testpmd; vs ovs: Sluice / OVS; vs off: cache on / " + NO_FLOW_CACHE
-          + " (medians of per-round ratios); spread: (max - min) / median of interval rates")
+    lines = ["", *table_lines(table)]
+    lines.append("ratio: to testpmd; vs ovs: Sluice / OVS; vs off: cache on / " + NO_FLOW_CACHE
+                 + " (medians of per-round ratios); spread: (max - min) / median of interval "
+                 "rates")
     chain = [f"{who} {lab} flows {results[k]}" for lab in labels
              for who, p in (("Sluice", "chain8"), ("OVS", "ovs_chain8"))
              if (k := f"{p}_vs_tc1_{lab}") in results]
     if chain:
-        print("chain8 / tc1: " + ", ".join(chain))
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
-    print(f"\nwrote {a.out}")
+        lines.append("chain8 / tc1: " + ", ".join(chain))
+    write_results(a.out, results, lines)
     return 0
 
 

@@ -14,13 +14,12 @@ pipeline alone would give), ``tc3_n8_ratio``, ``tc2_32k_ratio``, ``tc456_spread`
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import subprocess
 import tempfile
 
 from sluice import decomp
+from sluice.bench import arg_parser, write_results
 from sluice.testing import REPO
 
 CASES = "tc1,tc3_2,tc3_4,tc3_8,tc2_1k,tc2_32k,tc4,tc5,tc6"
@@ -68,8 +67,7 @@ def figures(out: str) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="bench/run pipeline_cost", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser("pipeline_cost", __doc__)
     ap.add_argument("--build", default=str(REPO / "build"), help="meson build directory")
     ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds (default 9)")
     ap.add_argument("--bursts", type=int, default=20000, help="bursts per case per round")
@@ -78,7 +76,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--low-latency", action="store_true",
                     help="mark every entry low-latency (as --ffp-auto does to entries hit "
                          "steadily): the FFP's path records carry the packets")
-    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "pipeline_cost.json"))
     a = ap.parse_args(argv)
     exe = os.path.join(a.build, "src", "gen", "bench_pipeline")
     if not os.access(exe, os.X_OK):
@@ -98,20 +95,14 @@ def main(argv: list[str] | None = None) -> int:
         out = subprocess.run([exe, *mark, str(a.rounds), str(a.bursts), *args], check=True,
                              stdout=subprocess.PIPE, text=True).stdout
     res = figures(out)
-    print(f"{'case':10} {'ns/pkt':>8} {'spread':>7} {'rate/TC1':>9}")
-    for case in a.cases.split(","):
-        if f"ns_per_pkt_{case}" in res:
-            print(f"{case:10} {res[f'ns_per_pkt_{case}']:8.2f} "
-                  f"{res.get(f'ns_spread_{case}', 0):7.3f} "
-                  f"{res.get(f'rate_ratio_{case}', 1.0):9.3f}")
-    for k in ("tc3_n8_ratio", "tc2_32k_ratio", "tc456_spread"):
-        if k in res:
-            print(f"{k} = {res[k]}")
+    table = [f"{'case':10} {'ns/pkt':>8} {'spread':>7} {'rate/TC1':>9}"]
+    table += [f"{case:10} {res[f'ns_per_pkt_{case}']:8.2f} "
+              f"{res.get(f'ns_spread_{case}', 0):7.3f} {res.get(f'rate_ratio_{case}', 1.0):9.3f}"
+              for case in a.cases.split(",") if f"ns_per_pkt_{case}" in res]
+    table += [f"{k} = {res[k]}" for k in ("tc3_n8_ratio", "tc2_32k_ratio", "tc456_spread")
+              if k in res]
     res.update(rounds=a.rounds, bursts=a.bursts, size=a.size)
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(res, f, indent=1, sort_keys=True)
-    print(f"wrote {a.out}")
+    write_results(a.out, res, table)
     return 0
 
 

@@ -49,6 +49,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 
+from sluice.bench import arg_parser, write_results
 from sluice.telemetry import runtime_dir
 from sluice.testing import REPO, mgmt_dir
 
@@ -222,7 +223,7 @@ def run_sluice(kind: str, pcap: str, n_flows: int, intervals: int, interval_s: f
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = arg_parser("stateful", __doc__)
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     ap.add_argument("--intervals", type=int, default=3, help="measured intervals per run")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds per interval")
@@ -230,7 +231,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--stateless-match", default="in_port=1",
                     help="the match of the stateless pipeline's table 0 (default in_port=1);\n"
                          "'' for a match-all entry, which the pipeline skips without a lookup")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "stateful.json"))
     return ap.parse_args(argv)
 
 
@@ -287,15 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["state_bytes_per_flow"] = round(bytes_per_flow, 1)
     results["flows"] = a.flows
     results["rounds"] = a.rounds
-    print()
-    for line in lines:
-        print(line)
-    print(f"state table memory per flow (port knocking, {a.flows} flows): "
-          f"{bytes_per_flow:.1f} bytes")
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
-    print(f"\nwrote {a.out}")
+    write_results(a.out, results, ["", *lines, "state table memory per flow (port knocking, "
+                                   f"{a.flows} flows): {bytes_per_flow:.1f} bytes"])
     return 0
 
 
