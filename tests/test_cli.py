@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from conftest import DPDK_RUN_DIR, RunResult, eal_args, run_sluice_raw, unique_prefix
+from sluice.testing import DPDK_RUN_DIR, RunResult, eal_args, run_sluice_raw, unique_prefix
 
 
 def test_help_and_version(sluice_bin: Path) -> None:

@@ -67,7 +67,7 @@ def test_match_wider_than_64_bytes_forwards(pcap_switch) -> None:  # type: ignor
     """A single valid match whose key is wider than 64 bytes is accepted by an undeclared
     table and matches exactly: the solicitation it names goes to port 2, one differing only
     in the source link-layer address (the key's last bytes) takes the fallback."""
-    from conftest import assert_balanced
+    from sluice.testing import assert_balanced
     from scapy.all import (  # type: ignore[import-untyped]
         ICMPv6ND_NS,
         ICMPv6NDOptSrcLLAddr,
@@ -90,7 +90,7 @@ def test_match_wider_than_64_bytes_forwards(pcap_switch) -> None:  # type: ignor
 def test_tunnel_id_match_and_set(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     """TUNNEL_ID (OXM 38) is a pipeline field: 0 on ingress (Sluice has no tunnel ports
     yet), set by set_field, matched by later tables, maskable."""
-    from conftest import assert_balanced
+    from sluice.testing import assert_balanced
     from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
 
     a = bytes(Ether(dst="02:00:00:00:00:02") / IP(dst="10.0.0.1") / UDP(dport=1) / Raw(b"x" * 20))
@@ -110,7 +110,7 @@ def test_nd_sll_and_tll(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     """IPV6_ND_SLL / IPV6_ND_TLL (OXM 32, 33): the link-layer address options of a
     neighbour solicitation and advertisement are matched and rewritten (the ICMPv6
     checksum follows); a message without the option does not match."""
-    from conftest import assert_balanced
+    from sluice.testing import assert_balanced
     from scapy.all import (  # type: ignore[import-untyped]
         ICMPv6ND_NA,
         ICMPv6ND_NS,
@@ -146,7 +146,7 @@ def test_nd_sll_and_tll(pcap_switch) -> None:  # type: ignore[no-untyped-def]
 def test_ipv6_exthdr_pseudo_field(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     """IPV6_EXTHDR (OXM 39): which extension headers a packet has, and whether they
     repeat (UNREP 0x80) or come out of order (UNSEQ 0x100); maskable."""
-    from conftest import assert_balanced
+    from sluice.testing import assert_balanced
     from scapy.all import (  # type: ignore[import-untyped]
         UDP,
         Ether,
@@ -215,7 +215,7 @@ def test_mpls_push_pop_ttl(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     bits and the IP TTL; a second push copies the label below (BoS cleared); later tables
     match the new label; pop restores what was under it; dec_mpls_ttl on TTL 1 drops as
     ttl-expired."""
-    from conftest import assert_balanced
+    from sluice.testing import assert_balanced
     from scapy.all import IP, UDP, Dot1Q, Ether, Raw
 
     ip = IP(src="10.0.0.1", dst="10.0.0.2", ttl=33, tos=0x14 << 2) / UDP(dport=9) / Raw(b"p" * 20)
@@ -320,7 +320,7 @@ def test_pbb_push_pop_isid(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     """push_pbb / pop_pbb and PBB_ISID (OXM 37, maskable): push puts the frame behind a new
     header with the same MACs, type 0x88e7 and an I-TAG whose I-PCP is the VLAN PCP and
     I-SID 0; later tables match and set the I-SID; pop gives the customer frame back."""
-    from conftest import assert_balanced
+    from sluice.testing import assert_balanced
     from scapy.all import IP, UDP, Dot1Q, Ether, Raw
 
     inner = bytes(Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01") /
@@ -347,7 +347,7 @@ def test_output_normal_learns(sluice_bin: Path, tmp_path: Path) -> None:
     broadcast floods, a destination learned on the in_port is dropped (in-port-loop), and
     the same MAC on another VLAN is another address.  Packets come in by packet_out
     (in_port set, OFPP_TABLE) in order, each after a barrier."""
-    from conftest import read_pcap
+    from sluice.testing import read_pcap
     from scapy.all import Dot1Q, Ether, Raw
 
     from sluice import ofp

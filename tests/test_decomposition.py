@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from scapy.all import IP, UDP, Ether, Raw, wrpcap  # type: ignore[import-untyped]
 
-from conftest import REPO, unique_prefix
+from sluice.testing import REPO, unique_prefix
 
 GEN = REPO / "build" / "app" / "sluice-gen"
 SLUICE = REPO / "build" / "app" / "sluice"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import read_pcap, run_sluice_raw, unique_prefix, write_pcap
+from sluice.testing import read_pcap, run_sluice_raw, unique_prefix, write_pcap
 from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
 
 from sluice import testing

@@ -16,7 +16,7 @@ from scapy.layers.inet import IP, UDP  # type: ignore[import-untyped]
 from scapy.layers.l2 import Ether  # type: ignore[import-untyped]
 
 from sluice import telemetry, testing
-from conftest import write_pcap
+from sluice.testing import write_pcap
 from sluice.testing import Sluice, SluiceConfig
 
 from test_sluicectl import Ctl, sluicectl_bin  # noqa: F401 (fixture)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 import pytest
-from conftest import RunResult, assert_balanced
+from sluice.testing import RunResult, assert_balanced
 from scapy.all import (  # type: ignore[import-untyped]
     ICMP,
     IP,

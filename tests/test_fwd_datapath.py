@@ -7,9 +7,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import read_pcap, run_sluice_raw, unique_prefix, write_pcap
+from sluice.testing import read_pcap, run_sluice_raw, unique_prefix, write_pcap
 
-from conftest import RunResult, assert_balanced
+from sluice.testing import RunResult, assert_balanced
 from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
 
 

@@ -141,7 +141,7 @@ def _sluice(sluice_bin: Path, *args: str, prefix: str) -> subprocess.CompletedPr
 ])
 def test_fwd_mode_needs_its_parameters(sluice_bin: Path, mode: str, message: str) -> None:
     """``--fwd-mode hypercube:`` was accepted with no address or neighbours."""
-    from conftest import unique_prefix
+    from sluice.testing import unique_prefix
 
     r = _sluice(sluice_bin, "-p", "net_null0,no-rx=1", "--fwd-mode", mode, "-d", "0.1",
                 prefix=unique_prefix("fm"))
@@ -151,7 +151,7 @@ def test_fwd_mode_needs_its_parameters(sluice_bin: Path, mode: str, message: str
 
 def test_unwritable_json_is_refused_at_start(sluice_bin: Path, tmp_path: Path) -> None:
     """An unwritable ``-j FILE`` was found only at exit, losing the run's data."""
-    from conftest import unique_prefix
+    from sluice.testing import unique_prefix
 
     t0 = time.monotonic()
     r = _sluice(sluice_bin, "-p", "net_null0,no-rx=1", "-j", str(tmp_path / "no" / "x.json"),
@@ -187,7 +187,7 @@ def test_packet_in_storm_every_drop_is_counted(sluice_bin: Path, tmp_path: Path)
     import json
     import socket
 
-    from conftest import write_pcap
+    from sluice.testing import write_pcap
     from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
 
     from sluice import testing
@@ -312,7 +312,7 @@ def test_sockets_are_0660_whatever_the_umask(sluice_bin: Path, tmp_path: Path) -
 def test_bad_port_names_its_cause(sluice_bin: Path, devargs: str, message: str) -> None:
     """A missing pcap file or interface said "Operation not permitted"; bad devargs
     exited 1 or 2.  Now the message names the file or interface and the exit is 2."""
-    from conftest import unique_prefix
+    from sluice.testing import unique_prefix
 
     r = _sluice(sluice_bin, "-p", devargs, "-d", "0.1", prefix=unique_prefix("pe"))
     assert r.returncode == 2, r

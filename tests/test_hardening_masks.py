@@ -150,7 +150,7 @@ def _attack_pcap(path: Path) -> None:
     random addresses outside 10.0.0.0/16 (8,192 keys, each a table miss)."""
     import random
 
-    from conftest import write_pcap
+    from sluice.testing import write_pcap
 
     rng = random.Random(76)
     frames = []
@@ -174,7 +174,7 @@ def test_search_budget_keeps_benign_flowing_under_mask_attack(run_sluice, tmp_pa
     every attack frame is dropped with a reason, the counters balance, and at least 98 %
     of the benign frames received are forwarded (only a benign key whose cache entry an
     admitted attack key took can be refused); with the budget off nothing is refused."""
-    from conftest import assert_balanced
+    from sluice.testing import assert_balanced
 
     pcap = tmp_path / "attack.pcap"
     _attack_pcap(pcap)

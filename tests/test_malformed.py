@@ -11,7 +11,7 @@ import struct
 from typing import Callable
 
 import pytest
-from conftest import RunResult, assert_balanced
+from sluice.testing import RunResult, assert_balanced
 from scapy.all import IP, TCP, UDP, Dot1Q, Ether, IPv6, Raw  # type: ignore[import-untyped]
 from scapy.layers.inet6 import (  # type: ignore[import-untyped]
     IPv6ExtHdrDestOpt,

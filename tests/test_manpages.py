@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BUILD_DIR
+from sluice.testing import BUILD_DIR
 
 REPO = Path(__file__).resolve().parent.parent
 MAN_DIR = BUILD_DIR / "docs" / "man"

@@ -48,7 +48,7 @@ def _dscp_and_checksum_ok(frame: bytes) -> tuple[int, bool]:
 def test_drop_band_passes_its_burst(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     """A pktps drop band of burst 10 (rate 1/s): of 100 frames arriving at once, the first
     10 leave port 2 unchanged and 90 are dropped with the reason "meter"; counters balance."""
-    from conftest import assert_balanced
+    from sluice.testing import assert_balanced
     fr = _frames(100)
     res = pcap_switch(2, {1: fr}, [
         "meter=1,pktps,burst,stats,bands=type=drop,rate=1,burst_size=10",

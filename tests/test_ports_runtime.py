@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import read_pcap, write_pcap
+from sluice.testing import read_pcap, write_pcap
 from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
 from sluice import ofp, testing
 from sluice.testing import Sluice, SluiceConfig

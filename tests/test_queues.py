@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import assert_balanced
+from sluice.testing import assert_balanced
 
 from sluice.testing import Sluice, SluiceConfig
 

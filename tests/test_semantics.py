@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from conftest import RunResult, assert_balanced
+from sluice.testing import RunResult, assert_balanced
 from scapy.all import (  # type: ignore[import-untyped]
     IP,
     SCTP,

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BUILD_DIR, write_pcap
+from sluice.testing import BUILD_DIR, write_pcap
 from scapy.all import IP, UDP, Ether  # type: ignore[import-untyped]
 
 from sluice import ofp, testing

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from conftest import BackgroundSluice, assert_balanced
+from sluice.testing import BackgroundSluice, assert_balanced
 from scapy.all import IP, UDP, AsyncSniffer, Ether, Raw, sendp  # type: ignore[import-untyped]
 
 pytestmark = [

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import eal_args, run_sluice_raw, unique_prefix
+from sluice.testing import eal_args, run_sluice_raw, unique_prefix
 
 from sluice import testing
 from sluice.testing import Sluice, SluiceConfig, parse_dump_flows

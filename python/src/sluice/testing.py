@@ -1,6 +1,6 @@
 """Test and benchmark helpers: Sluice processes, namespaces, veth pairs, raw frames.
 
-Rules every helper follows (as tests/conftest.py does):
+Rules every helper follows:
 - processes are started in their own session and stopped by PID (their process
   group), never by name;
 - every name (DPDK file prefix, namespace, interface, socket path) includes this
@@ -15,6 +15,7 @@ import atexit
 import builtins
 import contextlib
 import itertools
+import json
 import os
 import re
 import shutil
@@ -26,9 +27,9 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sluice.telemetry import Telemetry, runtime_dir
 from sluice.telemetry import socket_path as telemetry_socket_path
@@ -692,7 +693,7 @@ def counter_frames(n_fwd: int, n_ttl1: int, n_arp: int, fill: bytes = b"s") -> l
     from scapy.all import ARP, IP, UDP, Ether, Raw  # type: ignore[attr-defined]
 
     fwd = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-           / IP(src="10.0.0.1", dst="10.0.1.%d" % (i + 1), ttl=9)
+           / IP(src="10.0.0.1", dst=f"10.0.1.{i + 1}", ttl=9)
            / UDP(sport=1000 + i, dport=53) / Raw(fill * 18) for i in range(n_fwd)]
     ttl1 = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
             / IP(src="10.0.0.1", dst="10.0.2.1", ttl=1) / UDP(sport=7, dport=7)
@@ -840,3 +841,263 @@ class FakeSwitch:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# ---------------------------------------------------------------------------
+# One-shot runs: the system tests' harness (tests/conftest.py's fixtures wrap these)
+# ---------------------------------------------------------------------------
+
+BUILD_DIR = REPO / "build"
+#: Default run length in seconds; pcap rx ports deliver their file at once.
+DEFAULT_DURATION = 1.0
+#: Extra seconds a run may take beyond its duration before it is killed.
+RUN_GRACE = 25.0
+
+_prefix_counter = itertools.count()
+
+
+def unique_prefix(tag: str = "t") -> str:
+    """A DPDK --file-prefix unique to this process and call."""
+    return f"sltest-{os.getpid()}-{tag}{next(_prefix_counter)}"
+
+
+def _cleanup_prefix(prefix: str) -> None:
+    shutil.rmtree(DPDK_RUN_DIR / prefix, ignore_errors=True)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill one process we started (and its process group), by PID."""
+    if proc.poll() is not None:
+        return
+    _killpg(proc.pid)
+    proc.wait(timeout=10)
+
+
+def reap_processes() -> None:
+    """Kill every process group this module started that is still running (by PID): what a
+    failed test left behind."""
+    for pgid in list(_live_pgids):
+        _killpg(pgid)
+        _live_pgids.discard(pgid)
+
+
+@dataclass
+class RunResult:
+    """Outcome of one sluice run."""
+
+    returncode: int
+    output: str
+    json: dict[str, Any] | None
+    args: list[str] = field(default_factory=list)
+    #: Frames written by each OpenFlow port's tx pcap (run_pcap_switch only).
+    out: dict[int, list[Any]] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Any]:  # allows ``rc, out, js = run_sluice(...)``
+        return iter((self.returncode, self.output, self.json))
+
+    def drops(self) -> dict[str, int]:
+        """Non-zero drop counters by reason."""
+        assert self.json is not None, self.output
+        return {k: v for k, v in self.json["drops"].items() if v}
+
+    def _entry(self, section: str, key: str, n: int) -> dict[str, Any]:
+        assert self.json is not None, self.output
+        for e in self.json[section]:
+            if e[key] == n:
+                return dict(e)
+        raise KeyError(n)
+
+    def port(self, n: int) -> dict[str, Any]:
+        """JSON counters of OpenFlow port @n."""
+        return self._entry("ports", "port", n)
+
+    def table(self, n: int) -> dict[str, Any]:
+        """JSON counters of table @n."""
+        return self._entry("tables", "table", n)
+
+
+def run_sluice_raw(binary: Path, args: Sequence[str], timeout: float = 30.0,
+                   prefix: str | None = None) -> tuple[int, str]:
+    """Run sluice with @args verbatim (no EAL args added); returns (rc, stdout+stderr).
+    @prefix: the DPDK file prefix whose runtime directory is removed afterwards."""
+    proc = subprocess.Popen([str(binary), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    _live_pgids.add(proc.pid)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        out, _ = proc.communicate()
+        raise AssertionError(
+            f"sluice did not exit within {timeout} s: {args}\n{out.decode(errors='replace')}"
+        ) from None
+    finally:
+        _live_pgids.discard(proc.pid)
+        if prefix is not None:
+            _cleanup_prefix(prefix)
+    return proc.returncode, out.decode(errors="replace")
+
+
+def _load_json(path: Path) -> dict[str, Any] | None:
+    return dict(json.loads(path.read_text())) if path.exists() else None
+
+
+def run_switch(binary: Path, workdir: Path, ports: Sequence[str],
+               flows: Sequence[str] | None = None, flows_file: str | Path | None = None,
+               duration: float = DEFAULT_DURATION, extra: Sequence[str] = ()) -> RunResult:
+    """Run sluice for @duration seconds with the devargs @ports (OpenFlow ports 1..N in
+    order), the flow/table-declaration lines @flows (written to a file in @workdir) or
+    @flows_file, and the options @extra; no LOCAL port unless @extra has ``--local``.  The
+    JSON output is parsed when the run wrote it."""
+    prefix = unique_prefix("r")
+    json_path = workdir / f"{prefix}.json"
+    args: list[str] = []
+    for p in ports:
+        args += ["-p", p]
+    if flows is not None:
+        ff = workdir / f"{prefix}.flows"
+        ff.write_text("\n".join(flows) + "\n")
+        args += ["-f", str(ff)]
+    if flows_file is not None:
+        args += ["-f", str(flows_file)]
+    # No LOCAL port unless a test asks for it: counts and listings stay the ports given.
+    if "--local" in extra:
+        extra = [a for a in extra if a != "--local"]
+    else:
+        extra = ["--no-local", *extra]
+    args += ["-d", str(duration), "-s", "0", "-q", "-j", str(json_path), *extra]
+    args += ["--", *eal_args(prefix)]
+    rc, out = run_sluice_raw(binary, args, timeout=duration + RUN_GRACE, prefix=prefix)
+    return RunResult(rc, out, _load_json(json_path), args)
+
+
+def run_pcap_switch(run: Callable[..., RunResult], workdir: Path, n_ports: int,
+                    inputs: dict[int, Sequence[Any]], flows: Sequence[str],
+                    duration: float = DEFAULT_DURATION, extra: Sequence[str] = (),
+                    expect_rc: int | None = 0) -> RunResult:
+    """A switch of pcap ports, run with @run (``run(ports, flows=, duration=, extra=)``).
+
+    Port N (1-based) is ``net_pcapN-1``; it reads ``inputs[N]`` (scapy packets or bytes)
+    when given and writes everything sent out of it to its own pcap, which is read back
+    into ``result.out[N]``."""
+    tag = unique_prefix("p")
+    ports = []
+    outs = {}
+    for n in range(1, n_ports + 1):
+        dev = f"net_pcap{n - 1}"
+        if inputs.get(n):
+            rx = workdir / f"{tag}-in{n}.pcap"
+            write_pcap(rx, inputs[n])
+            dev += f",rx_pcap={rx}"
+        tx = workdir / f"{tag}-out{n}.pcap"
+        outs[n] = tx
+        dev += f",tx_pcap={tx}"
+        ports.append(dev)
+    res = run(ports, flows=flows, duration=duration, extra=extra)
+    if expect_rc is not None:
+        assert res.returncode == expect_rc, res.output
+    for n, path in outs.items():
+        res.out[n] = read_pcap(path) if path.exists() else []
+    return res
+
+
+def write_pcap(path: str | Path, frames: Sequence[Any]) -> None:
+    """Write frames (scapy packets or raw bytes, runts included) as an Ethernet pcap."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
+        for i, fr in enumerate(frames):
+            b = bytes(fr)
+            f.write(struct.pack("<IIII", 1, i, len(b), len(b)))
+            f.write(b)
+
+
+def read_pcap(path: str | Path) -> list[Any]:
+    """Read a pcap written by a sluice port, as a list of scapy Ether packets (Raw for
+    runts scapy cannot dissect).  Needs scapy."""
+    from scapy.all import (  # type: ignore[import-untyped,import-not-found,attr-defined,unused-ignore]
+        Ether,
+        Raw,
+        rdpcap,
+    )
+
+    out = []
+    for p in rdpcap(str(path)):
+        b = bytes(p)
+        try:
+            out.append(Ether(b))
+        except Exception:  # runts that scapy cannot dissect
+            out.append(Raw(b))
+    return out
+
+
+def assert_balanced(res: RunResult) -> None:
+    """Check the conservation law and that the text check line says OK."""
+    assert res.returncode == 0, res.output
+    j = res.json
+    assert j is not None, res.output
+    assert j["rx"] + j["copies"] == j["tx"] + j["tx_drops"] + j["pipeline_drops"], j
+    assert j["pipeline_drops"] == sum(j["drops"].values()), j
+    gone = j.get("ports_deleted", {})  # ports deleted at run time keep their share
+    assert j["rx"] == sum(p["rx"] for p in j["ports"]) + gone.get("rx", 0), j
+    assert j["tx"] == sum(p["tx"] for p in j["ports"]) + gone.get("tx", 0), j
+    assert j["tx_drops"] == sum(p["tx_drops"] for p in j["ports"]) + gone.get("tx_drops", 0), j
+    check = [ln for ln in res.output.splitlines() if ln.startswith("check:")]
+    assert check and check[-1].endswith(": OK"), res.output
+
+
+class BackgroundSluice:
+    """A sluice process running in the background; stop() waits for it (kills on timeout)."""
+
+    def __init__(self, binary: Path, args: Sequence[str], prefix: str, json_path: Path,
+                 timeout: float) -> None:
+        self.prefix = prefix
+        self.json_path = json_path
+        self.timeout = timeout
+        self.proc = subprocess.Popen([str(binary), *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        _live_pgids.add(self.proc.pid)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, interrupt: bool = False) -> RunResult:
+        """Wait for the run to end; kill it by PID after the timeout.
+
+        With @interrupt, first send SIGINT (sluice stops cleanly and writes its
+        JSON) instead of waiting for the -d duration.
+        """
+        if interrupt and self.alive():
+            os.kill(self.proc.pid, signal.SIGINT)
+        try:
+            out, _ = self.proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            _kill(self.proc)
+            out, _ = self.proc.communicate()
+        finally:
+            _live_pgids.discard(self.proc.pid)
+            _cleanup_prefix(self.prefix)
+        return RunResult(self.proc.returncode, out.decode(errors="replace"),
+                         _load_json(self.json_path))
+
+    def discard(self) -> None:
+        """Kill the run if it is still going (by PID) and remove its runtime directory."""
+        if self.alive():
+            _kill(self.proc)
+        _live_pgids.discard(self.proc.pid)
+        _cleanup_prefix(self.prefix)
+
+
+def start_background(binary: Path, workdir: Path, ports: Sequence[str], flows: Sequence[str],
+                     duration: float) -> BackgroundSluice:
+    """Start sluice in the background for @duration seconds with the devargs @ports and the
+    flow lines @flows (written to a file in @workdir); no LOCAL port."""
+    prefix = unique_prefix("bg")
+    json_path = workdir / f"{prefix}.json"
+    ff = workdir / f"{prefix}.flows"
+    ff.write_text("\n".join(flows) + "\n")
+    args: list[str] = []
+    for p in ports:
+        args += ["-p", p]
+    args += ["-f", str(ff), "-d", str(duration), "-s", "0", "-q", "-j", str(json_path)]
+    args += ["--no-local", "--", *eal_args(prefix)]
+    return BackgroundSluice(binary, args, prefix, json_path, duration + RUN_GRACE)
