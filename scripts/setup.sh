@@ -52,6 +52,12 @@ if ! .venv/bin/python -c "import sluice.osken, mypy" 2>/dev/null; then
 	log "pip install -e python/[apps,dev] (the sluice package, mypy)"
 	.venv/bin/pip install -q --disable-pip-version-check -e "python/[apps,dev]"
 fi
+# ruff: the Python lint scripts/test.sh runs (rules in python/pyproject.toml); pinned, since
+# new ruff releases add rules.
+if ! .venv/bin/ruff --version 2>/dev/null | grep -qx "ruff 0.17.6"; then
+	log "pip install ruff"
+	.venv/bin/pip install -q --disable-pip-version-check "ruff==0.17.6"
+fi
 # matplotlib: PNG plots of the benchmarks (bench/run ffp, flexforward, ...).
 if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
 	log "pip install matplotlib"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+
 from sluice.testing import DPDK_RUN_DIR, RunResult, eal_args, run_sluice_raw, unique_prefix
 
 

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from sluice import testing
 from sluice.testing import Proc
 

@@ -19,7 +19,8 @@ REPO = Path(__file__).resolve().parent.parent
 SLUICECTL = REPO / "build" / "app" / "sluicectl"
 
 WIDE_V4 = ("table=0,priority=10,tcp,in_port=1,dl_src=00:00:00:00:00:01,dl_dst=00:00:00:00:00:02,"
-           "nw_src=10.0.0.1,nw_dst=10.0.0.2,ip_dscp=0,tcp_src=1,tcp_dst=2,dl_vlan=5 actions=output:2")
+           "nw_src=10.0.0.1,nw_dst=10.0.0.2,ip_dscp=0,tcp_src=1,tcp_dst=2,dl_vlan=5 "
+           "actions=output:2")
 WIDE_V6 = ("priority=20,ipv6,ipv6_src=::1,ipv6_dst=::2,tcp6,tcp_src=1,tcp_dst=2,"
            "dl_src=00:00:00:00:00:01,dl_dst=00:00:00:00:00:02,ipv6_label=5 actions=output:2")
 
@@ -67,13 +68,14 @@ def test_match_wider_than_64_bytes_forwards(pcap_switch) -> None:  # type: ignor
     """A single valid match whose key is wider than 64 bytes is accepted by an undeclared
     table and matches exactly: the solicitation it names goes to port 2, one differing only
     in the source link-layer address (the key's last bytes) takes the fallback."""
-    from sluice.testing import assert_balanced
     from scapy.all import (  # type: ignore[import-untyped]
+        Ether,
         ICMPv6ND_NS,
         ICMPv6NDOptSrcLLAddr,
         IPv6,
-        Ether,
     )
+
+    from sluice.testing import assert_balanced
 
     def ns(sll: str) -> bytes:
         return bytes(Ether(src="02:00:00:00:00:01", dst="33:33:ff:00:00:02")
@@ -90,8 +92,9 @@ def test_match_wider_than_64_bytes_forwards(pcap_switch) -> None:  # type: ignor
 def test_tunnel_id_match_and_set(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     """TUNNEL_ID (OXM 38) is a pipeline field: 0 on ingress (Sluice has no tunnel ports
     yet), set by set_field, matched by later tables, maskable."""
-    from sluice.testing import assert_balanced
     from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
+
+    from sluice.testing import assert_balanced
 
     a = bytes(Ether(dst="02:00:00:00:00:02") / IP(dst="10.0.0.1") / UDP(dport=1) / Raw(b"x" * 20))
     b = bytes(Ether(dst="02:00:00:00:00:02") / IP(dst="10.0.0.2") / UDP(dport=2) / Raw(b"y" * 20))
@@ -110,15 +113,16 @@ def test_nd_sll_and_tll(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     """IPV6_ND_SLL / IPV6_ND_TLL (OXM 32, 33): the link-layer address options of a
     neighbour solicitation and advertisement are matched and rewritten (the ICMPv6
     checksum follows); a message without the option does not match."""
-    from sluice.testing import assert_balanced
     from scapy.all import (  # type: ignore[import-untyped]
+        Ether,
         ICMPv6ND_NA,
         ICMPv6ND_NS,
         ICMPv6NDOptDstLLAddr,
         ICMPv6NDOptSrcLLAddr,
-        Ether,
         IPv6,
     )
+
+    from sluice.testing import assert_balanced
 
     def nd(msg: object) -> bytes:
         return bytes(Ether(src="02:00:00:00:00:aa", dst="33:33:00:00:00:01")
@@ -146,7 +150,6 @@ def test_nd_sll_and_tll(pcap_switch) -> None:  # type: ignore[no-untyped-def]
 def test_ipv6_exthdr_pseudo_field(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     """IPV6_EXTHDR (OXM 39): which extension headers a packet has, and whether they
     repeat (UNREP 0x80) or come out of order (UNSEQ 0x100); maskable."""
-    from sluice.testing import assert_balanced
     from scapy.all import (  # type: ignore[import-untyped]
         UDP,
         Ether,
@@ -155,6 +158,8 @@ def test_ipv6_exthdr_pseudo_field(pcap_switch) -> None:  # type: ignore[no-untyp
         IPv6ExtHdrHopByHop,
         Raw,
     )
+
+    from sluice.testing import assert_balanced
 
     def v6(*hdrs: object) -> bytes:
         pkt = Ether(src="02:00:00:00:00:aa", dst="02:00:00:00:00:02") / IPv6(src="::1", dst="::2")
@@ -215,8 +220,9 @@ def test_mpls_push_pop_ttl(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     bits and the IP TTL; a second push copies the label below (BoS cleared); later tables
     match the new label; pop restores what was under it; dec_mpls_ttl on TTL 1 drops as
     ttl-expired."""
-    from sluice.testing import assert_balanced
     from scapy.all import IP, UDP, Dot1Q, Ether, Raw
+
+    from sluice.testing import assert_balanced
 
     ip = IP(src="10.0.0.1", dst="10.0.0.2", ttl=33, tos=0x14 << 2) / UDP(dport=9) / Raw(b"p" * 20)
     plain = bytes(Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01") / ip)
@@ -320,8 +326,9 @@ def test_pbb_push_pop_isid(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     """push_pbb / pop_pbb and PBB_ISID (OXM 37, maskable): push puts the frame behind a new
     header with the same MACs, type 0x88e7 and an I-TAG whose I-PCP is the VLAN PCP and
     I-SID 0; later tables match and set the I-SID; pop gives the customer frame back."""
-    from sluice.testing import assert_balanced
     from scapy.all import IP, UDP, Dot1Q, Ether, Raw
+
+    from sluice.testing import assert_balanced
 
     inner = bytes(Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01") /
                   Dot1Q(vlan=9, prio=5) / IP(dst="10.0.0.1") / UDP() / Raw(b"b" * 20))
@@ -332,7 +339,8 @@ def test_pbb_push_pop_isid(pcap_switch) -> None:  # type: ignore[no-untyped-def]
     res = pcap_switch(4, {1: [inner, encap]}, [
         "table=0,priority=9,dl_dst=02:00:00:00:00:02 actions=push_pbb:0x88e7,goto_table:1",
         "table=0,priority=9,dl_type=0x88e7,pbb_isid=0xabcd00/0xffff00 actions=pop_pbb,output:4",
-        "table=1,priority=9,dl_type=0x88e7,pbb_isid=0 actions=set_field:0x123456->pbb_isid,goto_table:2",
+        "table=1,priority=9,dl_type=0x88e7,pbb_isid=0 "
+        "actions=set_field:0x123456->pbb_isid,goto_table:2",
         "table=2,priority=9,dl_type=0x88e7,pbb_isid=0x123456 actions=output:2",
     ])
     want = inner[:12] + b"\x88\xe7" + bytes([5 << 5, 0x12, 0x34, 0x56]) + inner
@@ -347,10 +355,10 @@ def test_output_normal_learns(sluice_bin: Path, tmp_path: Path) -> None:
     broadcast floods, a destination learned on the in_port is dropped (in-port-loop), and
     the same MAC on another VLAN is another address.  Packets come in by packet_out
     (in_port set, OFPP_TABLE) in order, each after a barrier."""
-    from sluice.testing import read_pcap
     from scapy.all import Dot1Q, Ether, Raw
 
     from sluice import ofp
+    from sluice.testing import read_pcap
 
     if not testing.openflow_supported(sluice_bin):
         pytest.skip("this sluice has no -C/--controller")

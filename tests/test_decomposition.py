@@ -21,7 +21,8 @@ GEN = REPO / "build" / "app" / "sluice-gen"
 SLUICE = REPO / "build" / "app" / "sluice"
 
 
-def gen(args: list[str], prefix: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def gen(args: list[str], prefix: str | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
     p = prefix or unique_prefix("gen")
     cmd = [str(GEN), *args, "--", "-l", "0", "--no-huge", "-m", "256", "--no-pci",
            "--no-telemetry", f"--file-prefix={p}", "--log-level=lib.eal:error"]
@@ -155,7 +156,8 @@ def test_decomposition_smoke(tmp_path: Path) -> None:
     0.3 s trials).  Verify: the report has the seed's tables (average latency, p99, loss per
     rate per case) and a plot; every trial's streams add up; per switch instance, what the
     generator sent is what the switch received and what it transmitted is what the generator
-    received (up to frames still in a ring after the drain, normally none); TC4-TC6 traffic hits every row; the switch's chain lengths are each case's L;
+    received (up to frames still in a ring after the drain, normally none); TC4-TC6 traffic
+    hits every row; the switch's chain lengths are each case's L;
     the JSON has the decomposition costs 200 / 54 / 53."""
     out = tmp_path / "decomposition.json"
     outdir = tmp_path / "report"

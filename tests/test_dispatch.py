@@ -14,12 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sluice.testing import read_pcap, run_sluice_raw, unique_prefix, write_pcap
 from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
 
 from sluice import testing
 from sluice.telemetry import Telemetry, TelemetryError
-from sluice.testing import Sluice, SluiceConfig
+from sluice.testing import (
+    Sluice,
+    SluiceConfig,
+    read_pcap,
+    run_sluice_raw,
+    unique_prefix,
+    write_pcap,
+)
 
 N_FLOWS = 40
 N_PKTS = 2400

@@ -14,12 +14,10 @@ from typing import Any
 import pytest
 from scapy.layers.inet import IP, UDP  # type: ignore[import-untyped]
 from scapy.layers.l2 import Ether  # type: ignore[import-untyped]
+from test_sluicectl import Ctl, sluicectl_bin  # noqa: F401 (fixture)
 
 from sluice import telemetry, testing
-from sluice.testing import write_pcap
-from sluice.testing import Sluice, SluiceConfig
-
-from test_sluicectl import Ctl, sluicectl_bin  # noqa: F401 (fixture)
+from sluice.testing import Sluice, SluiceConfig, write_pcap
 
 N = 200
 
@@ -72,7 +70,7 @@ def ffp_stats(ctl: Ctl, want_packets: int, timeout: float = 15.0) -> dict[str, A
 
 
 @pytest.mark.parametrize("model,paths", [(True, True), (False, False), (False, True)])
-def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path,
+def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path,  # noqa: F811
                                model: bool, paths: bool) -> None:
     """Steps: a switch whose flow file marks 10.1.0.0/30 low_latency replays 200 frames
     (150 to 10.1.0.1..3, 50 to 10.1.0.4); with and without the cost model.
@@ -119,12 +117,13 @@ def test_marks_classes_and_lut(sluice_bin: Path, sluicectl_bin: Path, tmp_path: 
         assert ctl.json("stats", "ffp")["table_0"]["low_latency_entries"] == 2
 
 
-def test_path_records(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path) -> None:
+def test_path_records(sluice_bin: Path, sluicectl_bin: Path, tmp_path: Path) -> None:  # noqa: F811 (fixture)
     """Steps: two tables (nw_dst -> goto 1, udp_dst -> output:2), both low-latency for
     10.1.0.0/30, UDP port 2000; 200 frames replayed (150 low-latency over 3 keys), no cost
     model (path records always probed).
     Verify: /sluice/ffp path covers 2 tables with a 48-byte key (a frame key: bytes 12..37
-    under the mask of nw_dst, udp_dst and the dl_type and nw_proto guards, then in_port); 4 records (the flow cache takes every entry: the normal
+    under the mask of nw_dst, udp_dst and the dl_type and nw_proto guards, then in_port);
+    4 records (the flow cache takes every entry: the normal
     flow's way is one too), the frames after the first burst answered by them; both
     low-latency entries credited for all 150 low-latency packets (dump-flows n_packets), the
     normal one for 50; the text form's path line; /sluice/flow_cache (sluicectl stats

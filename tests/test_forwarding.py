@@ -7,10 +7,8 @@ switch must not touch them.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-import pytest
-from sluice.testing import RunResult, assert_balanced
 from scapy.all import (  # type: ignore[import-untyped]
     ICMP,
     IP,
@@ -22,6 +20,8 @@ from scapy.all import (  # type: ignore[import-untyped]
     Packet,
     Raw,
 )
+
+from sluice.testing import RunResult, assert_balanced
 
 Switch = Callable[..., RunResult]
 

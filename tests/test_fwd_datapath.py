@@ -7,10 +7,16 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from sluice.testing import read_pcap, run_sluice_raw, unique_prefix, write_pcap
-
-from sluice.testing import RunResult, assert_balanced
 from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
+
+from sluice.testing import (
+    RunResult,
+    assert_balanced,
+    read_pcap,
+    run_sluice_raw,
+    unique_prefix,
+    write_pcap,
+)
 
 
 def enc(value: int, tag: int, hops: int) -> str:

@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 SLUICECTL = REPO / "build" / "app" / "sluicectl"
 
 
-def check(sluice_bin: Path, path: str | Path, timeout: float = 20.0) -> subprocess.CompletedProcess[str]:
+def check(sluice_bin: Path, path: str | Path,
+          timeout: float = 20.0) -> subprocess.CompletedProcess[str]:
     """``sluice --check -f PATH`` (no DPDK is started)."""
     return subprocess.run([str(sluice_bin), "--check", "-f", str(path)], capture_output=True,
                           text=True, timeout=timeout)
@@ -187,11 +188,10 @@ def test_packet_in_storm_every_drop_is_counted(sluice_bin: Path, tmp_path: Path)
     import json
     import socket
 
-    from sluice.testing import write_pcap
     from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
 
     from sluice import testing
-    from sluice.testing import Sluice, SluiceConfig
+    from sluice.testing import Sluice, SluiceConfig, write_pcap
 
     if not testing.openflow_supported(sluice_bin):
         pytest.skip("this sluice has no -C/--controller")

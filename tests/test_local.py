@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from test_tap import quiet_up, send_and_sniff
+
 from sluice import testing
 from sluice.testing import Sluice, SluiceConfig
-from test_tap import quiet_up, send_and_sniff
 
 pytestmark = [
     pytest.mark.skipif(not os.path.exists("/dev/net/tun"), reason="/dev/net/tun missing"),

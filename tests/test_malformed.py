@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import random
 import struct
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
-from sluice.testing import RunResult, assert_balanced
 from scapy.all import IP, TCP, UDP, Dot1Q, Ether, IPv6, Raw  # type: ignore[import-untyped]
 from scapy.layers.inet6 import (  # type: ignore[import-untyped]
     IPv6ExtHdrDestOpt,
@@ -19,6 +18,8 @@ from scapy.layers.inet6 import (  # type: ignore[import-untyped]
     IPv6ExtHdrHopByHop,
     IPv6ExtHdrRouting,
 )
+
+from sluice.testing import RunResult, assert_balanced
 
 Switch = Callable[..., RunResult]
 

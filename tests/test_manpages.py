@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from sluice.testing import BUILD_DIR
 
 REPO = Path(__file__).resolve().parent.parent
@@ -73,7 +74,8 @@ def pages() -> dict[str, str]:
         path = MAN_DIR / page
         assert path.exists(), f"{path} not built: reconfigure (meson setup --reconfigure build)"
         # No hyphenation or justification, so words and options are found whole.
-        r = subprocess.run(["man", "--nh", "--nj", "-l", "-P", "cat", str(path)], capture_output=True,
+        r = subprocess.run(["man", "--nh", "--nj", "-l", "-P", "cat", str(path)],
+                           capture_output=True,
                            text=True,
                            timeout=60, env={**os.environ, "MANWIDTH": "80", "LC_ALL": "C.UTF-8"})
         assert r.returncode == 0, r.stderr

@@ -181,7 +181,8 @@ def test_install_start_remove_purge(debs: dict[str, Path], tmp_path: Path) -> No
     """Steps: in an overlay root, dpkg -i both packages; import the Python package with the
     system python3; write /etc/sluice/NAME.conf (two net_null ports, no hugepages), run the
     unit's ExecStart for instance NAME as systemd would, query it with sluicectl -n NAME,
-    `systemd-analyze verify` the unit, `systemctl enable sluice@NAME`, stop it with the unit's KillSignal; dpkg -r; dpkg -P.
+    `systemd-analyze verify` the unit, `systemctl enable sluice@NAME`, stop it with the
+    unit's KillSignal; dpkg -r; dpkg -P.
     Verify: install and removal succeed; installing enables and starts nothing; import
     sluice.mininet works with no PYTHONPATH and finds /usr/bin/sluice and the package's
     version; the switch comes up with both ports and exits 0 on SIGTERM; after dpkg -r only the

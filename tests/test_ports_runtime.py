@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
-from sluice.testing import read_pcap, write_pcap
 from scapy.all import IP, UDP, Ether, Raw  # type: ignore[import-untyped]
+
 from sluice import ofp, testing
-from sluice.testing import Sluice, SluiceConfig
+from sluice.testing import Sluice, SluiceConfig, read_pcap, write_pcap
 
 OFPT_PORT_STATUS = 12
 OFPPR_ADD, OFPPR_DELETE = 0, 1
@@ -98,7 +98,8 @@ def test_add_del_under_traffic_loses_nothing(sluice_bin: Path, tmp_path: Path,
            is there), check show lists it, then del-port extra and check it is gone.
         3. Stop the switch.
     Verify: sink transmitted every packet src received (no loss, no drop of any reason,
-    no tx drop; with the I/O core, but for its dispatch-full drops at rx: see below), traffic flowed during the changes (sink's counter grew, the deleted port
+    no tx drop; with the I/O core, but for its dispatch-full drops at rx: see below),
+    traffic flowed during the changes (sink's counter grew, the deleted port
     transmitted copies: the JSON's ports_deleted), and the counters balance.
     """
     rx = tmp_path / "in.pcap"

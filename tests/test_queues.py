@@ -10,9 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from sluice.testing import assert_balanced
 
-from sluice.testing import Sluice, SluiceConfig
+from sluice.testing import Sluice, SluiceConfig, assert_balanced
 
 
 def frames(n: int, dport: int) -> list[bytes]:

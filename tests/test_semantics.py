@@ -13,11 +13,10 @@ vSwitch, tests/test_ovs_oracle.py) showed Sluice getting wrong:
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-from sluice.testing import RunResult, assert_balanced
 from scapy.all import (  # type: ignore[import-untyped]
     IP,
     SCTP,
@@ -31,7 +30,7 @@ from scapy.all import (  # type: ignore[import-untyped]
 from scapy.layers.sctp import crc32c  # type: ignore[import-untyped]
 
 from sluice import ofp, testing
-from sluice.testing import Sluice, SluiceConfig
+from sluice.testing import RunResult, Sluice, SluiceConfig, assert_balanced
 
 Switch = Callable[..., RunResult]
 

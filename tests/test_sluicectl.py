@@ -35,11 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sluice.testing import BUILD_DIR, write_pcap
 from scapy.all import IP, UDP, Ether  # type: ignore[import-untyped]
 
 from sluice import ofp, testing
-from sluice.testing import Sluice, SluiceConfig
+from sluice.testing import BUILD_DIR, Sluice, SluiceConfig, write_pcap
 
 pytestmark = pytest.mark.openflow
 
@@ -744,7 +743,8 @@ def test_stats_fake(fake_tel: tuple[FakeTelemetry, Ctl, Counters]) -> None:
     Steps:
         1. stats (all), stats ports, stats --json, stats drops --json against the fake.
     Verify:
-        Every section heading (flow_cache included, its policy shown) and its values appear; ports show name and state; the
+        Every section heading (flow_cache included, its policy shown) and its values
+        appear; ports show name and state; the
         latency percentiles are printed with units; uptime 3723 s is "1h02m03s";
         --json all has one member per section equal to the served values.
     """

@@ -19,7 +19,7 @@ from sluice import testing
 STARTUP = "table=0, priority=10,in_port=1 actions=output:2"
 
 
-def no_stats(env: Env, *args: str) -> list[str]:
+def no_stats(env: Env, *args: str) -> list[str]:  # noqa: F811 (fixture)
     return [ln.strip() for ln in env.ctl.ok("dump-flows", "--no-stats", "--sort", *args)
             .splitlines()]
 
@@ -29,7 +29,7 @@ def write(path: Path, *lines: str) -> str:
     return str(path)
 
 
-def test_names(env: Env) -> None:
+def test_names(env: Env) -> None:  # noqa: F811 (fixture)
     """--names prints port names in flows and groups; names are read in input either way.
 
     Steps:
@@ -60,7 +60,8 @@ def test_names(env: Env) -> None:
     groups = ctl.ok("--names", "dump-groups")
     assert "group_id=3,type=ff,bucket=watch_port:net_pcap1,actions=output:net_pcap1" in groups
     assert "watch_port:2,actions=output:2" in ctl.ok("dump-groups")
-    flows = write(env.tmp / "named.flows", "table=2,priority=1,in_port=net_pcap0 actions=output:net_pcap1")
+    flows = write(env.tmp / "named.flows",
+                  "table=2,priority=1,in_port=net_pcap0 actions=output:net_pcap1")
     ctl.ok("add-flows", flows)
     assert no_stats(env, "table=2") == ["table=2, priority=1,in_port=1 actions=output:2"]
 
@@ -74,7 +75,7 @@ def test_names(env: Env) -> None:
     assert len(flows_of(ctl)) == 3 and "group_id=4" not in ctl.ok("dump-groups")
 
 
-def test_diff_flows(env: Env) -> None:
+def test_diff_flows(env: Env) -> None:  # noqa: F811 (fixture)
     """diff-flows between the switch and flow files, ovs-ofctl's -/+ lines and exit codes.
 
     Steps:
@@ -137,7 +138,7 @@ def test_diff_flows(env: Env) -> None:
     assert r.returncode == 2 and "missing argument" in r.stderr
 
 
-def test_replace_flows(env: Env) -> None:
+def test_replace_flows(env: Env) -> None:  # noqa: F811 (fixture)
     """replace-flows sends only what differs, keeps unchanged flows and their counters.
 
     Steps:

@@ -90,7 +90,8 @@ def knock(net: Net, src: str, dst: str, ports: list[int]) -> None:
     """One UDP datagram to each of @ports, in order (the switch sees them in order)."""
     code = ("import socket,sys,time\n"
             "s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-            "for p in sys.argv[2:]:\n s.sendto(b'knock', (sys.argv[1], int(p))); time.sleep(0.05)\n")
+            "for p in sys.argv[2:]:\n"
+            " s.sendto(b'knock', (sys.argv[1], int(p))); time.sleep(0.05)\n")
     testing.run([sys.executable, "-c", code, net.ips[dst], *map(str, ports)],
                 netns=net.hosts[src])
 

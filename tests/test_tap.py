@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-from sluice.testing import BackgroundSluice, assert_balanced
 from scapy.all import IP, UDP, AsyncSniffer, Ether, Raw, sendp  # type: ignore[import-untyped]
+
+from sluice.testing import BackgroundSluice, assert_balanced
 
 pytestmark = [
     pytest.mark.skipif(not os.path.exists("/dev/net/tun"), reason="/dev/net/tun missing"),

@@ -20,10 +20,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sluice.testing import eal_args, run_sluice_raw, unique_prefix
 
 from sluice import testing
-from sluice.testing import Sluice, SluiceConfig, parse_dump_flows
+from sluice.testing import (
+    Sluice,
+    SluiceConfig,
+    eal_args,
+    parse_dump_flows,
+    run_sluice_raw,
+    unique_prefix,
+)
 
 pytestmark = pytest.mark.openflow
 

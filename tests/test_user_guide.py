@@ -176,7 +176,8 @@ def tmux() -> Iterator[Tmux]:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
-PORT_ROW = re.compile(r"^\s*(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", re.M)  # LOCAL: no number
+# LOCAL has no number.
+PORT_ROW = re.compile(r"^\s*(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", re.M)
 
 
 def si(v: str) -> float:

@@ -64,4 +64,5 @@ def test_parse_replies() -> None:
     stats = struct.pack("!B3xII4x11Q", 1, 100, 2, *range(11))
     st = openstate.parse_state_stats_reply(
         ofp.experimenter(ofp.SL_EXPERIMENTER_ID, openstate.SL_OFPX_STATE_STATS_REPLY, stats))
-    assert st["capacity"] == 100 and st["n_entries"] == 2 and st["hits"] == 1 and st["bytes"] == 9 and st["foreign"] == 10
+    assert st["capacity"] == 100 and st["n_entries"] == 2 and st["hits"] == 1
+    assert st["bytes"] == 9 and st["foreign"] == 10

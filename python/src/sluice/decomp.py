@@ -64,7 +64,8 @@ def _l2_rows(table: int) -> list[str]:
     rows = []
     for vlan in (1, 2):
         for net in ("K", "L"):
-            rows.append(f"table={table},priority=200,dl_vlan={vlan},dl_dst={MAC[KNOWN[(vlan, net)]]}"
+            rows.append(f"table={table},priority=200,dl_vlan={vlan},"
+                        f"dl_dst={MAC[KNOWN[(vlan, net)]]}"
                         f" actions=mod_vlan_vid:{VLAN_OUT[vlan]},output:2")
     for vlan in (1, 2):
         rows.append(f"table={table},priority=100,dl_vlan={vlan}"

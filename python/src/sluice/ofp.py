@@ -753,7 +753,8 @@ class TableDecl:
 
     @classmethod
     def parse(cls, line: str) -> TableDecl:
-        """Parse a flow-file table declaration (``table=N,kind=K[,fields=A+B][,size=N][,name=S]``)."""
+        """Parse a flow-file table declaration
+        (``table=N,kind=K[,fields=A+B][,size=N][,name=S]``)."""
         items: dict[str, str] = {}
         for item in _split_decl(line):
             k, eq, v = item.partition("=")

@@ -36,7 +36,7 @@ from os_ken.base import app_manager
 from os_ken.controller import ofp_event
 from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER
 from os_ken.lib import hub
-from os_ken.lib.packet import ethernet, ether_types, lldp, packet
+from os_ken.lib.packet import ether_types, ethernet, lldp, packet
 from os_ken.ofproto import ofproto_v1_3
 
 from sluice import flexforward as ff

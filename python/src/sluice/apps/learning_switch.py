@@ -18,7 +18,7 @@ from typing import Any
 from os_ken.base import app_manager
 from os_ken.controller import ofp_event
 from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER
-from os_ken.lib.packet import ethernet, ether_types, packet
+from os_ken.lib.packet import ether_types, ethernet, packet
 from os_ken.ofproto import ofproto_v1_3
 
 from sluice.osken import set_ev_cls

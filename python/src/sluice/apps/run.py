@@ -49,14 +49,14 @@ def main(argv: list[str] | None = None) -> int:
         warnings.filterwarnings("ignore", message="Eventlet is deprecated")
         # eventlet has no type information; imported by name (os-ken's dependency).
         importlib.import_module("eventlet").monkey_patch()
-    from sluice.apps import APPS
-
     # Importing the controller module registers its oslo.config CLI options,
     # which must exist before CONF parses.
     from os_ken import cfg
     from os_ken.base import app_manager
     from os_ken.controller import controller  # noqa: F401
     from os_ken.lib import hub
+
+    from sluice.apps import APPS
 
     conf = [f"--ofp-tcp-listen-port={a.ofp_tcp_listen_port}",
             f"--ofp-listen-host={a.ofp_listen_host}"]

@@ -59,7 +59,7 @@ from collections.abc import Sequence
 from sluice import ofp, testing
 from sluice.bench import arg_parser, forwarding, write_results
 from sluice.bench.forwarding import eal_mem_mb, mbufs_for, run_sluice
-from sluice.telemetry import Telemetry, TelemetryError
+from sluice.telemetry import Telemetry
 
 ACL_TABLE = 0
 DECL = f"table={ACL_TABLE},kind=mask,fields=dl_type+nw_src+nw_dst,size=65536,name=acl"

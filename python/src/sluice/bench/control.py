@@ -61,7 +61,6 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from sluice import ofp, testing
 from sluice.bench import arg_parser, meter, write_results
 
-
 EXACT_TABLE, MASK_TABLE = 0, 1
 STORM_COOKIE, PREFILL_COOKIE = 0xB0, 0xB1
 DST_MAC = "02:00:00:00:00:02"

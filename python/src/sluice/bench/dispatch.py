@@ -36,8 +36,8 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-from sluice.telemetry import runtime_dir
 from sluice.bench import arg_parser, write_results
+from sluice.telemetry import runtime_dir
 from sluice.testing import REPO
 
 ROOT = str(REPO)

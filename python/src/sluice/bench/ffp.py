@@ -531,7 +531,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"{sizes[0]} B "
                       f"pure low-latency: {tb['mpps']:.3f} Mpps, LL p50 {tb['ll_p50']:.0f} ns "
                       f"(p99 {tb['ll_p99']:.0f}); composite path records (last run): "
-                      f"{cr0.get('path_hits', 0):.0f} hits, {cr0.get('path_misses', 0):.0f} misses, "
+                      f"{cr0.get('path_hits', 0):.0f} hits, "
+                      f"{cr0.get('path_misses', 0):.0f} misses, "
                       f"{cr0.get('path_inserts', 0):.0f} inserts", "",
                       "Mixed traffic (64 B): p50 (p99) processing latency per class, ns", "",
                       "| LL share % | pipeline LL | composite LL | pipeline normal | "

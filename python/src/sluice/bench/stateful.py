@@ -2,11 +2,11 @@
 
 Besides the rates (medians of per-interval Tx rates, the figures the issue asks for), each run
 reports the forwarding thread's on-CPU time per packet, in TSC cycles, from ``perf stat -e
-task-clock -t`` over the same window (``*_oncpu_cycles_per_pkt``; this VM has no cycle counter) and their ratio to the stateless pipeline's
-(``*_oncpu_ratio``: stateless cycles / stateful cycles, so it reads like a rate ratio).  On this
-shared 2-core machine the forwarding core is time-shared with other builds, which moves the
-rates by 2x between rounds; cycles counted only while the thread runs are not affected by that
-(cache contention still is).
+task-clock -t`` over the same window (``*_oncpu_cycles_per_pkt``; this VM has no cycle
+counter) and their ratio to the stateless pipeline's (``*_oncpu_ratio``: stateless cycles /
+stateful cycles, so it reads like a rate ratio).  On this shared 2-core machine the forwarding
+core is time-shared with other builds, which moves the rates by 2x between rounds; cycles
+counted only while the thread runs are not affected by that (cache contention still is).
 
 Contenders, interleaved round by round (A B C A B C ...) because this machine is noisy:
   stateless  two tables of the same length, each doing a lookup as the stateful ones do:
@@ -142,7 +142,8 @@ def oncpu_seconds(tid: int | None, seconds: float) -> float | None:
         time.sleep(seconds)
         return None
     r = subprocess.run(["perf", "stat", "-x,", "-e", "task-clock", "-t", str(tid), "--",
-                        "sleep", str(seconds)], capture_output=True, text=True, timeout=seconds + 30)
+                        "sleep", str(seconds)], capture_output=True, text=True,
+                       timeout=seconds + 30)
     for line in r.stderr.splitlines():
         f = line.split(",")
         if len(f) > 2 and f[2].startswith("task-clock"):
@@ -154,7 +155,8 @@ def oncpu_seconds(tid: int | None, seconds: float) -> float | None:
 
 
 def run_sluice(kind: str, pcap: str, n_flows: int, intervals: int, interval_s: float,
-               tmp: str, stateless: Sequence[str] = STATELESS) -> tuple[list[float], dict[str, int], float | None]:
+               tmp: str, stateless: Sequence[str] = STATELESS
+               ) -> tuple[list[float], dict[str, int], float | None]:
     """Tx rates per interval once the states are in place, the state table's stats, and the
     forwarding thread's on-CPU cycles per packet over the same window (perf stat: time the
     thread was preempted by other load on this shared machine does not count)."""
