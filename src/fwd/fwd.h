@@ -152,8 +152,6 @@ void sl_fwd_get(const struct sl_fwd *f, struct sl_fwd_params *p);
 int sl_fwd_params_parse(const char *text, struct sl_fwd_params *p, char *err, size_t err_size);
 /** Format @p in the text form sl_fwd_params_parse reads.  @return length, or -ENOSPC. */
 int sl_fwd_params_format(const struct sl_fwd_params *p, char *buf, size_t size);
-/** The name of a failure ("unknown-mode", ...).  Thread-safe. */
-const char *sl_fwd_fail_name(enum sl_fwd_fail f);
 
 /** A worker's context: counters.  @return NULL on -ENOMEM.  Init only. */
 struct sl_fwd_ctx *sl_fwd_ctx_create(struct sl_fwd *f);

@@ -40,21 +40,6 @@ sl_fwd_engine_find(const char *name)
 	return NULL;
 }
 
-const char *
-sl_fwd_fail_name(enum sl_fwd_fail f)
-{
-	static const char *const names[] = {
-	    [SL_FWD_FAIL_NONE] = "none",
-	    [SL_FWD_FAIL_UNKNOWN_MODE] = "unknown-mode",
-	    [SL_FWD_FAIL_DUP_MODE] = "duplicate-mode",
-	    [SL_FWD_FAIL_DUP_TAG] = "duplicate-tag",
-	    [SL_FWD_FAIL_DUP_NEIGHBOR] = "duplicate-neighbor",
-	    [SL_FWD_FAIL_BAD_PORT] = "bad-port",
-	    [SL_FWD_FAIL_BAD_PARAM] = "bad-parameter",
-	};
-	return (unsigned)f < SL_ARRAY_SIZE(names) ? names[f] : "unknown";
-}
-
 enum sl_fwd_fail
 fwd_fail(enum sl_fwd_fail f, char *err, size_t err_size, const char *fmt, ...)
 {

@@ -1814,12 +1814,6 @@ sl_ofconn_send(struct sl_ofconn *c, const void *msg, size_t len)
 	return 0;
 }
 
-size_t
-sl_ofconn_tx_pending(const struct sl_ofconn *c)
-{
-	return c->tx_len;
-}
-
 bool
 sl_ofconn_tx_congested(const struct sl_ofconn *c)
 {

@@ -234,7 +234,7 @@ struct sl_ofconn_stats {
 	uint64_t tx_dropped;  /* Messages refused with -ENOBUFS (queue over max_tx_bytes). */
 	int64_t connected_at; /* Wall-clock time (time(2) seconds) of the HELLO exchange. */
 	uint64_t uptime_ms;   /* Milliseconds since the HELLO exchange. */
-	size_t tx_pending;    /* Bytes queued but not yet written (sl_ofconn_tx_pending()). */
+	size_t tx_pending;    /* Bytes queued but not yet written to the socket. */
 };
 
 /**
@@ -385,13 +385,6 @@ unsigned sl_ofconn_mgr_n_controllers(const struct sl_ofconn_mgr *mgr);
  * Thread-safety: control thread; callbacks included.
  */
 int sl_ofconn_send(struct sl_ofconn *c, const void *msg, size_t len);
-
-/**
- * Bytes queued for @c but not yet written to its socket.
- *
- * Thread-safety: control thread; callbacks included.
- */
-size_t sl_ofconn_tx_pending(const struct sl_ofconn *c);
 
 /**
  * Whether the caller should pause bulk output on @c: more than

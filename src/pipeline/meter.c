@@ -343,12 +343,6 @@ sl_pipeline_meter_get(const struct sl_pipeline *pl, uint32_t meter_id, struct sl
 }
 
 unsigned
-sl_pipeline_meter_count(const struct sl_pipeline *pl)
-{
-	return pl->meters->n;
-}
-
-unsigned
 sl_pipeline_meter_ids(const struct sl_pipeline *pl, unsigned start, uint32_t *ids, unsigned max)
 {
 	unsigned n = 0;

@@ -874,8 +874,6 @@ unsigned sl_pipeline_meter_del(struct sl_pipeline *pl, uint32_t meter_id);
  */
 int sl_pipeline_meter_get(const struct sl_pipeline *pl, uint32_t meter_id,
 			  struct sl_meter_spec *ms, struct sl_meter_stats *st);
-/** Number of meters. */
-unsigned sl_pipeline_meter_count(const struct sl_pipeline *pl);
 /** Meter ids in increasing order: up to @max ids from position @start.  @return ids written. */
 unsigned sl_pipeline_meter_ids(const struct sl_pipeline *pl, unsigned start, uint32_t *ids,
 			       unsigned max);
