@@ -11,6 +11,7 @@ import textwrap
 from typing import Any
 
 import pytest
+
 from sluice import testing
 
 SYS_PY = "/usr/bin/python3"

@@ -18,7 +18,8 @@ tcp:IP:PORT`` per controller (and ``-C ptcp:PORT`` when Mininet gives the switch
 ``--idle-sleep-max`` (default 200 us: many switches share the cores) and no hugepages.
 Parameters: ``sluice_bin``, ``idle_sleep_max``, ``fail_mode`` (``secure`` by default,
 ``standalone`` for a learning switch when no controller is up, and with no controller at
-all a table-miss flow to ``NORMAL`` before ``flows``), ``flows`` (startup flow lines), ``fwd_mode`` (``--fwd-mode``), ``mem_mb``, ``extra`` (more options).  Logs go to
+all a table-miss flow to ``NORMAL`` before ``flows``), ``flows`` (startup flow lines),
+``fwd_mode`` (``--fwd-mode``), ``mem_mb``, ``extra`` (more options).  Logs go to
 ``/tmp/<name>-sluice.log``.  ``stop()`` kills its process by PID.
 
 Mininet's ``dpctl`` command (``switch.dpctl(*args)``) runs ``sluicectl -n NAME`` with
