@@ -97,6 +97,28 @@ sl_read_line(FILE *f, char **buf, size_t *cap, size_t max)
 	return (long)n;
 }
 
+void *
+sl_vec_grow_(void *v, size_t *cap, size_t want, size_t size)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *nv;
+
+	if (want <= *cap)
+		return v;
+	while (ncap < want && ncap <= SIZE_MAX / 2)
+		ncap *= 2;
+	if (ncap < want || ncap > SIZE_MAX / size || (nv = realloc(v, ncap * size)) == NULL)
+		return v;
+	*cap = ncap;
+	return nv;
+}
+
+void *
+sl_vec_zero_(void *elem, size_t size)
+{
+	return memset(elem, 0, size);
+}
+
 int
 sl_dir_remove(const char *path)
 {

@@ -17,6 +17,7 @@
 #define SL_CORE_H
 
 #include <assert.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -150,6 +151,41 @@ int sl_dir_remove(const char *path);
  *         -errno (-EIO when unknown).  Control path.
  */
 long sl_read_line(FILE *f, char **buf, size_t *cap, size_t max);
+
+/*
+ * Growable arrays (control path).  A vector is any struct with the members
+ * `T *v; size_t n, cap;` (SL_VEC(T) declares one; other members may follow),
+ * zero-initialised when empty: v[0..n) are in use, cap are allocated.  The
+ * macros evaluate their vector argument more than once.  Capacity doubles
+ * (16 elements first), so pushing n elements costs O(n) copies in all.
+ */
+#define SL_VEC(type) struct { type *v; size_t n, cap; }
+
+/**
+ * Room for @want elements in the vector @vec (its v and cap updated).
+ * @return 0, or -ENOMEM (out of memory or a size overflow; @vec unchanged).
+ */
+#define sl_vec_reserve(vec, want)                                                                  \
+	((vec)->v = sl_vec_grow_((vec)->v, &(vec)->cap, (want), sizeof(*(vec)->v)),                \
+	 (vec)->cap >= (want) ? 0 : -ENOMEM)
+
+/**
+ * Append a zeroed element to @vec.
+ * @return a pointer to it, or NULL out of memory (@vec unchanged).  A caller
+ *         that cannot fill it in drops it again with `vec->n--`.
+ */
+#define sl_vec_push(vec)                                                                           \
+	(sl_vec_reserve((vec), (vec)->n + 1) < 0                                                   \
+	     ? NULL                                                                                \
+	     : sl_vec_zero_(&(vec)->v[(vec)->n++], sizeof(*(vec)->v)))
+
+/** Free @vec's elements (not what they point to) and empty it. */
+#define sl_vec_free(vec) (free((vec)->v), (vec)->v = NULL, (vec)->n = (vec)->cap = 0)
+
+/* The functions behind the macros: @v regrown to hold @want elements of @size
+ * bytes, *@cap updated; @v itself, *@cap unchanged, when that fails. */
+void *sl_vec_grow_(void *v, size_t *cap, size_t want, size_t size);
+void *sl_vec_zero_(void *elem, size_t size);
 
 /*
  * Latency histogram: log2 buckets in nanoseconds.  Bucket 0 holds < 256 ns,

@@ -2,7 +2,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* fmemopen */
 #endif
-/* test_core: drop-reason names, the latency histogram, the bounded line reader. */
+/* test_core: drop-reason names, the latency histogram, the bounded line reader, sl_vec. */
 #include <errno.h>
 #include <string.h>
 
@@ -44,12 +44,43 @@ test_read_line(void)
 	CHECK(E2BIG == 7 && EILSEQ == 84, "errno values the strings assume");
 }
 
+/* sl_vec: pushes keep earlier elements, zero the new one, and grow by doubling. */
+static void
+test_vec(void)
+{
+	SL_VEC(uint64_t) a = {0};
+	struct {
+		char (*v)[100];
+		size_t n, cap;
+	} big = {0};
+	uint64_t *e;
+
+	for (uint64_t i = 0; i < 1000; i++) {
+		e = sl_vec_push(&a);
+		CHECK(e != NULL && *e == 0, "push %lu", (unsigned long)i);
+		*e = i * 3;
+	}
+	CHECK(a.n == 1000 && a.cap == 1024, "n %zu cap %zu", a.n, a.cap);
+	for (size_t i = 0; i < a.n; i++)
+		CHECK(a.v[i] == i * 3, "element %zu kept", i);
+	CHECK(sl_vec_reserve(&a, 1024) == 0 && a.cap == 1024, "room already there");
+	CHECK(sl_vec_reserve(&a, 1025) == 0 && a.cap == 2048 && a.v[999] == 2997, "doubles");
+	sl_vec_free(&a);
+	CHECK(a.v == NULL && a.n == 0 && a.cap == 0, "freed");
+	/* An impossible size fails and leaves the vector as it was. */
+	CHECK(sl_vec_push(&big) != NULL && big.cap == 16, "first push");
+	CHECK(sl_vec_reserve(&big, SIZE_MAX / 2) == -ENOMEM && big.cap == 16 && big.n == 1,
+	      "overflow is -ENOMEM, vector unchanged");
+	sl_vec_free(&big);
+}
+
 int
 main(void)
 {
 	struct sl_lat_hist h;
 
 	test_read_line();
+	test_vec();
 
 	CHECK(strcmp(sl_drop_reason_name(SL_DROP_TABLE_MISS), "table-miss") == 0, "name");
 	CHECK(strcmp(sl_drop_reason_name(SL_DROP__MAX), "unknown") == 0, "out of range");
