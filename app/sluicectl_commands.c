@@ -62,10 +62,12 @@ const struct sl_ctl_command sl_ctl_commands[] = {
      0, cmd_meter_mod, NULL},
     {"add-flow", "FLOW", "add one flow (\"priority=10,ip actions=output:2\")", OF, 0, 1, -1, 0,
      cmd_add_flow, NULL},
+    /* Its queue lines are set over telemetry once the flows are in. */
     {"add-flows", "FILE|-",
      "add a flow file (table declarations and\n"
      "fwd-mode= lines too)",
-     OF, 0, 1, 1, 0, cmd_add_flows, NULL},
+     CMD_SECTION_OPENFLOW, CMD_NEEDS_OPENFLOW | CMD_NEEDS_TELEMETRY, 0, 1, 1, 0, cmd_add_flows,
+     NULL},
     {"set-fwd-mode", "MODES",
      "set the forwarding modes (openflow, or e.g.\n"
      "\"hypercube:addr=5,nbr=4@1;keyflow:key=13\")",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sluice.testing import Sluice, SluiceConfig, assert_balanced
+from sluice.testing import Sluice, SluiceConfig, assert_balanced, sluicectl_binary
 
 
 def frames(n: int, dport: int) -> list[bytes]:
@@ -101,3 +101,31 @@ def test_queues_through_sluicectl_and_openflow(sluice_bin: Path, tmp_path: Path)
 def test_bad_queue_lines_name_the_value(run_sluice, bad: str, message: str) -> None:  # type: ignore[no-untyped-def]
     res = run_sluice(["net_null0,no-rx=1"], flows=[bad])
     assert res.returncode == 2 and message in res.output, res.output
+
+
+def test_add_flows_sets_queues_with_name_only(sluice_bin: Path, tmp_path: Path) -> None:
+    """add-flows sets a file's queue lines over telemetry: with --name and no --telemetry
+    the socket is the instance's default one (it used to be left unresolved, and the
+    command crashed once the flows were sent).
+
+    Steps:
+        1. Start sluice; write a flow file with a queue line and a flow.
+        2. sluicectl --name PREFIX --target unix:MGMT add-flows FILE (no --telemetry).
+    Verify:
+        Exit 0; dump-queues lists the queue with its rate.
+    """
+    mgmt = tmp_path / "q.mgmt"
+    sw = Sluice(SluiceConfig(ports=["net_null0,no-rx=1", "net_null1,no-rx=1"], mgmt=str(mgmt)),
+                binary=sluice_bin, workdir=str(tmp_path))
+    try:
+        sw.wait_output("datapath id", 30)
+        flows = tmp_path / "q.flows"
+        flows.write_text("queue=3,port=2,max_rate=500\npriority=1 actions=output:2\n")
+        r = subprocess.run([str(sluicectl_binary(sluice_bin)), "--name", sw.prefix, "--target",
+                            f"unix:{mgmt}", "add-flows", str(flows)],
+                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+        out = sw.sluicectl("dump-queues").stdout
+        assert "port 2 queue 3: max_rate=500 kbit/s" in out, out
+    finally:
+        sw.stop()
