@@ -58,24 +58,17 @@ sl_ctl_fmt_si(double v, char *buf, size_t size)
 struct sl_ctl_table {
 	unsigned n_cols;
 	char align[TABLE_COLS_MAX];
-	char **cells; /* headers first, then rows, row-major */
-	size_t n_cells;
-	size_t cap;
+	SL_VEC(char *) cells; /* headers first, then rows, row-major */
 };
 
 static int
 table_push(struct sl_ctl_table *t, char *s)
 {
-	if (t->n_cells == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-		char **nc = realloc(t->cells, ncap * sizeof(*nc));
+	char **cell = sl_vec_push(&t->cells);
 
-		if (nc == NULL)
-			return -ENOMEM;
-		t->cells = nc;
-		t->cap = ncap;
-	}
-	t->cells[t->n_cells++] = s;
+	if (cell == NULL)
+		return -ENOMEM;
+	*cell = s;
 	return 0;
 }
 
@@ -124,9 +117,9 @@ sl_ctl_table_destroy(struct sl_ctl_table *t)
 {
 	if (t == NULL)
 		return;
-	for (size_t i = 0; i < t->n_cells; i++)
-		free(t->cells[i]);
-	free(t->cells);
+	for (size_t i = 0; i < t->cells.n; i++)
+		free(t->cells.v[i]);
+	sl_vec_free(&t->cells);
 	free(t);
 }
 
@@ -151,7 +144,7 @@ sl_ctl_table_addf(struct sl_ctl_table *t, const char *fmt, ...)
 unsigned
 sl_ctl_table_rows(const struct sl_ctl_table *t)
 {
-	size_t body = t->n_cells - t->n_cols;
+	size_t body = t->cells.n - t->n_cols;
 
 	return (unsigned)((body + t->n_cols - 1) / t->n_cols);
 }
@@ -160,26 +153,26 @@ void
 sl_ctl_table_print(const struct sl_ctl_table *t, FILE *f, unsigned indent)
 {
 	size_t width[TABLE_COLS_MAX] = {0};
-	size_t n_rows = (t->n_cells + t->n_cols - 1) / t->n_cols;
+	size_t n_rows = (t->cells.n + t->n_cols - 1) / t->n_cols;
 
 	bool heading = false;
 
 	for (unsigned c = 0; c < t->n_cols; c++)
-		heading |= t->cells[c][0] != '\0';
-	for (size_t i = 0; i < t->n_cells; i++)
-		width[i % t->n_cols] = SL_MAX(width[i % t->n_cols], strlen(t->cells[i]));
+		heading |= t->cells.v[c][0] != '\0';
+	for (size_t i = 0; i < t->cells.n; i++)
+		width[i % t->n_cols] = SL_MAX(width[i % t->n_cols], strlen(t->cells.v[i]));
 	for (size_t r = heading ? 0 : 1; r < n_rows; r++) {
 		/* Trailing blanks: stop after the last non-empty cell of a left column. */
 		unsigned last = 0;
 		for (unsigned c = 0; c < t->n_cols; c++) {
 			size_t i = r * t->n_cols + c;
-			if (i < t->n_cells && t->cells[i][0])
+			if (i < t->cells.n && t->cells.v[i][0])
 				last = c;
 		}
 		fprintf(f, "%*s", (int)indent, "");
 		for (unsigned c = 0; c <= last; c++) {
 			size_t i = r * t->n_cols + c;
-			const char *s = i < t->n_cells ? t->cells[i] : "";
+			const char *s = i < t->cells.n ? t->cells.v[i] : "";
 			bool right = t->align[c] == 'r';
 			int w = (int)width[c];
 
