@@ -322,6 +322,14 @@ int batch_send(struct batch *b, struct sl_ctl_of *c);
 /* Connect, then batch_send(); returns the exit code. */
 int run_batch(struct batch *b);
 void batch_free(struct batch *b);
+/*
+ * A batch of the one message just encoded into @b (@rc: what its encoder
+ * returned): its origin recorded, sent with run_batch(), and @b freed.
+ * Returns run_batch()'s exit code, or, when the message could not be
+ * encoded or recorded, that negative errno (nothing sent) for the caller
+ * to word.
+ */
+int batch_run_one(struct batch *b, int rc);
 
 /*
  * ============================================================================

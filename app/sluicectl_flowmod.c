@@ -289,6 +289,17 @@ batch_free(struct batch *b)
 	sl_vec_free(&b->origins);
 }
 
+int
+batch_run_one(struct batch *b, int rc)
+{
+	if (rc == 0)
+		rc = batch_add_origin(b, NULL, 0);
+	if (rc == 0)
+		rc = run_batch(b);
+	batch_free(b);
+	return rc;
+}
+
 /* add-flow and mod-flows: one flow_mod (and its LL_SET), then a barrier. */
 static int
 flow_mod_cmd(const char *cmd, const char *text, uint8_t command)
@@ -351,16 +362,11 @@ cmd_set_fwd_mode(const struct cmd_call *a)
 	if (sl_fwd_params_parse(text, &fp, buf, sizeof(buf)) < 0)
 		return usage_error("set-fwd-mode: %s", buf);
 	sl_ofp_buf_init(&b.msgs);
-	rc = sl_ofp_fwd_mode_encode(&b.msgs, 0, SL_OFPX_SET_FWD_MODE, &fp);
-	if (rc == 0)
-		rc = batch_add_origin(&b, NULL, 0);
+	rc = batch_run_one(&b, sl_ofp_fwd_mode_encode(&b.msgs, 0, SL_OFPX_SET_FWD_MODE, &fp));
 	if (rc < 0) {
-		batch_free(&b);
 		errmsg("set-fwd-mode: cannot encode the message");
 		return EXIT_REFUSED;
 	}
-	rc = run_batch(&b);
-	batch_free(&b);
 	return rc;
 }
 
@@ -401,18 +407,13 @@ cmd_group_mod(const struct cmd_call *a)
 		}
 	}
 	sl_ofp_buf_init(&b.msgs);
-	rc = sl_ofp_group_mod_encode(&b.msgs, 0, &gm);
-	if (rc == 0)
-		rc = batch_add_origin(&b, NULL, 0);
+	rc = batch_run_one(&b, sl_ofp_group_mod_encode(&b.msgs, 0, &gm));
+	if (rc == -EMSGSIZE)
+		return usage_error("%s: group too large for one OpenFlow message", cmd);
 	if (rc < 0) {
-		batch_free(&b);
-		if (rc == -EMSGSIZE)
-			return usage_error("%s: group too large for one OpenFlow message", cmd);
 		errmsg("out of memory");
 		return EXIT_REFUSED;
 	}
-	rc = run_batch(&b);
-	batch_free(&b);
 	return rc;
 }
 
@@ -452,16 +453,11 @@ cmd_meter_mod(const struct cmd_call *a)
 		}
 	}
 	sl_ofp_buf_init(&b.msgs);
-	rc = sl_ofp_meter_mod_encode(&b.msgs, 0, &mm);
-	if (rc == 0)
-		rc = batch_add_origin(&b, NULL, 0);
+	rc = batch_run_one(&b, sl_ofp_meter_mod_encode(&b.msgs, 0, &mm));
 	if (rc < 0) {
-		batch_free(&b);
 		errmsg("out of memory");
 		return EXIT_REFUSED;
 	}
-	rc = run_batch(&b);
-	batch_free(&b);
 	return rc;
 }
 
@@ -542,11 +538,6 @@ cmd_del_flows(const struct cmd_call *a)
 	if ((rc = parse_filter("del-flows", filter_text, &fm.spec, &fm.out_port, &fm.out_group)))
 		return rc;
 	sl_ofp_buf_init(&b.msgs);
-	if (sl_ofp_flow_mod_encode(&b.msgs, 0, &fm) < 0 || batch_add_origin(&b, NULL, 0) < 0) {
-		batch_free(&b);
-		return usage_error("del-flows: filter too large for one OpenFlow message");
-	}
-	rc = run_batch(&b);
-	batch_free(&b);
-	return rc;
+	rc = batch_run_one(&b, sl_ofp_flow_mod_encode(&b.msgs, 0, &fm));
+	return rc < 0 ? usage_error("del-flows: filter too large for one OpenFlow message") : rc;
 }

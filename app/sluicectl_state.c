@@ -90,14 +90,11 @@ cmd_set_state(const struct cmd_call *a)
 	if ((rc = parse_state_set("set-state", a->argc, a->argv, &m)))
 		return rc;
 	sl_ofp_buf_init(&b.msgs);
-	if (sl_ofp_state_mod_encode(&b.msgs, 0, SL_OFPX_STATE_SET, &m) < 0 ||
-	    batch_add_origin(&b, NULL, 0) < 0) {
-		batch_free(&b);
+	rc = batch_run_one(&b, sl_ofp_state_mod_encode(&b.msgs, 0, SL_OFPX_STATE_SET, &m));
+	if (rc < 0) {
 		errmsg("out of memory");
 		return EXIT_REFUSED;
 	}
-	rc = run_batch(&b);
-	batch_free(&b);
 	return rc;
 }
 
@@ -178,14 +175,11 @@ cmd_del_states(const struct cmd_call *a)
 	if (!m.all && (rc = parse_state_key("del-states", argv[1], &m.key)))
 		return rc;
 	sl_ofp_buf_init(&b.msgs);
-	if (sl_ofp_state_mod_encode(&b.msgs, 0, SL_OFPX_STATE_DEL, &m) < 0 ||
-	    batch_add_origin(&b, NULL, 0) < 0) {
-		batch_free(&b);
+	rc = batch_run_one(&b, sl_ofp_state_mod_encode(&b.msgs, 0, SL_OFPX_STATE_DEL, &m));
+	if (rc < 0) {
 		errmsg("out of memory");
 		return EXIT_REFUSED;
 	}
-	rc = run_batch(&b);
-	batch_free(&b);
 	return rc;
 }
 
