@@ -149,7 +149,8 @@ groups_save(FILE *f, struct group_list *gl)
 	bool *written = calloc(gl->n ? gl->n : 1, sizeof(*written));
 	size_t left = gl->n, before;
 
-	qsort(gl->v, gl->n, sizeof(*gl->v), group_row_cmp);
+	if (gl->n > 0) /* qsort must not get a null array, even empty */
+		qsort(gl->v, gl->n, sizeof(*gl->v), group_row_cmp);
 	do {
 		before = left;
 		for (size_t i = 0; i < gl->n; i++) {
@@ -243,7 +244,8 @@ cmd_save(struct sl_ctl_of *c, const struct cmd_call *a)
 		m.user = &lines;
 		rc = of_multipart(c, &req, mp_reply, &m, NULL, err, sizeof(err));
 	}
-	qsort(lines.v, lines.n, sizeof(lines.v[0]), save_line_cmp);
+	if (lines.n > 0) /* qsort must not get a null array, even empty */
+		qsort(lines.v, lines.n, sizeof(lines.v[0]), save_line_cmp);
 	for (size_t i = 0; i < lines.n; i++) {
 		if (ex == 0 && rc == 0)
 			fprintf(f, "%s\n", lines.v[i].text + 10); /* past the sort key */
@@ -352,7 +354,8 @@ fset_sort(struct flow_set *s)
 {
 	size_t k = 0;
 
-	qsort(s->v, s->n, sizeof(s->v[0]), fset_cmp);
+	if (s->n > 0) /* qsort must not get a null array, even empty */
+		qsort(s->v, s->n, sizeof(s->v[0]), fset_cmp);
 	for (size_t i = 0; i < s->n; i++) {
 		if (i + 1 < s->n && strcmp(s->v[i].key, s->v[i + 1].key) == 0) {
 			free(s->v[i].key);
