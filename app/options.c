@@ -178,7 +178,8 @@ options_usage(FILE *f)
 		"                           hugepages); sluicectl capture works without it\n"
 		"      --config FILE        configuration file (INI: [switch] takes these long\n"
 		"                           options as keys, [port.NAME], [table.N], [eal];\n"
-		"                           docs/user-guide.md); default " SL_CONF_DIR "/NAME.conf\n"
+		"                           docs/user-guide.md); default " SL_CONF_DIR
+		"/NAME.conf\n"
 		"                           when --name NAME is given and it exists; the command\n"
 		"                           line overrides it; SIGHUP reads it again\n"
 		"      --no-config          read no configuration file\n"
@@ -243,19 +244,17 @@ options_usage(FILE *f)
 		SL_SEARCH_BUDGET_COST_NS_DEFAULT);
 }
 
-
 /* ---- Where a value comes from, and how its errors are told ---- */
 
 struct src {
 	const char *file; /* NULL: the command line */
 	unsigned line;
-	bool reload;      /* errors to the log, not stderr */
+	bool reload; /* errors to the log, not stderr */
 };
 
 static struct src cur; /* options_parse runs on one thread */
 
-static void
-opt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void opt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void
 opt_err(const char *fmt, ...)
@@ -410,7 +409,8 @@ opt_apply(struct options *o, enum sl_opt id, const char *arg)
 		o->sched = sl_sched_parse(arg);
 		if (o->sched < 0) {
 			opt_err("--scheduler: unknown scheduler '%s' (expected rr, crc32, hrw, "
-				"adaptive or ordered)", arg);
+				"adaptive or ordered)",
+				arg);
 			return -1;
 		}
 		break;
@@ -463,7 +463,8 @@ opt_apply(struct options *o, enum sl_opt id, const char *arg)
 		} else if (strcmp(arg, "standalone") == 0) {
 			o->fail_mode = SL_FAIL_MODE_STANDALONE;
 		} else {
-			opt_err("--fail-mode: invalid value '%s' (expected secure or standalone)", arg);
+			opt_err("--fail-mode: invalid value '%s' (expected secure or standalone)",
+				arg);
 			return -1;
 		}
 		break;
@@ -514,7 +515,8 @@ opt_apply(struct options *o, enum sl_opt id, const char *arg)
 			return list_full("--log-level", SL_ARRAY_SIZE(o->log_levels), "");
 		if (strchr(arg, ':') == NULL || sl_log_level_parse(strrchr(arg, ':') + 1) < 0) {
 			opt_err("--log-level: invalid value '%s' (expected TYPE:LEVEL, LEVEL one of "
-				"emerg alert crit err warning notice info debug)", arg);
+				"emerg alert crit err warning notice info debug)",
+				arg);
 			return -1;
 		}
 		o->log_levels[o->n_log_levels++] = arg;
@@ -695,9 +697,9 @@ list_clear(struct options *o, enum sl_opt id)
 
 /* One [port.NAME] or [table.N] section, applied when it ends. */
 struct section {
-	char name[128];     /* as written, "" before the first */
-	unsigned line;      /* of its header */
-	char keys[1024];    /* table: ",key=value..." in file order */
+	char name[128];      /* as written, "" before the first */
+	unsigned line;       /* of its header */
+	char keys[1024];     /* table: ",key=value..." in file order */
 	const char *devargs; /* port */
 	const char *ofport;  /* port */
 };
@@ -705,9 +707,9 @@ struct section {
 struct file_ctx {
 	struct options *o;
 	FILE *f;
-	unsigned section_line;  /* of the last [section] header read */
+	unsigned section_line; /* of the last [section] header read */
 	bool at_line_start;
-	bool failed;            /* an error was told */
+	bool failed;                /* an error was told */
 	unsigned set_at[SL_OPT__N]; /* line a single-valued key was set at */
 	struct section sec;
 	struct {
@@ -740,7 +742,7 @@ static bool
 value_bool(const char *v, bool *out)
 {
 	static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no",
-										       "off", "0"};
+										    "off", "0"};
 
 	for (size_t i = 0; i < SL_ARRAY_SIZE(yes); i++) {
 		if (strcasecmp(v, yes[i]) == 0)
@@ -763,7 +765,8 @@ switch_key(struct file_ctx *c, const char *key, const char *value)
 			d = &opt_defs[i];
 	if (d == NULL) {
 		opt_err("unknown key '%s' in [switch] (keys are sluice's long options: "
-			"sluice --help)", key);
+			"sluice --help)",
+			key);
 		return -1;
 	}
 	if (d->flags & F_CMDLINE) {
@@ -810,7 +813,8 @@ section_end(struct file_ctx *c)
 		struct sl_port_args a;
 		char err[512];
 		if (s->devargs == NULL) {
-			opt_err("[%s]: no devargs (e.g. devargs = net_af_packet0,iface=eth0)", s->name);
+			opt_err("[%s]: no devargs (e.g. devargs = net_af_packet0,iface=eth0)",
+				s->name);
 			rc = -1;
 		} else if (asprintf(&v, "%s,name=%s%s%s", s->devargs, s->name + 5,
 				    s->ofport ? ",ofport=" : "", s->ofport ? s->ofport : "") < 0 ||
@@ -860,7 +864,8 @@ section_begin(struct file_ctx *c, const char *name)
 	} else if (strncmp(name, "port.", 5) == 0) {
 		if (!sl_port_name_valid(name + 5)) {
 			opt_err("[%s]: invalid port name '%s' (1-15 characters of A-Z a-z 0-9 _ . "
-				"- :, not a number nor LOCAL)", name, name + 5);
+				"- :, not a number nor LOCAL)",
+				name, name + 5);
 			return -1;
 		}
 	} else if (strncmp(name, "table.", 6) == 0) {
@@ -872,7 +877,8 @@ section_begin(struct file_ctx *c, const char *name)
 		}
 	} else {
 		opt_err("unknown section [%s] (expected [switch], [port.NAME], [table.N] or "
-			"[eal])", name);
+			"[eal])",
+			name);
 		return -1;
 	}
 	cur.line = line;
@@ -918,7 +924,8 @@ file_key(void *user, const char *section, const char *key, const char *value)
 				    : strcmp(key, "ofport") == 0 ? &s->ofport
 								 : NULL;
 		if (slot == NULL) {
-			opt_err("unknown key '%s' in [%s] (expected devargs, ofport)", key, section);
+			opt_err("unknown key '%s' in [%s] (expected devargs, ofport)", key,
+				section);
 			goto fail;
 		}
 		if (*slot != NULL) {
@@ -928,15 +935,16 @@ file_key(void *user, const char *section, const char *key, const char *value)
 		if ((*slot = own_dup(c->o, value)) == NULL)
 			goto fail;
 	} else {
-		static const char *const keys[] = {"kind", "fields", "lookup", "update", "size",
-						   "name"};
+		static const char *const keys[] = {"kind",   "fields", "lookup",
+						   "update", "size",   "name"};
 		bool known = false;
 		size_t n = strlen(s->keys);
 		for (size_t i = 0; i < SL_ARRAY_SIZE(keys); i++)
 			known |= strcmp(key, keys[i]) == 0;
 		if (!known) {
 			opt_err("unknown key '%s' in [%s] (expected kind, fields, lookup, update, "
-				"size, name)", key, section);
+				"size, name)",
+				key, section);
 			goto fail;
 		}
 		if ((size_t)snprintf(s->keys + n, sizeof(s->keys) - n, ",%s=%s", key, value) >=
@@ -1186,7 +1194,8 @@ options_parse(int argc, char **argv, struct options *o, int *exit_now, bool relo
 	}
 	if (o->rx_queues != 0 && !o->dispatch_io && o->rx_queues < o->workers) {
 		opt_err("--rx-queues %u: fewer than the %u workers (each polls its own queues; "
-			"with --dispatch rss at least one each)", o->rx_queues, o->workers);
+			"with --dispatch rss at least one each)",
+			o->rx_queues, o->workers);
 		return -1;
 	}
 	if (o->n_ports == 0 && !o->check_only) {

@@ -103,11 +103,11 @@ struct options {
 	const char *ports[SL_PORTS_MAX];
 	struct sl_port_args port_args[SL_PORTS_MAX]; /* the ports split, numbered */
 	unsigned n_ports;
-	unsigned max_port_no;  /* the highest port number given at start */
-	bool no_local;         /* --no-local: no LOCAL port (a TAP named after the switch) */
+	unsigned max_port_no; /* the highest port number given at start */
+	bool no_local;        /* --no-local: no LOCAL port (a TAP named after the switch) */
 	const char *flows_file;
 	const char *restore_file; /* --restore: a `sluicectl save` file, loaded after --flows */
-	const char *flows[256]; /* --flow, in order, after the file */
+	const char *flows[256];   /* --flow, in order, after the file */
 	unsigned n_flows;
 	const char *tables[SL_TABLES_MAX]; /* --table declarations, before --flows */
 	unsigned n_tables;
@@ -120,49 +120,49 @@ struct options {
 	bool check_only;
 	bool quiet;
 	bool no_cache;
-	bool no_ffp;                 /* --no-ffp */
-	bool ffp_no_model;           /* --ffp-no-cost-model */
-	bool no_ffp_path;            /* --no-flow-cache (--no-ffp-path) */
-	struct sl_ffp_auto ffp_auto; /* --ffp-auto PPS[:MIN_TIMEOUT] */
+	bool no_ffp;                           /* --no-ffp */
+	bool ffp_no_model;                     /* --ffp-no-cost-model */
+	bool no_ffp_path;                      /* --no-flow-cache (--no-ffp-path) */
+	struct sl_ffp_auto ffp_auto;           /* --ffp-auto PPS[:MIN_TIMEOUT] */
 	struct sl_search_budget search_budget; /* --search-budget PCT[:COST_NS] */
-	unsigned chain_warn;   /* warn when a goto chain reaches this many tables (0 = off) */
+	unsigned chain_warn;         /* warn when a goto chain reaches this many tables (0 = off) */
 	const char *controllers[16]; /* --controller targets */
 	unsigned n_controllers;
-	struct sl_tls_files tls;     /* --private-key, --certificate, --ca-cert */
+	struct sl_tls_files tls; /* --private-key, --certificate, --ca-cert */
 	uint64_t dpid;
 	enum sl_fail_mode fail_mode;
 	double probe_interval; /* seconds */
 	double pin_rate;       /* packet-ins per second, 0 = no limit */
 	bool verbose;
-	const char *name;      /* instance: EAL file prefix, mgmt socket name */
-	const char *mgmt;      /* mgmt socket path, "none", or NULL (default path) */
-	int mgmt_gid;          /* --mgmt-group: group of the mgmt and telemetry sockets, -1: none */
-	const char *metrics;   /* --metrics [ADDR:]PORT: Prometheus exporter, or NULL */
+	const char *name;    /* instance: EAL file prefix, mgmt socket name */
+	const char *mgmt;    /* mgmt socket path, "none", or NULL (default path) */
+	int mgmt_gid;        /* --mgmt-group: group of the mgmt and telemetry sockets, -1: none */
+	const char *metrics; /* --metrics [ADDR:]PORT: Prometheus exporter, or NULL */
 	const char *log_levels[32]; /* --log-level TYPE:LEVEL, in order */
 	unsigned n_log_levels;
-	bool dumpcap;          /* multi-process EAL so dpdk-dumpcap can attach */
-	unsigned workers;      /* datapath worker lcores */
-	bool dispatch_io;      /* I/O core + worker rings (else RSS: a queue per worker) */
-	int sched;             /* enum sl_sched (I/O dispatch) */
+	bool dumpcap;     /* multi-process EAL so dpdk-dumpcap can attach */
+	unsigned workers; /* datapath worker lcores */
+	bool dispatch_io; /* I/O core + worker rings (else RSS: a queue per worker) */
+	int sched;        /* enum sl_sched (I/O dispatch) */
 	double sched_threshold;
-	unsigned worker_ring;  /* slots of each worker ring (I/O dispatch) */
-	unsigned rx_queues;    /* rx queues per port (0: one per worker, or 1 with an I/O core) */
-	const char *io_opt;    /* an I/O-dispatch-only option given (for the error message) */
-	const char *fwd_mode;  /* --fwd-mode text (src/fwd) */
+	unsigned worker_ring; /* slots of each worker ring (I/O dispatch) */
+	unsigned rx_queues;   /* rx queues per port (0: one per worker, or 1 with an I/O core) */
+	const char *io_opt;   /* an I/O-dispatch-only option given (for the error message) */
+	const char *fwd_mode; /* --fwd-mode text (src/fwd) */
 	struct sl_fwd_params fwd_params;
 	unsigned idle_sleep_max; /* --idle-sleep-max, us (0: pure polling) */
 
 	/* Where they came from. */
-	const char *config;    /* the configuration file read, or NULL */
-	bool no_config;        /* --no-config */
-	char *eal_args[64];    /* [eal] args of the file, split (used when argv has none) */
+	const char *config; /* the configuration file read, or NULL */
+	bool no_config;     /* --no-config */
+	char *eal_args[64]; /* [eal] args of the file, split (used when argv has none) */
 	unsigned n_eal_args;
 	/*
 	 * What each option was set to, its values one per line in the order
 	 * given (NULL: not set): SIGHUP compares these to tell what changed.
 	 */
 	char *given[SL_OPT__N_DIFF];
-	char **owned;          /* strings from the file, freed with the options */
+	char **owned; /* strings from the file, freed with the options */
 	unsigned n_owned, owned_cap;
 };
 

@@ -239,8 +239,12 @@ parse_options(int argc, char **argv, struct options *o)
 	o->tx_queues = 1;
 	while ((c = getopt_long(argc, argv, "t:r:s:S:d:b:m:j:qVh", longs, NULL)) != -1) {
 		switch (c) {
-		case 't': o->tx = optarg; break;
-		case 'r': o->rx = optarg; break;
+		case 't':
+			o->tx = optarg;
+			break;
+		case 'r':
+			o->rx = optarg;
+			break;
 		case 's':
 			if (add_stream(o, optarg) < 0)
 				return -1;
@@ -275,8 +279,12 @@ parse_options(int argc, char **argv, struct options *o)
 				return -1;
 			o->mbufs = (unsigned)v;
 			break;
-		case 'j': o->json_path = optarg; break;
-		case 4: o->commands = true; break;
+		case 'j':
+			o->json_path = optarg;
+			break;
+		case 4:
+			o->commands = true;
+			break;
 		case 5:
 			if (parse_whole("--rx-queues", optarg, 1, 16, &o->rx_queues) < 0)
 				return -1;
@@ -285,10 +293,18 @@ parse_options(int argc, char **argv, struct options *o)
 			if (parse_whole("--tx-queues", optarg, 1, 16, &o->tx_queues) < 0)
 				return -1;
 			break;
-		case 'q': o->quiet = true; break;
-		case 'V': printf("sluice-gen %s\n", SL_VERSION); exit(0);
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'V':
+			printf("sluice-gen %s\n", SL_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
 		}
 	}
 	if (o->tx == NULL) {
@@ -338,7 +354,9 @@ struct figures {
 static struct figures
 figures_of(const struct sl_gen_stream_stats *st)
 {
-	struct figures f = {.tx = st->tx, .rx = st->rx, .rejected = st->tx_rejected,
+	struct figures f = {.tx = st->tx,
+			    .rx = st->rx,
+			    .rejected = st->tx_rejected,
 			    .reordered = st->reordered};
 	f.lost = st->tx > st->rx ? st->tx - st->rx : 0;
 	f.loss_pct = st->tx ? 100.0 * (double)f.lost / (double)st->tx : 0;
@@ -348,12 +366,12 @@ figures_of(const struct sl_gen_stream_stats *st)
 static void
 json_hist(FILE *f, const struct sl_gen_hist *h, bool buckets)
 {
-	fprintf(f, "{\"count\": %" PRIu64 ", \"min\": %" PRIu64 ", \"avg\": %.1f, \"p50\": %" PRIu64
-		   ", \"p99\": %" PRIu64 ", \"p999\": %" PRIu64 ", \"max\": %" PRIu64,
+	fprintf(f,
+		"{\"count\": %" PRIu64 ", \"min\": %" PRIu64 ", \"avg\": %.1f, \"p50\": %" PRIu64
+		", \"p99\": %" PRIu64 ", \"p999\": %" PRIu64 ", \"max\": %" PRIu64,
 		h->count, h->count ? h->min_ns : 0,
-		h->count ? (double)h->sum_ns / (double)h->count : 0.0,
-		sl_gen_hist_quantile(h, 0.5), sl_gen_hist_quantile(h, 0.99),
-		sl_gen_hist_quantile(h, 0.999), h->max_ns);
+		h->count ? (double)h->sum_ns / (double)h->count : 0.0, sl_gen_hist_quantile(h, 0.5),
+		sl_gen_hist_quantile(h, 0.99), sl_gen_hist_quantile(h, 0.999), h->max_ns);
 	if (buckets) {
 		bool first = true;
 		fprintf(f, ", \"histogram\": [");
@@ -396,16 +414,18 @@ write_json(const char *path, const struct options *o, const struct sl_gen_stream
 		fprintf(stderr, "sluice-gen: --json %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "{\n \"version\": \"%s\", \"tsc_hz\": %" PRIu64 ", \"duration_s\": %.6f, "
-		   "\"tx_seconds\": %.6f,\n \"tx_port\": ", SL_VERSION, tot->tsc_hz, o->duration,
-		tot->tx_seconds);
+	fprintf(f,
+		"{\n \"version\": \"%s\", \"tsc_hz\": %" PRIu64 ", \"duration_s\": %.6f, "
+		"\"tx_seconds\": %.6f,\n \"tx_port\": ",
+		SL_VERSION, tot->tsc_hz, o->duration, tot->tx_seconds);
 	json_string(f, o->tx);
 	fprintf(f, ", \"rx_port\": ");
 	json_string(f, o->rx);
-	fprintf(f, ",\n \"rx_foreign\": %" PRIu64 ", \"late_max_us\": %.3f, \"alloc_fail\": %" PRIu64
-		   ",\n \"tx_port_opackets\": %" PRIu64 ", \"tx_port_oerrors\": %" PRIu64
-		   ", \"rx_port_ipackets\": %" PRIu64 ", \"rx_port_imissed\": %" PRIu64
-		   ",\n \"streams\": [\n",
+	fprintf(f,
+		",\n \"rx_foreign\": %" PRIu64 ", \"late_max_us\": %.3f, \"alloc_fail\": %" PRIu64
+		",\n \"tx_port_opackets\": %" PRIu64 ", \"tx_port_oerrors\": %" PRIu64
+		", \"rx_port_ipackets\": %" PRIu64 ", \"rx_port_imissed\": %" PRIu64
+		",\n \"streams\": [\n",
 		tot->rx_foreign, (double)tot->late_max_cycles * 1e6 / (double)tot->tsc_hz,
 		tot->alloc_fail, txs->opackets, txs->oerrors, rxs->ipackets, rxs->imissed);
 	for (unsigned s = 0; s < o->n_streams; s++) {
@@ -416,11 +436,12 @@ write_json(const char *path, const struct options *o, const struct sl_gen_stream
 		offered_pps += sp->expect_drop ? 0 : sp->pps;
 		fprintf(f, "  {\"name\": ");
 		json_string(f, sp->name);
-		fprintf(f, ", \"frame_size\": %u, \"expect_drop\": %s, \"offered_pps\": %.3f, "
-			   "\"offered_l1_gbps\": %.6f, \"tx\": %" PRIu64 ", \"tx_rejected\": %" PRIu64
-			   ", \"tx_bytes\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
-			   ", \"lost\": %" PRIu64 ", \"loss_pct\": %.6f, \"reordered\": %" PRIu64
-			   ", \"latency_ns\": ",
+		fprintf(f,
+			", \"frame_size\": %u, \"expect_drop\": %s, \"offered_pps\": %.3f, "
+			"\"offered_l1_gbps\": %.6f, \"tx\": %" PRIu64 ", \"tx_rejected\": %" PRIu64
+			", \"tx_bytes\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
+			", \"lost\": %" PRIu64 ", \"loss_pct\": %.6f, \"reordered\": %" PRIu64
+			", \"latency_ns\": ",
 			sp->size, sp->expect_drop ? "true" : "false", sp->pps,
 			sp->size ? sp->pps * (sp->size + SL_GEN_L1_OVERHEAD) * 8 / 1e9 : 0, st->tx,
 			st->tx_rejected, st->tx_bytes, st->rx, st->rx_bytes, fg.lost, fg.loss_pct,
@@ -431,10 +452,11 @@ write_json(const char *path, const struct options *o, const struct sl_gen_stream
 		fprintf(f, "}%s\n", s + 1 < o->n_streams ? "," : "");
 	}
 	struct figures tf = figures_of(total);
-	fprintf(f, " ],\n \"total\": {\"offered_pps\": %.3f, \"offered_l1_gbps\": %.6f, "
-		   "\"tx\": %" PRIu64 ", \"tx_rejected\": %" PRIu64 ", \"rx\": %" PRIu64
-		   ", \"lost\": %" PRIu64 ", \"loss_pct\": %.6f, \"reordered\": %" PRIu64
-		   ", \"tx_pps\": %.3f, \"latency_ns\": ",
+	fprintf(f,
+		" ],\n \"total\": {\"offered_pps\": %.3f, \"offered_l1_gbps\": %.6f, "
+		"\"tx\": %" PRIu64 ", \"tx_rejected\": %" PRIu64 ", \"rx\": %" PRIu64
+		", \"lost\": %" PRIu64 ", \"loss_pct\": %.6f, \"reordered\": %" PRIu64
+		", \"tx_pps\": %.3f, \"latency_ns\": ",
 		offered_pps, offered_l1, tf.tx, tf.rejected, tf.rx, tf.lost, tf.loss_pct,
 		tf.reordered, tot->tx_seconds > 0 ? (double)tf.tx / tot->tx_seconds : 0.0);
 	json_hist(f, &total->lat, true);
@@ -501,8 +523,8 @@ frames_free_all(const struct options *o, struct sl_gen_frames *frames)
 
 /* One run of o's streams: send, receive, print, write JSON.  Exit status. */
 static int
-trial(const struct options *o, const struct sl_port *ports, unsigned n_open,
-      struct rte_mempool *mp, const struct sl_gen_frames *frames, const char *json_path)
+trial(const struct options *o, const struct sl_port *ports, unsigned n_open, struct rte_mempool *mp,
+      const struct sl_gen_frames *frames, const char *json_path)
 {
 	struct sl_gen_stream_stats *stats = calloc(o->n_streams, sizeof(*stats));
 	struct sl_gen_stream_stats *total = calloc(1, sizeof(*total));
@@ -556,8 +578,8 @@ trial(const struct options *o, const struct sl_port *ports, unsigned n_open,
 	sl_port_hw_stats(&ports[n_open - 1], &rxs);
 	if (!o->quiet) {
 		printf("%-12s %12s %10s %12s %9s %8s %8s %8s %8s %8s %8s %9s\n", "stream", "tx",
-		       "rejected", "rx", "loss%", "reorder", "min_us", "avg_us", "p50_us",
-		       "p99_us", "p99.9_us", "max_us");
+		       "rejected", "rx", "loss%", "reorder", "min_us", "avg_us", "p50_us", "p99_us",
+		       "p99.9_us", "max_us");
 		for (unsigned s = 0; s < o->n_streams; s++)
 			print_line(o->specs[s].name, &stats[s], o->specs[s].expect_drop);
 		if (o->n_streams > 1)
@@ -695,8 +717,10 @@ main(int argc, char **argv)
 	mp = rte_pktmbuf_pool_create("sluice_gen", o.mbufs, 256, 0,
 				     (uint16_t)(RTE_PKTMBUF_HEADROOM + room), rte_socket_id());
 	if (mp == NULL) {
-		fprintf(stderr, "sluice-gen: mempool of %u mbufs: %s (raise -m in the EAL "
-				"options or lower --mbufs)\n", o.mbufs, rte_strerror(rte_errno));
+		fprintf(stderr,
+			"sluice-gen: mempool of %u mbufs: %s (raise -m in the EAL "
+			"options or lower --mbufs)\n",
+			o.mbufs, rte_strerror(rte_errno));
 		goto out_eal;
 	}
 	bool same = strcmp(o.rx, o.tx) == 0;
@@ -716,8 +740,10 @@ main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < n_open; i++) {
 		if (!wait_link(&ports[i], o.link_timeout)) {
-			fprintf(stderr, "sluice-gen: port '%s': link not up after %.1f s (is the "
-					"peer running?)\n", ports[i].devargs, o.link_timeout);
+			fprintf(stderr,
+				"sluice-gen: port '%s': link not up after %.1f s (is the "
+				"peer running?)\n",
+				ports[i].devargs, o.link_timeout);
 			goto out_ports;
 		}
 	}

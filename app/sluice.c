@@ -140,9 +140,10 @@ eal_args(int argc, char **argv, int first_eal, struct options *o, char **out, ch
 	out[n++] = "--log-level=lib.telemetry:warning";
 	if (!hugepages_free()) {
 		if (o->dumpcap) {
-			fprintf(stderr, "sluice: --dumpcap: dpdk-dumpcap needs hugepages and none are "
-					"free (e.g. echo 256 > /proc/sys/vm/nr_hugepages); "
-					"'sluicectl capture' works without them\n");
+			fprintf(stderr,
+				"sluice: --dumpcap: dpdk-dumpcap needs hugepages and none are "
+				"free (e.g. echo 256 > /proc/sys/vm/nr_hugepages); "
+				"'sluicectl capture' works without them\n");
 			return -1;
 		}
 		out[n++] = "--no-huge";
@@ -177,11 +178,15 @@ on_table(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *err)
 		if (strcmp(a, b) == 0)
 			return 0;
 		if (declared_at[ts->table_id] == DECLARED_BY_OPTION)
-			snprintf(err->msg, sizeof(err->msg), "table %u is already declared (by "
-				 "--table or a [table.%u] section)", ts->table_id, ts->table_id);
+			snprintf(err->msg, sizeof(err->msg),
+				 "table %u is already declared (by "
+				 "--table or a [table.%u] section)",
+				 ts->table_id, ts->table_id);
 		else
-			snprintf(err->msg, sizeof(err->msg), "table %u is already declared "
-				 "(line %u)", ts->table_id, declared_at[ts->table_id]);
+			snprintf(err->msg, sizeof(err->msg),
+				 "table %u is already declared "
+				 "(line %u)",
+				 ts->table_id, declared_at[ts->table_id]);
 		return -EEXIST;
 	}
 	int rc = sl_pipeline_table_declare(arg, ts, err->msg, sizeof(err->msg));
@@ -307,7 +312,8 @@ print_flow(const struct sl_flow *f, void *arg)
 	(void)arg;
 	sl_flow_to_spec(f, &fs);
 	sl_flow_format(&fs, buf, sizeof(buf));
-	printf("  n_packets=%" PRIu64 ", n_bytes=%" PRIu64 ", %s\n", sl_flow_packets(f), sl_flow_bytes(f), buf);
+	printf("  n_packets=%" PRIu64 ", n_bytes=%" PRIu64 ", %s\n", sl_flow_packets(f),
+	       sl_flow_bytes(f), buf);
 	return 0;
 }
 
@@ -322,11 +328,11 @@ struct run {
 	struct options *o;
 	struct sl_pipeline *pl;
 	struct sl_port *ports;
-	struct sl_worker *w;    /* the lead worker (readers sum over its group) */
-	struct sl_worker_io *io; /* the I/O core, or NULL */
-	struct sl_switch *sw;   /* the switch (src/switch) */
+	struct sl_worker *w;       /* the lead worker (readers sum over its group) */
+	struct sl_worker_io *io;   /* the I/O core, or NULL */
+	struct sl_switch *sw;      /* the switch (src/switch) */
 	struct sl_ofswitch *agent; /* the OpenFlow agent; NULL without --controller and --mgmt */
-	bool have_sw_stats;     /* sw_stats and pins_pending taken after the run */
+	bool have_sw_stats;        /* sw_stats and pins_pending taken after the run */
 	struct sl_ofswitch_stats sw_stats;
 	unsigned pins_pending;
 	struct sample samples[SAMPLES_MAX];
@@ -335,8 +341,8 @@ struct run {
 	/* SIGHUP: the command line to read again over the file, what it applied. */
 	int argc;
 	char **argv;
-	const char *mgmt_target;   /* punix:PATH of the management socket, or "" */
-	struct options *applied;   /* ports, controllers, fail mode in force */
+	const char *mgmt_target; /* punix:PATH of the management socket, or "" */
+	struct options *applied; /* ports, controllers, fail mode in force */
 };
 
 static double
@@ -376,8 +382,8 @@ print_rates(const struct run *r, const struct sample *a, const struct sample *b)
 	       (double)(b->rx - a->rx) / dt / 1e6, (double)(b->tx - a->tx) / dt / 1e6,
 	       (double)(b->drops - a->drops) / dt / 1e6);
 	if (b->packets > a->packets)
-		printf("  %6.1f cyc/pkt",
-		       (double)(b->busy_cycles - a->busy_cycles) / (double)(b->packets - a->packets));
+		printf("  %6.1f cyc/pkt", (double)(b->busy_cycles - a->busy_cycles) /
+						  (double)(b->packets - a->packets));
 	for (unsigned p = 0; p < SL_PORT_SLOTS; p++) {
 		struct sl_worker_port_stats ps;
 		if (r->ports[p].of_no == 0)
@@ -403,11 +409,14 @@ chain_check(const struct run *r, bool *warned_installed, bool *warned_traversed)
 	inst = sl_pipeline_chain_installed(r->pl);
 	trav = sl_pipeline_chain_traversed(ctxs, n_ctxs);
 	if (inst >= r->o->chain_warn && !*warned_installed)
-		SL_LOG(WARNING, app, "the installed flows make a goto chain of %u tables "
-		       "(--chain-warn %u): loss is possible at high rates", inst, r->o->chain_warn);
+		SL_LOG(WARNING, app,
+		       "the installed flows make a goto chain of %u tables "
+		       "(--chain-warn %u): loss is possible at high rates",
+		       inst, r->o->chain_warn);
 	if (trav >= r->o->chain_warn && !*warned_traversed)
-		SL_LOG(WARNING, app, "packets traversed a goto chain of %u tables (--chain-warn %u)",
-		       trav, r->o->chain_warn);
+		SL_LOG(WARNING, app,
+		       "packets traversed a goto chain of %u tables (--chain-warn %u)", trav,
+		       r->o->chain_warn);
 	*warned_installed = inst >= r->o->chain_warn;
 	*warned_traversed |= trav >= r->o->chain_warn;
 }
@@ -518,8 +527,9 @@ reload_controllers(struct run *r, const struct options *prev, const struct optio
 	if (controllers_equal(prev, next))
 		return 0;
 	if (r->agent == NULL) {
-		SL_LOG(WARNING, app, "reload: controllers changed: needs a restart (the switch "
-				     "started without OpenFlow: no controller and --mgmt none)");
+		SL_LOG(WARNING, app,
+		       "reload: controllers changed: needs a restart (the switch "
+		       "started without OpenFlow: no controller and --mgmt none)");
 		return -1;
 	}
 	for (unsigned i = 0; i < next->n_controllers; i++)
@@ -579,8 +589,9 @@ reload(struct run *r)
 		goto out;
 	}
 	if (next->config == NULL)
-		SL_LOG(NOTICE, app, "reload: no configuration file (--config FILE, or "
-				    SL_CONF_DIR "/NAME.conf with --name NAME)");
+		SL_LOG(NOTICE, app,
+		       "reload: no configuration file (--config FILE, or " SL_CONF_DIR
+		       "/NAME.conf with --name NAME)");
 	else
 		SL_LOG(NOTICE, app, "reload: reading %s", next->config);
 	/* What SIGHUP cannot change is compared with what the switch started with. */
@@ -589,8 +600,9 @@ reload(struct run *r)
 		if (sl_opt_reloadable((enum sl_opt)id))
 			continue;
 		if ((was == NULL) != (now == NULL) || (was != NULL && strcmp(was, now) != 0))
-			SL_LOG(WARNING, app, "reload: %s changed: needs a restart (the switch goes "
-					     "on with the value it started with)",
+			SL_LOG(WARNING, app,
+			       "reload: %s changed: needs a restart (the switch goes "
+			       "on with the value it started with)",
 			       sl_opt_name((enum sl_opt)id));
 	}
 	reload_ports(prev, next, &n_added, &n_deleted, &n_failed);
@@ -604,7 +616,8 @@ reload(struct run *r)
 	if (next->fail_mode != prev->fail_mode) {
 		if (r->agent != NULL) {
 			sl_ofswitch_fail_mode_set(r->agent, next->fail_mode);
-			SL_LOG(NOTICE, app, "reload: fail mode %s", fail_mode_name(next->fail_mode));
+			SL_LOG(NOTICE, app, "reload: fail mode %s",
+			       fail_mode_name(next->fail_mode));
 		} else {
 			next->fail_mode = prev->fail_mode;
 		}
@@ -627,7 +640,8 @@ static void
 control_loop(struct sl_switch *sw, void *arg)
 {
 	struct run *r = arg;
-	double start = now_s(), next = start + (r->o->stats_interval > 0 ? r->o->stats_interval : 1);
+	double start = now_s(),
+	       next = start + (r->o->stats_interval > 0 ? r->o->stats_interval : 1);
 	struct sample prev;
 	bool chain_warned[2] = {false, false};
 
@@ -687,7 +701,8 @@ print_workers(const struct run *r)
 	unsigned n = sl_worker_ctxs(r->w, ctxs, SL_DISPATCH_WORKERS_MAX);
 	const struct sl_dispatch *disp = r->io != NULL ? sl_worker_io_dispatch(r->io) : NULL;
 
-	printf("workers: %u, dispatch %s", sl_worker_group_size(r->w), r->io != NULL ? "io" : "rss");
+	printf("workers: %u, dispatch %s", sl_worker_group_size(r->w),
+	       r->io != NULL ? "io" : "rss");
 	if (r->io != NULL)
 		printf(", scheduler %s, threshold %.2f, adjustments %" PRIu64,
 		       sl_sched_name(sl_dispatch_sched(disp)), sl_dispatch_threshold(disp),
@@ -708,11 +723,13 @@ print_workers(const struct run *r)
 			nd += drops[d];
 		sl_worker_member_read(r->w, i, &ms);
 		printf("  worker %-2u packets %-12" PRIu64 " pipeline drops %-10" PRIu64
-		       " tx drops %-10" PRIu64, i, ms.packets, nd, ms.tx_drops);
+		       " tx drops %-10" PRIu64,
+		       i, ms.packets, nd, ms.tx_drops);
 		if (r->io != NULL) {
 			struct sl_dispatch_worker_stats ds;
 			sl_dispatch_worker_stats(disp, i, &ds);
-			printf(" dispatched %-12" PRIu64 " ring-full %-8" PRIu64 " adjusted away %" PRIu64,
+			printf(" dispatched %-12" PRIu64 " ring-full %-8" PRIu64
+			       " adjusted away %" PRIu64,
 			       ds.packets, ds.ring_full, ds.adjust_from);
 		}
 		printf("\n");
@@ -775,15 +792,15 @@ print_summary(const struct run *r)
 		printf("controller: packet_outs %" PRIu64 ", packet_ins queued %" PRIu64
 		       ", not queued %" PRIu64 " (no controller %" PRIu64 ", rate limit %" PRIu64
 		       ", queue full %" PRIu64 ", no mbuf %" PRIu64 ")\n",
-		       ctrl.rx_packets, ctrl.tx_packets, ctrl.tx_drops,
-		       pd->no_controller, pd->rate_limited, pd->queue_full, pd->no_mbuf);
+		       ctrl.rx_packets, ctrl.tx_packets, ctrl.tx_drops, pd->no_controller,
+		       pd->rate_limited, pd->queue_full, pd->no_mbuf);
 	}
 	if (r->agent != NULL) {
 		struct sl_ofswitch_stats ss;
 		sl_ofswitch_stats(r->agent, &ss);
 		printf("openflow: %" PRIu64 " messages, %" PRIu64 " flow_mods, %" PRIu64
-		       " errors sent, %" PRIu64 " packet_ins sent, %" PRIu64 " packet_outs, %" PRIu64
-		       " publishes, %" PRIu64 " flows expired\n",
+		       " errors sent, %" PRIu64 " packet_ins sent, %" PRIu64
+		       " packet_outs, %" PRIu64 " publishes, %" PRIu64 " flows expired\n",
 		       ss.msgs_rx, ss.flow_mods, ss.errors_sent, ss.packet_ins_sent, ss.packet_outs,
 		       ss.publishes, ss.flows_expired);
 		/* Packet-ins queued by the workers: each one forwarded, dropped or still queued. */
@@ -843,11 +860,13 @@ write_json(const struct run *r, const char *path)
 	drops[SL_DROP_TX_FULL] += tot.tx_drops - ctrl.tx_drops;
 	fprintf(f, "{\n  \"elapsed_s\": %.3f,\n  \"tsc_hz\": %" PRIu64 ",\n", r->elapsed,
 		rte_get_tsc_hz());
-	fprintf(f, "  \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"tx_drops\": %" PRIu64
-		   ", \"pipeline_drops\": %" PRIu64 ", \"copies\": %" PRIu64 ",\n",
+	fprintf(f,
+		"  \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"tx_drops\": %" PRIu64
+		", \"pipeline_drops\": %" PRIu64 ", \"copies\": %" PRIu64 ",\n",
 		tot.rx, tot.tx, tot.tx_drops, tot.pipeline_drops, tot.copies);
-	fprintf(f, "  \"busy_cycles\": %" PRIu64 ", \"packets\": %" PRIu64 ", \"bursts\": %" PRIu64
-		   ",\n",
+	fprintf(f,
+		"  \"busy_cycles\": %" PRIu64 ", \"packets\": %" PRIu64 ", \"bursts\": %" PRIu64
+		",\n",
 		ls.busy_cycles, ls.packets, ls.bursts);
 	const struct sl_pipeline_ctx *cctx[SL_DISPATCH_WORKERS_MAX];
 	unsigned n_cctx = sl_worker_ctxs(r->w, cctx, SL_DISPATCH_WORKERS_MAX);
@@ -859,10 +878,11 @@ write_json(const struct run *r, const char *path)
 	fprintf(f, "},\n");
 	if (r->have_sw_stats) {
 		const struct sl_ofswitch_stats *ss = &r->sw_stats;
-		fprintf(f, "  \"packet_ins\": {\"queued\": %" PRIu64 ", \"forwarded\": %" PRIu64
-			   ", \"standalone\": %" PRIu64 ", \"dropped\": %" PRIu64
-			   ", \"drop_unwanted\": %" PRIu64 ", \"drop_congested\": %" PRIu64
-			   ", \"drop_too_big\": %" PRIu64 ", \"pending\": %u},\n",
+		fprintf(f,
+			"  \"packet_ins\": {\"queued\": %" PRIu64 ", \"forwarded\": %" PRIu64
+			", \"standalone\": %" PRIu64 ", \"dropped\": %" PRIu64
+			", \"drop_unwanted\": %" PRIu64 ", \"drop_congested\": %" PRIu64
+			", \"drop_too_big\": %" PRIu64 ", \"pending\": %u},\n",
 			ctrl.tx_packets, ss->packet_ins_forwarded, ss->packet_ins_standalone,
 			ss->packet_ins_dropped, ss->pin_drop_unwanted, ss->pin_drop_congested,
 			ss->pin_drop_too_big, r->pins_pending);
@@ -873,8 +893,9 @@ write_json(const struct run *r, const char *path)
 		if (r->ports[p].of_no == 0)
 			continue;
 		sl_worker_port_read(r->w, p, &pss);
-		fprintf(f, "%s{\"port\": %u, \"name\": \"%s\", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
-			   ", \"tx_drops\": %" PRIu64 "}",
+		fprintf(f,
+			"%s{\"port\": %u, \"name\": \"%s\", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
+			", \"tx_drops\": %" PRIu64 "}",
 			k++ ? ", " : "", r->ports[p].of_no, r->ports[p].name, ps->rx_packets,
 			ps->tx_packets, ps->tx_drops);
 	}
@@ -882,8 +903,9 @@ write_json(const struct run *r, const char *path)
 	struct sl_worker_port_stats retired;
 	const struct sl_dispatch *disp = r->io != NULL ? sl_worker_io_dispatch(r->io) : NULL;
 	sl_worker_retired_read(r->w, &retired);
-	fprintf(f, "],\n  \"ports_deleted\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
-		   ", \"tx_drops\": %" PRIu64 "},\n  \"workers\": [",
+	fprintf(f,
+		"],\n  \"ports_deleted\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64
+		", \"tx_drops\": %" PRIu64 "},\n  \"workers\": [",
 		retired.rx_packets, retired.tx_packets, retired.tx_drops);
 	for (unsigned i = 0; i < n_cctx; i++) {
 		struct sl_worker_member_stats ms;
@@ -894,17 +916,20 @@ write_json(const struct run *r, const char *path)
 		sl_worker_member_read(r->w, i, &ms);
 		if (r->io != NULL)
 			sl_dispatch_worker_stats(disp, i, &ds);
-		fprintf(f, "%s{\"worker\": %u, \"packets\": %" PRIu64 ", \"tx_drops\": %" PRIu64
-			   ", \"dispatched\": %" PRIu64 ", \"ring_full\": %" PRIu64
-			   ", \"adjust_from\": %" PRIu64 ", \"adjust_to\": %" PRIu64 ", \"drops\": {",
+		fprintf(f,
+			"%s{\"worker\": %u, \"packets\": %" PRIu64 ", \"tx_drops\": %" PRIu64
+			", \"dispatched\": %" PRIu64 ", \"ring_full\": %" PRIu64
+			", \"adjust_from\": %" PRIu64 ", \"adjust_to\": %" PRIu64 ", \"drops\": {",
 			i ? ", " : "", i, ms.packets, ms.tx_drops, ds.packets, ds.ring_full,
 			ds.adjust_from, ds.adjust_to);
 		for (unsigned d = 0; d < SL_DROP__MAX; d++)
-			fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "", sl_drop_reason_name(d), wd[d]);
+			fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "", sl_drop_reason_name(d),
+				wd[d]);
 		fprintf(f, "}}");
 	}
-	fprintf(f, "],\n  \"dispatch\": \"%s\", \"scheduler\": \"%s\", \"adjustments\": %" PRIu64
-		   ",\n",
+	fprintf(f,
+		"],\n  \"dispatch\": \"%s\", \"scheduler\": \"%s\", \"adjustments\": %" PRIu64
+		",\n",
 		r->io != NULL ? "io" : "rss",
 		r->io != NULL ? sl_sched_name(sl_dispatch_sched(disp)) : "",
 		r->io != NULL ? sl_dispatch_adjustments(disp) : 0);
@@ -917,17 +942,19 @@ write_json(const struct run *r, const char *path)
 		sl_pipeline_table_stats(ctxs, n_ctxs, (unsigned)t, &st);
 		if (sl_pipeline_flow_count(r->pl, (unsigned)t) == 0 && st.lookups == 0)
 			continue;
-		fprintf(f, "%s{\"table\": %d, \"flows\": %u, \"lookups\": %" PRIu64
-			   ", \"matched\": %" PRIu64 "}",
-			first ? "" : ", ", t, sl_pipeline_flow_count(r->pl, (unsigned)t), st.lookups,
-			st.matched);
+		fprintf(f,
+			"%s{\"table\": %d, \"flows\": %u, \"lookups\": %" PRIu64
+			", \"matched\": %" PRIu64 "}",
+			first ? "" : ", ", t, sl_pipeline_flow_count(r->pl, (unsigned)t),
+			st.lookups, st.matched);
 		first = false;
 	}
 	fprintf(f, "],\n  \"samples\": [");
 	for (unsigned i = 0; i < r->n_samples; i++)
-		fprintf(f, "%s{\"t\": %.3f, \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
-			   ", \"drops\": %" PRIu64 ", \"busy_cycles\": %" PRIu64
-			   ", \"packets\": %" PRIu64 "}",
+		fprintf(f,
+			"%s{\"t\": %.3f, \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
+			", \"drops\": %" PRIu64 ", \"busy_cycles\": %" PRIu64
+			", \"packets\": %" PRIu64 "}",
 			i ? ", " : "", r->samples[i].t, r->samples[i].rx, r->samples[i].tx,
 			r->samples[i].drops, r->samples[i].busy_cycles, r->samples[i].packets);
 	fprintf(f, "]\n}\n");
@@ -958,8 +985,9 @@ mgmt_target(const struct options *o, char *target, size_t size)
 		snprintf(dir, sizeof(dir), "%s/sluice",
 			 geteuid() == 0 ? "/run" : (rt != NULL && rt[0] ? rt : "/tmp"));
 		if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
-			fprintf(stderr, "sluice: cannot create %s for the management socket: %s "
-					"(use --mgmt PATH or --mgmt none)\n",
+			fprintf(stderr,
+				"sluice: cannot create %s for the management socket: %s "
+				"(use --mgmt PATH or --mgmt none)\n",
 				dir, strerror(errno));
 			return -1;
 		}
@@ -974,8 +1002,9 @@ mgmt_target(const struct options *o, char *target, size_t size)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 		close(fd);
-		fprintf(stderr, "sluice: another Sluice named '%s' is running (%s answers); "
-				"choose another --name\n",
+		fprintf(stderr,
+			"sluice: another Sluice named '%s' is running (%s answers); "
+			"choose another --name\n",
 			o->name, path);
 		return -1;
 	}
@@ -1005,13 +1034,14 @@ tls_setup(const struct options *o, struct sl_tls_ctx **out)
 			tls_target = o->controllers[i];
 	if (!tls_target && !f->private_key && !f->certificate && !f->ca_cert)
 		return 0;
-	missing = !f->private_key ? "--private-key"
+	missing = !f->private_key   ? "--private-key"
 		  : !f->certificate ? "--certificate"
 		  : !f->ca_cert     ? "--ca-cert"
 				    : NULL;
 	if (missing) {
-		fprintf(stderr, "sluice: %s: TLS needs --private-key, --certificate and --ca-cert "
-				"(%s is missing)\n",
+		fprintf(stderr,
+			"sluice: %s: TLS needs --private-key, --certificate and --ca-cert "
+			"(%s is missing)\n",
 			tls_target ? tls_target : "--private-key/--certificate/--ca-cert", missing);
 		return -1;
 	}
@@ -1202,7 +1232,7 @@ main(int argc, char **argv)
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof(dir), "%s", o.json_path);
 		if (access(o.json_path, F_OK) == 0 ? access(o.json_path, W_OK) < 0
-						    : access(dirname(dir), W_OK | X_OK) < 0) {
+						   : access(dirname(dir), W_OK | X_OK) < 0) {
 			fprintf(stderr, "sluice: --json %s: %s\n", o.json_path, strerror(errno));
 			return EXIT_USAGE;
 		}

@@ -44,15 +44,15 @@ resolve_targets(const struct sl_ctl_command *cmd)
 	if ((cmd->needs & CMD_NEEDS_OPENFLOW) && o.target == NULL) {
 		if (sl_ctl_default_target(o.name, o.target_buf, sizeof(o.target_buf)) < 0)
 			return usage_error("--name: bad instance name '%s' (1..64 characters "
-			                   "of A-Z a-z 0-9 _ . -)",
-			                   o.name);
+					   "of A-Z a-z 0-9 _ . -)",
+					   o.name);
 		o.target = o.target_buf;
 	}
 	if ((cmd->needs & CMD_NEEDS_TELEMETRY) && o.telemetry == NULL) {
 		if (sl_ctl_default_telemetry(o.name, o.tel_buf, sizeof(o.tel_buf)) < 0)
 			return usage_error("--name: bad instance name '%s' (1..64 characters of "
-			                   "A-Z a-z 0-9 _ . -)",
-			                   o.name);
+					   "A-Z a-z 0-9 _ . -)",
+					   o.name);
 		o.telemetry = o.tel_buf;
 	}
 	return 0;
@@ -78,33 +78,33 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"name", required_argument, NULL, 'n'},
-	    {"target", required_argument, NULL, 't'},
-	    {"telemetry", required_argument, NULL, OPT_TELEMETRY},
-	    {"private-key", required_argument, NULL, 'p'},
-	    {"certificate", required_argument, NULL, 'c'},
-	    {"ca-cert", required_argument, NULL, 'C'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {"strict", no_argument, NULL, OPT_CMD + CMD_OPT_STRICT},
-	    {"all", no_argument, NULL, OPT_CMD + CMD_OPT_ALL},
-	    {"interval", required_argument, NULL, OPT_CMD + CMD_OPT_INTERVAL},
-	    {"count", required_argument, NULL, OPT_CMD + CMD_OPT_COUNT},
-	    {"dir", required_argument, NULL, OPT_CMD + CMD_OPT_DIR},
-	    {"file", required_argument, NULL, OPT_CMD + CMD_OPT_FILE},
-	    {"bytes", required_argument, NULL, OPT_CMD + CMD_OPT_BYTES},
-	    {"snaplen", required_argument, NULL, OPT_CMD + CMD_OPT_SNAPLEN},
-	    {"no-stats", no_argument, NULL, OPT_CMD + CMD_OPT_NO_STATS},
-	    {"sort", optional_argument, NULL, OPT_CMD + CMD_OPT_SORT},
-	    {"rsort", optional_argument, NULL, OPT_CMD + CMD_OPT_RSORT},
-	    {"hex", required_argument, NULL, OPT_CMD + CMD_OPT_HEX},
-	    {"live", required_argument, NULL, OPT_CMD + CMD_OPT_LIVE},
-	    {"filter", required_argument, NULL, OPT_CMD + CMD_OPT_FILTER},
-	    {"names", no_argument, NULL, OPT_NAMES},
-	    {"no-names", no_argument, NULL, OPT_NO_NAMES},
-	    {NULL, 0, NULL, 0},
+		{"name", required_argument, NULL, 'n'},
+		{"target", required_argument, NULL, 't'},
+		{"telemetry", required_argument, NULL, OPT_TELEMETRY},
+		{"private-key", required_argument, NULL, 'p'},
+		{"certificate", required_argument, NULL, 'c'},
+		{"ca-cert", required_argument, NULL, 'C'},
+		{"json", no_argument, NULL, 'j'},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{"strict", no_argument, NULL, OPT_CMD + CMD_OPT_STRICT},
+		{"all", no_argument, NULL, OPT_CMD + CMD_OPT_ALL},
+		{"interval", required_argument, NULL, OPT_CMD + CMD_OPT_INTERVAL},
+		{"count", required_argument, NULL, OPT_CMD + CMD_OPT_COUNT},
+		{"dir", required_argument, NULL, OPT_CMD + CMD_OPT_DIR},
+		{"file", required_argument, NULL, OPT_CMD + CMD_OPT_FILE},
+		{"bytes", required_argument, NULL, OPT_CMD + CMD_OPT_BYTES},
+		{"snaplen", required_argument, NULL, OPT_CMD + CMD_OPT_SNAPLEN},
+		{"no-stats", no_argument, NULL, OPT_CMD + CMD_OPT_NO_STATS},
+		{"sort", optional_argument, NULL, OPT_CMD + CMD_OPT_SORT},
+		{"rsort", optional_argument, NULL, OPT_CMD + CMD_OPT_RSORT},
+		{"hex", required_argument, NULL, OPT_CMD + CMD_OPT_HEX},
+		{"live", required_argument, NULL, OPT_CMD + CMD_OPT_LIVE},
+		{"filter", required_argument, NULL, OPT_CMD + CMD_OPT_FILTER},
+		{"names", no_argument, NULL, OPT_NAMES},
+		{"no-names", no_argument, NULL, OPT_NO_NAMES},
+		{NULL, 0, NULL, 0},
 	};
 	const struct sl_ctl_command *cmd;
 	struct cmd_call call;
@@ -143,15 +143,15 @@ main(int argc, char **argv)
 			timeout_given = true;
 			if (!parse_seconds(optarg, 0.001, 3600, &timeout))
 				return usage_error(
-				    "--timeout: bad value '%s' (expected 0.001..3600 "
-				    "seconds)",
-				    optarg);
+					"--timeout: bad value '%s' (expected 0.001..3600 "
+					"seconds)",
+					optarg);
 			break;
 		case 'O':
 			if (strcmp(optarg, "OpenFlow13") != 0)
 				return usage_error("-O: unsupported protocol '%s' (Sluice speaks "
-				                   "OpenFlow13 only)",
-				                   optarg);
+						   "OpenFlow13 only)",
+						   optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -181,11 +181,11 @@ main(int argc, char **argv)
 		case OPT_CMD + CMD_OPT_LIVE:
 		case OPT_CMD + CMD_OPT_FILTER: {
 			const char **value[CMD_OPT__MAX] = {
-			    [CMD_OPT_INTERVAL] = &o.interval, [CMD_OPT_COUNT] = &o.count,
-			    [CMD_OPT_DIR] = &o.dir,           [CMD_OPT_FILE] = &o.file,
-			    [CMD_OPT_BYTES] = &o.bytes,       [CMD_OPT_SNAPLEN] = &o.snaplen,
-			    [CMD_OPT_HEX] = &o.hex,           [CMD_OPT_LIVE] = &o.live,
-			    [CMD_OPT_FILTER] = &o.filter,
+				[CMD_OPT_INTERVAL] = &o.interval, [CMD_OPT_COUNT] = &o.count,
+				[CMD_OPT_DIR] = &o.dir,           [CMD_OPT_FILE] = &o.file,
+				[CMD_OPT_BYTES] = &o.bytes,       [CMD_OPT_SNAPLEN] = &o.snaplen,
+				[CMD_OPT_HEX] = &o.hex,           [CMD_OPT_LIVE] = &o.live,
+				[CMD_OPT_FILTER] = &o.filter,
 			};
 			*value[opt - OPT_CMD] = optarg;
 			given |= 1u << (opt - OPT_CMD);
@@ -200,7 +200,7 @@ main(int argc, char **argv)
 			/* ovs-ofctl sorts by any field; priority, its default, is what Sluice offers. */
 			if (optarg != NULL && strcmp(optarg, "priority") != 0)
 				return usage_error("%s: can sort by priority only (got '%s')",
-				                   cmd_opt_names[opt - OPT_CMD], optarg);
+						   cmd_opt_names[opt - OPT_CMD], optarg);
 			o.sort = opt == OPT_CMD + CMD_OPT_SORT ? 1 : -1;
 			given |= 1u << (opt - OPT_CMD);
 			break;
@@ -214,17 +214,17 @@ main(int argc, char **argv)
 		return usage_error("no command given");
 	if ((cmd = sl_ctl_command_find(argv[optind])) == NULL)
 		return usage_error("unknown command '%s'", argv[optind]);
-	call = (struct cmd_call){.name = cmd->name, .argc = argc - optind - 1,
-	                         .argv = argv + optind + 1};
+	call = (struct cmd_call){
+		.name = cmd->name, .argc = argc - optind - 1, .argv = argv + optind + 1};
 	for (unsigned b = 0; b < CMD_OPT__MAX; b++)
 		if ((given & (1u << b)) && !(cmd->opts & (1u << b)))
 			return usage_error("%s: option %s does not apply", cmd->name,
-			                   cmd_opt_names[b]);
+					   cmd_opt_names[b]);
 	if (call.argc < cmd->min_args)
 		return usage_error("%s: missing argument", cmd->name);
 	if (cmd->max_args >= 0 && call.argc > cmd->max_args)
 		return usage_error("%s: unexpected argument '%s'", cmd->name,
-		                   call.argv[cmd->max_args]);
+				   call.argv[cmd->max_args]);
 
 	o.timeout_ms = (int)ceil(timeout * 1000);
 	if (cmd->timeout_ms && !timeout_given)

@@ -58,7 +58,7 @@ struct opts {
 	struct sl_tls_files tls; /* -p/--private-key, -c/--certificate, -C/--ca-cert */
 	bool json;
 	int timeout_ms;
-	double timeout;     /* --timeout SEC as given (trace --live waits that long) */
+	double timeout; /* --timeout SEC as given (trace --live waits that long) */
 	bool timeout_given;
 	/* Per command; checked against the command after parsing. */
 	bool strict;
@@ -69,12 +69,12 @@ struct opts {
 	const char *file;
 	const char *bytes;
 	const char *snaplen;
-	const char *hex;       /* trace --hex FRAME */
-	const char *live;      /* trace --live N */
-	const char *filter;    /* capture start --filter EXPR */
-	bool no_stats;         /* dump-flows: no counters (ovs-ofctl --no-stats) */
-	int sort;              /* dump-flows: 1 --sort, -1 --rsort (by priority), 0 as sent */
-	bool names;            /* --names: port names instead of numbers in flows and groups */
+	const char *hex;    /* trace --hex FRAME */
+	const char *live;   /* trace --live N */
+	const char *filter; /* capture start --filter EXPR */
+	bool no_stats;      /* dump-flows: no counters (ovs-ofctl --no-stats) */
+	int sort;           /* dump-flows: 1 --sort, -1 --rsort (by priority), 0 as sent */
+	bool names;         /* --names: port names instead of numbers in flows and groups */
 	char target_buf[160];
 	char tel_buf[256];
 };
@@ -127,14 +127,14 @@ enum cmd_section {
 
 struct sl_ctl_command {
 	const char *name;
-	const char *args;           /* the synopsis after the name, as --help prints it */
-	const char *help;           /* what it does, lines split by '\n'; a leading '\n'
+	const char *args; /* the synopsis after the name, as --help prints it */
+	const char *help; /* what it does, lines split by '\n'; a leading '\n'
 	                               starts it below the synopsis; NULL: none */
 	enum cmd_section section;
-	unsigned needs;             /* CMD_NEEDS_* */
-	unsigned opts;              /* bits 1u << CMD_OPT_x it accepts */
-	int min_args, max_args;     /* max -1: any number, joined into cmd_call.text */
-	int timeout_ms;             /* when no --timeout is given; 0: the default (5 s) */
+	unsigned needs;         /* CMD_NEEDS_* */
+	unsigned opts;          /* bits 1u << CMD_OPT_x it accepts */
+	int min_args, max_args; /* max -1: any number, joined into cmd_call.text */
+	int timeout_ms;         /* when no --timeout is given; 0: the default (5 s) */
 	/* One of the two: run on its own, or on a connection main opened (and closes). */
 	int (*run)(const struct cmd_call *a);
 	int (*run_of)(struct sl_ctl_of *c, const struct cmd_call *a);
@@ -184,7 +184,7 @@ int of_connect(struct sl_ctl_of **c);
 int of_failed(const char *what, int rc, const char *err);
 /* Send one multipart request (body from @req) and feed every reply message to @fn. */
 int of_multipart(struct sl_ctl_of *c, struct sl_ofp_mp_request *req, sl_ctl_of_reply_fn fn,
-                 void *arg, struct sl_ofp_error *refused, char *err, size_t err_size);
+		 void *arg, struct sl_ofp_error *refused, char *err, size_t err_size);
 
 /*
  * A multipart reply decoded entry by entry: mp_reply (a sl_ctl_of_reply_fn
@@ -196,7 +196,7 @@ struct mp_ctx {
 	uint16_t type;
 	char *err; /* ERR_MAX bytes */
 	int (*entry)(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-	             struct sl_ofp_error *e);
+		     struct sl_ofp_error *e);
 	void *user;
 };
 
@@ -239,14 +239,14 @@ struct flow_lines {
 		uint16_t priority;
 		size_t seq; /* reply order: equal priorities keep it */
 		char *text;
-	} *v;
+	} * v;
 	size_t n, cap;
 };
 
 int flow_line_keep(struct flow_lines *fl, uint16_t priority, const char *text);
 /* Parse a FILTER (dump-flows, del-flows); exit code 0 or EXIT_USAGE. */
 int parse_filter(const char *cmd, const char *text, struct sl_flow_spec *fs, uint32_t *out_port,
-                 uint32_t *out_group);
+		 uint32_t *out_group);
 
 struct group_row {
 	struct sl_group_spec desc;
@@ -261,7 +261,7 @@ struct group_list {
 
 /* mp_ctx entry of group descriptions into a struct group_list. */
 int group_desc_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                     struct sl_ofp_error *e);
+		     struct sl_ofp_error *e);
 /* A group in add-groups syntax, as dump-groups prints it and add-group reads it. */
 void print_group_line(FILE *f, const struct sl_group_spec *g, const struct sl_port_names *pn);
 
@@ -279,7 +279,7 @@ struct meter_list {
 
 /* mp_ctx entry of meter configurations into a struct meter_list. */
 int meter_config_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                       struct sl_ofp_error *e);
+		       struct sl_ofp_error *e);
 /* sl_ctl_of_reply_fn of an SL_OFPX_FWD_MODE request (@arg a struct sl_fwd_params). */
 int fwd_mode_reply(void *arg, const uint8_t *msg, size_t len);
 
@@ -314,7 +314,7 @@ int batch_add_origin(struct batch *b, const char *file, unsigned line);
 void flow_mod_init(struct sl_ofp_flow_mod *fm, uint8_t command);
 /* Append an SL_OFPX_LL_SET (@command) selecting @fs's flows. */
 int ll_set_append_cmd(struct batch *b, uint8_t command, const struct sl_flow_spec *fs, bool strict,
-                      const char *file, unsigned line);
+		      const char *file, unsigned line);
 /* Flow file loader callback: an OFPFC_ADD (and its LL_SET) in the batch @arg. */
 int on_flow(void *arg, const struct sl_flow_spec *fs, struct sl_parse_error *err);
 /* Send the batch and the barrier over @c, report refusals; returns the exit code. */
@@ -342,8 +342,8 @@ int tel_connect(struct sl_ctl_tel **t);
 /* Exit code for a failed telemetry request, the failure printed. */
 int tel_failed(const char *cmd, int rc, const char *err);
 /* One request: *@doc to free, *@v the reply's value; 0 or the exit code. */
-int tel_get(struct sl_ctl_tel *t, const char *cmd, const char *params,
-            struct sl_ctl_json_doc **doc, const struct sl_ctl_json **v);
+int tel_get(struct sl_ctl_tel *t, const char *cmd, const char *params, struct sl_ctl_json_doc **doc,
+	    const struct sl_ctl_json **v);
 /* Connect, request, print the value with @print (--json: as it came); the exit code. */
 int tel_simple(const char *cmd, const char *params, void (*print)(const struct sl_ctl_json *));
 /* A scalar JSON value as text, "-" when absent. */

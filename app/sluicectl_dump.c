@@ -19,7 +19,7 @@ static void
 fmt_duration(uint32_t sec, uint32_t nsec, char *buf, size_t size)
 {
 	snprintf(buf, size, "%" PRIu32 ".%03" PRIu32 "s", sec,
-	         nsec < 1000000000u ? nsec / 1000000u : 999u);
+		 nsec < 1000000000u ? nsec / 1000000u : 999u);
 }
 
 static double
@@ -46,10 +46,10 @@ fmt_bits(uint32_t v, const char *const *names, unsigned n, const char *sep, char
 			continue;
 		if (i < n && names[i])
 			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? sep : "",
-			                        names[i]);
+						names[i]);
 		else
 			len += (size_t)snprintf(buf + len, size - len, "%s0x%x", len ? sep : "",
-			                        1u << i);
+						1u << i);
 	}
 	if (buf[0] == '\0')
 		snprintf(buf, size, "0");
@@ -71,16 +71,17 @@ jw_bits(const char *key, uint32_t v, const char *const *names, unsigned n)
 }
 
 static const char *const cap_names[] = {"FLOW_STATS",  "TABLE_STATS", "PORT_STATS",
-                                        "GROUP_STATS", NULL,          "IP_REASM",
-                                        "QUEUE_STATS", NULL,          "PORT_BLOCKED"};
+					"GROUP_STATS", NULL,          "IP_REASM",
+					"QUEUE_STATS", NULL,          "PORT_BLOCKED"};
 static const char *const config_names[] = {"PORT_DOWN", NULL,     "NO_RECV",     NULL,
-                                           NULL,        "NO_FWD", "NO_PACKET_IN"};
+					   NULL,        "NO_FWD", "NO_PACKET_IN"};
 static const char *const state_names[] = {"LINK_DOWN", "BLOCKED", "LIVE"};
-static const char *const feature_names[] = {
-    "10MB_HD",  "10MB_FD", "100MB_HD", "100MB_FD", "1GB_HD", "1GB_FD",  "10GB_FD", "40GB_FD",
-    "100GB_FD", "1TB_FD",  "OTHER",    "COPPER",   "FIBER",  "AUTONEG", "PAUSE",   "PAUSE_ASYM"};
+static const char *const feature_names[] = {"10MB_HD",  "10MB_FD", "100MB_HD", "100MB_FD",
+					    "1GB_HD",   "1GB_FD",  "10GB_FD",  "40GB_FD",
+					    "100GB_FD", "1TB_FD",  "OTHER",    "COPPER",
+					    "FIBER",    "AUTONEG", "PAUSE",    "PAUSE_ASYM"};
 static const char *const flag_names[] = {"send_flow_rem", "check_overlap", "reset_counts",
-                                         "no_packet_counts", "no_byte_counts"};
+					 "no_packet_counts", "no_byte_counts"};
 
 /* A port speed in kbps as "10G", "100M", "-" for 0. */
 static void
@@ -156,13 +157,13 @@ cmd_show(struct sl_ctl_of *c, const struct cmd_call *a)
 		sl_ctl_jw_object_end(&jw);
 	} else {
 		static const char *const heads[] = {"port",  "name",   "mac",
-		                                    "state", "config", "speed"};
+						    "state", "config", "speed"};
 		struct sl_ctl_table *t;
 
 		printf("datapath_id: %016" PRIx64 "\n", f.datapath_id);
 		printf("n_tables: %u, n_buffers: %" PRIu32 "\n", f.n_tables, f.n_buffers);
 		fmt_bits(f.capabilities, cap_names, SL_ARRAY_SIZE(cap_names), " ", buf,
-		         sizeof(buf));
+			 sizeof(buf));
 		printf("capabilities: %s\n", buf);
 		if (sl_ctl_table_create(heads, 6, "rlllll", &t) == 0) {
 			for (size_t i = 0; i < pl.n; i++) {
@@ -171,15 +172,16 @@ cmd_show(struct sl_ctl_of *c, const struct cmd_call *a)
 					sl_ctl_table_add(t, "LOCAL");
 				else
 					sl_ctl_table_addf(t, "%" PRIu32, p->port_no);
-				sl_ctl_sanitize(buf, sizeof(buf), p->name, strnlen(p->name, sizeof(p->name)));
+				sl_ctl_sanitize(buf, sizeof(buf), p->name,
+						strnlen(p->name, sizeof(p->name)));
 				sl_ctl_table_add(t, buf);
 				fmt_mac(p->hw_addr, buf, sizeof(buf));
 				sl_ctl_table_add(t, buf);
 				fmt_bits(p->state, state_names, SL_ARRAY_SIZE(state_names), ",",
-				         buf, sizeof(buf));
+					 buf, sizeof(buf));
 				sl_ctl_table_add(t, buf);
 				fmt_bits(p->config, config_names, SL_ARRAY_SIZE(config_names), ",",
-				         buf, sizeof(buf));
+					 buf, sizeof(buf));
 				sl_ctl_table_add(t, buf);
 				fmt_speed(p->curr_speed, buf, sizeof(buf));
 				sl_ctl_table_add(t, buf);
@@ -269,14 +271,14 @@ flow_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs, struc
 	fmt_duration(st.duration_sec, st.duration_nsec, dur, sizeof(dur));
 	char line[4352];
 	if (o.no_stats) /* ovs-ofctl --no-stats: no duration or counters */
-		n = fs.cookie != 0 ? snprintf(line, sizeof(line), " cookie=0x%" PRIx64 ", %s", fs.cookie,
-		                              text)
-		                   : snprintf(line, sizeof(line), " %s", text);
+		n = fs.cookie != 0 ? snprintf(line, sizeof(line), " cookie=0x%" PRIx64 ", %s",
+					      fs.cookie, text)
+				   : snprintf(line, sizeof(line), " %s", text);
 	else
 		n = snprintf(line, sizeof(line),
-		             " cookie=0x%" PRIx64 ", duration=%s, table=%u, n_packets=%" PRIu64
-		             ", n_bytes=%" PRIu64 ", %s",
-		             fs.cookie, dur, fs.table_id, st.packet_count, st.byte_count, rest);
+			     " cookie=0x%" PRIx64 ", duration=%s, table=%u, n_packets=%" PRIu64
+			     ", n_bytes=%" PRIu64 ", %s",
+			     fs.cookie, dur, fs.table_id, st.packet_count, st.byte_count, rest);
 	if (o.sort == 0) {
 		printf("%s\n", line);
 		return 0;
@@ -287,7 +289,7 @@ flow_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs, struc
 /* Parse a FILTER (dump-flows, del-flows); exit code 0 or EXIT_USAGE. */
 int
 parse_filter(const char *cmd, const char *text, struct sl_flow_spec *fs, uint32_t *out_port,
-             uint32_t *out_group)
+	     uint32_t *out_group)
 {
 	struct sl_parse_error pe;
 	char buf[ERR_MAX];
@@ -375,7 +377,7 @@ struct table_list {
 
 static int
 table_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                  struct sl_ofp_error *e)
+		  struct sl_ofp_error *e)
 {
 	struct table_list *tl = m->user;
 	struct sl_ofp_table_stats ts;
@@ -389,7 +391,7 @@ table_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs
 
 static int
 table_features_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                     struct sl_ofp_error *e)
+		     struct sl_ofp_error *e)
 {
 	static struct sl_ofp_table_features tf;
 	struct table_list *tl = m->user;
@@ -412,14 +414,14 @@ cmd_dump_tables(struct sl_ctl_of *c, const struct cmd_call *a)
 	(void)a;
 	m.err = err;
 	rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_TABLE}, mp_reply, &m,
-	                  NULL, err, sizeof(err));
+			  NULL, err, sizeof(err));
 	if (rc < 0)
 		return of_failed("table stats request", rc, err);
 	/* Names come from table features (about 200 KB for 254 tables); optional. */
 	m.type = SL_OFPMP_TABLE_FEATURES;
 	m.entry = table_features_entry;
 	rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_TABLE_FEATURES}, mp_reply,
-	                  &m, NULL, err, sizeof(err));
+			  &m, NULL, err, sizeof(err));
 	if (rc == -ETIMEDOUT || rc == -ECONNRESET)
 		return of_failed("table features request", rc, err);
 
@@ -428,7 +430,7 @@ cmd_dump_tables(struct sl_ctl_of *c, const struct cmd_call *a)
 		sl_ctl_jw_array_begin(&jw, "tables");
 	} else {
 		static const char *const heads[] = {"table", "name", "active", "lookups",
-		                                    "matched"};
+						    "matched"};
 		sl_ctl_table_create(heads, 5, "rlrrr", &t);
 	}
 	for (unsigned id = 0; id <= SL_OFPTT_ALL; id++) {
@@ -494,7 +496,7 @@ jw_counter(const char *key, uint64_t v)
 
 static int
 port_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                 struct sl_ofp_error *e)
+		 struct sl_ofp_error *e)
 {
 	struct port_stats_ctx *pc = m->user;
 	struct sl_ofp_port_stats ps;
@@ -588,8 +590,8 @@ cmd_dump_ports(struct sl_ctl_of *c, const struct cmd_call *a)
 			if (i == pl.n) {
 				sl_vec_free(&pl);
 				return usage_error("dump-ports: no port '%s' (expected a port "
-				                   "number or the name of a port)",
-				                   port_arg);
+						   "number or the name of a port)",
+						   port_arg);
 			}
 			req.port_no = pl.v[i].port_no;
 		}
@@ -615,7 +617,7 @@ static const char *const group_type_names[] = {"all", "select", "indirect", "ff"
 
 int
 group_desc_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                 struct sl_ofp_error *e)
+		 struct sl_ofp_error *e)
 {
 	struct group_list *gl = m->user;
 
@@ -632,7 +634,7 @@ group_desc_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
 
 static int
 group_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                  struct sl_ofp_error *e)
+		  struct sl_ofp_error *e)
 {
 	static struct sl_ofp_group_stats gs;
 	struct group_list *gl = m->user;
@@ -651,7 +653,7 @@ group_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs
 /* A bucket's actions in flow syntax. */
 static void
 fmt_bucket_actions(const struct sl_bucket_spec *b, const struct sl_port_names *pn, char *buf,
-                   size_t size)
+		   size_t size)
 {
 	static struct sl_instructions in;
 
@@ -702,7 +704,7 @@ cmd_dump_groups(struct sl_ctl_of *c, const struct cmd_call *a)
 	if (o.names && (rc = portmap_load(c)) != 0)
 		return rc;
 	rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_GROUP_DESC}, mp_reply, &m,
-	                  NULL, err, sizeof(err));
+			  NULL, err, sizeof(err));
 	if (rc < 0) {
 		sl_vec_free(&gl);
 		return of_failed("group description request", rc, err);
@@ -710,8 +712,8 @@ cmd_dump_groups(struct sl_ctl_of *c, const struct cmd_call *a)
 	m.type = SL_OFPMP_GROUP;
 	m.entry = group_stats_entry;
 	rc = of_multipart(
-	    c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_GROUP, .group_id = SL_GROUP_ID_ALL},
-	    mp_reply, &m, NULL, err, sizeof(err));
+		c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_GROUP, .group_id = SL_GROUP_ID_ALL},
+		mp_reply, &m, NULL, err, sizeof(err));
 	if (rc < 0) {
 		sl_vec_free(&gl);
 		return of_failed("group stats request", rc, err);
@@ -734,8 +736,8 @@ cmd_dump_groups(struct sl_ctl_of *c, const struct cmd_call *a)
 				sl_ctl_jw_u64(&jw, "n_packets", g->st.packet_count);
 				sl_ctl_jw_u64(&jw, "n_bytes", g->st.byte_count);
 				sl_ctl_jw_double(
-				    &jw, "duration",
-				    duration_d(g->st.duration_sec, g->st.duration_nsec));
+					&jw, "duration",
+					duration_d(g->st.duration_sec, g->st.duration_nsec));
 			}
 			sl_ctl_jw_array_begin(&jw, "buckets");
 			for (unsigned k = 0; k < g->desc.n_buckets; k++) {
@@ -751,7 +753,7 @@ cmd_dump_groups(struct sl_ctl_of *c, const struct cmd_call *a)
 				sl_ctl_jw_string(&jw, "actions", acts);
 				if (g->have_stats && k < g->st.n_buckets) {
 					sl_ctl_jw_u64(&jw, "n_packets",
-					              g->st.buckets[k].packet_count);
+						      g->st.buckets[k].packet_count);
 					sl_ctl_jw_u64(&jw, "n_bytes", g->st.buckets[k].byte_count);
 				}
 				sl_ctl_jw_object_end(&jw);
@@ -790,7 +792,7 @@ cmd_dump_groups(struct sl_ctl_of *c, const struct cmd_call *a)
 
 int
 meter_config_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                   struct sl_ofp_error *e)
+		   struct sl_ofp_error *e)
 {
 	struct meter_list *ml = m->user;
 
@@ -807,7 +809,7 @@ meter_config_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *of
 
 static int
 meter_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                  struct sl_ofp_error *e)
+		  struct sl_ofp_error *e)
 {
 	struct meter_list *ml = m->user;
 	struct sl_meter_stats st;
@@ -836,15 +838,17 @@ cmd_dump_meters(struct sl_ctl_of *c, const struct cmd_call *a)
 
 	(void)a;
 	m.err = err;
-	rc = of_multipart(
-	    c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER_CONFIG, .meter_id = SL_METER_ID_ALL},
-	    mp_reply, &m, NULL, err, sizeof(err));
+	rc = of_multipart(c,
+			  &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER_CONFIG,
+						      .meter_id = SL_METER_ID_ALL},
+			  mp_reply, &m, NULL, err, sizeof(err));
 	if (rc == 0) {
 		m.type = SL_OFPMP_METER;
 		m.entry = meter_stats_entry;
-		rc = of_multipart(
-		    c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER, .meter_id = SL_METER_ID_ALL},
-		    mp_reply, &m, NULL, err, sizeof(err));
+		rc = of_multipart(c,
+				  &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER,
+							      .meter_id = SL_METER_ID_ALL},
+				  mp_reply, &m, NULL, err, sizeof(err));
 	}
 	if (rc < 0) {
 		sl_vec_free(&ml);
@@ -866,7 +870,8 @@ cmd_dump_meters(struct sl_ctl_of *c, const struct cmd_call *a)
 				sl_ctl_jw_u64(&jw, "flow_count", r->st.flow_count);
 				sl_ctl_jw_u64(&jw, "n_packets", r->st.packets);
 				sl_ctl_jw_u64(&jw, "n_bytes", r->st.bytes);
-				sl_ctl_jw_double(&jw, "duration", duration_d(r->dur_sec, r->dur_nsec));
+				sl_ctl_jw_double(&jw, "duration",
+						 duration_d(r->dur_sec, r->dur_nsec));
 				sl_ctl_jw_array_begin(&jw, "bands");
 				for (unsigned k = 0; k < r->st.n_bands; k++) {
 					sl_ctl_jw_object_begin(&jw, NULL);
@@ -904,7 +909,7 @@ cmd_dump_meters(struct sl_ctl_of *c, const struct cmd_call *a)
 
 static int
 meter_features_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                     struct sl_ofp_error *e)
+		     struct sl_ofp_error *e)
 {
 	if (sl_ofp_meter_features_decode(body + *ofs, len - *ofs, m->user, e) < 0)
 		return -1;
@@ -916,15 +921,15 @@ int
 cmd_meter_features(struct sl_ctl_of *c, const struct cmd_call *a)
 {
 	struct sl_ofp_meter_features mf = {0};
-	struct mp_ctx m = {.type = SL_OFPMP_METER_FEATURES, .entry = meter_features_entry,
-	                   .user = &mf};
+	struct mp_ctx m = {
+		.type = SL_OFPMP_METER_FEATURES, .entry = meter_features_entry, .user = &mf};
 	char err[ERR_MAX] = "";
 	int rc;
 
 	(void)a;
 	m.err = err;
-	rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER_FEATURES},
-	                  mp_reply, &m, NULL, err, sizeof(err));
+	rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER_FEATURES}, mp_reply,
+			  &m, NULL, err, sizeof(err));
 	if (rc < 0)
 		return of_failed("meter features request", rc, err);
 	if (o.json) {

@@ -26,8 +26,8 @@ batch_add_origin(struct batch *b, const char *file, unsigned line)
 	if (from == NULL)
 		return -ENOMEM;
 	if (file)
-		snprintf(from->what, sizeof(from->what), "%s:%u", b->display_file ? b->display_file : file,
-		         line);
+		snprintf(from->what, sizeof(from->what), "%s:%u",
+			 b->display_file ? b->display_file : file, line);
 	else
 		snprintf(from->what, sizeof(from->what), "%s", b->label ? b->label : "request");
 	return 0;
@@ -49,7 +49,7 @@ flow_mod_init(struct sl_ofp_flow_mod *fm, uint8_t command)
  */
 int
 ll_set_append_cmd(struct batch *b, uint8_t command, const struct sl_flow_spec *fs, bool strict,
-                  const char *file, unsigned line)
+		  const char *file, unsigned line)
 {
 	static struct sl_ofp_ll_set ls;
 	int rc;
@@ -68,7 +68,7 @@ ll_set_append_cmd(struct batch *b, uint8_t command, const struct sl_flow_spec *f
 
 static int
 ll_set_append(struct batch *b, const struct sl_flow_spec *fs, bool strict, const char *file,
-              unsigned line)
+	      unsigned line)
 {
 	return ll_set_append_cmd(b, SL_OFPX_LL_SET_ON, fs, strict, file, line);
 }
@@ -81,17 +81,17 @@ on_table_decl(void *arg, const struct sl_table_spec *ts, struct sl_parse_error *
 
 	if (ts->table_id < SL_TABLES_MAX && b->declared_at[ts->table_id] != 0) {
 		snprintf(err->msg, sizeof(err->msg), "table %u is already declared (line %u)",
-		         ts->table_id, b->declared_at[ts->table_id]);
+			 ts->table_id, b->declared_at[ts->table_id]);
 		return -EEXIST;
 	}
 	if (ts->table_id < SL_TABLES_MAX)
 		b->declared_at[ts->table_id] = err->line;
 	int rc = ts->kind == SL_TABLE_STATE ? sl_ofp_state_table_encode(&b->msgs, 0, ts) /* #9 */
-	                                    : sl_ofp_table_declare_encode(&b->msgs, 0, ts);
+					    : sl_ofp_table_declare_encode(&b->msgs, 0, ts);
 
 	if (rc == -EINVAL) {
 		snprintf(err->msg, sizeof(err->msg),
-		         "this table declaration cannot be sent over OpenFlow");
+			 "this table declaration cannot be sent over OpenFlow");
 		return rc;
 	}
 	if (rc == 0)
@@ -136,7 +136,7 @@ on_meter(void *arg, const struct sl_meter_spec *ms, struct sl_parse_error *err)
 /* A state line: an SL_OFPX_STATE_SET in the batch. */
 static int
 on_state(void *arg, uint8_t table_id, const struct sl_match *key, const struct sl_state_set *set,
-         struct sl_parse_error *err)
+	 struct sl_parse_error *err)
 {
 	static struct sl_ofp_state_mod m;
 	struct batch *b = arg;
@@ -214,7 +214,7 @@ assign_xids(struct batch *b, struct sl_ctl_of *c)
 
 static void
 on_refused(void *arg, uint32_t xid, const struct sl_ofp_error *e, const uint8_t *data,
-           size_t data_len)
+	   size_t data_len)
 {
 	struct batch *b = arg;
 	size_t idx = (size_t)(xid - b->first_xid);
@@ -391,10 +391,12 @@ cmd_group_mod(const struct cmd_call *a)
 		gm.command = SL_OFPGC_DELETE;
 		if (*text != '\0') {
 			if (strncmp(text, "group_id=", 9) != 0 || text[9] == '\0' ||
-			    (id = strtoull(text + 9, &end, 0), *end != '\0') || id > SL_GROUP_ID_MAX)
-				return usage_error("del-groups: bad group '%s' (expected group_id=N, "
-				                   "N 0..0xffffff00)",
-				                   text);
+			    (id = strtoull(text + 9, &end, 0), *end != '\0') ||
+			    id > SL_GROUP_ID_MAX)
+				return usage_error(
+					"del-groups: bad group '%s' (expected group_id=N, "
+					"N 0..0xffffff00)",
+					text);
 		}
 		gm.spec.group_id = (uint32_t)id;
 	} else {
@@ -441,8 +443,8 @@ cmd_meter_mod(const struct cmd_call *a)
 			    (id = strtoull(text + 6, &end, 0), *end != '\0') || id == 0 ||
 			    id > SL_METER_ID_MAX)
 				return usage_error("del-meters: bad meter '%s' (expected meter=N, "
-				                   "N 1..0xffff0000, or meter=all)",
-				                   text);
+						   "N 1..0xffff0000, or meter=all)",
+						   text);
 		}
 		mm.spec.meter_id = (uint32_t)id;
 	} else {
@@ -498,7 +500,7 @@ cmd_add_flows(const struct cmd_call *a)
 	sl_ofp_buf_init(&b.msgs);
 	/* The whole file is checked and encoded before anything is sent. */
 	const struct sl_flowfile_callbacks cb = {on_table_decl, on_flow,  on_directive, on_group,
-	                                         on_meter,      on_state, on_queue,     &in_names};
+						 on_meter,      on_state, on_queue,     &in_names};
 	rc = sl_flowfile_load_cb(file, &cb, &b, &pe);
 	if (rc < 0 && portmap_error()) {
 		batch_free(&b);

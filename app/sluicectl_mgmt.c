@@ -71,9 +71,10 @@ cmd_trace_live(const char *port)
 	if (!parse_u64(o.live, 1, 64, &count))
 		return usage_error("trace --live: bad count '%s' (expected 1..64 packets)", o.live);
 	if (port != NULL && (!param_ok(port) || strlen(port) > 32 || strchr(port, ' ')))
-		return usage_error("trace --live N: then one PORT (a number or name), not '%s'", port);
+		return usage_error("trace --live N: then one PORT (a number or name), not '%s'",
+				   port);
 	snprintf(params, sizeof(params), "count=%" PRIu64 "%s%s", count, port ? ",port=" : "",
-	         port ? port : "");
+		 port ? port : "");
 	/* The packets are waited for --timeout long (10 s by default); each request 5 s at most. */
 	wait = o.timeout_given ? o.timeout : 10;
 	o.timeout_ms = 5000;
@@ -140,16 +141,20 @@ cmd_trace(const struct cmd_call *a)
 	if (o.hex != NULL) {
 		unsigned long port = 0;
 		char *end;
-		if (text != NULL && (strncmp(text, "in_port=", 8) != 0 ||
-		                     (port = strtoul(text + 8, &end, 0), *end != '\0') || port == 0))
-			return usage_error("trace --hex FRAME: then in_port=N only, not '%s'", text);
+		if (text != NULL &&
+		    (strncmp(text, "in_port=", 8) != 0 ||
+		     (port = strtoul(text + 8, &end, 0), *end != '\0') || port == 0))
+			return usage_error("trace --hex FRAME: then in_port=N only, not '%s'",
+					   text);
 		if (snprintf(params, sizeof(params), "hex=%s%s%s", o.hex, text ? "," : "",
-		             text ? text : "") >= (int)sizeof(params))
-			return usage_error("trace --hex: the frame is too long for one telemetry request "
-			                   "(at most about 490 bytes)");
+			     text ? text : "") >= (int)sizeof(params))
+			return usage_error(
+				"trace --hex: the frame is too long for one telemetry request "
+				"(at most about 490 bytes)");
 	} else {
 		if (text == NULL)
-			return usage_error("trace: give a flow (in_port=1,tcp,tp_dst=80) or --hex FRAME");
+			return usage_error(
+				"trace: give a flow (in_port=1,tcp,tp_dst=80) or --hex FRAME");
 		if (snprintf(params, sizeof(params), "%s", text) >= (int)sizeof(params))
 			return usage_error("trace: flow too long");
 	}
@@ -202,28 +207,29 @@ cmd_capture(const struct cmd_call *a)
 		uint64_t v;
 
 		if (argc < 2 || argc > 9)
-			return usage_error("capture start: expected 1 to 8 PORTs, got %d", argc - 1);
+			return usage_error("capture start: expected 1 to 8 PORTs, got %d",
+					   argc - 1);
 		n = 0;
 		for (int i = 1; i < argc; i++) {
 			if (!param_ok(argv[i]) || strlen(argv[i]) > 32)
 				return usage_error("capture start: bad PORT '%s' (expected a port "
-				                   "number or name)",
-				                   argv[i]);
+						   "number or name)",
+						   argv[i]);
 			n += (size_t)snprintf(params + n, sizeof(params) - n, "%sport=%s",
-			                      i > 1 ? "," : "", argv[i]);
+					      i > 1 ? "," : "", argv[i]);
 		}
 		if (o.dir) {
 			if (strcmp(o.dir, "rx") && strcmp(o.dir, "tx") && strcmp(o.dir, "both"))
 				return usage_error("capture start: bad --dir '%s' (expected rx, tx "
-				                   "or both)",
-				                   o.dir);
+						   "or both)",
+						   o.dir);
 			n += (size_t)snprintf(params + n, sizeof(params) - n, ",dir=%s", o.dir);
 		}
 		if (o.file) {
 			if (!param_ok(o.file))
 				return usage_error("capture start: bad --file '%s' (no commas or "
-				                   "control characters)",
-				                   o.file);
+						   "control characters)",
+						   o.file);
 			n += (size_t)snprintf(params + n, sizeof(params) - n, ",file=%s", o.file);
 		}
 		if (o.count) {
@@ -239,29 +245,31 @@ cmd_capture(const struct cmd_call *a)
 		if (o.snaplen) {
 			if (!parse_u64(o.snaplen, 1, 65535, &v))
 				return usage_error("capture start: bad --snaplen '%s' (expected "
-				                   "1..65535)",
-				                   o.snaplen);
+						   "1..65535)",
+						   o.snaplen);
 			n += (size_t)snprintf(params + n, sizeof(params) - n, ",snaplen=%" PRIu64,
-			                      v);
+					      v);
 		}
 		if (o.filter) {
 			/* Last: the switch takes the rest of the request as the expression. */
 			for (const char *c = o.filter; *c; c++)
 				if ((unsigned char)*c < 0x20 || *c == 0x7f)
 					return usage_error("capture start: bad --filter (control "
-					                   "characters)");
+							   "characters)");
 			if (o.filter[0] != '\0')
 				n += (size_t)snprintf(params + n, sizeof(params) - n, ",filter=%s",
-				                      o.filter);
+						      o.filter);
 		}
-		if (n >= sizeof(params) || n + strlen("/sluice/capture/start,") > SL_CTL_TEL_REQUEST_MAX)
-			return usage_error("capture start: request too long (path or filter too long?)");
+		if (n >= sizeof(params) ||
+		    n + strlen("/sluice/capture/start,") > SL_CTL_TEL_REQUEST_MAX)
+			return usage_error(
+				"capture start: request too long (path or filter too long?)");
 		return tel_simple("/sluice/capture/start", params, print_kv_top);
 	}
 	if (o.dir || o.file || o.count || o.bytes || o.snaplen || o.filter)
 		return usage_error("capture %s: --dir, --file, --count, --bytes, --snaplen and "
-		                   "--filter belong to 'capture start'",
-		                   sub);
+				   "--filter belong to 'capture start'",
+				   sub);
 	if (argc != 1)
 		return usage_error("capture %s: unexpected argument '%s'", sub, argv[1]);
 	if (strcmp(sub, "stop") == 0)
@@ -269,7 +277,7 @@ cmd_capture(const struct cmd_call *a)
 	if (strcmp(sub, "status") == 0)
 		return tel_simple("/sluice/capture", NULL, print_kv_top);
 	return usage_error("capture: unknown subcommand '%s' (expected start, stop or status)",
-	                   sub);
+			   sub);
 }
 
 static void
@@ -313,12 +321,12 @@ cmd_log(const struct cmd_call *a)
 static void
 print_workers(const struct sl_ctl_json *v)
 {
-	static const char *const heads[] = {"worker",   "packets",  "pl_drops", "tx_drop",
-	                                    "dispatched", "ring_full", "ring",     "adj_from",
-	                                    "adj_to",   "moves"};
-	static const char *const keys[] = {"packets",   "pipeline_dropped", "tx_dropped", "dispatched",
-	                                   "ring_full", NULL,               "adjust_from", "adjust_to",
-	                                   "moves"};
+	static const char *const heads[] = {"worker",     "packets",   "pl_drops", "tx_drop",
+					    "dispatched", "ring_full", "ring",     "adj_from",
+					    "adj_to",     "moves"};
+	static const char *const keys[] = {"packets",     "pipeline_dropped", "tx_dropped",
+					   "dispatched",  "ring_full",        NULL,
+					   "adjust_from", "adjust_to",        "moves"};
 	struct sl_ctl_table *kv, *t;
 	char buf[64];
 
@@ -381,14 +389,15 @@ cmd_dispatch(const struct cmd_call *a)
 		double thr = strtod(argv[i], &end);
 		if (end != argv[i] && *end == '\0') {
 			if (!(thr >= 0 && thr <= 1))
-				return usage_error("dispatch: threshold '%s' outside 0..1", argv[i]);
+				return usage_error("dispatch: threshold '%s' outside 0..1",
+						   argv[i]);
 			n += (size_t)snprintf(params + n, sizeof(params) - n, "%sthreshold=%s",
-			                      n ? "," : "", argv[i]);
+					      n ? "," : "", argv[i]);
 		} else {
 			if (!param_ok(argv[i]) || strlen(argv[i]) > 16)
 				return usage_error("dispatch: bad scheduler '%s'", argv[i]);
 			n += (size_t)snprintf(params + n, sizeof(params) - n, "%sscheduler=%s",
-			                      n ? "," : "", argv[i]);
+					      n ? "," : "", argv[i]);
 		}
 	}
 	return tel_simple("/sluice/dispatch", n ? params : NULL, print_kv_top);
@@ -437,13 +446,16 @@ cmd_port(const struct cmd_call *a)
 		return tel_simple("/sluice/port/del", argv[0], print_port_deleted);
 	}
 	for (int i = 0; i < argc; i++) {
-		if (i > 0 && strncmp(argv[i], "name=", 5) != 0 && strncmp(argv[i], "ofport=", 7) != 0)
-			return usage_error("add-port: '%s': expected name=NAME or ofport=N after the "
-			                   "devargs",
-			                   argv[i]);
+		if (i > 0 && strncmp(argv[i], "name=", 5) != 0 &&
+		    strncmp(argv[i], "ofport=", 7) != 0)
+			return usage_error(
+				"add-port: '%s': expected name=NAME or ofport=N after the "
+				"devargs",
+				argv[i]);
 		if (argv[i][0] == '\0' || strpbrk(argv[i], " \t\n") != NULL)
 			return usage_error("add-port: bad argument '%s'", argv[i]);
-		n += (size_t)snprintf(params + n, sizeof(params) - n, "%s%s", i ? "," : "", argv[i]);
+		n += (size_t)snprintf(params + n, sizeof(params) - n, "%s%s", i ? "," : "",
+				      argv[i]);
 		if (n >= sizeof(params) - 16) /* the command's name goes in the request too */
 			return usage_error("add-port: arguments too long");
 	}
@@ -455,12 +467,14 @@ static void
 print_queues(const struct sl_ctl_json *v)
 {
 	for (const struct sl_ctl_json *q = v->child; q != NULL; q = q->next)
-		printf("port %" PRIu64 " queue %" PRIu64 ": max_rate=%" PRIu64 " kbit/s burst=%" PRIu64
-		       " kbit tx_packets=%" PRIu64 " tx_bytes=%" PRIu64 " tx_errors=%" PRIu64
-		       " duration=%.3fs\n",
+		printf("port %" PRIu64 " queue %" PRIu64 ": max_rate=%" PRIu64
+		       " kbit/s burst=%" PRIu64 " kbit tx_packets=%" PRIu64 " tx_bytes=%" PRIu64
+		       " tx_errors=%" PRIu64 " duration=%.3fs\n",
 		       sl_ctl_json_get_u64(q, "port", 0), sl_ctl_json_get_u64(q, "queue", 0),
-		       sl_ctl_json_get_u64(q, "max_rate_kbps", 0), sl_ctl_json_get_u64(q, "burst_kbit", 0),
-		       sl_ctl_json_get_u64(q, "tx_packets", 0), sl_ctl_json_get_u64(q, "tx_bytes", 0),
+		       sl_ctl_json_get_u64(q, "max_rate_kbps", 0),
+		       sl_ctl_json_get_u64(q, "burst_kbit", 0),
+		       sl_ctl_json_get_u64(q, "tx_packets", 0),
+		       sl_ctl_json_get_u64(q, "tx_bytes", 0),
 		       sl_ctl_json_get_u64(q, "tx_errors", 0),
 		       (double)sl_ctl_json_get_u64(q, "age_ms", 0) / 1000);
 }
@@ -511,7 +525,7 @@ cmd_queue(const struct cmd_call *a)
 		if ((strncmp(argv[i], "max_rate=", 9) != 0 && strncmp(argv[i], "burst=", 6) != 0) ||
 		    !param_ok(argv[i]))
 			return usage_error("set-queue: '%s': expected max_rate=KBPS or burst=KBIT",
-			                   argv[i]);
+					   argv[i]);
 		n += (size_t)snprintf(params + n, sizeof(params) - n, ",%s", argv[i]);
 		if (n >= sizeof(params) - 24)
 			return usage_error("set-queue: arguments too long");
@@ -532,8 +546,8 @@ cmd_telemetry(const struct cmd_call *a)
 
 	if (request[0] != '/' || strlen(request) > SL_CTL_TEL_REQUEST_MAX)
 		return usage_error("telemetry: bad command '%s' (expected /CMD[,PARAMS], at most "
-		                   "%d bytes)",
-		                   request, SL_CTL_TEL_REQUEST_MAX);
+				   "%d bytes)",
+				   request, SL_CTL_TEL_REQUEST_MAX);
 	snprintf(cmd, sizeof(cmd), "%s", request);
 	cmd[strcspn(cmd, ",")] = '\0';
 	if ((ex = tel_connect(&t)) != 0)

@@ -20,7 +20,7 @@ of_unreachable(int rc, const char *err)
 	/* -EPROTO: something answered but refused us (TLS, hello): running, then. */
 	if (rc != -EPROTO)
 		fprintf(stderr, "sluicectl: is the switch running? Pick it with --name NAME or "
-		                "--target unix:PATH|tcp:HOST[:PORT]|ssl:HOST[:PORT]\n");
+				"--target unix:PATH|tcp:HOST[:PORT]|ssl:HOST[:PORT]\n");
 	return EXIT_UNREACHABLE;
 }
 
@@ -44,11 +44,11 @@ tls_load(void)
 		return 0;
 	if (f->private_key == NULL || f->certificate == NULL || f->ca_cert == NULL)
 		return usage_error("%s: TLS needs -p/--private-key, -c/--certificate and "
-		                   "-C/--ca-cert (%s is missing)",
-		                   o.target,
-		                   f->private_key == NULL   ? "--private-key"
-		                   : f->certificate == NULL ? "--certificate"
-		                                            : "--ca-cert");
+				   "-C/--ca-cert (%s is missing)",
+				   o.target,
+				   f->private_key == NULL   ? "--private-key"
+				   : f->certificate == NULL ? "--certificate"
+							    : "--ca-cert");
 	if (sl_tls_ctx_create(f, &tls_ctx, err, sizeof(err)) < 0)
 		return usage_error("TLS: %s", err);
 	atexit(tls_ctx_free);
@@ -89,7 +89,7 @@ of_failed(const char *what, int rc, const char *err)
 /* Send one multipart request of @type (body from @req) and feed every reply message to @fn. */
 int
 of_multipart(struct sl_ctl_of *c, struct sl_ofp_mp_request *req, sl_ctl_of_reply_fn fn, void *arg,
-             struct sl_ofp_error *refused, char *err, size_t err_size)
+	     struct sl_ofp_error *refused, char *err, size_t err_size)
 {
 	struct sl_ofp_buf b;
 	int rc;
@@ -124,14 +124,14 @@ mp_reply(void *arg, const uint8_t *msg, size_t len)
 
 	if (sl_ofp_mp_reply_decode(msg, len, &r, &e) < 0 || r.type != m->type) {
 		snprintf(m->err, ERR_MAX, "malformed reply: expected %s, got message type %u",
-		         sl_ofp_mp_type_name(m->type), msg[1]);
+			 sl_ofp_mp_type_name(m->type), msg[1]);
 		return -EBADMSG;
 	}
 	for (size_t ofs = 0; ofs < r.body_len;) {
 		int rc = m->entry(m, r.body, r.body_len, &ofs, &e);
 		if (rc == -1) {
 			snprintf(m->err, ERR_MAX, "malformed %s entry at byte %zu: %s",
-			         sl_ofp_mp_type_name(m->type), ofs, sl_ofp_error_name(&e));
+				 sl_ofp_mp_type_name(m->type), ofs, sl_ofp_error_name(&e));
 			return -EBADMSG;
 		}
 		if (rc < 0)
@@ -142,7 +142,7 @@ mp_reply(void *arg, const uint8_t *msg, size_t len)
 
 static int
 port_desc_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                struct sl_ofp_error *e)
+		struct sl_ofp_error *e)
 {
 	struct port_list *pl = m->user;
 	struct sl_ofp_port_desc *p = sl_vec_push(pl);
@@ -160,10 +160,10 @@ int
 get_ports(struct sl_ctl_of *c, struct port_list *pl, char *err)
 {
 	struct mp_ctx m = {
-	    .type = SL_OFPMP_PORT_DESC, .err = err, .entry = port_desc_entry, .user = pl};
+		.type = SL_OFPMP_PORT_DESC, .err = err, .entry = port_desc_entry, .user = pl};
 
 	return of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_PORT_DESC}, mp_reply,
-	                    &m, NULL, err, ERR_MAX);
+			    &m, NULL, err, ERR_MAX);
 }
 
 const char *

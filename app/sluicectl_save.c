@@ -23,7 +23,7 @@
 /* Flows as flow-file lines, sorted for a stable file. */
 static int
 save_flow_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                struct sl_ofp_error *e)
+		struct sl_ofp_error *e)
 {
 	static struct sl_flow_spec fs;
 	struct sl_ofp_flow_stats st;
@@ -64,7 +64,8 @@ save_tables(FILE *f, uint8_t *state_ids, unsigned *n_state)
 			    spec->type == SL_CTL_JSON_STRING) {
 				fprintf(f, "%s\n", spec->str);
 				if (strstr(spec->str, ",kind=state") != NULL)
-					state_ids[(*n_state)++] = (uint8_t)strtoul(m->key, NULL, 10);
+					state_ids[(*n_state)++] =
+						(uint8_t)strtoul(m->key, NULL, 10);
 			}
 			sl_ctl_json_free(one);
 			one = NULL;
@@ -128,7 +129,8 @@ group_ready(const struct group_list *gl, const bool *written, const struct sl_gr
 {
 	for (unsigned b = 0; b < g->n_buckets; b++) {
 		const struct sl_bucket_spec *bs = &g->buckets[b];
-		if (bs->watch_group != SL_GROUP_ID_ANY && !group_written(gl, written, bs->watch_group))
+		if (bs->watch_group != SL_GROUP_ID_ANY &&
+		    !group_written(gl, written, bs->watch_group))
 			return false;
 		for (unsigned k = 0; k < bs->n_actions; k++)
 			if (bs->actions[k].type == SL_ACT_GROUP &&
@@ -154,7 +156,8 @@ groups_save(FILE *f, struct group_list *gl)
 	do {
 		before = left;
 		for (size_t i = 0; i < gl->n; i++) {
-			if (written != NULL && (written[i] || !group_ready(gl, written, &gl->v[i].desc)))
+			if (written != NULL &&
+			    (written[i] || !group_ready(gl, written, &gl->v[i].desc)))
 				continue;
 			print_group_line(f, &gl->v[i].desc, NULL);
 			if (written != NULL)
@@ -194,7 +197,8 @@ cmd_save(struct sl_ctl_of *c, const struct cmd_call *a)
 		errmsg("save: %s: %s", tmp, strerror(errno));
 		return EXIT_REFUSED;
 	}
-	fprintf(f, "# sluicectl save: load with sluice --restore FILE or sluicectl add-flows FILE\n");
+	fprintf(f,
+		"# sluicectl save: load with sluice --restore FILE or sluicectl add-flows FILE\n");
 	ex = save_tables(f, state_ids, &n_state);
 	if (ex == 0)
 		ex = save_queues(f);
@@ -214,9 +218,10 @@ cmd_save(struct sl_ctl_of *c, const struct cmd_call *a)
 		m.type = SL_OFPMP_METER_CONFIG;
 		m.entry = meter_config_entry;
 		m.user = &ml;
-		rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER_CONFIG,
-		                                                 .meter_id = SL_METER_ID_ALL},
-		                  mp_reply, &m, NULL, err, sizeof(err));
+		rc = of_multipart(c,
+				  &(struct sl_ofp_mp_request){.type = SL_OFPMP_METER_CONFIG,
+							      .meter_id = SL_METER_ID_ALL},
+				  mp_reply, &m, NULL, err, sizeof(err));
 	}
 	for (size_t i = 0; ex == 0 && rc == 0 && i < ml.n; i++) {
 		sl_meter_format(&ml.v[i].spec, text, sizeof(text));
@@ -227,8 +232,8 @@ cmd_save(struct sl_ctl_of *c, const struct cmd_call *a)
 		m.type = SL_OFPMP_GROUP_DESC;
 		m.entry = group_desc_entry;
 		m.user = &gl;
-		rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_GROUP_DESC}, mp_reply,
-		                  &m, NULL, err, sizeof(err));
+		rc = of_multipart(c, &(struct sl_ofp_mp_request){.type = SL_OFPMP_GROUP_DESC},
+				  mp_reply, &m, NULL, err, sizeof(err));
 	}
 	if (ex == 0 && rc == 0)
 		groups_save(f, &gl);
@@ -268,7 +273,8 @@ cmd_save(struct sl_ctl_of *c, const struct cmd_call *a)
 	if (ex != 0)
 		unlink(tmp);
 	else if (!o.json)
-		printf("saved %zu meters, %zu groups, %zu flows to %s\n", ml.n, gl.n, lines.n, path);
+		printf("saved %zu meters, %zu groups, %zu flows to %s\n", ml.n, gl.n, lines.n,
+		       path);
 	sl_vec_free(&lines);
 	sl_vec_free(&ml);
 	sl_vec_free(&gl);
@@ -291,7 +297,7 @@ struct fset_entry {
 	char *text;       /* the flow (sl_flow_format, port numbers) */
 	const char *file; /* flow file and line it came from, or NULL (a switch) */
 	unsigned line;
-	size_t seq;       /* reading order: of two equal keys in a file the last wins */
+	size_t seq; /* reading order: of two equal keys in a file the last wins */
 };
 
 struct flow_set {
@@ -321,7 +327,7 @@ fset_add(struct flow_set *s, const struct sl_flow_spec *fs, const char *file, un
 		return -ENOMEM;
 	n = *fs;
 	n.cookie_mask = 0;
-	n.flags &= (uint16_t)~(SL_FF_CHECK_OVERLAP | SL_FF_RESET_COUNTS);
+	n.flags &= (uint16_t) ~(SL_FF_CHECK_OVERLAP | SL_FF_RESET_COUNTS);
 	sl_flow_format_match(&n.match, match, sizeof(match));
 	sl_flow_format(&n, text, sizeof(text));
 	snprintf(key, sizeof(key), "%03u %05u %s", n.table_id, 65535u - n.priority, match);
@@ -369,7 +375,7 @@ fset_sort(struct flow_set *s)
 
 static int
 fset_stats_entry(struct mp_ctx *m, const uint8_t *body, size_t len, size_t *ofs,
-                 struct sl_ofp_error *e)
+		 struct sl_ofp_error *e)
 {
 	static struct sl_flow_spec fs;
 	struct sl_ofp_flow_stats st;
@@ -464,15 +470,14 @@ source_is_file(const char *src, char *target, size_t size, int *ex)
 		return true;
 	if (sl_ctl_default_target(src, target, size) < 0)
 		*ex = usage_error("'%s' is neither a file nor a switch name (1..64 characters of "
-		                  "A-Z a-z 0-9 _ . -)",
-		                  src);
+				  "A-Z a-z 0-9 _ . -)",
+				  src);
 	return false;
 }
 
 /* Read SOURCE @src into @s: a file, or the switch it names (connecting to it). */
 static int
-fset_read_source(struct flow_set *s, const char *cmd, const char *src, char *target,
-                 size_t size)
+fset_read_source(struct flow_set *s, const char *cmd, const char *src, char *target, size_t size)
 {
 	struct sl_ctl_of *c;
 	int ex;
@@ -603,11 +608,11 @@ replace_append(struct batch *b, uint8_t command, const struct fset_entry *e, boo
 	fm.spec.flags &= (uint16_t)~SL_FF_LOW_LATENCY;
 	if ((rc = sl_ofp_flow_mod_encode(&b->msgs, 0, &fm)) == 0 &&
 	    (rc = batch_add_origin(b, e->file, e->line)) == 0 && e->file == NULL)
-		snprintf(b->origins.v[b->origins.n - 1].what, sizeof(b->origins.v[0].what), "deleting %s",
-		         e->text);
+		snprintf(b->origins.v[b->origins.n - 1].what, sizeof(b->origins.v[0].what),
+			 "deleting %s", e->text);
 	if (rc == 0 && command != SL_OFPFC_DELETE_STRICT && ll != ll_was)
 		rc = ll_set_append_cmd(b, ll ? SL_OFPX_LL_SET_ON : SL_OFPX_LL_SET_OFF, &fm.spec,
-		                       true, e->file, e->line);
+				       true, e->file, e->line);
 	if (rc == -EMSGSIZE)
 		errmsg("replace-flows: %s:%u: flow too large for one OpenFlow message", e->file,
 		       e->line);
@@ -648,16 +653,17 @@ cmd_replace_flows(const struct cmd_call *a)
 
 	if (argc == 2) {
 		if (source_is_file(argv[0], target, sizeof(target), &ex) && ex == 0)
-			return usage_error("replace-flows: '%s' is no switch (SWITCH is a target "
-			                   "such as unix:PATH or tcp:HOST:PORT, or an instance name)",
-			                   argv[0]);
+			return usage_error(
+				"replace-flows: '%s' is no switch (SWITCH is a target "
+				"such as unix:PATH or tcp:HOST:PORT, or an instance name)",
+				argv[0]);
 		if (ex != 0)
 			return ex;
 		o.target = target;
 	}
 	sl_ofp_buf_init(&b.msgs);
-	if ((ex = fset_read_file(&file, "replace-flows", path)) != 0 || (ex = of_connect(&c)) != 0 ||
-	    (ex = fset_read_switch(&sw, c)) != 0)
+	if ((ex = fset_read_file(&file, "replace-flows", path)) != 0 ||
+	    (ex = of_connect(&c)) != 0 || (ex = fset_read_switch(&sw, c)) != 0)
 		goto out;
 	/* Deletes first, as ovs-ofctl: an ADD below never collides with a flow on its way out. */
 	for (i = 0, j = 0; j < sw.n && rc == 0; j++) {
@@ -680,7 +686,7 @@ cmd_replace_flows(const struct cmd_call *a)
 		} else {
 			bool mod = same_but_actions(file.v[i].text, sw.v[j].text);
 			rc = replace_append(&b, mod ? SL_OFPFC_MODIFY_STRICT : SL_OFPFC_ADD,
-			                    &file.v[i], text_low_latency(sw.v[j].text));
+					    &file.v[i], text_low_latency(sw.v[j].text));
 			if (mod)
 				n_mod++;
 			else

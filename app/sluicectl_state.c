@@ -22,7 +22,7 @@ parse_state_table(const char *cmd, const char *arg, uint8_t *table_id)
 
 	if (!parse_u64(arg, 0, SL_TABLES_MAX - 1, &v))
 		return usage_error("%s: bad table '%s': expected 0..%u", cmd, arg,
-		                   SL_TABLES_MAX - 1);
+				   SL_TABLES_MAX - 1);
 	*table_id = (uint8_t)v;
 	return 0;
 }
@@ -52,8 +52,8 @@ parse_state_set(const char *cmd, int argc, char **argv, struct sl_ofp_state_mod 
 
 	if (argc < 3 || argc > 6)
 		return usage_error("%s: expected TABLE KEY STATE [idle_ms=N] [hard_ms=N] "
-		                   "[rollback=S]",
-		                   cmd);
+				   "[rollback=S]",
+				   cmd);
 	if ((rc = parse_state_table(cmd, argv[0], &m.table_id)) ||
 	    (rc = parse_state_key(cmd, argv[1], &m.key)))
 		return rc;
@@ -72,8 +72,8 @@ parse_state_set(const char *cmd, int argc, char **argv, struct sl_ofp_state_mod 
 			dst = &m.set.rollback;
 		if (dst == NULL || !parse_u64(eq + 1, 0, UINT32_MAX, &v))
 			return usage_error("%s: bad argument '%s': expected idle_ms=N, "
-			                   "hard_ms=N or rollback=S",
-			                   cmd, argv[i]);
+					   "hard_ms=N or rollback=S",
+					   cmd, argv[i]);
 		*dst = (uint32_t)v;
 	}
 	*mp = m;
@@ -260,7 +260,7 @@ state_reply(void *arg, const uint8_t *msg, size_t len)
 	if (!d->have_stats) {
 		if (sl_ofp_state_stats_reply_decode(msg, len, &table_id, &d->st, &e) < 0) {
 			snprintf(d->err, ERR_MAX, "malformed state stats reply: %s",
-			         sl_ofp_error_name(&e));
+				 sl_ofp_error_name(&e));
 			return -EBADMSG;
 		}
 		d->have_stats = true;
@@ -316,10 +316,11 @@ cmd_dump_states(struct sl_ctl_of *c, const struct cmd_call *a)
 	} else {
 		printf("state table %u: %" PRIu32 " entries of %" PRIu32 ", lookups=%" PRIu64
 		       " hits=%" PRIu64 " inserts=%" PRIu64 " sets=%" PRIu64 " deletes=%" PRIu64
-		       " expired=%" PRIu64 " evicted=%" PRIu64 " refused=%" PRIu64 " foreign=%" PRIu64 " bytes=%" PRIu64
-		       "\n",
+		       " expired=%" PRIu64 " evicted=%" PRIu64 " refused=%" PRIu64
+		       " foreign=%" PRIu64 " bytes=%" PRIu64 "\n",
 		       table_id, st->n_entries, st->capacity, st->lookups, st->hits, st->inserts,
-		       st->sets, st->deletes, st->expired, st->evicted, st->refused, st->foreign, st->bytes);
+		       st->sets, st->deletes, st->expired, st->evicted, st->refused, st->foreign,
+		       st->bytes);
 	}
 	sl_ofp_buf_reset(&b);
 	rc = sl_ofp_state_request_encode(&b, sl_ctl_of_next_xid(c), SL_OFPX_STATE_DUMP, table_id);

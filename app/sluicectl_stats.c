@@ -44,10 +44,10 @@ fmt_uptime(uint64_t ms, char *buf, size_t size)
 
 	if (s >= 86400)
 		snprintf(buf, size, "%" PRIu64 "d%02" PRIu64 "h%02" PRIu64 "m", s / 86400,
-		         s / 3600 % 24, s / 60 % 60);
+			 s / 3600 % 24, s / 60 % 60);
 	else if (s >= 3600)
 		snprintf(buf, size, "%" PRIu64 "h%02" PRIu64 "m%02" PRIu64 "s", s / 3600,
-		         s / 60 % 60, s % 60);
+			 s / 60 % 60, s % 60);
 	else if (s >= 60)
 		snprintf(buf, size, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
 	else
@@ -77,9 +77,9 @@ static void
 stats_ports(const struct sl_ctl_json *v)
 {
 	static const char *const heads[] = {"port",    "name",     "state",   "rx_pkts", "rx_bytes",
-	                                    "tx_pkts", "tx_bytes", "tx_drop", "rx_miss"};
+					    "tx_pkts", "tx_bytes", "tx_drop", "rx_miss"};
 	static const char *const keys[] = {"rx_packets", "rx_bytes",   "tx_packets",
-	                                   "tx_bytes",   "tx_dropped", "rx_missed"};
+					   "tx_bytes",   "tx_dropped", "rx_missed"};
 	const struct sl_ctl_json *rows[1024];
 	struct sl_ctl_table *t;
 	size_t n = sorted_entries(v, rows, SL_ARRAY_SIZE(rows));
@@ -90,7 +90,7 @@ stats_ports(const struct sl_ctl_json *v)
 	for (size_t i = 0; i < n; i++) {
 		const struct sl_ctl_json *p = rows[i];
 		uint64_t link = sl_ctl_json_get_u64(p, "link", 0),
-		         live = sl_ctl_json_get_u64(p, "live", 1);
+			 live = sl_ctl_json_get_u64(p, "live", 1);
 
 		sl_ctl_table_add(t, p->key);
 		fmt_member(p, "name", buf, sizeof(buf));
@@ -111,7 +111,7 @@ static void
 stats_tables(const struct sl_ctl_json *v)
 {
 	static const char *const heads[] = {"table",   "name",    "kind",  "flows",
-	                                    "lookups", "matched", "missed"};
+					    "lookups", "matched", "missed"};
 	static const char *const keys[] = {"name", "kind", "flows", "lookups", "matched", "missed"};
 	const struct sl_ctl_json *rows[256];
 	struct sl_ctl_table *t;
@@ -140,12 +140,13 @@ stats_tables(const struct sl_ctl_json *v)
 static void
 stats_ffp(const struct sl_ctl_json *v)
 {
-	static const char *const heads[] = {"table", "active", "adaptive", "search ns", "probe ns",
-	                                    "LL entries", "LUT entries", "hits", "misses",
-	                                    "verified", "invalidated", "evicted"};
-	static const char *const keys[] = {"active", "adaptive", "search_ns", "probe_ns",
-	                                   "low_latency_entries", "entries", "hits", "misses",
-	                                   "verifications", "invalidations", "evictions"};
+	static const char *const heads[] = {"table",    "active",     "adaptive",    "search ns",
+					    "probe ns", "LL entries", "LUT entries", "hits",
+					    "misses",   "verified",   "invalidated", "evicted"};
+	static const char *const keys[] = {
+		"active",   "adaptive", "search_ns", "probe_ns",      "low_latency_entries",
+		"entries",  "hits",     "misses",    "verifications", "invalidations",
+		"evictions"};
 	struct sl_ctl_table *kv, *t;
 	char buf[64];
 	static const char *const kvh[] = {"", ""};
@@ -172,7 +173,8 @@ stats_ffp(const struct sl_ctl_json *v)
 			char line[512];
 			size_t used = 0;
 			line[0] = '\0';
-			for (const struct sl_ctl_json *c = m->child; c && used < sizeof(line); c = c->next) {
+			for (const struct sl_ctl_json *c = m->child; c && used < sizeof(line);
+			     c = c->next) {
 				fmt_value(c, buf, sizeof(buf));
 				int w = snprintf(line + used, sizeof(line) - used, "%s%s %s",
 						 used ? ", " : "", c->key, buf);
@@ -248,9 +250,9 @@ static void
 stats_latency(const struct sl_ctl_json *v)
 {
 	static const char *const heads[] = {"class", "count", "mean",  "p50",
-	                                    "p90",   "p99",   "p99.9", "max"};
+					    "p90",   "p99",   "p99.9", "max"};
 	static const char *const keys[] = {"mean_ns", "p50_ns",  "p90_ns",
-	                                   "p99_ns",  "p999_ns", "max_ns"};
+					   "p99_ns",  "p999_ns", "max_ns"};
 	struct sl_ctl_table *t;
 	char buf[64];
 
@@ -280,15 +282,15 @@ static const struct stats_section {
 	const char *cmd;
 	void (*print)(const struct sl_ctl_json *v);
 } sections[] = {
-    {"info", "/sluice/info", stats_info},
-    {"ports", "/sluice/ports", stats_ports},
-    {"tables", "/sluice/tables", stats_tables},
-    {"drops", "/sluice/drops", stats_drops},
-    {"datapath", "/sluice/datapath", stats_datapath},
-    {"latency", "/sluice/latency", stats_latency},
-    {"controller", "/sluice/controller", NULL}, /* key/value */
-    {"flow_cache", "/sluice/flow_cache", NULL}, /* key/value */
-    {"ffp", "/sluice/ffp", stats_ffp},          /* fast forwarding path (issue 6) */
+	{"info", "/sluice/info", stats_info},
+	{"ports", "/sluice/ports", stats_ports},
+	{"tables", "/sluice/tables", stats_tables},
+	{"drops", "/sluice/drops", stats_drops},
+	{"datapath", "/sluice/datapath", stats_datapath},
+	{"latency", "/sluice/latency", stats_latency},
+	{"controller", "/sluice/controller", NULL}, /* key/value */
+	{"flow_cache", "/sluice/flow_cache", NULL}, /* key/value */
+	{"ffp", "/sluice/ffp", stats_ffp},          /* fast forwarding path (issue 6) */
 };
 
 int
@@ -303,8 +305,8 @@ cmd_stats(const struct cmd_call *a)
 		found |= strcmp(sections[i].what, what) == 0;
 	if (!all && !found)
 		return usage_error("stats: unknown section '%s' (expected ports, tables, drops, "
-		                   "datapath, latency, controller, flow_cache, ffp, info or all)",
-		                   what);
+				   "datapath, latency, controller, flow_cache, ffp, info or all)",
+				   what);
 	if ((ex = tel_connect(&t)) != 0)
 		return ex;
 	if (o.json && all)
@@ -609,10 +611,10 @@ cmd_monitor(const struct cmd_call *a)
 	(void)a;
 	if (o.interval && !parse_seconds(o.interval, 0.1, 3600, &interval))
 		return usage_error("monitor: bad --interval '%s' (expected 0.1..3600 seconds)",
-		                   o.interval);
+				   o.interval);
 	if (o.count && !parse_u64(o.count, 1, UINT32_MAX, &count))
 		return usage_error("monitor: bad --count '%s' (expected a positive integer)",
-		                   o.count);
+				   o.count);
 	if ((ex = tel_connect(&t)) != 0)
 		return ex;
 

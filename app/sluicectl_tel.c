@@ -22,7 +22,7 @@ tel_connect(struct sl_ctl_tel **t)
 	errmsg("%s", err);
 	if (rc != -EBADMSG)
 		fprintf(stderr, "sluicectl: is the switch running? Pick it with --name NAME or "
-		                "--telemetry PATH\n");
+				"--telemetry PATH\n");
 	return rc == -EBADMSG ? EXIT_REFUSED : EXIT_UNREACHABLE;
 }
 
@@ -49,7 +49,7 @@ tel_failed(const char *cmd, int rc, const char *err)
 /* Call @cmd; on success *doc and *v are set (free *doc). */
 int
 tel_get(struct sl_ctl_tel *t, const char *cmd, const char *params, struct sl_ctl_json_doc **doc,
-        const struct sl_ctl_json **v)
+	const struct sl_ctl_json **v)
 {
 	char err[ERR_MAX];
 	int rc = sl_ctl_tel_call(t, cmd, params, doc, v, err, sizeof(err));

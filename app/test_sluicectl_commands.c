@@ -109,9 +109,9 @@ test_completion(const char *completion, const char *exe)
 	FILE *p;
 
 	snprintf(cmd, sizeof(cmd),
-	         "bash -c 'source \"$0\" && COMP_WORDS=(\"$1\" \"\") COMP_CWORD=1 && _sluicectl && "
-	         "printf \"%%s\\n\" \"${COMPREPLY[@]}\"' '%s' '%s'",
-	         completion, exe);
+		 "bash -c 'source \"$0\" && COMP_WORDS=(\"$1\" \"\") COMP_CWORD=1 && _sluicectl && "
+		 "printf \"%%s\\n\" \"${COMPREPLY[@]}\"' '%s' '%s'",
+		 completion, exe);
 	p = popen(cmd, "r");
 	CHECK(p != NULL, "popen");
 	if (p == NULL)

@@ -47,8 +47,9 @@ count(int rc)
 static void
 print_stats(void)
 {
-	fprintf(stderr, "fuzz_flow_mod: %lu inputs, %lu decoded, %lu applied, %lu refused by the "
-			"pipeline\n",
+	fprintf(stderr,
+		"fuzz_flow_mod: %lu inputs, %lu decoded, %lu applied, %lu refused by the "
+		"pipeline\n",
 		n_inputs, n_decoded, n_applied, n_refused);
 }
 

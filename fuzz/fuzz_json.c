@@ -17,7 +17,7 @@
 #include <string.h>
 
 static const struct sl_ctl_json_limits lim = {
-    .max_size = 1 << 20, .max_depth = 48, .max_nodes = 100000};
+	.max_size = 1 << 20, .max_depth = 48, .max_nodes = 100000};
 
 /* Visit every node through the public accessors. */
 static void

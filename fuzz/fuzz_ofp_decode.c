@@ -280,7 +280,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (x.exp_type == SL_OFPX_SET_FWD_MODE || x.exp_type == SL_OFPX_FWD_MODE) {
 			fwd_mode_round_trip(msg, size);
 		} else if ((rc = sl_ofp_table_declare_decode(msg, size, &ts, &e)) == 0) {
-			ROUND_TRIP(sl_ofp_table_declare_encode, sl_ofp_table_declare_decode, ts, ts2);
+			ROUND_TRIP(sl_ofp_table_declare_encode, sl_ofp_table_declare_decode, ts,
+				   ts2);
 		}
 		break;
 	case SL_OFPT_SET_CONFIG:

@@ -68,8 +68,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (msg == NULL)
 		return 0;
 	memcpy(msg, data, size);
-	exp_type =
-	    (uint32_t)msg[12] << 24 | (uint32_t)msg[13] << 16 | (uint32_t)msg[14] << 8 | msg[15];
+	exp_type = (uint32_t)msg[12] << 24 | (uint32_t)msg[13] << 16 | (uint32_t)msg[14] << 8 |
+		   msg[15];
 	if (!sl_ofp_state_exp_type(exp_type))
 		exp_type = SL_OFPX_STATE_TABLE + msg[15] % 7;
 	msg[0] = 4;
@@ -83,7 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sl_ofp_buf_reset(&b2);
 	/* The body as an action list: reaches the set_state action decoder. */
 	(void)sl_ofp_actions_decode(msg + 16, (size - 16) & ~(size_t)7, SL_OFP_ACTX_PACKET_OUT,
-	                            NULL, acts, &n_acts, &e);
+				    NULL, acts, &n_acts, &e);
 	switch (exp_type) {
 	case SL_OFPX_STATE_TABLE:
 		if (sl_ofp_state_table_decode(msg, size, &t1, &e) == 0 &&
@@ -109,7 +109,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (sl_ofp_state_request_decode(msg, size, exp_type, &tid, &e) == 0) {
 			if (sl_ofp_state_request_encode(&b1, 1, exp_type, tid) != 0 ||
 			    sl_ofp_state_request_decode(b1.data, b1.len, exp_type, &tid2, &e) !=
-			        0 ||
+				    0 ||
 			    tid != tid2)
 				abort();
 		}
@@ -127,7 +127,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t ofs = 0; ofs < out.len;) {
 				size_t len = (size_t)out.data[ofs + 2] << 8 | out.data[ofs + 3];
 				if (sl_ofp_state_dump_reply_decode(out.data + ofs, len, &tid2,
-				                                   &flags, NULL, NULL, &e) != 0)
+								   &flags, NULL, NULL, &e) != 0)
 					abort();
 				ofs += len;
 			}
@@ -140,7 +140,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (sl_ofp_state_stats_reply_decode(msg, size, &tid, &st, &e) == 0) {
 			if (sl_ofp_state_stats_reply_encode(&b1, 1, tid, &st) != 0 ||
 			    sl_ofp_state_stats_reply_decode(b1.data, b1.len, &tid2, &st2, &e) !=
-			        0 ||
+				    0 ||
 			    memcmp(&st, &st2, sizeof(st)) != 0)
 				abort();
 		}

@@ -80,10 +80,11 @@ main(int argc, char **argv)
 	struct sl_table_spec ts = {0};
 	struct sl_parse_error pe;
 	static const uint16_t mp_types[] = {
-		SL_OFPMP_DESC,  SL_OFPMP_FLOW,        SL_OFPMP_AGGREGATE,      SL_OFPMP_TABLE,
-		SL_OFPMP_PORT_STATS, SL_OFPMP_QUEUE,  SL_OFPMP_GROUP,          SL_OFPMP_GROUP_DESC,
-		SL_OFPMP_GROUP_FEATURES, SL_OFPMP_METER, SL_OFPMP_METER_CONFIG,
-		SL_OFPMP_METER_FEATURES, SL_OFPMP_TABLE_FEATURES, SL_OFPMP_PORT_DESC};
+		SL_OFPMP_DESC,           SL_OFPMP_FLOW,         SL_OFPMP_AGGREGATE,
+		SL_OFPMP_TABLE,          SL_OFPMP_PORT_STATS,   SL_OFPMP_QUEUE,
+		SL_OFPMP_GROUP,          SL_OFPMP_GROUP_DESC,   SL_OFPMP_GROUP_FEATURES,
+		SL_OFPMP_METER,          SL_OFPMP_METER_CONFIG, SL_OFPMP_METER_FEATURES,
+		SL_OFPMP_TABLE_FEATURES, SL_OFPMP_PORT_DESC};
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -96,7 +97,8 @@ main(int argc, char **argv)
 	emit("hello");
 	sl_ofp_echo_request_encode(&b, 2, "ping", 4);
 	emit("echo");
-	sl_ofp_error_encode(&b, 3, &(struct sl_ofp_error){SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, 0},
+	sl_ofp_error_encode(&b, 3,
+			    &(struct sl_ofp_error){SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, 0},
 			    "\x04\x05\x00\x08\x00\x00\x00\x01", 8);
 	emit("error");
 	for (uint8_t t = SL_OFPT_FEATURES_REQUEST; t <= SL_OFPT__MAX; t++)
@@ -139,9 +141,10 @@ main(int argc, char **argv)
 		po.in_port = SL_PORT_CONTROLLER;
 		po.n_actions = fm.spec.insns.n_apply;
 		memcpy(po.actions, fm.spec.insns.apply, sizeof(po.actions));
-		po.data = (const uint8_t *)"\xff\xff\xff\xff\xff\xff\x00\x01\x02\x03\x04\x05\x08\x00"
-					   "\x45\x00\x00\x14\x00\x00\x00\x00\x40\x06\x00\x00"
-					   "\x0a\x00\x00\x01\x0a\x00\x00\x02";
+		po.data =
+			(const uint8_t *)"\xff\xff\xff\xff\xff\xff\x00\x01\x02\x03\x04\x05\x08\x00"
+					 "\x45\x00\x00\x14\x00\x00\x00\x00\x40\x06\x00\x00"
+					 "\x0a\x00\x00\x01\x0a\x00\x00\x02";
 		po.data_len = 34;
 		sl_ofp_packet_out_encode(&b, 300 + i, &po);
 		emit("packet_out");
@@ -188,7 +191,8 @@ main(int argc, char **argv)
 	/* OpenState (issue #9): state table, set/delete, requests, replies, set_state flows. */
 	{
 		static struct sl_ofp_state_mod sm;
-		struct sl_state_stats sst = {.lookups = 5, .hits = 3, .capacity = 100, .n_entries = 2};
+		struct sl_state_stats sst = {
+			.lookups = 5, .hits = 3, .capacity = 100, .n_entries = 2};
 		if (sl_table_spec_parse("table=0,kind=state,lookup=nw_src+nw_dst,"
 					"update=nw_dst+nw_src,size=1000",
 					&ts, &pe) != 0)
@@ -212,8 +216,9 @@ main(int argc, char **argv)
 		emit("state");
 		sl_ofp_state_stats_reply_encode(&b, 705, 0, &sst);
 		emit("state");
-		if (sl_flow_parse("table=1,state=2,ip actions=set_state(3,table=0,idle_ms=5),output:1",
-				  &fm.spec, &pe) != 0)
+		if (sl_flow_parse(
+			    "table=1,state=2,ip actions=set_state(3,table=0,idle_ms=5),output:1",
+			    &fm.spec, &pe) != 0)
 			return 1;
 		sl_ofp_flow_mod_encode(&b, 706, &fm);
 		emit("state");
@@ -252,11 +257,14 @@ main(int argc, char **argv)
 					   {.type = SL_BAND_DSCP_REMARK,
 					    .prec_level = 1,
 					    .rate = 500}}}};
-		struct sl_meter_stats mst = {.flow_count = 1, .packets = 5, .bytes = 320,
-					     .n_bands = 2, .band_packets = {1, 2},
+		struct sl_meter_stats mst = {.flow_count = 1,
+					     .packets = 5,
+					     .bytes = 320,
+					     .n_bands = 2,
+					     .band_packets = {1, 2},
 					     .band_bytes = {64, 128}};
-		struct sl_ofp_meter_features mf = {.max_meter = 65536, .band_types = 0x6,
-						   .capabilities = 0xf, .max_bands = 8};
+		struct sl_ofp_meter_features mf = {
+			.max_meter = 65536, .band_types = 0x6, .capabilities = 0xf, .max_bands = 8};
 		struct sl_ofp_mp_writer w;
 
 		sl_ofp_meter_mod_encode(&b, 800, &mm);
@@ -302,8 +310,8 @@ main(int argc, char **argv)
 			fprintf(stderr, "bad seed mode %u: %s\n", k, ferr);
 			return 1;
 		}
-		sl_ofp_fwd_mode_encode(&b, 700 + k, k == 0 ? SL_OFPX_FWD_MODE : SL_OFPX_SET_FWD_MODE,
-				       &fp);
+		sl_ofp_fwd_mode_encode(&b, 700 + k,
+				       k == 0 ? SL_OFPX_FWD_MODE : SL_OFPX_SET_FWD_MODE, &fp);
 		emit("fwd_mode");
 	}
 	sl_ofp_buf_free(&b);

@@ -30,13 +30,13 @@
 
 struct sl_capture {
 	/* Read by the worker. */
-	uint8_t if_of[256];  /* ethdev port id -> interface index in the file, NO_IF: not captured */
+	uint8_t if_of[256]; /* ethdev port id -> interface index in the file, NO_IF: not captured */
 	bool filtering;
 	struct bpf_program prog; /* the compiled filter, when filtering */
 	unsigned dir;
 	uint32_t snaplen;
 	uint64_t max_packets;
-	volatile bool full;  /* control -> worker: stop copying */
+	volatile bool full; /* control -> worker: stop copying */
 	struct rte_mempool *mp;
 	struct rte_ring *ring;
 	/* The clock: wall time base_ns was TSC base_tsc (set at open, read-only after). */
@@ -126,9 +126,9 @@ sl_capture_burst(struct sl_capture *c, uint16_t dpdk_port, unsigned dir, struct 
 			__atomic_fetch_add(&c->filtered, 1, __ATOMIC_RELAXED);
 			continue;
 		}
-		struct rte_mbuf *m = rte_pcapng_copy(dpdk_port, 0, ms[i], c->mp, c->snaplen, tsc,
-						     dir == SL_CAPTURE_RX ? RTE_PCAPNG_DIRECTION_IN
-									  : RTE_PCAPNG_DIRECTION_OUT);
+		struct rte_mbuf *m = rte_pcapng_copy(
+			dpdk_port, 0, ms[i], c->mp, c->snaplen, tsc,
+			dir == SL_CAPTURE_RX ? RTE_PCAPNG_DIRECTION_IN : RTE_PCAPNG_DIRECTION_OUT);
 		if (m == NULL) {
 			__atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
 			continue;
@@ -238,9 +238,11 @@ write_header(int fd, const struct sl_capture_params *p, uint32_t snaplen, const 
 		memcpy(b + 8, &u16, 2);
 		memcpy(b + 12, &snaplen, 4);
 		off = 16;
-		opt_put(b, &off, 2, p->ports[i].name, (uint16_t)strlen(p->ports[i].name)); /* if_name */
-		opt_put(b, &off, 9, &tsresol, 1); /* if_tsresol */
-		if (f[0] != '\0') { /* if_filter: a first byte 0 says the rest is libpcap's syntax */
+		opt_put(b, &off, 2, p->ports[i].name,
+			(uint16_t)strlen(p->ports[i].name)); /* if_name */
+		opt_put(b, &off, 9, &tsresol, 1);            /* if_tsresol */
+		if (f[0] !=
+		    '\0') { /* if_filter: a first byte 0 says the rest is libpcap's syntax */
 			fopt[0] = 0;
 			memcpy(fopt + 1, f, strlen(f));
 			opt_put(b, &off, 11, fopt, (uint16_t)(strlen(f) + 1));
@@ -318,7 +320,8 @@ sl_capture_open(const struct sl_capture_params *p, struct sl_capture **out, char
 		return -EINVAL;
 	}
 	if (p->filter != NULL && strlen(p->filter) >= SL_CAPTURE_FILTER_MAX) {
-		snprintf(err, err_size, "filter too long (at most %u bytes)", SL_CAPTURE_FILTER_MAX - 1);
+		snprintf(err, err_size, "filter too long (at most %u bytes)",
+			 SL_CAPTURE_FILTER_MAX - 1);
 		return -EINVAL;
 	}
 	c = rte_zmalloc("sl_capture", sizeof(*c), RTE_CACHE_LINE_SIZE);
@@ -353,8 +356,8 @@ sl_capture_open(const struct sl_capture_params *p, struct sl_capture **out, char
 	if (p->filter != NULL && p->filter[0] != '\0') {
 		/* Compiled for Ethernet frames, as the ports hand them over. */
 		pcap_t *dead = pcap_open_dead(DLT_EN10MB, (int)c->snaplen);
-		if (dead == NULL || pcap_compile(dead, &c->prog, p->filter, 1,
-						 PCAP_NETMASK_UNKNOWN) < 0) {
+		if (dead == NULL ||
+		    pcap_compile(dead, &c->prog, p->filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 			snprintf(err, err_size, "filter '%s': %s", p->filter,
 				 dead != NULL ? pcap_geterr(dead) : "libpcap unavailable");
 			if (dead != NULL)
@@ -411,8 +414,9 @@ sl_capture_open(const struct sl_capture_params *p, struct sl_capture **out, char
 	/* The header blocks count toward the file size. */
 	c->st.written_bytes = (uint64_t)hdr;
 	c->header_written = true;
-	SL_LOG(INFO, capture, "capturing %u port%s (port %u first) %s into %s (count %" PRIu64
-			      ", bytes %" PRIu64 ", snaplen %u%s%s)",
+	SL_LOG(INFO, capture,
+	       "capturing %u port%s (port %u first) %s into %s (count %" PRIu64 ", bytes %" PRIu64
+	       ", snaplen %u%s%s)",
 	       p->n_ports, p->n_ports == 1 ? "" : "s", p->ports[0].port_no,
 	       sl_capture_dir_name(p->dir), p->path, c->st.max_packets, c->st.max_bytes, c->snaplen,
 	       c->filtering ? ", filter " : "", c->st.filter);
@@ -436,7 +440,8 @@ sl_capture_drain(struct sl_capture *c)
 		/* Stop before the size limit: a file never grows past max_bytes. */
 		while (keep < n && c->st.state == SL_CAPTURE_RUNNING &&
 		       c->st.captured + keep < c->max_packets &&
-		       c->st.written_bytes + size + rte_pktmbuf_pkt_len(ms[keep]) <= c->st.max_bytes) {
+		       c->st.written_bytes + size + rte_pktmbuf_pkt_len(ms[keep]) <=
+			       c->st.max_bytes) {
 			size += rte_pktmbuf_pkt_len(ms[keep]);
 			keep++;
 		}
@@ -445,8 +450,8 @@ sl_capture_drain(struct sl_capture *c)
 		if (keep > 0) {
 			w = write_blocks(c->fd, ms, keep);
 			if (w < 0) {
-				SL_LOG(ERR, capture, "%s: write failed: %s; capture ends", c->st.path,
-				       strerror((int)-w));
+				SL_LOG(ERR, capture, "%s: write failed: %s; capture ends",
+				       c->st.path, strerror((int)-w));
 				c->st.state = SL_CAPTURE_DONE;
 			} else {
 				c->st.written_bytes += (uint64_t)w;
@@ -456,7 +461,8 @@ sl_capture_drain(struct sl_capture *c)
 		rte_pktmbuf_free_bulk(ms, n);
 	}
 	if (c->st.captured >= c->max_packets)
-		c->st.state = c->st.state == SL_CAPTURE_STOPPED ? SL_CAPTURE_STOPPED : SL_CAPTURE_DONE;
+		c->st.state =
+			c->st.state == SL_CAPTURE_STOPPED ? SL_CAPTURE_STOPPED : SL_CAPTURE_DONE;
 	if (c->st.state != SL_CAPTURE_RUNNING)
 		c->full = true;
 	return c->st.state == SL_CAPTURE_DONE;
@@ -479,8 +485,8 @@ sl_capture_close(struct sl_capture *c, struct sl_capture_status *final)
 		if (c->st.state == SL_CAPTURE_RUNNING)
 			c->st.state = SL_CAPTURE_STOPPED;
 		sl_capture_drain(c);
-		SL_LOG(INFO, capture, "%s: %" PRIu64 " frames, %" PRIu64 " bytes, %" PRIu64
-				      " not copied",
+		SL_LOG(INFO, capture,
+		       "%s: %" PRIu64 " frames, %" PRIu64 " bytes, %" PRIu64 " not copied",
 		       c->st.path, c->st.captured, c->st.written_bytes, c->dropped);
 	}
 	if (c->fd >= 0)

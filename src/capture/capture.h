@@ -50,20 +50,20 @@ struct sl_capture;
 
 /** A captured port: one interface block of the file. */
 struct sl_capture_port {
-	uint32_t port_no;      /* OpenFlow port (for status) */
-	uint16_t dpdk_port;    /* ethdev port id */
-	const char *name;      /* the interface's name in the file */
+	uint32_t port_no;   /* OpenFlow port (for status) */
+	uint16_t dpdk_port; /* ethdev port id */
+	const char *name;   /* the interface's name in the file */
 };
 
 struct sl_capture_params {
-	unsigned n_ports;      /* 1..SL_CAPTURE_PORTS_MAX, distinct */
+	unsigned n_ports; /* 1..SL_CAPTURE_PORTS_MAX, distinct */
 	struct sl_capture_port ports[SL_CAPTURE_PORTS_MAX];
-	const char *filter;    /* pcap filter expression; NULL or "": every frame */
-	unsigned dir;          /* SL_CAPTURE_RX | SL_CAPTURE_TX */
-	const char *path;      /* file to create (truncated if it exists) */
-	uint64_t max_packets;  /* 0: default */
-	uint64_t max_bytes;    /* file size limit; 0: default */
-	uint32_t snaplen;      /* bytes kept per frame; 0: default */
+	const char *filter;   /* pcap filter expression; NULL or "": every frame */
+	unsigned dir;         /* SL_CAPTURE_RX | SL_CAPTURE_TX */
+	const char *path;     /* file to create (truncated if it exists) */
+	uint64_t max_packets; /* 0: default */
+	uint64_t max_bytes;   /* file size limit; 0: default */
+	uint32_t snaplen;     /* bytes kept per frame; 0: default */
 };
 
 enum sl_capture_state {

@@ -66,13 +66,13 @@ typedef uint64_t sl_be64;
 		if (sl_unlikely(!(cond))) {                                                        \
 			fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,       \
 				#cond);                                                            \
-			abort();                                                           \
+			abort();                                                                   \
 		}                                                                                  \
 	} while (0)
 
 /** Iterate over the set lanes of a 64-bit lane mask. */
 #define SL_FOR_EACH_LANE(i, mask)                                                                  \
-	for (uint64_t _m = (mask); _m != 0 && ((i) = (unsigned)__builtin_ctzll(_m), 1);           \
+	for (uint64_t _m = (mask); _m != 0 && ((i) = (unsigned)__builtin_ctzll(_m), 1);            \
 	     _m &= _m - 1)
 
 /** Lane mask with the low @n bits set (n <= 64). */
@@ -86,26 +86,26 @@ sl_lanes_first(unsigned n)
  * Drop reasons.  Append only; the numbers are part of the stats interface.
  */
 #define SL_FOREACH_DROP_REASON(_)                                                                  \
-	_(TABLE_MISS, "table-miss")         /* no entry matched and no table-miss entry */         \
-	_(NO_OUTPUT, "no-output")           /* pipeline ended without an output action */          \
-	_(TTL_EXPIRED, "ttl-expired")       /* dec_ttl reached zero */                              \
-	_(BAD_PORT, "bad-port")             /* output to a port that does not exist */              \
-	_(IN_PORT_LOOP, "in-port-loop")     /* output to the ingress port without IN_PORT */       \
-	_(TX_FULL, "tx-full")               /* the port's tx queue refused the packet */            \
-	_(NO_CONTROLLER, "no-controller")   /* output:CONTROLLER with no controller attached */    \
-	_(CLONE_FAILED, "clone-failed")     /* no mbuf for a multi-output copy */                  \
-	_(NO_HEADROOM, "no-headroom")       /* push_vlan without room in front of the frame */     \
-	_(PORT_DOWN, "port-down")           /* output port administratively down */                \
-	_(TOO_SHORT, "too-short")           /* frame shorter than an Ethernet header */            \
-	_(BAD_ACTION, "bad-action")         /* an action impossible on this packet (dec_ttl, lying IP) */ \
-	_(DISPATCH_FULL, "dispatch-full")   /* I/O core: the chosen worker's ring was full */      \
-	_(FWD_NO_ROUTE, "fwd-no-route")     /* tableless engine: no port for this address/route */ \
-	_(FWD_HOP_LIMIT, "fwd-hop-limit")   /* tableless engine: hops byte of the dst MAC was 0 */  \
-	_(FWD_LOOP, "fwd-loop")             /* tableless engine: output would be the ingress port */ \
-	_(METER, "meter")                   /* a meter's drop band: the flow's rate was exceeded */   \
-	_(QUEUE_RATE, "queue-rate")         /* set_queue: the queue's max_rate was exceeded */        \
-	_(SEARCH_BUDGET, "search-budget")   /* expensive search refused: worker's budget spent */ \
-	_(GROUP_CHAIN, "group-chain")       /* groups chained deeper than SL_GROUP_CHAIN_MAX */
+	_(TABLE_MISS, "table-miss")       /* no entry matched and no table-miss entry */           \
+	_(NO_OUTPUT, "no-output")         /* pipeline ended without an output action */            \
+	_(TTL_EXPIRED, "ttl-expired")     /* dec_ttl reached zero */                               \
+	_(BAD_PORT, "bad-port")           /* output to a port that does not exist */               \
+	_(IN_PORT_LOOP, "in-port-loop")   /* output to the ingress port without IN_PORT */         \
+	_(TX_FULL, "tx-full")             /* the port's tx queue refused the packet */             \
+	_(NO_CONTROLLER, "no-controller") /* output:CONTROLLER with no controller attached */      \
+	_(CLONE_FAILED, "clone-failed")   /* no mbuf for a multi-output copy */                    \
+	_(NO_HEADROOM, "no-headroom")     /* push_vlan without room in front of the frame */       \
+	_(PORT_DOWN, "port-down")         /* output port administratively down */                  \
+	_(TOO_SHORT, "too-short")         /* frame shorter than an Ethernet header */              \
+	_(BAD_ACTION, "bad-action") /* an action impossible on this packet (dec_ttl, lying IP) */  \
+	_(DISPATCH_FULL, "dispatch-full") /* I/O core: the chosen worker's ring was full */        \
+	_(FWD_NO_ROUTE, "fwd-no-route")   /* tableless engine: no port for this address/route */   \
+	_(FWD_HOP_LIMIT, "fwd-hop-limit") /* tableless engine: hops byte of the dst MAC was 0 */   \
+	_(FWD_LOOP, "fwd-loop")           /* tableless engine: output would be the ingress port */ \
+	_(METER, "meter")                 /* a meter's drop band: the flow's rate was exceeded */  \
+	_(QUEUE_RATE, "queue-rate")       /* set_queue: the queue's max_rate was exceeded */       \
+	_(SEARCH_BUDGET, "search-budget") /* expensive search refused: worker's budget spent */    \
+	_(GROUP_CHAIN, "group-chain")     /* groups chained deeper than SL_GROUP_CHAIN_MAX */
 
 enum sl_drop_reason {
 #define SL_DROP_ENUM_(n, s) SL_DROP_##n,
@@ -126,8 +126,7 @@ const char *sl_drop_reason_name(enum sl_drop_reason r);
  * Write an error message into @err (@size bytes, may be NULL or 0: then
  * nothing), printf-style.  Control path.
  */
-void sl_set_err(char *err, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void sl_set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /**
  * Remove a directory and the files directly in it (not recursive): DPDK
@@ -159,7 +158,11 @@ long sl_read_line(FILE *f, char **buf, size_t *cap, size_t max);
  * macros evaluate their vector argument more than once.  Capacity doubles
  * (16 elements first), so pushing n elements costs O(n) copies in all.
  */
-#define SL_VEC(type) struct { type *v; size_t n, cap; }
+#define SL_VEC(type)                                                                               \
+	struct {                                                                                   \
+		type *v;                                                                           \
+		size_t n, cap;                                                                     \
+	}
 
 /**
  * Room for @want elements in the vector @vec (its v and cap updated).
@@ -176,8 +179,8 @@ long sl_read_line(FILE *f, char **buf, size_t *cap, size_t max);
  */
 #define sl_vec_push(vec)                                                                           \
 	(sl_vec_reserve((vec), (vec)->n + 1) < 0                                                   \
-	     ? NULL                                                                                \
-	     : sl_vec_zero_(&(vec)->v[(vec)->n++], sizeof(*(vec)->v)))
+		 ? NULL                                                                            \
+		 : sl_vec_zero_(&(vec)->v[(vec)->n++], sizeof(*(vec)->v)))
 
 /** Free @vec's elements (not what they point to) and empty it. */
 #define sl_vec_free(vec) (free((vec)->v), (vec)->v = NULL, (vec)->n = (vec)->cap = 0)
@@ -197,8 +200,8 @@ void *sl_vec_zero_(void *elem, size_t size);
 #define SL_LAT_BUCKETS 18
 
 struct sl_lat_hist {
-	uint64_t count;   /* samples (packets) */
-	uint64_t sum_ns;  /* total over samples */
+	uint64_t count;  /* samples (packets) */
+	uint64_t sum_ns; /* total over samples */
 	uint64_t max_ns;
 	uint64_t bucket[SL_LAT_BUCKETS];
 };

@@ -100,10 +100,12 @@ main(void)
 	sl_lat_hist_add(&h, 1ull << 40, 1); /* beyond the last edge: last bucket, its max */
 	CHECK(h.bucket[SL_LAT_BUCKETS - 1] == 1, "overflow bucket");
 	CHECK(sl_lat_hist_quantile_ns(&h, 1.0) == 1ull << 40, "p100 is the max");
-	CHECK(sl_lat_bucket_edge_ns(0) == 256 && sl_lat_bucket_edge_ns(SL_LAT_BUCKETS - 1) == UINT64_MAX,
+	CHECK(sl_lat_bucket_edge_ns(0) == 256 &&
+		      sl_lat_bucket_edge_ns(SL_LAT_BUCKETS - 1) == UINT64_MAX,
 	      "edges");
 	CHECK(sl_cycles_to_ns(2000000000ull, sl_lat_ns_mult(2000000000ull)) >= 999999999ull &&
-		      sl_cycles_to_ns(2000000000ull, sl_lat_ns_mult(2000000000ull)) <= 1000000000ull,
+		      sl_cycles_to_ns(2000000000ull, sl_lat_ns_mult(2000000000ull)) <=
+			      1000000000ull,
 	      "1 s of cycles");
 	return sl_test_summary();
 }

@@ -110,7 +110,7 @@ struct sl_ctl_of;
  *         Any thread.
  */
 int sl_ctl_of_open(const char *target, int timeout_ms, struct sl_ctl_of **out, char *err,
-                   size_t err_size);
+		   size_t err_size);
 
 struct sl_tls_ctx;
 
@@ -127,7 +127,7 @@ struct sl_tls_ctx;
  *         Any thread.
  */
 int sl_ctl_of_open_tls(const char *target, struct sl_tls_ctx *tls, int timeout_ms,
-                       struct sl_ctl_of **out, char *err, size_t err_size);
+		       struct sl_ctl_of **out, char *err, size_t err_size);
 
 /** Close a connection (NULL-safe).  Any thread. */
 void sl_ctl_of_close(struct sl_ctl_of *c);
@@ -165,7 +165,7 @@ typedef int (*sl_ctl_of_reply_fn)(void *arg, const uint8_t *msg, size_t len);
  *         Any thread.
  */
 int sl_ctl_of_request(struct sl_ctl_of *c, const void *req, size_t len, sl_ctl_of_reply_fn fn,
-                      void *arg, struct sl_ofp_error *refused, char *err, size_t err_size);
+		      void *arg, struct sl_ofp_error *refused, char *err, size_t err_size);
 
 /**
  * Called for each OFPT_ERROR received during a batch.
@@ -175,7 +175,7 @@ int sl_ctl_of_request(struct sl_ctl_of *c, const void *req, size_t len, sl_ctl_o
  * @param data      The error's data (the start of the refused message), or NULL.
  */
 typedef void (*sl_ctl_of_error_fn)(void *arg, uint32_t xid, const struct sl_ofp_error *e,
-                                   const uint8_t *data, size_t data_len);
+				   const uint8_t *data, size_t data_len);
 
 /**
  * Send a batch of messages followed by one barrier request, and wait for the
@@ -193,7 +193,7 @@ typedef void (*sl_ctl_of_error_fn)(void *arg, uint32_t xid, const struct sl_ofp_
  *         Any thread.
  */
 int sl_ctl_of_batch(struct sl_ctl_of *c, const void *msgs, size_t len, sl_ctl_of_error_fn on_error,
-                    void *arg, unsigned *n_errors, char *err, size_t err_size);
+		    void *arg, unsigned *n_errors, char *err, size_t err_size);
 
 /**
  * Format an OpenFlow error as "NAME (type T, code C)", with the experimenter
@@ -228,7 +228,7 @@ struct sl_ctl_json;
  *         not the JSON object expected).  Any thread.
  */
 int sl_ctl_tel_open(const char *path, int timeout_ms, struct sl_ctl_tel **out, char *err,
-                    size_t err_size);
+		    size_t err_size);
 
 /** Close (NULL-safe).  Any thread. */
 void sl_ctl_tel_close(struct sl_ctl_tel *t);
@@ -247,7 +247,7 @@ size_t sl_ctl_tel_max_output(const struct sl_ctl_tel *t);
  *         -errno.  Any thread.
  */
 int sl_ctl_tel_raw(struct sl_ctl_tel *t, const char *request, char **reply, size_t *len, char *err,
-                   size_t err_size);
+		   size_t err_size);
 
 /**
  * Call a command and return its VALUE, the member of the reply named @cmd.
@@ -265,8 +265,8 @@ int sl_ctl_tel_raw(struct sl_ctl_tel *t, const char *request, char **reply, size
  *         @cmd or @params); and the sl_ctl_tel_raw() errors.  Any thread.
  */
 int sl_ctl_tel_call(struct sl_ctl_tel *t, const char *cmd, const char *params,
-                    struct sl_ctl_json_doc **doc, const struct sl_ctl_json **value, char *err,
-                    size_t err_size);
+		    struct sl_ctl_json_doc **doc, const struct sl_ctl_json **value, char *err,
+		    size_t err_size);
 
 /*
  * ============================================================================
@@ -329,7 +329,7 @@ struct sl_ctl_json_limits {
  *         -ENOMEM.  Any thread.
  */
 int sl_ctl_json_parse(const char *text, size_t len, const struct sl_ctl_json_limits *lim,
-                      struct sl_ctl_json_doc **out, char *err, size_t err_size);
+		      struct sl_ctl_json_doc **out, char *err, size_t err_size);
 
 /** The document's top-level value (never NULL for a parsed document). */
 const struct sl_ctl_json *sl_ctl_json_root(const struct sl_ctl_json_doc *doc);
@@ -390,7 +390,7 @@ struct sl_ctl_table;
  * @return 0, -EINVAL, -ENOMEM.  Any thread.
  */
 int sl_ctl_table_create(const char *const headers[], unsigned n_cols, const char *align,
-                        struct sl_ctl_table **out);
+			struct sl_ctl_table **out);
 /** Destroy (NULL-safe). */
 void sl_ctl_table_destroy(struct sl_ctl_table *t);
 /**
@@ -400,7 +400,7 @@ void sl_ctl_table_destroy(struct sl_ctl_table *t);
 int sl_ctl_table_add(struct sl_ctl_table *t, const char *text);
 /** sl_ctl_table_add() with printf formatting. */
 int sl_ctl_table_addf(struct sl_ctl_table *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+	__attribute__((format(printf, 2, 3)));
 /** Rows added so far (a partial last row counts). */
 unsigned sl_ctl_table_rows(const struct sl_ctl_table *t);
 /**
@@ -443,7 +443,7 @@ void sl_ctl_jw_string(struct sl_ctl_jw *w, const char *key, const char *s);
 void sl_ctl_jw_stringn(struct sl_ctl_jw *w, const char *key, const char *s, size_t n);
 /** A string value with printf formatting. */
 void sl_ctl_jw_stringf(struct sl_ctl_jw *w, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+	__attribute__((format(printf, 3, 4)));
 void sl_ctl_jw_u64(struct sl_ctl_jw *w, const char *key, uint64_t v);
 void sl_ctl_jw_i64(struct sl_ctl_jw *w, const char *key, int64_t v);
 /** A number; NaN and infinities (not JSON) are written as null. */

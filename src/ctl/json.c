@@ -222,7 +222,7 @@ parse_string(struct parser *ps, const char **out, size_t *out_len)
 		}
 		if (c < 0x20)
 			return fail(ps, -EBADMSG, ps->pos,
-			            "control character 0x%02x in a string (must be escaped)", c);
+				    "control character 0x%02x in a string (must be escaped)", c);
 		if (c == '\\') {
 			size_t at = ps->pos;
 			char e;
@@ -260,7 +260,7 @@ parse_string(struct parser *ps, const char **out, size_t *out_len)
 				ps->pos += 4;
 				if (cp >= 0xdc00 && cp <= 0xdfff)
 					return fail(ps, -EBADMSG, at, "lone low surrogate \\u%04x",
-					            cp);
+						    cp);
 				if (cp >= 0xd800 && cp <= 0xdbff) {
 					/* A high surrogate must be followed by a low one. */
 					if (ps->len - ps->pos < 6 || ps->p[ps->pos] != '\\' ||
@@ -268,8 +268,9 @@ parse_string(struct parser *ps, const char **out, size_t *out_len)
 					    hex4(ps->p + ps->pos + 2, &lo) < 0 || lo < 0xdc00 ||
 					    lo > 0xdfff)
 						return fail(
-						    ps, -EBADMSG, at,
-						    "high surrogate \\u%04x without a low one", cp);
+							ps, -EBADMSG, at,
+							"high surrogate \\u%04x without a low one",
+							cp);
 					ps->pos += 6;
 					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				}
@@ -277,15 +278,16 @@ parse_string(struct parser *ps, const char **out, size_t *out_len)
 				break;
 			}
 			default:
-				return fail(
-				    ps, -EBADMSG, at, "bad escape '\\%c'",
-				    (unsigned char)e >= 0x21 && (unsigned char)e < 0x7f ? e : '?');
+				return fail(ps, -EBADMSG, at, "bad escape '\\%c'",
+					    (unsigned char)e >= 0x21 && (unsigned char)e < 0x7f
+						    ? e
+						    : '?');
 			}
 			continue;
 		}
 		{
 			unsigned k =
-			    utf8_seq((const unsigned char *)ps->p + ps->pos, ps->len - ps->pos);
+				utf8_seq((const unsigned char *)ps->p + ps->pos, ps->len - ps->pos);
 			if (k == 0)
 				return fail(ps, -EBADMSG, ps->pos, "invalid UTF-8 in a string");
 			memcpy(d + n, ps->p + ps->pos, k);
@@ -378,7 +380,7 @@ parse_literal(struct parser *ps, const char *word, uint8_t type, struct sl_ctl_j
 
 	if (ps->len - ps->pos < n || memcmp(ps->p + ps->pos, word, n) != 0)
 		return fail(ps, -EBADMSG, ps->pos, "unexpected %s",
-		            describe(ps, ps->pos, buf, sizeof(buf)));
+			    describe(ps, ps->pos, buf, sizeof(buf)));
 	ps->pos += n;
 	v->type = type;
 	return 0;
@@ -410,21 +412,21 @@ parse_container(struct parser *ps, struct sl_ctl_json *v, bool object)
 
 		if (item == NULL)
 			return ps->doc->n_nodes >= ps->lim.max_nodes
-			           ? fail(ps, -E2BIG, ps->pos, "more than %zu values",
-			                  ps->lim.max_nodes)
-			           : fail(ps, -ENOMEM, ps->pos, "out of memory");
+				       ? fail(ps, -E2BIG, ps->pos, "more than %zu values",
+					      ps->lim.max_nodes)
+				       : fail(ps, -ENOMEM, ps->pos, "out of memory");
 		skip_ws(ps);
 		if (object) {
 			if (ps->pos >= ps->len || ps->p[ps->pos] != '"')
 				return fail(ps, -EBADMSG, ps->pos,
-				            "expected a member name (string), got %s",
-				            describe(ps, ps->pos, buf, sizeof(buf)));
+					    "expected a member name (string), got %s",
+					    describe(ps, ps->pos, buf, sizeof(buf)));
 			if ((rc = parse_string(ps, &key, &key_len)))
 				return rc;
 			skip_ws(ps);
 			if (ps->pos >= ps->len || ps->p[ps->pos] != ':')
 				return fail(ps, -EBADMSG, ps->pos, "expected ':', got %s",
-				            describe(ps, ps->pos, buf, sizeof(buf)));
+					    describe(ps, ps->pos, buf, sizeof(buf)));
 			ps->pos++;
 			skip_ws(ps);
 		}
@@ -445,7 +447,7 @@ parse_container(struct parser *ps, struct sl_ctl_json *v, bool object)
 			/* A trailing comma is not JSON. */
 			if (ps->pos < ps->len && ps->p[ps->pos] == close)
 				return fail(ps, -EBADMSG, ps->pos, "trailing comma before '%c'",
-				            close);
+					    close);
 			continue;
 		}
 		if (ps->pos < ps->len && ps->p[ps->pos] == close) {
@@ -454,9 +456,9 @@ parse_container(struct parser *ps, struct sl_ctl_json *v, bool object)
 		}
 		if (ps->pos >= ps->len)
 			return fail(ps, -EBADMSG, open_at, "unterminated %s",
-			            object ? "object" : "array");
+				    object ? "object" : "array");
 		return fail(ps, -EBADMSG, ps->pos, "expected ',' or '%c', got %s", close,
-		            describe(ps, ps->pos, buf, sizeof(buf)));
+			    describe(ps, ps->pos, buf, sizeof(buf)));
 	}
 	ps->depth--;
 	return 0;
@@ -488,13 +490,13 @@ parse_value(struct parser *ps, struct sl_ctl_json *v)
 		if (ps->p[ps->pos] == '-' || (ps->p[ps->pos] >= '0' && ps->p[ps->pos] <= '9'))
 			return parse_number(ps, v);
 		return fail(ps, -EBADMSG, ps->pos, "expected a value, got %s",
-		            describe(ps, ps->pos, buf, sizeof(buf)));
+			    describe(ps, ps->pos, buf, sizeof(buf)));
 	}
 }
 
 int
 sl_ctl_json_parse(const char *text, size_t len, const struct sl_ctl_json_limits *lim,
-                  struct sl_ctl_json_doc **out, char *err, size_t err_size)
+		  struct sl_ctl_json_doc **out, char *err, size_t err_size)
 {
 	struct sl_ctl_json_doc *doc;
 	struct parser ps;
@@ -518,7 +520,7 @@ sl_ctl_json_parse(const char *text, size_t len, const struct sl_ctl_json_limits 
 		ps.lim.max_nodes = DEFAULT_MAX_NODES;
 	if (len > ps.lim.max_size)
 		return fail(&ps, -E2BIG, 0, "input of %zu bytes exceeds the limit of %zu", len,
-		            ps.lim.max_size);
+			    ps.lim.max_size);
 	if (text == NULL && len)
 		return fail(&ps, -EINVAL, 0, "no input");
 
@@ -542,7 +544,7 @@ sl_ctl_json_parse(const char *text, size_t len, const struct sl_ctl_json_limits 
 	skip_ws(&ps);
 	if (ps.pos != len) {
 		rc = fail(&ps, -EBADMSG, ps.pos, "unexpected %s after the value",
-		          describe(&ps, ps.pos, buf, sizeof(buf)));
+			  describe(&ps, ps.pos, buf, sizeof(buf)));
 		goto free_doc;
 	}
 	*out = doc;

@@ -79,7 +79,7 @@ sl_ctl_of_error_format(const struct sl_ofp_error *e, char *buf, size_t size)
 {
 	if (e->type == SL_OFPET_EXPERIMENTER)
 		return snprintf(buf, size, "%s (experimenter 0x%08x, exp_type %u)",
-		                sl_ofp_error_name(e), e->experimenter, e->code);
+				sl_ofp_error_name(e), e->experimenter, e->code);
 	return snprintf(buf, size, "%s (type %u, code %u)", sl_ofp_error_name(e), e->type, e->code);
 }
 
@@ -183,7 +183,7 @@ split_host_port(const char *s, char *host, size_t hsize, char *port, size_t psiz
 /* @scheme is "tcp" or "ssl" (for messages); the socket is TCP either way. */
 static int
 connect_tcp(const char *scheme, const char *hostport, int timeout_ms, int *fd_out, char *err,
-            size_t err_size)
+	    size_t err_size)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res, *ai;
@@ -192,16 +192,16 @@ connect_tcp(const char *scheme, const char *hostport, int timeout_ms, int *fd_ou
 
 	if (split_host_port(hostport, host, sizeof(host), port, sizeof(port)) < 0)
 		return fail(err, err_size, -EINVAL,
-		            "bad target '%s:%s': expected %s:HOST[:PORT] (IPv6: %s:[ADDR]:PORT)",
-		            scheme, hostport, scheme, scheme);
+			    "bad target '%s:%s': expected %s:HOST[:PORT] (IPv6: %s:[ADDR]:PORT)",
+			    scheme, hostport, scheme, scheme);
 	gai = getaddrinfo(host, port, &hints, &res);
 	if (gai != 0)
 		return fail(err, err_size, -EHOSTUNREACH, "cannot resolve '%s': %s", host,
-		            gai_strerror(gai));
+			    gai_strerror(gai));
 	rc = -EHOSTUNREACH;
 	for (ai = res; ai; ai = ai->ai_next) {
 		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-		                ai->ai_protocol);
+				ai->ai_protocol);
 		int one = 1;
 
 		if (fd < 0) {
@@ -222,7 +222,7 @@ connect_tcp(const char *scheme, const char *hostport, int timeout_ms, int *fd_ou
 	freeaddrinfo(res);
 	if (rc < 0)
 		return fail(err, err_size, rc, "cannot connect to %s:%s: %s", scheme, hostport,
-		            strerror(-rc));
+			    strerror(-rc));
 	return 0;
 }
 
@@ -238,14 +238,16 @@ tls_handshake(struct sl_ctl_of *c, int timeout_ms, char *err, size_t err_size)
 		int64_t left = deadline - now_ms();
 
 		if (left <= 0)
-			return fail(err, err_size, -ETIMEDOUT, "TLS handshake with %s: no answer within "
-			            "%d ms", c->target, timeout_ms);
+			return fail(err, err_size, -ETIMEDOUT,
+				    "TLS handshake with %s: no answer within "
+				    "%d ms",
+				    c->target, timeout_ms);
 		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
 			return fail(err, err_size, -errno, "poll: %s", strerror(errno));
 	}
 	if (rc < 0)
 		return fail(err, err_size, rc, "TLS handshake with %s failed: %s", c->target,
-		            sl_tls_error(c->tls)[0] ? sl_tls_error(c->tls) : strerror(-rc));
+			    sl_tls_error(c->tls)[0] ? sl_tls_error(c->tls) : strerror(-rc));
 	return 0;
 }
 
@@ -322,7 +324,7 @@ dispatch(struct sl_ctl_of *c, struct waiter *w)
 		if (len < SL_OFP_HEADER_LEN) {
 			w->done = true;
 			w->rc = fail(w->err, w->err_size, -EBADMSG,
-			             "malformed message from %s: length %zu", c->target, len);
+				     "malformed message from %s: length %zu", c->target, len);
 			break;
 		}
 		if (c->in_len - ofs < len)
@@ -331,16 +333,16 @@ dispatch(struct sl_ctl_of *c, struct waiter *w)
 		if (!w->hello && m[0] != SL_OFP_VERSION) {
 			w->done = true;
 			w->rc = fail(w->err, w->err_size, -EBADMSG,
-			             "message with version 0x%02x (type %u) from %s, expected 0x04",
-			             m[0], m[1], c->target);
+				     "message with version 0x%02x (type %u) from %s, expected 0x04",
+				     m[0], m[1], c->target);
 			break;
 		}
 		if (m[1] == SL_OFPT_ECHO_REQUEST && !w->hello) {
 			/* Keepalive: answer at once with the same xid and payload. */
 			uint32_t xid = (uint32_t)m[4] << 24 | (uint32_t)m[5] << 16 |
-			               (uint32_t)m[6] << 8 | m[7];
+				       (uint32_t)m[6] << 8 | m[7];
 			if (sl_ofp_echo_reply_encode(&c->tail, xid, m + SL_OFP_HEADER_LEN,
-			                             len - SL_OFP_HEADER_LEN) < 0) {
+						     len - SL_OFP_HEADER_LEN) < 0) {
 				w->done = true;
 				w->rc = fail(w->err, w->err_size, -ENOMEM, "out of memory");
 			}
@@ -428,7 +430,7 @@ pump(struct sl_ctl_of *c, struct waiter *w)
 			pfd.events |= POLLOUT;
 		if (left <= 0)
 			return fail(w->err, w->err_size, -ETIMEDOUT,
-			            "no reply from %s within %d ms", c->target, c->timeout_ms);
+				    "no reply from %s within %d ms", c->target, c->timeout_ms);
 		/* Input TLS already decrypted is invisible to poll(): do not wait for it. */
 		rc = poll(&pfd, 1, buffered ? 0 : (int)left);
 		if (rc < 0) {
@@ -437,7 +439,8 @@ pump(struct sl_ctl_of *c, struct waiter *w)
 			return fail(w->err, w->err_size, -errno, "poll: %s", strerror(errno));
 		}
 		if (c->tls && rc > 0)
-			pfd.revents |= POLLIN | POLLOUT; /* either event may serve either way (tls.h) */
+			pfd.revents |=
+				POLLIN | POLLOUT; /* either event may serve either way (tls.h) */
 		if (buffered)
 			pfd.revents |= POLLIN;
 		else if (rc == 0)
@@ -446,7 +449,7 @@ pump(struct sl_ctl_of *c, struct waiter *w)
 			rc = flush_some(c);
 			if (rc < 0)
 				return fail(w->err, w->err_size, rc, "sending to %s: %s", c->target,
-				            io_error_text(c, rc));
+					    io_error_text(c, rc));
 			if (rc > 0)
 				deadline = now_ms() + c->timeout_ms;
 		}
@@ -456,14 +459,14 @@ pump(struct sl_ctl_of *c, struct waiter *w)
 				eof = true;
 			else if (rc < 0)
 				return fail(w->err, w->err_size, rc, "receiving from %s: %s",
-				            c->target, io_error_text(c, rc));
+					    c->target, io_error_text(c, rc));
 			if (dispatch(c, w) > 0)
 				deadline = now_ms() + c->timeout_ms;
 			if (w->done)
 				break;
 			if (eof)
 				return fail(w->err, w->err_size, -ECONNRESET,
-				            "%s closed the connection", c->target);
+					    "%s closed the connection", c->target);
 		}
 	}
 	return w->rc;
@@ -484,11 +487,11 @@ hello_handle(struct waiter *w, const uint8_t *msg, size_t len)
 	if (msg[1] == SL_OFPT_HELLO) {
 		if (sl_ofp_hello_decode(msg, len, &bitmap, &pe) < 0) {
 			w->rc = fail(w->err, w->err_size, -EPROTO, "malformed hello: %s",
-			             sl_ofp_error_name(&pe));
+				     sl_ofp_error_name(&pe));
 		} else if (!(bitmap & (1u << SL_OFP_VERSION))) {
 			w->rc = fail(w->err, w->err_size, -EPROTO,
-			             "the peer does not speak OpenFlow 1.3 (versions bitmap 0x%x)",
-			             bitmap);
+				     "the peer does not speak OpenFlow 1.3 (versions bitmap 0x%x)",
+				     bitmap);
 		} else {
 			w->rc = 0;
 		}
@@ -501,23 +504,23 @@ hello_handle(struct waiter *w, const uint8_t *msg, size_t len)
 			sl_ctl_of_error_format(&e, name, sizeof(name));
 		w->rc = fail(w->err, w->err_size, -EPROTO, "the peer refused our hello: %s", name);
 	} else {
-		w->rc =
-		    fail(w->err, w->err_size, -EPROTO,
-		         "expected OFPT_HELLO, got message type %u version 0x%02x", msg[1], msg[0]);
+		w->rc = fail(w->err, w->err_size, -EPROTO,
+			     "expected OFPT_HELLO, got message type %u version 0x%02x", msg[1],
+			     msg[0]);
 	}
 	return 1;
 }
 
 int
 sl_ctl_of_open(const char *target, int timeout_ms, struct sl_ctl_of **out, char *err,
-               size_t err_size)
+	       size_t err_size)
 {
 	return sl_ctl_of_open_tls(target, NULL, timeout_ms, out, err, err_size);
 }
 
 int
 sl_ctl_of_open_tls(const char *target, struct sl_tls_ctx *tls, int timeout_ms,
-                   struct sl_ctl_of **out, char *err, size_t err_size)
+		   struct sl_ctl_of **out, char *err, size_t err_size)
 {
 	struct sl_ctl_of *c;
 	struct waiter w = {.handle = hello_handle, .hello = true, .err = err, .err_size = err_size};
@@ -531,20 +534,21 @@ sl_ctl_of_open_tls(const char *target, struct sl_tls_ctx *tls, int timeout_ms,
 			return fail(err, err_size, rc, "bad target '%s': empty path", target);
 		if (rc < 0)
 			return fail(err, err_size, rc, "cannot connect to %s: %s", target,
-			            strerror(-rc));
+				    strerror(-rc));
 	} else if (strncmp(target, "tcp:", 4) == 0 || ssl) {
 		if (ssl && !tls)
 			return fail(err, err_size, -EINVAL,
-			            "bad target '%s': TLS needs a private key, a certificate and a "
-			            "CA certificate",
-			            target);
+				    "bad target '%s': TLS needs a private key, a certificate and a "
+				    "CA certificate",
+				    target);
 		if ((rc = connect_tcp(ssl ? "ssl" : "tcp", target + 4, timeout_ms, &fd, err,
-		                      err_size)) < 0)
+				      err_size)) < 0)
 			return rc;
 	} else {
-		return fail(err, err_size, -EINVAL,
-		            "bad target '%s': expected unix:PATH, tcp:HOST[:PORT] or ssl:HOST[:PORT]",
-		            target);
+		return fail(
+			err, err_size, -EINVAL,
+			"bad target '%s': expected unix:PATH, tcp:HOST[:PORT] or ssl:HOST[:PORT]",
+			target);
 	}
 
 	c = calloc(1, sizeof(*c));
@@ -665,7 +669,7 @@ req_handle(struct waiter *w, const uint8_t *msg, size_t len)
 		w->done = true;
 		if (sl_ofp_error_decode(msg, len, &e, &data, &n, &pe) < 0) {
 			w->rc = fail(w->err, w->err_size, -EBADMSG, "malformed OFPT_ERROR from %s",
-			             rw->target);
+				     rw->target);
 			return 1;
 		}
 		if (rw->refused)
@@ -681,8 +685,8 @@ req_handle(struct waiter *w, const uint8_t *msg, size_t len)
 	}
 	/* OpenState dump replies come in parts (issue #9): wait for the last. */
 	if (msg[1] == SL_OFPT_EXPERIMENTER && len >= 20 &&
-	    ((uint32_t)msg[12] << 24 | (uint32_t)msg[13] << 16 | (uint32_t)msg[14] << 8 | msg[15]) ==
-		    SL_OFPX_STATE_DUMP_REPLY &&
+	    ((uint32_t)msg[12] << 24 | (uint32_t)msg[13] << 16 | (uint32_t)msg[14] << 8 |
+	     msg[15]) == SL_OFPX_STATE_DUMP_REPLY &&
 	    (msg[19] & SL_OFPX_STATE_REPLY_MORE))
 		return 1;
 	if (msg[1] == SL_OFPT_MULTIPART_REPLY) {
@@ -690,7 +694,7 @@ req_handle(struct waiter *w, const uint8_t *msg, size_t len)
 		if (sl_ofp_mp_reply_decode(msg, len, &r, &pe) < 0) {
 			w->done = true;
 			w->rc = fail(w->err, w->err_size, -EBADMSG,
-			             "malformed multipart reply from %s", rw->target);
+				     "malformed multipart reply from %s", rw->target);
 			return 1;
 		}
 		if (r.flags & SL_OFPMPF_REPLY_MORE)
@@ -703,14 +707,14 @@ req_handle(struct waiter *w, const uint8_t *msg, size_t len)
 
 int
 sl_ctl_of_request(struct sl_ctl_of *c, const void *req, size_t len, sl_ctl_of_reply_fn fn,
-                  void *arg, struct sl_ofp_error *refused, char *err, size_t err_size)
+		  void *arg, struct sl_ofp_error *refused, char *err, size_t err_size)
 {
 	struct req_waiter rw = {
-	    .w = {.handle = req_handle, .err = err, .err_size = err_size},
-	    .fn = fn,
-	    .arg = arg,
-	    .refused = refused,
-	    .target = c->target,
+		.w = {.handle = req_handle, .err = err, .err_size = err_size},
+		.fn = fn,
+		.arg = arg,
+		.refused = refused,
+		.target = c->target,
 	};
 	int rc;
 
@@ -753,7 +757,7 @@ batch_handle(struct waiter *w, const uint8_t *msg, size_t len)
 		if (sl_ofp_error_decode(msg, len, &e, &data, &n, &pe) < 0) {
 			w->done = true;
 			w->rc = fail(w->err, w->err_size, -EBADMSG, "malformed OFPT_ERROR from %s",
-			             bw->target);
+				     bw->target);
 			return 1;
 		}
 		bw->n_errors++;
@@ -771,13 +775,13 @@ batch_handle(struct waiter *w, const uint8_t *msg, size_t len)
 
 int
 sl_ctl_of_batch(struct sl_ctl_of *c, const void *msgs, size_t len, sl_ctl_of_error_fn on_error,
-                void *arg, unsigned *n_errors, char *err, size_t err_size)
+		void *arg, unsigned *n_errors, char *err, size_t err_size)
 {
 	struct batch_waiter bw = {
-	    .w = {.handle = batch_handle, .err = err, .err_size = err_size},
-	    .on_error = on_error,
-	    .arg = arg,
-	    .target = c->target,
+		.w = {.handle = batch_handle, .err = err, .err_size = err_size},
+		.on_error = on_error,
+		.arg = arg,
+		.target = c->target,
 	};
 	int rc;
 

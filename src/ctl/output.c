@@ -90,7 +90,7 @@ table_push_text(struct sl_ctl_table *t, const char *text)
 
 int
 sl_ctl_table_create(const char *const headers[], unsigned n_cols, const char *align,
-                    struct sl_ctl_table **out)
+		    struct sl_ctl_table **out)
 {
 	struct sl_ctl_table *t;
 
@@ -257,8 +257,8 @@ jw_escape(FILE *f, const char *s, size_t n)
 				cp = cp << 6 | (p[i + j] & 0x3f);
 			}
 			if (ok && !((k == 3 && cp < 0x800) ||
-			            (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-			            (cp >= 0xd800 && cp <= 0xdfff))) {
+				    (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+				    (cp >= 0xd800 && cp <= 0xdfff))) {
 				fwrite(p + i, 1, k, f);
 				i += k;
 				continue;

@@ -87,7 +87,7 @@ sl_ctl_default_telemetry(const char *name, char *buf, size_t size)
 /* Wait for one packet and return it malloc'd (NUL-terminated). */
 static int
 recv_packet(struct sl_ctl_tel *t, size_t max, char **out, size_t *out_len, char *err,
-            size_t err_size)
+	    size_t err_size)
 {
 	struct pollfd pfd = {.fd = t->fd, .events = POLLIN};
 	char *buf;
@@ -101,7 +101,7 @@ recv_packet(struct sl_ctl_tel *t, size_t max, char **out, size_t *out_len, char 
 		return fail(err, err_size, -errno, "poll: %s", strerror(errno));
 	if (rc == 0)
 		return fail(err, err_size, -ETIMEDOUT, "no reply on %s within %d ms", t->path,
-		            t->timeout_ms);
+			    t->timeout_ms);
 	buf = malloc(max + 1);
 	if (buf == NULL)
 		return fail(err, err_size, -ENOMEM, "out of memory");
@@ -112,13 +112,13 @@ recv_packet(struct sl_ctl_tel *t, size_t max, char **out, size_t *out_len, char 
 		rc = r == 0 || errno == ECONNRESET ? -ECONNRESET : -errno;
 		free(buf);
 		return fail(err, err_size, rc, "%s: %s", t->path,
-		            rc == -ECONNRESET ? "connection closed by the server" : strerror(-rc));
+			    rc == -ECONNRESET ? "connection closed by the server" : strerror(-rc));
 	}
 	if ((size_t)r > max) {
 		free(buf);
 		return fail(err, err_size, -EMSGSIZE,
-		            "%s: reply of %zd bytes exceeds the announced maximum of %zu", t->path,
-		            r, max);
+			    "%s: reply of %zd bytes exceeds the announced maximum of %zu", t->path,
+			    r, max);
 	}
 	buf[r] = '\0';
 	*out = buf;
@@ -129,7 +129,7 @@ recv_packet(struct sl_ctl_tel *t, size_t max, char **out, size_t *out_len, char 
 
 int
 sl_ctl_tel_open(const char *path, int timeout_ms, struct sl_ctl_tel **out, char *err,
-                size_t err_size)
+		size_t err_size)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct sl_ctl_json_doc *doc = NULL;
@@ -143,7 +143,7 @@ sl_ctl_tel_open(const char *path, int timeout_ms, struct sl_ctl_tel **out, char 
 	*out = NULL;
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return fail(err, err_size, -ENAMETOOLONG, "telemetry socket path too long: %s",
-		            path);
+			    path);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)
@@ -157,7 +157,7 @@ sl_ctl_tel_open(const char *path, int timeout_ms, struct sl_ctl_tel **out, char 
 	}
 	if (connect(t->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		rc = fail(err, err_size, -errno, "cannot connect to telemetry socket %s: %s", path,
-		          strerror(errno));
+			  strerror(errno));
 		goto close_fd;
 	}
 	if ((rc = recv_packet(t, GREETING_MAX, &greeting, &glen, err, err_size)) < 0) {
@@ -175,9 +175,9 @@ sl_ctl_tel_open(const char *path, int timeout_ms, struct sl_ctl_tel **out, char 
 	if (!sl_ctl_json_u64(sl_ctl_json_get(root, "max_output_len"), &max) ||
 	    max < MAX_OUTPUT_MIN || max > MAX_OUTPUT_MAX) {
 		rc = fail(err, err_size, -EBADMSG,
-		          "%s: greeting without a valid max_output_len (is it a DPDK telemetry "
-		          "v2 socket?)",
-		          path);
+			  "%s: greeting without a valid max_output_len (is it a DPDK telemetry "
+			  "v2 socket?)",
+			  path);
 		goto free_doc;
 	}
 	t->max_output = max;
@@ -214,7 +214,7 @@ sl_ctl_tel_max_output(const struct sl_ctl_tel *t)
 
 int
 sl_ctl_tel_raw(struct sl_ctl_tel *t, const char *request, char **reply, size_t *len, char *err,
-               size_t err_size)
+	       size_t err_size)
 {
 	size_t n = strlen(request);
 	ssize_t w;
@@ -222,13 +222,13 @@ sl_ctl_tel_raw(struct sl_ctl_tel *t, const char *request, char **reply, size_t *
 	*reply = NULL;
 	if (n == 0 || n > SL_CTL_TEL_REQUEST_MAX)
 		return fail(err, err_size, -EINVAL, "telemetry request of %zu bytes: must be 1..%d",
-		            n, SL_CTL_TEL_REQUEST_MAX);
+			    n, SL_CTL_TEL_REQUEST_MAX);
 	do
 		w = send(t->fd, request, n, MSG_NOSIGNAL);
 	while (w < 0 && errno == EINTR);
 	if (w < 0)
 		return fail(err, err_size, errno == EPIPE ? -ECONNRESET : -errno, "%s: send: %s",
-		            t->path, strerror(errno));
+			    t->path, strerror(errno));
 	return recv_packet(t, t->max_output, reply, len, err, err_size);
 }
 
@@ -251,8 +251,8 @@ is_error(const struct sl_ctl_json *v, char *err, size_t err_size)
 
 int
 sl_ctl_tel_call(struct sl_ctl_tel *t, const char *cmd, const char *params,
-                struct sl_ctl_json_doc **doc, const struct sl_ctl_json **value, char *err,
-                size_t err_size)
+		struct sl_ctl_json_doc **doc, const struct sl_ctl_json **value, char *err,
+		size_t err_size)
 {
 	char request[SL_CTL_TEL_REQUEST_MAX + 2], jerr[160], *reply;
 	const struct sl_ctl_json *root, *v;
@@ -263,24 +263,24 @@ sl_ctl_tel_call(struct sl_ctl_tel *t, const char *cmd, const char *params,
 	*value = NULL;
 	if (cmd[0] != '/' || strchr(cmd, ',') || strlen(cmd) > SL_CTL_TEL_CMD_MAX)
 		return fail(err, err_size, -EINVAL,
-		            "bad telemetry command '%s': must start with '/', have no ',' and at "
-		            "most %d characters",
-		            cmd, SL_CTL_TEL_CMD_MAX);
+			    "bad telemetry command '%s': must start with '/', have no ',' and at "
+			    "most %d characters",
+			    cmd, SL_CTL_TEL_CMD_MAX);
 	if ((size_t)snprintf(request, sizeof(request), params ? "%s,%s" : "%s", cmd,
-	                     params ? params : "") > SL_CTL_TEL_REQUEST_MAX)
+			     params ? params : "") > SL_CTL_TEL_REQUEST_MAX)
 		return fail(err, err_size, -EINVAL, "telemetry request longer than %d bytes",
-		            SL_CTL_TEL_REQUEST_MAX);
+			    SL_CTL_TEL_REQUEST_MAX);
 	if ((rc = sl_ctl_tel_raw(t, request, &reply, &len, err, err_size)) < 0)
 		return rc;
 	rc = sl_ctl_json_parse(reply, len, NULL, doc, jerr, sizeof(jerr));
 	free(reply);
 	if (rc < 0)
 		return fail(err, err_size, -EBADMSG, "%s: reply to %s is not JSON (%s)", t->path,
-		            cmd, jerr);
+			    cmd, jerr);
 	root = sl_ctl_json_root(*doc);
 	if (root->type != SL_CTL_JSON_OBJECT) {
 		rc = fail(err, err_size, -EBADMSG, "%s: reply to %s is not a JSON object", t->path,
-		          cmd);
+			  cmd);
 		goto free_doc;
 	}
 	if (is_error(root, err, err_size))
@@ -293,7 +293,7 @@ sl_ctl_tel_call(struct sl_ctl_tel *t, const char *cmd, const char *params,
 	*value = v;
 	if (v->type == SL_CTL_JSON_NULL)
 		return fail(err, err_size, -EOPNOTSUPP,
-		            "the switch answered null to %s: unknown command, or it failed", cmd);
+			    "the switch answered null to %s: unknown command, or it failed", cmd);
 	if (v->type == SL_CTL_JSON_OBJECT && is_error(v, err, err_size))
 		return -EREMOTEIO;
 	return 0;

@@ -147,7 +147,7 @@ serve_normal(struct fake_sw *fs, int fd)
 			if (type == SL_OFPMP_TABLE) {
 				/* An error for this one. */
 				struct sl_ofp_error e = {SL_OFPET_BAD_REQUEST,
-				                         SL_OFPBRC_BAD_TABLE_ID, 0};
+							 SL_OFPBRC_BAD_TABLE_ID, 0};
 				sl_ofp_error_encode(&b, xid, &e, m, (size_t)len);
 				send_buf(fd, &b);
 				break;
@@ -155,7 +155,7 @@ serve_normal(struct fake_sw *fs, int fd)
 			sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_PORT_STATS, xid, NULL, NULL);
 			for (unsigned i = 1; i <= 1200; i++)
 				sl_ofp_mp_port_stats_append(
-				    &w, &(struct sl_ofp_port_stats){.port_no = i});
+					&w, &(struct sl_ofp_port_stats){.port_no = i});
 			sl_ofp_mp_writer_end(&w);
 			{
 				/* Split the buffer after the first message and insert an echo. */
@@ -175,7 +175,7 @@ serve_normal(struct fake_sw *fs, int fd)
 			/* Refuse flow_mods whose cookie is odd: one error each, as we read them. */
 			if (m[15] & 1) {
 				struct sl_ofp_error e = {SL_OFPET_BAD_ACTION,
-				                         SL_OFPBAC_BAD_OUT_GROUP, 0};
+							 SL_OFPBAC_BAD_OUT_GROUP, 0};
 				sl_ofp_error_encode(&b, xid, &e, m, (size_t)len);
 				send_buf(fd, &b);
 			}
@@ -307,7 +307,7 @@ struct batch_log {
 
 static void
 on_batch_error(void *arg, uint32_t xid, const struct sl_ofp_error *e, const uint8_t *data,
-               size_t data_len)
+	       size_t data_len)
 {
 	struct batch_log *bl = arg;
 
@@ -352,30 +352,30 @@ test_of_normal(void)
 	/* Multipart in 3 messages (1200 port entries), an echo between them. */
 	sl_ofp_buf_reset(&b);
 	sl_ofp_mp_request_encode(
-	    &b, sl_ctl_of_next_xid(c),
-	    &(struct sl_ofp_mp_request){.type = SL_OFPMP_PORT_STATS, .port_no = SL_PORT_ANY});
+		&b, sl_ctl_of_next_xid(c),
+		&(struct sl_ofp_mp_request){.type = SL_OFPMP_PORT_STATS, .port_no = SL_PORT_ANY});
 	rc = sl_ctl_of_request(c, b.data, b.len, collect_port_stats, &col, NULL, err, sizeof(err));
 	CHECK(rc == 0 && !col.bad && col.n_msgs == 3 && col.n_entries == 1200 &&
-	          col.last_port == 1200,
+		      col.last_port == 1200,
 	      "multipart: rc %d %s, %u msgs %u entries", rc, err, col.n_msgs, col.n_entries);
 
 	/* An OFPT_ERROR answer. */
 	sl_ofp_buf_reset(&b);
 	sl_ofp_mp_request_encode(&b, sl_ctl_of_next_xid(c),
-	                         &(struct sl_ofp_mp_request){.type = SL_OFPMP_TABLE});
+				 &(struct sl_ofp_mp_request){.type = SL_OFPMP_TABLE});
 	rc = sl_ctl_of_request(c, b.data, b.len, NULL, NULL, &refused, err, sizeof(err));
 	CHECK(rc == -EREMOTEIO && refused.type == SL_OFPET_BAD_REQUEST &&
-	          refused.code == SL_OFPBRC_BAD_TABLE_ID &&
-	          strcmp(err, "OFPBRC_BAD_TABLE_ID (type 1, code 9)") == 0,
+		      refused.code == SL_OFPBRC_BAD_TABLE_ID &&
+		      strcmp(err, "OFPBRC_BAD_TABLE_ID (type 1, code 9)") == 0,
 	      "error reply: %d '%s'", rc, err);
 
 	/* A batch of 6 flow_mods, cookies 0..5: the odd ones are refused. */
 	sl_ofp_buf_reset(&b);
 	for (unsigned i = 0; i < 6; i++) {
 		struct sl_ofp_flow_mod fm = {.command = SL_OFPFC_ADD,
-		                             .buffer_id = SL_OFP_NO_BUFFER,
-		                             .out_port = SL_PORT_ANY,
-		                             .out_group = SL_GROUP_ID_ANY};
+					     .buffer_id = SL_OFP_NO_BUFFER,
+					     .out_port = SL_PORT_ANY,
+					     .out_group = SL_GROUP_ID_ANY};
 		sl_flow_spec_init(&fm.spec);
 		fm.spec.cookie = i;
 		xids[i] = sl_ctl_of_next_xid(c);
@@ -383,17 +383,17 @@ test_of_normal(void)
 	}
 	rc = sl_ctl_of_batch(c, b.data, b.len, on_batch_error, &bl, &n_err, err, sizeof(err));
 	CHECK(rc == 0 && n_err == 3 && bl.n == 3 && bl.xids[0] == xids[1] &&
-	          bl.xids[1] == xids[3] && bl.xids[2] == xids[5] &&
-	          bl.codes[0] == SL_OFPBAC_BAD_OUT_GROUP,
+		      bl.xids[1] == xids[3] && bl.xids[2] == xids[5] &&
+		      bl.codes[0] == SL_OFPBAC_BAD_OUT_GROUP,
 	      "batch: rc %d %s, %u errors", rc, err, n_err);
 
 	/* 20,000 messages, each refused: sending and receiving must interleave. */
 	sl_ofp_buf_reset(&b);
 	for (unsigned i = 0; i < 20000; i++) {
 		struct sl_ofp_flow_mod fm = {.command = SL_OFPFC_ADD,
-		                             .buffer_id = SL_OFP_NO_BUFFER,
-		                             .out_port = SL_PORT_ANY,
-		                             .out_group = SL_GROUP_ID_ANY};
+					     .buffer_id = SL_OFP_NO_BUFFER,
+					     .out_port = SL_PORT_ANY,
+					     .out_group = SL_GROUP_ID_ANY};
 		sl_flow_spec_init(&fm.spec);
 		fm.spec.cookie = 1;
 		sl_ofp_flow_mod_encode(&b, sl_ctl_of_next_xid(c), &fm);
@@ -431,11 +431,11 @@ test_of_failures(void)
 		int request_rc; /* expected from a features request when open succeeds */
 		const char *msg;
 	} cases[] = {
-	    {M_NO_13, -EPROTO, 0, "does not speak OpenFlow 1.3 (versions bitmap 0x2)"},
-	    {M_HELLO_ERR, -EPROTO, 0, "refused our hello: OFPHFC_EPERM (type 0, code 1)"},
-	    {M_SILENT, 0, -ETIMEDOUT, "no reply from unix:"},
-	    {M_CLOSE, 0, -ECONNRESET, "closed the connection"},
-	    {M_BAD_LEN, 0, -EBADMSG, "malformed message from unix:"},
+		{M_NO_13, -EPROTO, 0, "does not speak OpenFlow 1.3 (versions bitmap 0x2)"},
+		{M_HELLO_ERR, -EPROTO, 0, "refused our hello: OFPHFC_EPERM (type 0, code 1)"},
+		{M_SILENT, 0, -ETIMEDOUT, "no reply from unix:"},
+		{M_CLOSE, 0, -ECONNRESET, "closed the connection"},
+		{M_BAD_LEN, 0, -EBADMSG, "malformed message from unix:"},
 	};
 	char target[128], err[256];
 
@@ -467,8 +467,8 @@ test_of_failures(void)
 				sl_ctl_of_set_timeout(c, 300);
 			sl_ofp_buf_init(&b);
 			sl_ofp_empty_encode(&b, SL_OFPT_FEATURES_REQUEST, sl_ctl_of_next_xid(c));
-			rc =
-			    sl_ctl_of_request(c, b.data, b.len, NULL, NULL, NULL, err, sizeof(err));
+			rc = sl_ctl_of_request(c, b.data, b.len, NULL, NULL, NULL, err,
+					       sizeof(err));
 			CHECK(rc == cases[k].request_rc && strstr(err, cases[k].msg),
 			      "case %u request: %d '%s'", k, rc, err);
 			sl_ofp_buf_free(&b);
@@ -486,20 +486,22 @@ test_of_targets(void)
 		int rc;
 		const char *msg;
 	} cases[] = {
-	    {"bogus:x", -EINVAL,
-	     "bad target 'bogus:x': expected unix:PATH, tcp:HOST[:PORT] or ssl:HOST[:PORT]"},
-	    {"ssl:127.0.0.1:6653", -EINVAL, "bad target 'ssl:127.0.0.1:6653': TLS needs a private key"},
-	    {"unix:", -EINVAL, "empty path"},
-	    {"unix:/nonexistent/sluice.mgmt", -ENOENT,
-	     "cannot connect to unix:/nonexistent/sluice.mgmt: No such file or directory"},
-	    {"tcp:", -EINVAL, "bad target"},
-	    {"tcp:127.0.0.1:0", -EINVAL, "bad target"},
-	    {"tcp:127.0.0.1:70000", -EINVAL, "bad target"},
-	    {"tcp:127.0.0.1:x", -EINVAL, "bad target"},
-	    {"tcp:::1", -EINVAL, "tcp:[ADDR]:PORT"},
-	    {"tcp:[::1", -EINVAL, "bad target"},
-	    {"tcp:127.0.0.1:1", -ECONNREFUSED, "cannot connect to tcp:127.0.0.1:1"},
-	    {"tcp:no-such-host.invalid", -EHOSTUNREACH, "cannot resolve 'no-such-host.invalid'"},
+		{"bogus:x", -EINVAL,
+		 "bad target 'bogus:x': expected unix:PATH, tcp:HOST[:PORT] or ssl:HOST[:PORT]"},
+		{"ssl:127.0.0.1:6653", -EINVAL,
+		 "bad target 'ssl:127.0.0.1:6653': TLS needs a private key"},
+		{"unix:", -EINVAL, "empty path"},
+		{"unix:/nonexistent/sluice.mgmt", -ENOENT,
+		 "cannot connect to unix:/nonexistent/sluice.mgmt: No such file or directory"},
+		{"tcp:", -EINVAL, "bad target"},
+		{"tcp:127.0.0.1:0", -EINVAL, "bad target"},
+		{"tcp:127.0.0.1:70000", -EINVAL, "bad target"},
+		{"tcp:127.0.0.1:x", -EINVAL, "bad target"},
+		{"tcp:::1", -EINVAL, "tcp:[ADDR]:PORT"},
+		{"tcp:[::1", -EINVAL, "bad target"},
+		{"tcp:127.0.0.1:1", -ECONNREFUSED, "cannot connect to tcp:127.0.0.1:1"},
+		{"tcp:no-such-host.invalid", -EHOSTUNREACH,
+		 "cannot resolve 'no-such-host.invalid'"},
 	};
 	char err[256];
 
@@ -520,14 +522,14 @@ test_default_paths(void)
 	char buf[256];
 
 	CHECK(sl_ctl_default_target("sluice", buf, sizeof(buf)) == 0 &&
-	          strcmp(buf, "unix:/run/sluice/sluice.mgmt") == 0,
+		      strcmp(buf, "unix:/run/sluice/sluice.mgmt") == 0,
 	      "default target '%s'", buf);
 	CHECK(sl_ctl_default_target("../x", buf, sizeof(buf)) == -EINVAL, "name with '/'");
 	CHECK(sl_ctl_default_target(".hidden", buf, sizeof(buf)) == -EINVAL, "name with '.'");
 	CHECK(sl_ctl_default_target("", buf, sizeof(buf)) == -EINVAL, "empty name");
 	CHECK(sl_ctl_default_target("sluice", buf, 10) == -ENAMETOOLONG, "small buffer");
 	CHECK(sl_ctl_default_telemetry("sw-1", buf, sizeof(buf)) == 0 &&
-	          strstr(buf, "/dpdk/sw-1/dpdk_telemetry.v2"),
+		      strstr(buf, "/dpdk/sw-1/dpdk_telemetry.v2"),
 	      "telemetry path '%s'", buf);
 	if (getuid() == 0)
 		CHECK(strcmp(buf, "/var/run/dpdk/sw-1/dpdk_telemetry.v2") == 0, "root path '%s'",
@@ -571,8 +573,8 @@ fake_tel_main(void *arg)
 		req[n] = '\0';
 		if (strcmp(req, "/sluice/ports") == 0) {
 			snprintf(out, sizeof(out),
-			         "{\"/sluice/ports\":{\"1\":{\"name\":\"net_pcap0\",\"rx_packets\":"
-			         "18446744073709551615}}}");
+				 "{\"/sluice/ports\":{\"1\":{\"name\":\"net_pcap0\",\"rx_packets\":"
+				 "18446744073709551615}}}");
 		} else if (strcmp(req, "/sluice/port,7") == 0) {
 			snprintf(out, sizeof(out), "{\"/sluice/port\":{\"error\":\"no port 7\"}}");
 		} else if (strcmp(req, "/top/error") == 0) {
@@ -609,18 +611,18 @@ test_tel(void)
 		int rc;
 		const char *msg;
 	} cases[] = {
-	    {"/sluice/port", "7", -EREMOTEIO, "no port 7"},
-	    {"/top/error", NULL, -EREMOTEIO, "?[31mbusy"},
-	    {"/unknown", NULL, -EOPNOTSUPP, "answered null to /unknown"},
-	    {"/garbage", NULL, -EBADMSG, "leading zero"},
-	    {"/array", NULL, -EBADMSG, "not a JSON object"},
-	    {"/other", NULL, -EBADMSG, "no member \"/other\""},
-	    {"/big", NULL, -EMSGSIZE, "exceeds the announced maximum of 2048"},
-	    {"no-slash", NULL, -EINVAL, "must start with '/'"},
-	    {"/a,b", NULL, -EINVAL, "have no ','"},
-	    {"/0123456789012345678901234567890123456789012345678901234567890", NULL, -EINVAL,
-	     "at most 55"},
-	    {"/close", NULL, -ECONNRESET, "connection closed by the server"},
+		{"/sluice/port", "7", -EREMOTEIO, "no port 7"},
+		{"/top/error", NULL, -EREMOTEIO, "?[31mbusy"},
+		{"/unknown", NULL, -EOPNOTSUPP, "answered null to /unknown"},
+		{"/garbage", NULL, -EBADMSG, "leading zero"},
+		{"/array", NULL, -EBADMSG, "not a JSON object"},
+		{"/other", NULL, -EBADMSG, "no member \"/other\""},
+		{"/big", NULL, -EMSGSIZE, "exceeds the announced maximum of 2048"},
+		{"no-slash", NULL, -EINVAL, "must start with '/'"},
+		{"/a,b", NULL, -EINVAL, "have no ','"},
+		{"/0123456789012345678901234567890123456789012345678901234567890", NULL, -EINVAL,
+		 "at most 55"},
+		{"/close", NULL, -ECONNRESET, "connection closed by the server"},
 	};
 	struct fake_tel ft = {.mode = T_NORMAL};
 	struct sl_ctl_json_doc *doc;
@@ -637,8 +639,8 @@ test_tel(void)
 	if (rc == 0) {
 		rc = sl_ctl_tel_call(t, "/sluice/ports", NULL, &doc, &v, err, sizeof(err));
 		CHECK(rc == 0 && v &&
-		          sl_ctl_json_get_u64(sl_ctl_json_get(v, "1"), "rx_packets", 0) ==
-		              UINT64_MAX,
+			      sl_ctl_json_get_u64(sl_ctl_json_get(v, "1"), "rx_packets", 0) ==
+				      UINT64_MAX,
 		      "tel ports: %d %s", rc, err);
 		sl_ctl_json_free(doc);
 		memset(params, 'x', sizeof(params) - 1);
@@ -649,7 +651,7 @@ test_tel(void)
 		for (unsigned k = 0; k < SL_ARRAY_SIZE(cases); k++) {
 			err[0] = '\0';
 			rc = sl_ctl_tel_call(t, cases[k].cmd, cases[k].params, &doc, &v, err,
-			                     sizeof(err));
+					     sizeof(err));
 			CHECK(rc == cases[k].rc && strstr(err, cases[k].msg),
 			      "tel %s: %d '%s' want '%s'", cases[k].cmd, rc, err, cases[k].msg);
 			sl_ctl_json_free(doc);
@@ -666,7 +668,7 @@ test_tel(void)
 		SL_VERIFY(pthread_create(&th, NULL, fake_tel_main, &ft) == 0);
 		rc = sl_ctl_tel_open(sock_path, 5000, &t, err, sizeof(err));
 		CHECK(k ? rc == -EBADMSG && strstr(err, "max_output_len")
-		        : rc == -ECONNRESET && strstr(err, "before its greeting"),
+			: rc == -ECONNRESET && strstr(err, "before its greeting"),
 		      "tel mode %u: %d %s", k, rc, err);
 		pthread_join(th, NULL);
 		close(ft.lfd);

@@ -53,12 +53,12 @@ static void
 test_valid(void)
 {
 	static const char doc_text[] =
-	    " {\"a\": [1, -2, 3.5e2, true, false, null, \"x\"],\n"
-	    "  \"b\": {\"c\": {}, \"d\": []}, \"e\\u00e9\": \"\\\"\\\\\\/\\b\\f\\n\\r\\t\","
-	    "  \"max\": 18446744073709551615, \"big\": 18446744073709551616,"
-	    "  \"min\": -9223372036854775808, \"below\": -9223372036854775809,"
-	    "  \"zero\": -0, \"utf8\": \"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\","
-	    "  \"pair\": \"\\ud83d\\ude00\", \"nul\": \"a\\u0000b\", \"frac\": 0.25 } ";
+		" {\"a\": [1, -2, 3.5e2, true, false, null, \"x\"],\n"
+		"  \"b\": {\"c\": {}, \"d\": []}, \"e\\u00e9\": \"\\\"\\\\\\/\\b\\f\\n\\r\\t\","
+		"  \"max\": 18446744073709551615, \"big\": 18446744073709551616,"
+		"  \"min\": -9223372036854775808, \"below\": -9223372036854775809,"
+		"  \"zero\": -0, \"utf8\": \"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\","
+		"  \"pair\": \"\\ud83d\\ude00\", \"nul\": \"a\\u0000b\", \"frac\": 0.25 } ";
 	const struct sl_ctl_json *root, *a, *v;
 	struct sl_ctl_json_doc *doc;
 	char err[200];
@@ -95,7 +95,7 @@ test_valid(void)
 	}
 	v = sl_ctl_json_get(root, "b");
 	CHECK(v && v->n == 2 && sl_ctl_json_get(v, "c")->type == SL_CTL_JSON_OBJECT &&
-	          sl_ctl_json_get(v, "c")->n == 0 && sl_ctl_json_get(v, "d")->n == 0,
+		      sl_ctl_json_get(v, "c")->n == 0 && sl_ctl_json_get(v, "d")->n == 0,
 	      "nested empty containers");
 	v = sl_ctl_json_get(root, "e\xc3\xa9");
 	CHECK(v && strcmp(v->str, "\"\\/\b\f\n\r\t") == 0, "escapes, escaped key");
@@ -110,23 +110,23 @@ test_valid(void)
 	v = sl_ctl_json_get(root, "zero");
 	CHECK(sl_ctl_json_u64(v, &u) && u == 0, "-0");
 	CHECK(strcmp(sl_ctl_json_get_str(root, "utf8", ""),
-	             "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80") == 0,
+		     "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80") == 0,
 	      "raw UTF-8");
 	CHECK(strcmp(sl_ctl_json_get_str(root, "pair", ""), "\xf0\x9f\x98\x80") == 0,
 	      "surrogate pair");
 	v = sl_ctl_json_get(root, "nul");
 	CHECK(v && v->str_len == 3 && memcmp(v->str, "a\0b", 3) == 0, "\\u0000 kept with length");
 	CHECK(sl_ctl_json_get(root, "nope") == NULL && sl_ctl_json_get(a, "x") == NULL &&
-	          sl_ctl_json_get(NULL, "x") == NULL,
+		      sl_ctl_json_get(NULL, "x") == NULL,
 	      "missing members");
 	CHECK(strcmp(sl_ctl_json_get_str(root, "max", "dflt"), "dflt") == 0 &&
-	          sl_ctl_json_get_u64(root, "utf8", 7) == 7,
+		      sl_ctl_json_get_u64(root, "utf8", 7) == 7,
 	      "defaults on type mismatch");
 	sl_ctl_json_free(doc);
 
 	/* Scalars at the top level. */
 	static const char *const scalars[] = {"0",    "-1",       "\"\"", "true",
-	                                      "null", " 1e-400 ", "[]",   "{}"};
+					      "null", " 1e-400 ", "[]",   "{}"};
 	for (unsigned k = 0; k < SL_ARRAY_SIZE(scalars); k++) {
 		doc = parse(scalars[k], &rc, err, sizeof(err));
 		CHECK(rc == 0, "scalar '%s': %s", scalars[k], err);
@@ -148,55 +148,55 @@ test_malformed(void)
 		int rc;
 		const char *msg; /* substring of the error */
 	} cases[] = {
-	    {"", 0, -EBADMSG, "byte 0: expected a value, got end of input"},
-	    {"   ", 0, -EBADMSG, "byte 3: expected a value"},
-	    {"{", 0, -EBADMSG, "expected a member name"},
-	    {"[", 0, -EBADMSG, "expected a value"},
-	    {"[1", 0, -EBADMSG, "byte 0: unterminated array"},
-	    {"{\"a\":1", 0, -EBADMSG, "unterminated object"},
-	    {"[1,]", 0, -EBADMSG, "byte 3: trailing comma"},
-	    {"{\"a\":1,}", 0, -EBADMSG, "trailing comma"},
-	    {"[1 2]", 0, -EBADMSG, "byte 3: expected ',' or ']', got '2'"},
-	    {"{\"a\" 1}", 0, -EBADMSG, "expected ':'"},
-	    {"{1:2}", 0, -EBADMSG, "expected a member name"},
-	    {"{'a':1}", 0, -EBADMSG, "expected a member name"},
-	    {"01", 0, -EBADMSG, "leading zero"},
-	    {"-01", 0, -EBADMSG, "leading zero"},
-	    {"1.", 0, -EBADMSG, "a digit must follow '.'"},
-	    {".5", 0, -EBADMSG, "expected a value, got '.'"},
-	    {"-", 0, -EBADMSG, "a digit must follow '-'"},
-	    {"+1", 0, -EBADMSG, "got '+'"},
-	    {"1e", 0, -EBADMSG, "exponent without digits"},
-	    {"1e+", 0, -EBADMSG, "exponent without digits"},
-	    {"1e999", 0, -EBADMSG, "out of range"},
-	    {"-1e999", 0, -EBADMSG, "out of range"},
-	    {"NaN", 0, -EBADMSG, "got 'N'"},
-	    {"Infinity", 0, -EBADMSG, "got 'I'"},
-	    {"nul", 0, -EBADMSG, "unexpected 'n'"},
-	    {"tru", 0, -EBADMSG, "unexpected 't'"},
-	    {"true false", 0, -EBADMSG, "byte 5: unexpected 'f' after the value"},
-	    {"[]]", 0, -EBADMSG, "byte 2: unexpected ']' after the value"},
-	    {"/* c */ 1", 0, -EBADMSG, "got '/'"},
-	    {"\"abc", 0, -EBADMSG, "byte 0: unterminated string"},
-	    {"\"\\x\"", 0, -EBADMSG, "bad escape '\\x'"},
-	    {"\"\\", 0, -EBADMSG, "unterminated escape"},
-	    {"\"\\u12\"", 0, -EBADMSG, "bad \\u escape"},
-	    {"\"\\u12G4\"", 0, -EBADMSG, "bad \\u escape"},
-	    {"\"\\ud800\"", 0, -EBADMSG, "high surrogate"},
-	    {"\"\\ud800\\u0041\"", 0, -EBADMSG, "high surrogate"},
-	    {"\"\\udc00\"", 0, -EBADMSG, "lone low surrogate"},
-	    {"\"a\x01\"", 0, -EBADMSG, "byte 2: control character 0x01"},
-	    {"\"\t\"", 0, -EBADMSG, "control character 0x09"},
-	    {"\"\xff\"", 0, -EBADMSG, "byte 1: invalid UTF-8"},
-	    {"\"\xc0\xaf\"", 0, -EBADMSG, "invalid UTF-8"},         /* overlong '/' */
-	    {"\"\xe0\x80\xaf\"", 0, -EBADMSG, "invalid UTF-8"},     /* overlong, 3 bytes */
-	    {"\"\xed\xa0\x80\"", 0, -EBADMSG, "invalid UTF-8"},     /* surrogate in UTF-8 */
-	    {"\"\xf4\x90\x80\x80\"", 0, -EBADMSG, "invalid UTF-8"}, /* above U+10FFFF */
-	    {"\"\xc3\"", 0, -EBADMSG, "invalid UTF-8"},             /* truncated sequence */
-	    {"\"\x80\"", 0, -EBADMSG, "invalid UTF-8"},             /* lone continuation */
-	    {"1\0", 2, -EBADMSG, "byte 1: unexpected byte 0x00"},
-	    {"\0", 1, -EBADMSG, "byte 0: expected a value, got byte 0x00"},
-	    {"\xef\xbb\xbf{}", 0, -EBADMSG, "byte 0"}, /* BOM */
+		{"", 0, -EBADMSG, "byte 0: expected a value, got end of input"},
+		{"   ", 0, -EBADMSG, "byte 3: expected a value"},
+		{"{", 0, -EBADMSG, "expected a member name"},
+		{"[", 0, -EBADMSG, "expected a value"},
+		{"[1", 0, -EBADMSG, "byte 0: unterminated array"},
+		{"{\"a\":1", 0, -EBADMSG, "unterminated object"},
+		{"[1,]", 0, -EBADMSG, "byte 3: trailing comma"},
+		{"{\"a\":1,}", 0, -EBADMSG, "trailing comma"},
+		{"[1 2]", 0, -EBADMSG, "byte 3: expected ',' or ']', got '2'"},
+		{"{\"a\" 1}", 0, -EBADMSG, "expected ':'"},
+		{"{1:2}", 0, -EBADMSG, "expected a member name"},
+		{"{'a':1}", 0, -EBADMSG, "expected a member name"},
+		{"01", 0, -EBADMSG, "leading zero"},
+		{"-01", 0, -EBADMSG, "leading zero"},
+		{"1.", 0, -EBADMSG, "a digit must follow '.'"},
+		{".5", 0, -EBADMSG, "expected a value, got '.'"},
+		{"-", 0, -EBADMSG, "a digit must follow '-'"},
+		{"+1", 0, -EBADMSG, "got '+'"},
+		{"1e", 0, -EBADMSG, "exponent without digits"},
+		{"1e+", 0, -EBADMSG, "exponent without digits"},
+		{"1e999", 0, -EBADMSG, "out of range"},
+		{"-1e999", 0, -EBADMSG, "out of range"},
+		{"NaN", 0, -EBADMSG, "got 'N'"},
+		{"Infinity", 0, -EBADMSG, "got 'I'"},
+		{"nul", 0, -EBADMSG, "unexpected 'n'"},
+		{"tru", 0, -EBADMSG, "unexpected 't'"},
+		{"true false", 0, -EBADMSG, "byte 5: unexpected 'f' after the value"},
+		{"[]]", 0, -EBADMSG, "byte 2: unexpected ']' after the value"},
+		{"/* c */ 1", 0, -EBADMSG, "got '/'"},
+		{"\"abc", 0, -EBADMSG, "byte 0: unterminated string"},
+		{"\"\\x\"", 0, -EBADMSG, "bad escape '\\x'"},
+		{"\"\\", 0, -EBADMSG, "unterminated escape"},
+		{"\"\\u12\"", 0, -EBADMSG, "bad \\u escape"},
+		{"\"\\u12G4\"", 0, -EBADMSG, "bad \\u escape"},
+		{"\"\\ud800\"", 0, -EBADMSG, "high surrogate"},
+		{"\"\\ud800\\u0041\"", 0, -EBADMSG, "high surrogate"},
+		{"\"\\udc00\"", 0, -EBADMSG, "lone low surrogate"},
+		{"\"a\x01\"", 0, -EBADMSG, "byte 2: control character 0x01"},
+		{"\"\t\"", 0, -EBADMSG, "control character 0x09"},
+		{"\"\xff\"", 0, -EBADMSG, "byte 1: invalid UTF-8"},
+		{"\"\xc0\xaf\"", 0, -EBADMSG, "invalid UTF-8"},         /* overlong '/' */
+		{"\"\xe0\x80\xaf\"", 0, -EBADMSG, "invalid UTF-8"},     /* overlong, 3 bytes */
+		{"\"\xed\xa0\x80\"", 0, -EBADMSG, "invalid UTF-8"},     /* surrogate in UTF-8 */
+		{"\"\xf4\x90\x80\x80\"", 0, -EBADMSG, "invalid UTF-8"}, /* above U+10FFFF */
+		{"\"\xc3\"", 0, -EBADMSG, "invalid UTF-8"},             /* truncated sequence */
+		{"\"\x80\"", 0, -EBADMSG, "invalid UTF-8"},             /* lone continuation */
+		{"1\0", 2, -EBADMSG, "byte 1: unexpected byte 0x00"},
+		{"\0", 1, -EBADMSG, "byte 0: expected a value, got byte 0x00"},
+		{"\xef\xbb\xbf{}", 0, -EBADMSG, "byte 0"}, /* BOM */
 	};
 	char err[200];
 
@@ -208,7 +208,7 @@ test_malformed(void)
 		err[0] = '\0';
 		rc = sl_ctl_json_parse(cases[k].text, len, NULL, &doc, err, sizeof(err));
 		CHECK(rc == cases[k].rc && doc == NULL && strstr(err, cases[k].msg) &&
-		          strncmp(err, "byte ", 5) == 0,
+			      strncmp(err, "byte ", 5) == 0,
 		      "case %u '%s': rc %d, error '%s', want '%s'", k, cases[k].text, rc, err,
 		      cases[k].msg);
 	}
@@ -318,7 +318,7 @@ test_writer(void)
 		CHECK(v && v->str_len >= 128 && memcmp(v->str, all, 128) == 0,
 		      "ASCII bytes round trip");
 		CHECK(strcmp(sl_ctl_json_get_str(r, "ok", ""), "h\xc3\xa9llo \xf0\x9f\x98\x80") ==
-		          0,
+			      0,
 		      "valid UTF-8 kept");
 		v = sl_ctl_json_get(r, "bad\xef\xbf\xbd");
 		CHECK(v && strstr(v->str, "\xef\xbf\xbd") && !strstr(v->str, "\xc0"),
@@ -334,10 +334,10 @@ test_writer(void)
 
 	/* Copying parsed documents gives the canonical compact text back. */
 	static const char *const canon[] = {
-	    "{\"a\":[1,-2,0.5,true,false,null,\"x\\n\\u0001\"],\"b\":{}}",
-	    "[18446744073709551615,-9223372036854775808,1e+300]",
-	    "\"\\\"\\\\\"",
-	    "[[],{},[[{}]]]",
+		"{\"a\":[1,-2,0.5,true,false,null,\"x\\n\\u0001\"],\"b\":{}}",
+		"[18446744073709551615,-9223372036854775808,1e+300]",
+		"\"\\\"\\\\\"",
+		"[[],{},[[{}]]]",
 	};
 	for (unsigned k = 0; k < SL_ARRAY_SIZE(canon); k++) {
 		char *out;
@@ -347,7 +347,7 @@ test_writer(void)
 			continue;
 		out = write_compact(sl_ctl_json_root(doc), &rc);
 		CHECK(rc == 0 && strlen(out) == strlen(canon[k]) + 1 &&
-		          strncmp(out, canon[k], strlen(canon[k])) == 0,
+			      strncmp(out, canon[k], strlen(canon[k])) == 0,
 		      "canon %u: '%s' -> '%s'", k, canon[k], out);
 		free(out);
 		sl_ctl_json_free(doc);
@@ -372,7 +372,7 @@ test_writer(void)
 			out2 = write_compact(sl_ctl_json_root(doc), &rc);
 			sl_ctl_json_free(doc);
 			CHECK(out2 && strncmp(out1, out2, strlen(out1)) == 0 &&
-			          strstr(out1, "a\xef\xbf\xbdz\xef\xbf\xbd") != NULL,
+				      strstr(out1, "a\xef\xbf\xbdz\xef\xbf\xbd") != NULL,
 			      "stable replacement: '%s' then '%s'", out1, out2 ? out2 : "");
 		}
 		free(out1);
@@ -420,11 +420,11 @@ static void
 test_mutations(void)
 {
 	static const char *const seeds[] = {
-	    ("{\"/sluice/ports\": {\"1\": {\"name\": \"net_pcap0\", \"link\": 1, \"rx_packets\": "
-	     "10, \"rx_bytes\": 640}, \"2\": {\"name\": \"net_null0\", \"tx_dropped\": 0}}}"),
-	    "{\"version\":\"DPDK 22.11.1\",\"pid\":1234,\"max_output_len\":16384}",
-	    "[1.5e10, -0.0, \"\\ud83d\\ude00\", \"\\u00e9\", {\"a\": [null, true, false]}]",
-	    "{\"/sluice/latency\": {\"pipeline\": {\"count\": 147000, \"mean_ns\": 1830}}}",
+		("{\"/sluice/ports\": {\"1\": {\"name\": \"net_pcap0\", \"link\": 1, \"rx_packets\": "
+		 "10, \"rx_bytes\": 640}, \"2\": {\"name\": \"net_null0\", \"tx_dropped\": 0}}}"),
+		"{\"version\":\"DPDK 22.11.1\",\"pid\":1234,\"max_output_len\":16384}",
+		"[1.5e10, -0.0, \"\\ud83d\\ude00\", \"\\u00e9\", {\"a\": [null, true, false]}]",
+		"{\"/sluice/latency\": {\"pipeline\": {\"count\": 147000, \"mean_ns\": 1830}}}",
 	};
 	static const char alphabet[] = "{}[]\",:.-+eE0123456789tfnul\\u \t\n\x01\x80\xff\xc3";
 	uint64_t seed = 42;
@@ -483,7 +483,7 @@ test_mutations(void)
 			} else {
 				if (bad < 5)
 					fprintf(stderr, "no re-parse: rc %d '%s': %s\n", rc2, a,
-					        err);
+						err);
 				bad++;
 			}
 			free(a);
@@ -526,9 +526,9 @@ test_text(void)
 	sl_ctl_table_print(t, f, 1);
 	fclose(f);
 	CHECK(strcmp(buf, " port  name       rx_pkts\n"
-	                  " 1     net_pcap0    12345\n"
-	                  " 10    ?[31mred         7\n"
-	                  " 3\n") == 0,
+			  " 1     net_pcap0    12345\n"
+			  " 10    ?[31mred         7\n"
+			  " 3\n") == 0,
 	      "table output:\n%s", buf);
 	free(buf);
 	sl_ctl_table_destroy(t);
@@ -543,8 +543,8 @@ test_text(void)
 		double v;
 		const char *want;
 	} si[] = {{0, "0"},          {999, "999"},      {999.4, "999"},    {999.6, "1.00k"},
-	          {1234, "1.23k"},   {12345, "12.3k"},  {123456, "123k"},  {1e6, "1.00M"},
-	          {45.6e6, "45.6M"}, {7.89e9, "7.89G"}, {1.2e12, "1.20T"}, {-1500, "-1.50k"}};
+		  {1234, "1.23k"},   {12345, "12.3k"},  {123456, "123k"},  {1e6, "1.00M"},
+		  {45.6e6, "45.6M"}, {7.89e9, "7.89G"}, {1.2e12, "1.20T"}, {-1500, "-1.50k"}};
 	for (unsigned k = 0; k < SL_ARRAY_SIZE(si); k++) {
 		sl_ctl_fmt_si(si[k].v, s, sizeof(s));
 		CHECK(strcmp(s, si[k].want) == 0, "si %g: '%s' want '%s'", si[k].v, s, si[k].want);

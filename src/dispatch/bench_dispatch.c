@@ -163,8 +163,9 @@ main(int argc, char **argv)
 		for (unsigned w = 0; w < n_workers; w++) {
 			ssize_t sz = rte_ring_get_memsize(RING);
 			kb[k].rings[w] = aligned_alloc(64, (size_t)RTE_ALIGN(sz, 64));
-			if (kb[k].rings[w] == NULL || rte_ring_init(kb[k].rings[w], "bench", RING,
-								     RING_F_SP_ENQ | RING_F_SC_DEQ) < 0)
+			if (kb[k].rings[w] == NULL ||
+			    rte_ring_init(kb[k].rings[w], "bench", RING,
+					  RING_F_SP_ENQ | RING_F_SC_DEQ) < 0)
 				return 1;
 		}
 		struct sl_dispatch_params dp = {
@@ -174,7 +175,9 @@ main(int argc, char **argv)
 			.burst = 32,
 			.out_burst = 32,
 			.ring_size = RING,
-			.ops = {.enqueue = b_enqueue, .ring_used = b_used, .done = b_done,
+			.ops = {.enqueue = b_enqueue,
+				.ring_used = b_used,
+				.done = b_done,
 				.arg = &kb[k]},
 		};
 		res[k] = calloc(n_samples, sizeof(double));
@@ -217,7 +220,8 @@ main(int argc, char **argv)
 	printf("{\"workers\": %u, \"rounds\": %u, \"samples\": %u, \"packets_per_sample\": %u",
 	       n_workers, rounds, n_samples, chunk);
 	for (int k = 0; k < N_KINDS; k++) {
-		const char *name = k < SL_SCHED__MAX ? sl_sched_name((enum sl_sched)k) : "parse_only";
+		const char *name =
+			k < SL_SCHED__MAX ? sl_sched_name((enum sl_sched)k) : "parse_only";
 		qsort(res[k], n_samples, sizeof(double), sl_bench_cmp_double);
 		printf(", \"%s\": %.2f, \"%s_min\": %.2f, \"%s_p90\": %.2f", name,
 		       res[k][n_samples / 2] * ns_per_cycle, name, res[k][0] * ns_per_cycle, name,

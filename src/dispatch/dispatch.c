@@ -37,16 +37,16 @@ struct bucket {
 
 struct sl_dispatch {
 	struct sl_dispatch_params p;
-	unsigned n;                 /* workers */
+	unsigned n; /* workers */
 	enum sl_sched sched;
 	double threshold;
-	unsigned thr_slots;         /* adjust when used > thr_slots (tau > threshold) */
+	unsigned thr_slots; /* adjust when used > thr_slots (tau > threshold) */
 	uint32_t rr_next;
 	uint32_t cache_mask;
 	struct cache_ent cache[SL_BURST_MAX];
 	uint32_t hrw_t[SL_DISPATCH_WORKERS_MAX]; /* A * T + B per worker */
 	uint16_t n_out[SL_DISPATCH_WORKERS_MAX];
-	uint64_t sent[SL_DISPATCH_WORKERS_MAX];  /* sequence numbers handed out per worker */
+	uint64_t sent[SL_DISPATCH_WORKERS_MAX]; /* sequence numbers handed out per worker */
 	struct bucket *buckets;
 	uint32_t bucket_mask;
 	uint64_t adjustments;
@@ -62,10 +62,8 @@ struct sl_dispatch {
 };
 
 static const char *const sched_names[SL_SCHED__MAX] = {
-	[SL_SCHED_RR] = "rr",
-	[SL_SCHED_CRC32] = "crc32",
-	[SL_SCHED_HRW] = "hrw",
-	[SL_SCHED_ADAPTIVE] = "adaptive",
+	[SL_SCHED_RR] = "rr",           [SL_SCHED_CRC32] = "crc32",
+	[SL_SCHED_HRW] = "hrw",         [SL_SCHED_ADAPTIVE] = "adaptive",
 	[SL_SCHED_ORDERED] = "ordered",
 };
 
@@ -363,7 +361,8 @@ hrw(const struct sl_dispatch *d, uint32_t digest)
 
 	/* Two passes: the weights vectorise (8 lanes of 32-bit multiplies with AVX2). */
 	for (unsigned j = 0; j < d->n; j++)
-		w[j] = (SL_DISPATCH_HRW_A * (d->hrw_t[j] ^ digest) + SL_DISPATCH_HRW_B) & 0x7fffffffu;
+		w[j] = (SL_DISPATCH_HRW_A * (d->hrw_t[j] ^ digest) + SL_DISPATCH_HRW_B) &
+		       0x7fffffffu;
 	for (unsigned j = 1; j < d->n; j++)
 		if (w[j] > w[best])
 			best = j;
@@ -502,8 +501,9 @@ burst_ordered(struct sl_dispatch *d, void *const objs[], const uint32_t hashes[]
 			 * back the moment home dips below it (they would get stuck
 			 * behind its queue when it fills again).
 			 */
-			bool home_ok = b->away && c != NO_WORKER ? d->snap_used[home] <= d->thr_slots / 2
-								: !over[home];
+			bool home_ok = b->away && c != NO_WORKER
+					       ? d->snap_used[home] <= d->thr_slots / 2
+					       : !over[home];
 			unsigned to = home_ok ? home : ahrw_snap(d, id, home);
 
 			b->away = to != home;

@@ -94,7 +94,7 @@ int sl_sched_parse(const char *name);
 
 /** The 5-tuple a packet is scheduled by (IPv6 addresses folded to 32 bits). */
 struct sl_dispatch_tuple {
-	uint32_t src;   /* IPv4 source address, or the xor of the IPv6 words */
+	uint32_t src; /* IPv4 source address, or the xor of the IPv6 words */
 	uint32_t dst;
 	uint32_t ports; /* source port << 16 | destination port, 0 without L4 ports */
 	uint32_t proto; /* IP protocol; for non-IP frames: 0x10000 | ethertype */
@@ -145,25 +145,25 @@ struct sl_dispatch_ops {
 };
 
 struct sl_dispatch_params {
-	unsigned n_workers;  /* 1..SL_DISPATCH_WORKERS_MAX */
+	unsigned n_workers; /* 1..SL_DISPATCH_WORKERS_MAX */
 	enum sl_sched sched;
-	double threshold;    /* load-factor threshold, 0..1 */
-	unsigned burst;      /* rx burst size, 1..SL_BURST_MAX (target[] cache size) */
-	unsigned out_burst;  /* out-buffer flush size, 1..SL_BURST_MAX */
-	unsigned ring_size;  /* usable slots of each worker ring (Q_total) */
+	double threshold;       /* load-factor threshold, 0..1 */
+	unsigned burst;         /* rx burst size, 1..SL_BURST_MAX (target[] cache size) */
+	unsigned out_burst;     /* out-buffer flush size, 1..SL_BURST_MAX */
+	unsigned ring_size;     /* usable slots of each worker ring (Q_total) */
 	unsigned order_buckets; /* ordered: flow buckets, power of two; 0 = 16384 */
 	struct sl_dispatch_ops ops;
 };
 
 /** Per-worker counters of a dispatcher. */
 struct sl_dispatch_worker_stats {
-	uint64_t packets;      /* packets given to this worker (out-buffer) */
-	uint64_t enqueued;     /* packets its ring took */
-	uint64_t ring_full;    /* packets its ring refused (dropped by the enqueue callback) */
-	uint64_t flushes;      /* out-buffer flushes */
-	uint64_t adjust_from;  /* Subflow adjustments away from this worker (overloaded) */
-	uint64_t adjust_to;    /* adjustments that chose this worker */
-	uint64_t moves;        /* ordered: flow buckets placed on this worker after draining */
+	uint64_t packets;     /* packets given to this worker (out-buffer) */
+	uint64_t enqueued;    /* packets its ring took */
+	uint64_t ring_full;   /* packets its ring refused (dropped by the enqueue callback) */
+	uint64_t flushes;     /* out-buffer flushes */
+	uint64_t adjust_from; /* Subflow adjustments away from this worker (overloaded) */
+	uint64_t adjust_to;   /* adjustments that chose this worker */
+	uint64_t moves;       /* ordered: flow buckets placed on this worker after draining */
 };
 
 struct sl_dispatch;

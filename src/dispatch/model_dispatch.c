@@ -81,21 +81,21 @@ rng_unit(struct rng *r) /* (0, 1] */
 
 struct trace_params {
 	uint64_t seed;
-	unsigned n_flows;       /* mice */
+	unsigned n_flows; /* mice */
 	unsigned n_elephants;
-	double elephant_share;  /* of all packets, each */
-	double pareto_alpha;    /* mice sizes */
-	double train_mean;      /* packets per train */
+	double elephant_share; /* of all packets, each */
+	double pareto_alpha;   /* mice sizes */
+	double train_mean;     /* packets per train */
 	unsigned n_packets;
-	unsigned pin_workers;   /* > 0: only flows whose crc32 and hrw worker is < pin_workers */
-	unsigned n_workers;     /* for pin_workers */
+	unsigned pin_workers; /* > 0: only flows whose crc32 and hrw worker is < pin_workers */
+	unsigned n_workers;   /* for pin_workers */
 };
 
 struct trace {
 	unsigned n_packets, n_flows;
-	uint32_t *flow;   /* per packet */
-	double *gap;      /* per packet: time since the previous one, mean 1 */
-	uint32_t *hash;   /* per flow: CRC32 of its tuple */
+	uint32_t *flow; /* per packet */
+	double *gap;    /* per packet: time since the previous one, mean 1 */
+	uint32_t *hash; /* per flow: CRC32 of its tuple */
 };
 
 static void
@@ -122,7 +122,8 @@ flow_hash(struct rng *r, const struct trace_params *p)
 		if (p->pin_workers == 0)
 			return h;
 		unsigned c = (unsigned)(((uint64_t)h * p->n_workers) >> 32);
-		if (c < p->pin_workers && sl_dispatch_hrw(h & 0x7fffffff, p->n_workers) < p->pin_workers)
+		if (c < p->pin_workers &&
+		    sl_dispatch_hrw(h & 0x7fffffff, p->n_workers) < p->pin_workers)
 			return h;
 	}
 }
@@ -180,7 +181,8 @@ trace_make(const struct trace_params *p, struct trace *t)
 			else
 				hi = mid;
 		}
-		unsigned len = 1 + (unsigned)floor(log(rng_unit(&r)) / log(1.0 - 1.0 / p->train_mean));
+		unsigned len =
+			1 + (unsigned)floor(log(rng_unit(&r)) / log(1.0 - 1.0 / p->train_mean));
 		for (unsigned k = 0; k < len && i < p->n_packets; k++, i++) {
 			t->flow[i] = lo;
 			t->gap[i] = k == 0 ? -log(rng_unit(&r)) * between : in_train;
@@ -194,9 +196,9 @@ trace_make(const struct trace_params *p, struct trace *t)
 
 struct model_params {
 	unsigned n_workers;
-	double worker_mpps;   /* service rate with flow-cache hits */
-	double miss_penalty;  /* extra cost of a flow-cache miss, in service times */
-	unsigned flow_cache;  /* entries per worker (power of two) */
+	double worker_mpps;  /* service rate with flow-cache hits */
+	double miss_penalty; /* extra cost of a flow-cache miss, in service times */
+	unsigned flow_cache; /* entries per worker (power of two) */
 	unsigned ring_size;
 	unsigned burst;
 	unsigned out_burst;
@@ -209,7 +211,7 @@ struct model_params {
 static const double thr_bins[THR_BINS] = {0.1, 0.25, 0.5, 0.75, 0.9};
 
 struct worker {
-	double *start, *comp;  /* circular, per queued packet */
+	double *start, *comp; /* circular, per queued packet */
 	uint64_t tail, head_start, head_done;
 	double last_comp;
 	uint32_t *cache;
@@ -219,11 +221,11 @@ struct worker {
 struct sim {
 	const struct model_params *mp;
 	const struct trace *tr;
-	double now;              /* us */
-	double service;          /* us per packet (hit) */
+	double now;     /* us */
+	double service; /* us per packet (hit) */
 	uint64_t fifo_mask;
 	struct worker w[SL_DISPATCH_WORKERS_MAX];
-	double *flow_maxcomp;    /* per flow: latest completion so far */
+	double *flow_maxcomp; /* per flow: latest completion so far */
 	uint64_t reordered, dropped, delivered;
 	uint64_t above[THR_BINS], above_dropped[THR_BINS]; /* packets seeing tau > bin at enqueue */
 };
@@ -342,7 +344,10 @@ simulate(const struct model_params *mp, const struct trace *tr, double mpps, str
 		.burst = mp->burst,
 		.out_burst = mp->out_burst,
 		.ring_size = mp->ring_size,
-		.ops = {.enqueue = sim_enqueue, .ring_used = sim_ring_used, .done = sim_done, .arg = &s},
+		.ops = {.enqueue = sim_enqueue,
+			.ring_used = sim_ring_used,
+			.done = sim_done,
+			.arg = &s},
 	};
 	rc = sl_dispatch_create(&dp, &d);
 	if (rc < 0)
@@ -410,8 +415,8 @@ max_rate(const struct model_params *mp, const struct trace *tr, double max_loss,
 
 /* ---- experiments ---- */
 
-static const enum sl_sched scheds[] = {SL_SCHED_RR, SL_SCHED_CRC32, SL_SCHED_HRW,
-				       SL_SCHED_ADAPTIVE, SL_SCHED_ORDERED};
+static const enum sl_sched scheds[] = {SL_SCHED_RR, SL_SCHED_CRC32, SL_SCHED_HRW, SL_SCHED_ADAPTIVE,
+				       SL_SCHED_ORDERED};
 #define N_SCHEDS (sizeof(scheds) / sizeof(scheds[0]))
 
 static void
@@ -461,8 +466,9 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--quick") == 0)
 			n_seeds = 2, tp.n_packets = 100000, iters = 10;
 		else {
-			fprintf(stderr, "usage: model_dispatch [--seeds N] [--packets N] [--workers N] "
-					"[--ring N] [--quick]\n");
+			fprintf(stderr,
+				"usage: model_dispatch [--seeds N] [--packets N] [--workers N] "
+				"[--ring N] [--quick]\n");
 			return 2;
 		}
 	}
@@ -491,7 +497,8 @@ main(int argc, char **argv)
 	for (unsigned k = 0; k < N_SCHEDS; k++) {
 		mp.sched = scheds[k];
 		simulate(&mp, &tr, 0.7 * cap, &r);
-		json_array_u64(sl_sched_name(scheds[k]), r.per_worker, mp.n_workers, k + 1 < N_SCHEDS);
+		json_array_u64(sl_sched_name(scheds[k]), r.per_worker, mp.n_workers,
+			       k + 1 < N_SCHEDS);
 	}
 	printf("},\n");
 	trace_free(&tr);
@@ -592,7 +599,8 @@ main(int argc, char **argv)
 	printf("]},\n\"all_runs\": {");
 	for (unsigned k = 0; k < N_SCHEDS; k++)
 		printf("%s\"%s\": {\"runs\": %llu, \"packets\": %llu, \"reordered\": %llu}",
-		       k ? ", " : "", sl_sched_name(scheds[k]), (unsigned long long)all_runs[scheds[k]],
+		       k ? ", " : "", sl_sched_name(scheds[k]),
+		       (unsigned long long)all_runs[scheds[k]],
 		       (unsigned long long)all_packets[scheds[k]],
 		       (unsigned long long)all_reordered[scheds[k]]);
 	printf("}\n}\n");

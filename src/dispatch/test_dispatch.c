@@ -32,7 +32,7 @@ struct sys {
 	struct pkt *q[NW_MAX][QMAX];
 	unsigned head[NW_MAX], tail[NW_MAX];
 	uint64_t done[NW_MAX];
-	unsigned refuse;                /* enqueue refuses everything when set */
+	unsigned refuse; /* enqueue refuses everything when set */
 	uint64_t refused;
 };
 
@@ -112,8 +112,8 @@ static void
 test_hash(void)
 {
 	const uint8_t msg[] = "123456789";
-	struct sl_dispatch_tuple t = {.src = 0x0a000001, .dst = 0xc0a80102, .ports = 1234u << 16 | 80,
-				      .proto = 6};
+	struct sl_dispatch_tuple t = {
+		.src = 0x0a000001, .dst = 0xc0a80102, .ports = 1234u << 16 | 80, .proto = 6};
 	uint8_t le[16];
 	uint64_t a = (uint64_t)t.src << 32 | t.dst, b = (uint64_t)t.ports << 32 | t.proto;
 
@@ -183,8 +183,12 @@ test_params(void)
 	struct sys s;
 	struct sl_dispatch *d;
 	struct sl_dispatch_params p = {
-		.n_workers = 2, .sched = SL_SCHED_HRW, .threshold = 0.25, .burst = 32,
-		.out_burst = 32, .ring_size = 1024,
+		.n_workers = 2,
+		.sched = SL_SCHED_HRW,
+		.threshold = 0.25,
+		.burst = 32,
+		.out_burst = 32,
+		.ring_size = 1024,
 		.ops = {.enqueue = sys_enqueue, .ring_used = sys_used, .done = sys_done, .arg = &s},
 	};
 	struct sl_dispatch_params q;
@@ -235,8 +239,8 @@ test_rr_and_flush(void)
 	/* 20 packets per worker, out_burst 4: five flushes each, nothing pending. */
 	for (unsigned w = 0; w < 3; w++) {
 		sl_dispatch_worker_stats(d, w, &st);
-		CHECK(st.packets == 20 && st.enqueued == 20 && st.flushes == 5, "w%u %lu %lu %lu", w,
-		      (unsigned long)st.packets, (unsigned long)st.enqueued,
+		CHECK(st.packets == 20 && st.enqueued == 20 && st.flushes == 5, "w%u %lu %lu %lu",
+		      w, (unsigned long)st.packets, (unsigned long)st.enqueued,
 		      (unsigned long)st.flushes);
 		CHECK(s.tail[w] == 20, "ring of %u holds 20", w);
 	}

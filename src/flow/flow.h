@@ -114,7 +114,7 @@ struct sl_action {
 		uint32_t group_id;  /* group */
 		uint32_t queue_id;  /* set_queue (accepted, no effect) */
 		struct {
-			uint8_t table_id;       /* a state table, or SL_STATE_TABLE_AUTO */
+			uint8_t table_id;        /* a state table, or SL_STATE_TABLE_AUTO */
 			struct sl_state_set set; /* state, rollback, idle_ms, hard_ms */
 		} set_state;
 	};
@@ -125,10 +125,10 @@ struct sl_action {
 struct sl_instructions {
 	uint8_t n_apply;
 	uint8_t n_write;
-	bool has_apply;   /* apply_actions present (even if empty) */
-	bool has_write;   /* write_actions present */
-	bool clear;       /* clear_actions */
-	bool has_metadata; /* write_metadata */
+	bool has_apply;     /* apply_actions present (even if empty) */
+	bool has_write;     /* write_actions present */
+	bool clear;         /* clear_actions */
+	bool has_metadata;  /* write_metadata */
 	int16_t goto_table; /* -1: none */
 	uint32_t meter_id;  /* meter instruction: the meter (1..SL_METER_ID_MAX); 0: none */
 	uint64_t metadata;
@@ -153,9 +153,9 @@ enum sl_group_type {
 
 /** One bucket of a group, as decoded (host order). */
 struct sl_bucket_spec {
-	uint16_t weight;       /* select groups; 0 means never chosen */
-	uint32_t watch_port;   /* fast failover; SL_PORT_ANY = none */
-	uint32_t watch_group;  /* fast failover; SL_GROUP_ID_ANY = none */
+	uint16_t weight;      /* select groups; 0 means never chosen */
+	uint32_t watch_port;  /* fast failover; SL_PORT_ANY = none */
+	uint32_t watch_group; /* fast failover; SL_GROUP_ID_ANY = none */
 	uint8_t n_actions;
 	struct sl_action actions[SL_ACTIONS_MAX];
 };
@@ -209,10 +209,10 @@ struct sl_meter_spec {
 
 /** A meter's counters. */
 struct sl_meter_stats {
-	uint32_t flow_count;   /* flows whose instructions name the meter */
-	uint64_t packets;      /* packets that entered the meter */
+	uint32_t flow_count; /* flows whose instructions name the meter */
+	uint64_t packets;    /* packets that entered the meter */
 	uint64_t bytes;
-	uint64_t created_tsc;  /* sl_pipeline_tsc at add */
+	uint64_t created_tsc; /* sl_pipeline_tsc at add */
 	uint8_t n_bands;
 	uint64_t band_packets[SL_METER_BANDS_MAX]; /* packets each band was applied to */
 	uint64_t band_bytes[SL_METER_BANDS_MAX];
@@ -252,7 +252,7 @@ struct sl_flow_spec {
 struct sl_table_spec {
 	uint8_t table_id;
 	enum sl_table_kind kind;
-	uint8_t n_fields;  /* 0: derive from the flows added before the table is first used */
+	uint8_t n_fields; /* 0: derive from the flows added before the table is first used */
 	struct sl_field fields[SL_KEY_FIELDS_MAX];
 	uint32_t max_entries; /* 0: default */
 	char name[32];        /* may be empty */

@@ -30,9 +30,9 @@ sl_match_set(struct sl_match *m, const struct sl_field *f, const uint8_t *value,
 	struct sl_match_field *mf = (struct sl_match_field *)sl_match_get(m, f);
 	unsigned size;
 
-	if (f->id >= SL_FIELD__MAX || (f->id == SL_FIELD_RAW && (f->raw_n_bits == 0 ||
-								 f->raw_n_bits > SL_RAW_BITS_MAX ||
-								 f->raw_base > SL_RAW_BASE_L4)))
+	if (f->id >= SL_FIELD__MAX ||
+	    (f->id == SL_FIELD_RAW && (f->raw_n_bits == 0 || f->raw_n_bits > SL_RAW_BITS_MAX ||
+				       f->raw_base > SL_RAW_BASE_L4)))
 		return -EINVAL;
 	if (mf == NULL) {
 		if (m->n_fields == SL_KEY_FIELDS_MAX)
@@ -104,14 +104,16 @@ sl_match_prereq_check(const struct sl_match *m, char *err, size_t err_size)
 			struct sl_field vf = {.id = SL_FIELD_VLAN_VID};
 			const struct sl_match_field *v = sl_match_get(m, &vf);
 			if (v == NULL || !(v->value[0] & 0x10)) {
-				snprintf(err, err_size, "dl_vlan_pcp requires a VLAN tag (dl_vlan)");
+				snprintf(err, err_size,
+					 "dl_vlan_pcp requires a VLAN tag (dl_vlan)");
 				return (int)i;
 			}
 		}
 		if (id == SL_FIELD_IPV6_ND_TARGET) {
 			long t = sl_match_exact_value(m, SL_FIELD_ICMPV6_TYPE);
 			if (t != 135 && t != 136) {
-				snprintf(err, err_size, "nd_target requires icmpv6_type=135 or 136");
+				snprintf(err, err_size,
+					 "nd_target requires icmpv6_type=135 or 136");
 				return (int)i;
 			}
 		}
@@ -119,8 +121,8 @@ sl_match_prereq_check(const struct sl_match *m, char *err, size_t err_size)
 		if (id == SL_FIELD_IPV6_ND_SLL || id == SL_FIELD_IPV6_ND_TLL) {
 			long want = id == SL_FIELD_IPV6_ND_SLL ? 135 : 136;
 			if (sl_match_exact_value(m, SL_FIELD_ICMPV6_TYPE) != want) {
-				snprintf(err, err_size, "%s requires icmpv6_type=%ld", sl_field_name(id),
-					 want);
+				snprintf(err, err_size, "%s requires icmpv6_type=%ld",
+					 sl_field_name(id), want);
 				return (int)i;
 			}
 		}

@@ -490,9 +490,8 @@ static const struct {
 	const char *name;
 	uint32_t port;
 } port_names[] = {
-	{"IN_PORT", SL_PORT_IN_PORT}, {"TABLE", SL_PORT_TABLE},
-	{"NORMAL", SL_PORT_NORMAL},   {"FLOOD", SL_PORT_FLOOD},
-	{"ALL", SL_PORT_ALL},         {"CONTROLLER", SL_PORT_CONTROLLER},
+	{"IN_PORT", SL_PORT_IN_PORT}, {"TABLE", SL_PORT_TABLE}, {"NORMAL", SL_PORT_NORMAL},
+	{"FLOOD", SL_PORT_FLOOD},     {"ALL", SL_PORT_ALL},     {"CONTROLLER", SL_PORT_CONTROLLER},
 	{"LOCAL", SL_PORT_LOCAL},
 };
 
@@ -652,8 +651,11 @@ prereq_desc(const uint16_t *types, unsigned n_types, int proto, char *buf, size_
 	static const struct {
 		int proto;
 		const char *v4, *v6;
-	} protos[] = {{6, "tcp", "tcp6"}, {17, "udp", "udp6"}, {132, "sctp", "sctp6"},
-		      {1, "icmp", NULL},  {58, NULL, "icmp6"}};
+	} protos[] = {{6, "tcp", "tcp6"},
+		      {17, "udp", "udp6"},
+		      {132, "sctp", "sctp6"},
+		      {1, "icmp", NULL},
+		      {58, NULL, "icmp6"}};
 	bool v4 = false, v6 = false;
 
 	for (unsigned i = 0; i < n_types; i++) {
@@ -703,7 +705,8 @@ check_prereq(struct sl_parse_error *err, const struct sl_match *m, const struct 
 	eth = sl_match_exact_value(m, SL_FIELD_ETH_TYPE);
 	for (unsigned i = 0; i < n_types; i++)
 		ok |= eth == types[i];
-	if ((n_types && !ok) || (proto >= 0 && sl_match_exact_value(m, SL_FIELD_IP_PROTO) != proto)) {
+	if ((n_types && !ok) ||
+	    (proto >= 0 && sl_match_exact_value(m, SL_FIELD_IP_PROTO) != proto)) {
 		prereq_desc(types, n_types, proto, desc, sizeof(desc));
 		sl_field_format(f, fname, sizeof(fname));
 		return fail(err, tok, -EINVAL, "%s%s requires %s", what, fname, desc);
@@ -719,16 +722,16 @@ check_prereq(struct sl_parse_error *err, const struct sl_match *m, const struct 
 struct parser {
 	struct sl_parse_error *err;
 	struct sl_flow_spec *fs;
-	struct span text;                      /* the whole input, for errors */
-	bool filter;                           /* del-flows / dump-flows syntax */
-	uint32_t *out_port;                    /* filter: where out_port=P goes, or NULL */
-	uint32_t *out_group;                   /* filter: where out_group=G goes, or NULL */
-	unsigned seen;                         /* SEEN_* keys already given */
+	struct span text;                         /* the whole input, for errors */
+	bool filter;                              /* del-flows / dump-flows syntax */
+	uint32_t *out_port;                       /* filter: where out_port=P goes, or NULL */
+	uint32_t *out_group;                      /* filter: where out_group=G goes, or NULL */
+	unsigned seen;                            /* SEEN_* keys already given */
 	struct span field_tok[SL_KEY_FIELDS_MAX]; /* token that added each match field */
-	struct span apply_tok[SL_ACTIONS_MAX];  /* token of each apply action */
-	struct span write_tok[SL_ACTIONS_MAX];  /* token of each write action */
-	bool bucket;                           /* a group bucket's actions: no match to check */
-	const struct sl_port_names *ports;     /* port names the caller knows, or NULL */
+	struct span apply_tok[SL_ACTIONS_MAX];    /* token of each apply action */
+	struct span write_tok[SL_ACTIONS_MAX];    /* token of each write action */
+	bool bucket;                              /* a group bucket's actions: no match to check */
+	const struct sl_port_names *ports;        /* port names the caller knows, or NULL */
 };
 
 enum {
@@ -749,19 +752,20 @@ static const struct {
 	uint16_t eth_type;
 	int proto; /* -1: none */
 } shorthands[] = {
-	{"tcp", 0x0800, 6},     {"udp", 0x0800, 17},     {"sctp", 0x0800, 132},
-	{"icmp", 0x0800, 1},    {"tcp6", 0x86dd, 6},     {"udp6", 0x86dd, 17},
-	{"sctp6", 0x86dd, 132}, {"icmp6", 0x86dd, 58},   {"ip", 0x0800, -1},
-	{"ipv6", 0x86dd, -1},   {"arp", 0x0806, -1},     {"rarp", 0x8035, -1},
-	{"mpls", 0x8847, -1},   {"mplsm", 0x8848, -1},
+	{"tcp", 0x0800, 6},   {"udp", 0x0800, 17},   {"sctp", 0x0800, 132},  {"icmp", 0x0800, 1},
+	{"tcp6", 0x86dd, 6},  {"udp6", 0x86dd, 17},  {"sctp6", 0x86dd, 132}, {"icmp6", 0x86dd, 58},
+	{"ip", 0x0800, -1},   {"ipv6", 0x86dd, -1},  {"arp", 0x0806, -1},    {"rarp", 0x8035, -1},
+	{"mpls", 0x8847, -1}, {"mplsm", 0x8848, -1},
 };
 
 static const struct {
 	const char *name;
 	uint16_t flag;
 } flow_flags[] = {
-	{"send_flow_rem", SL_FF_SEND_FLOW_REM},  {"check_overlap", SL_FF_CHECK_OVERLAP},
-	{"reset_counts", SL_FF_RESET_COUNTS},    {"no_packet_counts", SL_FF_NO_PKT_COUNTS},
+	{"send_flow_rem", SL_FF_SEND_FLOW_REM},
+	{"check_overlap", SL_FF_CHECK_OVERLAP},
+	{"reset_counts", SL_FF_RESET_COUNTS},
+	{"no_packet_counts", SL_FF_NO_PKT_COUNTS},
 	{"no_byte_counts", SL_FF_NO_BYT_COUNTS},
 	{"low_latency", SL_FF_LOW_LATENCY}, /* Sluice: the fast forwarding path (issue 6) */
 };
@@ -798,8 +802,7 @@ match_add(struct parser *ps, struct span tok, const struct sl_field *f, const ui
 		return 0;
 	rc = sl_match_set(m, f, v, mk);
 	if (rc == -E2BIG)
-		return fail(ps->err, tok, rc, "too many match fields (max %d)",
-			    SL_KEY_FIELDS_MAX);
+		return fail(ps->err, tok, rc, "too many match fields (max %d)", SL_KEY_FIELDS_MAX);
 	if (rc)
 		return fail(ps->err, tok, rc, "cannot match on %s", fname);
 	ps->field_tok[m->n_fields - 1] = tok;
@@ -892,8 +895,8 @@ key_uint(struct parser *ps, struct span tok, struct span key, struct span val, u
 	 uint64_t *out)
 {
 	if (parse_uint(val, max, out))
-		return fail(ps->err, tok, -EINVAL, "bad %.*s '%.*s': expected 0..%llu",
-			    (int)key.n, key.p, (int)val.n, val.p, (unsigned long long)max);
+		return fail(ps->err, tok, -EINVAL, "bad %.*s '%.*s': expected 0..%llu", (int)key.n,
+			    key.p, (int)val.n, val.p, (unsigned long long)max);
 	return 0;
 }
 
@@ -921,8 +924,9 @@ vlan_tci_item(struct parser *ps, struct span tok, struct span val)
 	tci &= m;
 	unsigned pcp_mask = (unsigned)(m >> 13);
 	if (pcp_mask != 0 && pcp_mask != 7)
-		return fail(ps->err, tok, -EINVAL,
-			    "vlan_tci: the priority bits (0xe000) must be all in or all out of the mask");
+		return fail(
+			ps->err, tok, -EINVAL,
+			"vlan_tci: the priority bits (0xe000) must be all in or all out of the mask");
 	if (pcp_mask && !((m & 0x1000) && (tci & 0x1000)) && (tci >> 13) != 0)
 		return fail(ps->err, tok, -EINVAL, "vlan_tci: a priority needs a tag (0x1000)");
 	put_be(vv, 2, tci & 0x1fff);
@@ -1054,9 +1058,10 @@ flow_item(struct parser *ps, struct span tok)
 			port = SL_PORT_ANY;
 		} else if (parse_port_named(ps, val, &port)) {
 			return fail(
-			    ps->err, tok, -EINVAL,
-			    "bad out_port '%.*s': expected 1..0xffffff00, a reserved name%s",
-			    (int)SL_MIN(val.n, 64), val.p, ps->ports ? " or a port's name" : "");
+				ps->err, tok, -EINVAL,
+				"bad out_port '%.*s': expected 1..0xffffff00, a reserved name%s",
+				(int)SL_MIN(val.n, 64), val.p,
+				ps->ports ? " or a port's name" : "");
 		}
 		*ps->out_port = port;
 		return 0;
@@ -1120,10 +1125,10 @@ check_match_prereqs(struct parser *ps)
 
 /* An action list item split as NAME[:ARG], NAME=ARG or NAME(ARG). */
 struct act_item {
-	struct span tok;  /* the whole item */
+	struct span tok; /* the whole item */
 	struct span name;
 	struct span arg;
-	char sep;         /* ':', '=', '(' or 0 (no argument) */
+	char sep; /* ':', '=', '(' or 0 (no argument) */
 };
 
 static int
@@ -1216,8 +1221,8 @@ act_uint(struct sl_parse_error *err, const struct act_item *it, uint64_t max, ui
 
 /* A set_field action on @fr with value text @val; checks writability and prerequisites. */
 static int
-make_set_field(struct parser *ps, const struct act_item *it, const struct fref *fr,
-	       struct span val, struct sl_action *a)
+make_set_field(struct parser *ps, const struct act_item *it, const struct fref *fr, struct span val,
+	       struct sl_action *a)
 {
 	uint8_t mask[SL_FIELD_SIZE_MAX];
 	char fname[48];
@@ -1242,8 +1247,8 @@ make_set_field(struct parser *ps, const struct act_item *it, const struct fref *
 static bool
 bare_port(struct span name, uint32_t *port)
 {
-	static const char *const bare[] = {"IN_PORT", "ALL", "FLOOD", "LOCAL", "NORMAL",
-					   "CONTROLLER"};
+	static const char *const bare[] = {"IN_PORT", "ALL",    "FLOOD",
+					   "LOCAL",   "NORMAL", "CONTROLLER"};
 
 	for (unsigned i = 0; i < SL_ARRAY_SIZE(bare); i++)
 		if (span_caseeq(name, bare[i]))
@@ -1267,8 +1272,9 @@ parse_set_state(struct sl_parse_error *err, const struct act_item *it, struct sl
 	a->type = SL_ACT_SET_STATE;
 	a->set_state.table_id = SL_STATE_TABLE_AUTO;
 	if (it->sep == ':' || it->sep == '=')
-		return act_uint(err, it, UINT32_MAX, &n) ? -EINVAL
-							  : (a->set_state.set.state = (uint32_t)n, 0);
+		return act_uint(err, it, UINT32_MAX, &n)
+			       ? -EINVAL
+			       : (a->set_state.set.state = (uint32_t)n, 0);
 	if (it->sep != '(' || span_trim(rest).n == 0)
 		return fail(err, it->tok, -EINVAL,
 			    "expected set_state:STATE or set_state(STATE,table=T,idle_ms=MS,"
@@ -1353,7 +1359,8 @@ parse_action(struct parser *ps, const struct act_item *it, struct sl_action *a)
 			return fail(err, it->tok, -EINVAL,
 				    "bad output port '%.*s': expected 1..0xffffff00, a reserved "
 				    "name%s",
-				    (int)it->arg.n, it->arg.p, ps->ports ? " or a port's name" : "");
+				    (int)it->arg.n, it->arg.p,
+				    ps->ports ? " or a port's name" : "");
 		a->type = SL_ACT_OUTPUT;
 		a->output.port = port;
 		if (port == SL_PORT_CONTROLLER)
@@ -1495,8 +1502,8 @@ parse_action(struct parser *ps, const struct act_item *it, struct sl_action *a)
 	}
 	if (span_eq(name, "goto_table") || span_eq(name, "write_actions") ||
 	    span_eq(name, "write_metadata") || span_eq(name, "clear_actions"))
-		return fail(err, it->tok, -EINVAL, "instruction %.*s not allowed here",
-			    (int)name.n, name.p);
+		return fail(err, it->tok, -EINVAL, "instruction %.*s not allowed here", (int)name.n,
+			    name.p);
 	return fail(err, it->tok, -EINVAL, "unknown action '%.*s'", (int)SL_MIN(name.n, 64),
 		    name.p);
 }
@@ -1607,10 +1614,10 @@ parse_actions(struct parser *ps, struct span list)
 			in->meter_id = (uint32_t)n;
 			continue;
 		}
-		bit = span_eq(it.name, "clear_actions")	   ? INSN_CLEAR
+		bit = span_eq(it.name, "clear_actions")    ? INSN_CLEAR
 		      : span_eq(it.name, "write_actions")  ? INSN_WRITE
 		      : span_eq(it.name, "write_metadata") ? INSN_METADATA
-		      : span_eq(it.name, "goto_table")	   ? INSN_GOTO
+		      : span_eq(it.name, "goto_table")     ? INSN_GOTO
 							   : 0;
 		if (bit == 0) {
 			if (insns)
@@ -1675,8 +1682,8 @@ parse_actions(struct parser *ps, struct span list)
 }
 
 static int
-flow_parse(const char *text, const struct sl_port_names *ports, struct sl_flow_spec *fs, bool filter,
-           uint32_t *out_port, uint32_t *out_group, struct sl_parse_error *err)
+flow_parse(const char *text, const struct sl_port_names *ports, struct sl_flow_spec *fs,
+	   bool filter, uint32_t *out_port, uint32_t *out_group, struct sl_parse_error *err)
 {
 	struct sl_parse_error dummy;
 	struct parser ps;
@@ -1735,7 +1742,7 @@ sl_flow_parse(const char *text, struct sl_flow_spec *fs, struct sl_parse_error *
 
 int
 sl_flow_parse_names(const char *text, const struct sl_port_names *pn, struct sl_flow_spec *fs,
-                    struct sl_parse_error *err)
+		    struct sl_parse_error *err)
 {
 	return flow_parse(text, pn, fs, false, NULL, NULL, err);
 }
@@ -1748,15 +1755,15 @@ sl_flow_parse_filter(const char *text, struct sl_flow_spec *fs, struct sl_parse_
 
 int
 sl_flow_parse_filter_out(const char *text, struct sl_flow_spec *fs, uint32_t *out_port,
-                         uint32_t *out_group, struct sl_parse_error *err)
+			 uint32_t *out_group, struct sl_parse_error *err)
 {
 	return flow_parse(text, NULL, fs, true, out_port, out_group, err);
 }
 
 int
 sl_flow_parse_filter_names(const char *text, const struct sl_port_names *pn,
-                           struct sl_flow_spec *fs, uint32_t *out_port, uint32_t *out_group,
-                           struct sl_parse_error *err)
+			   struct sl_flow_spec *fs, uint32_t *out_port, uint32_t *out_group,
+			   struct sl_parse_error *err)
 {
 	return flow_parse(text, pn, fs, true, out_port, out_group, err);
 }
@@ -1769,8 +1776,8 @@ static const struct {
 	const char *name;
 	uint8_t type;
 } group_types[] = {
-	{"all", SL_GROUP_ALL},		 {"select", SL_GROUP_SELECT}, {"indirect", SL_GROUP_INDIRECT},
-	{"ff", SL_GROUP_FF},		 {"fast_failover", SL_GROUP_FF},
+	{"all", SL_GROUP_ALL}, {"select", SL_GROUP_SELECT},    {"indirect", SL_GROUP_INDIRECT},
+	{"ff", SL_GROUP_FF},   {"fast_failover", SL_GROUP_FF},
 };
 
 /* Where the next "bucket=" item of @s starts (at an item boundary, outside parentheses), or NULL. */
@@ -1785,7 +1792,8 @@ find_bucket(struct span s)
 			depth++;
 		else if (c == ')')
 			depth--;
-		else if (depth == 0 && (i == 0 || s.p[i - 1] == ',' || isspace((unsigned char)s.p[i - 1])) &&
+		else if (depth == 0 &&
+			 (i == 0 || s.p[i - 1] == ',' || isspace((unsigned char)s.p[i - 1])) &&
 			 strncmp(s.p + i, "bucket=", 7) == 0)
 			return s.p + i;
 	}
@@ -1806,7 +1814,8 @@ bucket_parse(struct parser *ps, struct span body, uint8_t type, struct sl_bucket
 	b->weight = type == SL_GROUP_SELECT ? 1 : 0; /* ovs-ofctl's default weight */
 	b->watch_port = SL_PORT_ANY;
 	b->watch_group = SL_GROUP_ID_ANY;
-	while (rest.n > 0 && (rest.p[rest.n - 1] == ',' || isspace((unsigned char)rest.p[rest.n - 1])))
+	while (rest.n > 0 &&
+	       (rest.p[rest.n - 1] == ',' || isspace((unsigned char)rest.p[rest.n - 1])))
 		rest.n--;
 	if (rest.n == 0)
 		return 0; /* no actions: the bucket drops */
@@ -1842,7 +1851,8 @@ bucket_parse(struct parser *ps, struct span body, uint8_t type, struct sl_bucket
 			continue;
 		}
 		if (span_eq(it.name, "bucket_id"))
-			return fail(ps->err, tok, -EINVAL, "bucket_id needs OpenFlow 1.5 (not supported)");
+			return fail(ps->err, tok, -EINVAL,
+				    "bucket_id needs OpenFlow 1.5 (not supported)");
 		in_actions = true; /* bucket parameters come before the actions */
 		if ((rc = parse_action(ps, &it, &a)) ||
 		    (rc = append_action(ps, tok, b->actions, &b->n_actions, &a)))
@@ -1859,7 +1869,7 @@ sl_group_parse(const char *text, struct sl_group_spec *gs, struct sl_parse_error
 
 int
 sl_group_parse_names(const char *text, const struct sl_port_names *pn, struct sl_group_spec *gs,
-                     struct sl_parse_error *err)
+		     struct sl_parse_error *err)
 {
 	struct sl_parse_error dummy;
 	struct sl_flow_spec scratch; /* parse_action's context: an empty match */
@@ -1884,7 +1894,8 @@ sl_group_parse_names(const char *text, const struct sl_port_names *pn, struct sl
 	ps.text = all;
 	at = find_bucket(all);
 	head = (struct span){all.p, at != NULL ? (size_t)(at - all.p) : all.n};
-	while (head.n > 0 && (head.p[head.n - 1] == ',' || isspace((unsigned char)head.p[head.n - 1])))
+	while (head.n > 0 &&
+	       (head.p[head.n - 1] == ',' || isspace((unsigned char)head.p[head.n - 1])))
 		head.n--;
 	rest = head;
 	while (rest.n > 0 && (rc = next_action(err, &rest, &tok)) > 0) {
@@ -1893,7 +1904,8 @@ sl_group_parse_names(const char *text, const struct sl_port_names *pn, struct sl
 			if (have_id)
 				return fail(err, tok, -EINVAL, "duplicate 'group_id'");
 			if (parse_uint(val, GROUP_ID_MAX, &n))
-				return fail(err, tok, -EINVAL, "bad group_id: expected 0..0xffffff00");
+				return fail(err, tok, -EINVAL,
+					    "bad group_id: expected 0..0xffffff00");
 			gs->group_id = (uint32_t)n;
 			have_id = true;
 		} else if (span_eq(key, "type")) {
@@ -2038,7 +2050,8 @@ sl_meter_parse(const char *text, struct sl_meter_spec *ms, struct sl_parse_error
 			band->burst = (uint32_t)n;
 		} else if (span_eq(key, "prec_level")) {
 			if (band->type != SL_BAND_DSCP_REMARK)
-				return fail(err, tok, -EINVAL, "prec_level is for dscp_remark bands");
+				return fail(err, tok, -EINVAL,
+					    "prec_level is for dscp_remark bands");
 			if (parse_uint(val, 3, &n) || n == 0)
 				return fail(err, tok, -EINVAL, "bad prec_level: expected 1..3");
 			band->prec_level = (uint8_t)n;
@@ -2137,8 +2150,9 @@ sl_state_line_parse(const char *text, uint8_t *table_id, struct sl_match *key,
 		}
 	}
 	if (i < 4)
-		return fail(err, all, -EINVAL, "expected: state TABLE KEY STATE [idle_ms=N] "
-					       "[hard_ms=N] [rollback=S]");
+		return fail(err, all, -EINVAL,
+			    "expected: state TABLE KEY STATE [idle_ms=N] "
+			    "[hard_ms=N] [rollback=S]");
 	return 0;
 }
 
@@ -2154,8 +2168,7 @@ struct sbuf {
 	const struct sl_port_names *ports; /* port names to print, or NULL */
 };
 
-static void __attribute__((format(printf, 2, 3)))
-sb_printf(struct sbuf *b, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -2242,8 +2255,8 @@ sb_value(struct sbuf *b, const struct sl_field *f, const uint8_t *value, const u
 			break;
 		}
 		pname = port_name((uint32_t)get_be(value, 4));
-		if (pname && full && (get_be(value, 4) == SL_PORT_LOCAL ||
-				      get_be(value, 4) == SL_PORT_CONTROLLER))
+		if (pname && full &&
+		    (get_be(value, 4) == SL_PORT_LOCAL || get_be(value, 4) == SL_PORT_CONTROLLER))
 			sb_printf(b, "%s", pname);
 		else
 			sb_printf(b, "%u", (unsigned)get_be(value, 4));
@@ -2319,7 +2332,8 @@ field_cmp(const struct sl_field *a, const struct sl_field *b)
 static void
 sb_match(struct sbuf *b, const struct sl_match *m)
 {
-	long eth = sl_match_exact_value(m, SL_FIELD_ETH_TYPE), proto = sl_match_exact_value(m, SL_FIELD_IP_PROTO);
+	long eth = sl_match_exact_value(m, SL_FIELD_ETH_TYPE),
+	     proto = sl_match_exact_value(m, SL_FIELD_IP_PROTO);
 	bool skip_eth = false, skip_proto = false, first = true;
 	unsigned order[SL_KEY_FIELDS_MAX], n = 0;
 
@@ -2538,7 +2552,7 @@ sl_flow_format_match(const struct sl_match *m, char *buf, size_t size)
 
 int
 sl_flow_format_match_names(const struct sl_match *m, const struct sl_port_names *pn, char *buf,
-                           size_t size)
+			   size_t size)
 {
 	struct sbuf b;
 
@@ -2556,7 +2570,7 @@ sl_flow_format_actions(const struct sl_instructions *in, char *buf, size_t size)
 
 int
 sl_flow_format_actions_names(const struct sl_instructions *in, const struct sl_port_names *pn,
-                             char *buf, size_t size)
+			     char *buf, size_t size)
 {
 	struct sbuf b;
 
@@ -2585,7 +2599,8 @@ sl_queue_parse(const char *text, struct sl_queue_spec *qs, struct sl_parse_error
 			if (have_id)
 				return fail(err, tok, -EINVAL, "duplicate 'queue'");
 			if (parse_uint(val, UINT32_MAX - 1, &n))
-				return fail(err, tok, -EINVAL, "bad queue id: expected 0..0xfffffffe");
+				return fail(err, tok, -EINVAL,
+					    "bad queue id: expected 0..0xfffffffe");
 			qs->queue_id = (uint32_t)n;
 			have_id = true;
 		} else if (span_eq(key, "port")) {
@@ -2596,8 +2611,9 @@ sl_queue_parse(const char *text, struct sl_queue_spec *qs, struct sl_parse_error
 		} else if (span_eq(key, "max_rate") || span_eq(key, "min_rate") ||
 			   span_eq(key, "burst")) {
 			if (parse_uint(val, UINT64_MAX / 1000, &n))
-				return fail(err, tok, -EINVAL, "bad %.*s: expected a number of kbit%s",
-					    (int)key.n, key.p, span_eq(key, "burst") ? "" : "/s");
+				return fail(err, tok, -EINVAL,
+					    "bad %.*s: expected a number of kbit%s", (int)key.n,
+					    key.p, span_eq(key, "burst") ? "" : "/s");
 			if (span_eq(key, "max_rate"))
 				qs->max_rate = n;
 			else if (span_eq(key, "min_rate"))
@@ -2605,9 +2621,10 @@ sl_queue_parse(const char *text, struct sl_queue_spec *qs, struct sl_parse_error
 			else
 				qs->burst = n;
 		} else {
-			return fail(err, tok, -EINVAL,
-				    "unknown queue item: expected queue=, port=, max_rate=, burst= or "
-				    "min_rate=");
+			return fail(
+				err, tok, -EINVAL,
+				"unknown queue item: expected queue=, port=, max_rate=, burst= or "
+				"min_rate=");
 		}
 	}
 	if (!have_id || !have_port || qs->max_rate == 0)
@@ -2672,7 +2689,7 @@ sl_flow_format(const struct sl_flow_spec *fs, char *buf, size_t size)
 
 int
 sl_flow_format_names(const struct sl_flow_spec *fs, const struct sl_port_names *pn, char *buf,
-                     size_t size)
+		     size_t size)
 {
 	struct sbuf b;
 
@@ -2902,8 +2919,8 @@ is_table_decl(const char *text)
 
 /* Parse one logical line and hand it to its callback. */
 static int
-load_line(const char *text, const char *path, unsigned lineno, const struct sl_flowfile_callbacks *cb,
-          void *arg, struct sl_parse_error *err)
+load_line(const char *text, const char *path, unsigned lineno,
+	  const struct sl_flowfile_callbacks *cb, void *arg, struct sl_parse_error *err)
 {
 	sl_flowfile_table_fn on_table = cb->on_table;
 	sl_flowfile_flow_fn on_flow = cb->on_flow;
@@ -3066,7 +3083,8 @@ sl_flowfile_load_cb(const char *path, const struct sl_flowfile_callbacks *cb, vo
 			rc = (int)got;
 			err->line = lineno + 1;
 			if (rc == -E2BIG)
-				fail(err, span_of(path), rc, "line longer than %d bytes", SL_LINE_MAX);
+				fail(err, span_of(path), rc, "line longer than %d bytes",
+				     SL_LINE_MAX);
 			else if (rc == -EILSEQ)
 				fail(err, span_of(path), rc, "NUL byte in the line");
 			else
@@ -3098,8 +3116,8 @@ sl_flowfile_load_cb(const char *path, const struct sl_flowfile_callbacks *cb, vo
 			if (log_len + n > FLOWFILE_LOGICAL_MAX) {
 				rc = -E2BIG;
 				err->line = start;
-				fail(err, span_of(path), rc,
-				     "continued line longer than %d bytes", FLOWFILE_LOGICAL_MAX);
+				fail(err, span_of(path), rc, "continued line longer than %d bytes",
+				     FLOWFILE_LOGICAL_MAX);
 				break;
 			}
 			if ((rc = append(&logical, &log_len, &log_cap, line, n))) {

@@ -328,7 +328,7 @@ int sl_flow_parse_filter(const char *text, struct sl_flow_spec *fs, struct sl_pa
  * @return 0, -EINVAL, -E2BIG as sl_flow_parse.  Any thread.
  */
 int sl_flow_parse_filter_out(const char *text, struct sl_flow_spec *fs, uint32_t *out_port,
-                             uint32_t *out_group, struct sl_parse_error *err);
+			     uint32_t *out_group, struct sl_parse_error *err);
 
 /**
  * sl_flow_parse, sl_flow_parse_filter_out and sl_group_parse that also read
@@ -341,8 +341,8 @@ int sl_flow_parse_names(const char *text, const struct sl_port_names *pn, struct
 int sl_flow_parse_filter_names(const char *text, const struct sl_port_names *pn,
 			       struct sl_flow_spec *fs, uint32_t *out_port, uint32_t *out_group,
 			       struct sl_parse_error *err);
-int sl_group_parse_names(const char *text, const struct sl_port_names *pn,
-			 struct sl_group_spec *gs, struct sl_parse_error *err);
+int sl_group_parse_names(const char *text, const struct sl_port_names *pn, struct sl_group_spec *gs,
+			 struct sl_parse_error *err);
 
 /**
  * Parse a group in ovs-ofctl add-groups syntax (see the file comment).

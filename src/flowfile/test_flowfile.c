@@ -15,8 +15,7 @@
 
 static unsigned n_pass, n_fail;
 
-static void __attribute__((format(printf, 2, 3)))
-check(bool ok, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) check(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -240,8 +239,8 @@ test_values(void)
 	      "controller default max_len");
 
 	rc = sl_flow_parse("raw(l4,4,12)=0xabc actions=drop", &fs, NULL);
-	f = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4, .raw_bit_off = 4,
-			      .raw_n_bits = 12};
+	f = (struct sl_field){
+		.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4, .raw_bit_off = 4, .raw_n_bits = 12};
 	mf = rc == 0 ? sl_match_get(&fs.match, &f) : NULL;
 	check(mf && mf->value[0] == 0x0a && mf->value[1] == 0xbc && mf->mask[0] == 0x0f &&
 		      mf->mask[1] == 0xff,
@@ -578,16 +577,15 @@ write_temp(char *path, const char *content)
 static void
 test_load(void)
 {
-	static const char good[] =
-		"# Startup flows\n"
-		"\n"
-		"table=1,kind=lpm,fields=nw_dst,size=1024,name=fib   # the FIB\n"
-		"table=0, priority=100, ip, \\\n"
-		"    nw_dst=10.0.0.0/8 \\\n"
-		"    actions=dec_ttl,goto_table:1\r\n"
-		"   \t \n"
-		"table=1,priority=8,ip,nw_dst=10.1.0.0/16 actions=output:2\n"
-		"priority=0 actions=CONTROLLER \\";
+	static const char good[] = "# Startup flows\n"
+				   "\n"
+				   "table=1,kind=lpm,fields=nw_dst,size=1024,name=fib   # the FIB\n"
+				   "table=0, priority=100, ip, \\\n"
+				   "    nw_dst=10.0.0.0/8 \\\n"
+				   "    actions=dec_ttl,goto_table:1\r\n"
+				   "   \t \n"
+				   "table=1,priority=8,ip,nw_dst=10.1.0.0/16 actions=output:2\n"
+				   "priority=0 actions=CONTROLLER \\";
 	static const char bad[] = "table=0,priority=1 actions=drop\n"
 				  "# comment\n"
 				  "ip,\\\n"
@@ -612,7 +610,7 @@ test_load(void)
 	      s.last);
 	/* Callbacks see the first physical line of their item. */
 	check(s.n_lines == 4 && s.lines[0] == 3 && s.lines[1] == 4 && s.lines[2] == 8 &&
-	          s.lines[3] == 9,
+		      s.lines[3] == 9,
 	      "callback lines %u: %u %u %u %u", s.n_lines, s.lines[0], s.lines[1], s.lines[2],
 	      s.lines[3]);
 	rc = sl_flowfile_load(path, NULL, NULL, NULL, NULL);
@@ -720,7 +718,8 @@ test_groups(void)
 		{"group_id=1,type=all,selection_method=hash", "unknown group item",
 		 "selection_method=hash"},
 		{"group_id=1,type=select,bucket=output:1,weight:3", "unknown action", "weight:3"},
-		{"group_id=1,type=ff,bucket=watch_port:0,output:1", "bad watch_port", "watch_port:0"},
+		{"group_id=1,type=ff,bucket=watch_port:0,output:1", "bad watch_port",
+		 "watch_port:0"},
 		{"group_id=1,type=all,bucket=bucket_id:1,output:1", "OpenFlow 1.5", "bucket_id:1"},
 	};
 	for (unsigned i = 0; i < SL_ARRAY_SIZE(bad); i++) {
@@ -937,7 +936,7 @@ test_filter_out(void)
 	check(rc == 0 && port == SL_PORT_ANY && group == SL_GROUP_ID_ANY && fs.table_id == 0xff,
 	      "empty filter: %d %x %x", rc, port, group);
 	rc = sl_flow_parse_filter_out("table=1,out_port=2,ip,nw_dst=10.0.0.0/8,out_group=7", &fs,
-	                              &port, &group, &err);
+				      &port, &group, &err);
 	check(rc == 0 && port == 2 && group == 7 && fs.table_id == 1 && fs.match.n_fields == 2,
 	      "filter with out_port: %d %s", rc, err.msg);
 	rc = sl_flow_parse_filter_out("out_port=LOCAL", &fs, &port, &group, &err);
@@ -968,7 +967,8 @@ names_to_number(void *arg, const char *name, size_t len, uint32_t *port)
 {
 	(void)arg;
 	for (uint32_t i = 1; i < SL_ARRAY_SIZE(test_port_names); i++)
-		if (strlen(test_port_names[i]) == len && memcmp(test_port_names[i], name, len) == 0) {
+		if (strlen(test_port_names[i]) == len &&
+		    memcmp(test_port_names[i], name, len) == 0) {
 			*port = i;
 			return 0;
 		}
@@ -997,7 +997,8 @@ test_port_names_io(void)
 	check(rc == 0 && fs.insns.n_apply == 2 && fs.insns.apply[0].output.port == 2,
 	      "names parse: %d %s", rc, err.msg);
 	sl_flow_format_names(&fs, &pn, buf, sizeof(buf));
-	check(strcmp(buf, "table=0, priority=32768,ip,in_port=eth-a actions=output:p2,output:5") == 0,
+	check(strcmp(buf, "table=0, priority=32768,ip,in_port=eth-a actions=output:p2,output:5") ==
+		      0,
 	      "names format '%s'", buf);
 	/* Without names the same spec prints numbers, and names are errors. */
 	sl_flow_format(&fs, buf, sizeof(buf));
@@ -1008,7 +1009,7 @@ test_port_names_io(void)
 	rc = sl_flow_parse_names("in_port=3 actions=output:4,output:5", &pn, &fs, &err);
 	sl_flow_format_names(&fs, &pn, buf, sizeof(buf));
 	check(rc == 0 && strcmp(buf, "table=0, priority=32768,in_port=3 actions=output:4,"
-	                             "output:5") == 0,
+				     "output:5") == 0,
 	      "unreadable names format '%s'", buf);
 	/* A number is a number even when a port is named like one. */
 	rc = sl_flow_parse_names("in_port=7 actions=drop", &pn, &fs, &err);
@@ -1022,7 +1023,7 @@ test_port_names_io(void)
 	rc = sl_flow_parse_filter_names("out_port=p2,in_port=eth-a", &pn, &fs, &port, &group, &err);
 	check(rc == 0 && port == 2 && fs.match.n_fields == 1, "out_port name: %d %s", rc, err.msg);
 	rc = sl_group_parse_names("group_id=1,type=ff,bucket=watch_port:p2,output:p2", &pn, &gs,
-	                          &err);
+				  &err);
 	check(rc == 0 && gs.buckets[0].watch_port == 2 && gs.buckets[0].actions[0].output.port == 2,
 	      "group names: %d %s", rc, err.msg);
 	sl_port_format(1, &pn, buf, sizeof(buf));

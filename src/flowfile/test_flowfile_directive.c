@@ -64,17 +64,17 @@ main(void)
 	char buf[512];
 
 	CHECK(load("table=1,kind=exact,fields=dl_dst\n"
-	           "# forwarding modes\n"
-	           "  fwd-mode=hypercube:addr=5,nbr=4@1;keyflow:key=13   # comment\n"
-	           "priority=1,actions=output:2\n",
-	           true, &pe) == 0,
+		   "# forwarding modes\n"
+		   "  fwd-mode=hypercube:addr=5,nbr=4@1;keyflow:key=13   # comment\n"
+		   "priority=1,actions=output:2\n",
+		   true, &pe) == 0,
 	      "load: %s", pe.msg);
 	CHECK(n_tables == 1 && n_flows == 1 && n_dirs == 1, "one of each");
 	CHECK(strcmp(dir_value, "hypercube:addr=5,nbr=4@1;keyflow:key=13") == 0, "value '%s'",
 	      dir_value);
 	CHECK(dir_line == 3, "line %u", dir_line);
 	CHECK(load("fwd-mode=hypercube\\\n:addr=1\n", true, &pe) == 0 &&
-	          strcmp(dir_value, "hypercube :addr=1") == 0,
+		      strcmp(dir_value, "hypercube :addr=1") == 0,
 	      "continued line joined: '%s'", dir_value);
 	CHECK(load("priority=1,actions=drop\nfwd-mode=refuse\n", true, &pe) == -EINVAL, "refused");
 	sl_parse_error_format(&pe, buf, sizeof(buf));

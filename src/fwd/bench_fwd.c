@@ -54,10 +54,10 @@ main(int argc, char **argv)
 	unsigned bursts = argc > 2 ? (unsigned)atoi(argv[2]) : 20000;
 	unsigned n_l2 = argc > 3 ? (unsigned)atoi(argv[3]) : 1000;
 	static const char *const names[N_CONT] = {"openflow", "hypercube", "keyflow",
-	                                          "openflow_exact"};
+						  "openflow_exact"};
 	static const char *const modes[N_CONT] = {
-	    "openflow", "hypercube:addr=0,nbr=1@1,nbr=2@2,nbr=4@3,nbr=8@4", "keyflow:key=13",
-	    "openflow"};
+		"openflow", "hypercube:addr=0,nbr=1@1,nbr=2@2,nbr=4@3,nbr=8@4", "keyflow:key=13",
+		"openflow"};
 	struct sl_pipeline *pls[2];
 	struct sl_pipeline_ctx *pctxs[2];
 	struct sl_fwd *f;
@@ -89,8 +89,8 @@ main(int argc, char **argv)
 
 		mac_of(i % n_l2, m);
 		snprintf(text, sizeof(text),
-		         "priority=100,dl_dst=%02x:%02x:%02x:%02x:%02x:%02x,actions=output:%u",
-		         m[0], m[1], m[2], m[3], m[4], m[5], 2 + i % n_l2 % 3);
+			 "priority=100,dl_dst=%02x:%02x:%02x:%02x:%02x:%02x,actions=output:%u",
+			 m[0], m[1], m[2], m[3], m[4], m[5], 2 + i % n_l2 % 3);
 		SL_VERIFY(sl_flow_parse(text, &fs, &pe) == 0);
 		if (sl_pipeline_flow_add(pls[i / n_l2], &fs, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s: %s\n", text, err);
@@ -118,8 +118,8 @@ main(int argc, char **argv)
 				mac_of((unsigned)(seed >> 33) % n_l2, fr);
 			} else {
 				v = m == 1 ? 1 + (uint32_t)(seed >> 33) % 15
-				           : 13 * (uint32_t)((seed >> 33) % 100000) + 1 +
-				                 (uint32_t)(seed >> 20) % 4;
+					   : 13 * (uint32_t)((seed >> 33) % 100000) + 1 +
+						     (uint32_t)(seed >> 20) % 4;
 				fr[0] = (uint8_t)(v >> 24);
 				fr[1] = (uint8_t)(v >> 16);
 				fr[2] = (uint8_t)(v >> 8);
@@ -151,7 +151,7 @@ main(int argc, char **argv)
 				}
 				t0 = __rdtsc();
 				forwarded[m] += sl_fwd_run_burst(c, pls[m == 3], pctxs[m == 3],
-				                                 pkts, BURST, &hooks, out, dr);
+								 pkts, BURST, &hooks, out, dr);
 				cycles += __rdtsc() - t0;
 			}
 			res[m][r] = (double)cycles / ((double)bursts * BURST) / hz * 1e9;

@@ -25,14 +25,14 @@
 /* Build (and check) a configuration; NULL-free: *c is caller storage. */
 static enum sl_fwd_fail
 conf_build(struct fwd_conf *c, const struct sl_fwd_params *p, unsigned n_ports, char *err,
-           size_t err_size)
+	   size_t err_size)
 {
 	bool seen[SL_FWD__MAX] = {false};
 
 	memset(c, 0, sizeof(*c));
 	if (p->n_modes > SL_ARRAY_SIZE(p->modes))
 		return fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size, "%u modes: at most %zu",
-		                p->n_modes, SL_ARRAY_SIZE(p->modes));
+				p->n_modes, SL_ARRAY_SIZE(p->modes));
 	c->params = *p;
 	c->params.n_modes = 0;
 	for (unsigned i = 0; i < p->n_modes; i++) {
@@ -42,17 +42,17 @@ conf_build(struct fwd_conf *c, const struct sl_fwd_params *p, unsigned n_ports, 
 
 		if (e == NULL)
 			return fwd_fail(SL_FWD_FAIL_UNKNOWN_MODE, err, err_size,
-			                "unknown forwarding mode %u", (unsigned)mp->mode);
+					"unknown forwarding mode %u", (unsigned)mp->mode);
 		if (seen[mp->mode])
 			return fwd_fail(SL_FWD_FAIL_DUP_MODE, err, err_size, "mode %s given twice",
-			                e->name);
+					e->name);
 		seen[mp->mode] = true;
 		if (e->process_burst == NULL)
 			continue; /* openflow: the pipeline is always there */
 		if (c->engine_of_tag[mp->tag] != 0)
 			return fwd_fail(SL_FWD_FAIL_DUP_TAG, err, err_size,
-			                "tag 0x%02x used by %s and %s", mp->tag,
-			                c->eng[c->engine_of_tag[mp->tag] - 1].e->name, e->name);
+					"tag 0x%02x used by %s and %s", mp->tag,
+					c->eng[c->engine_of_tag[mp->tag] - 1].e->name, e->name);
 		f = e->init(c->eng[c->n_engines].state, mp, n_ports, err, err_size);
 		if (f != SL_FWD_FAIL_NONE)
 			return f;
@@ -103,7 +103,7 @@ sl_fwd_set_sync(struct sl_fwd *f, sl_pipeline_sync_fn fn, void *arg)
 
 enum sl_fwd_fail
 sl_fwd_params_check(const struct sl_fwd *f, const struct sl_fwd_params *p, char *err,
-                    size_t err_size)
+		    size_t err_size)
 {
 	struct fwd_conf *c = malloc(sizeof(*c));
 	enum sl_fwd_fail r;
@@ -117,7 +117,7 @@ sl_fwd_params_check(const struct sl_fwd *f, const struct sl_fwd_params *p, char 
 
 int
 sl_fwd_set(struct sl_fwd *f, const struct sl_fwd_params *p, enum sl_fwd_fail *fail, char *err,
-           size_t err_size)
+	   size_t err_size)
 {
 	struct fwd_conf *c = malloc(sizeof(*c)), *old;
 	enum sl_fwd_fail r;
@@ -148,7 +148,6 @@ sl_fwd_get(const struct sl_fwd *f, struct sl_fwd_params *p)
 {
 	*p = f->live->params;
 }
-
 
 /*
  * ============================================================================
@@ -235,8 +234,8 @@ count_drop(struct sl_fwd_ctx *c, unsigned mode, uint8_t reason)
 
 unsigned
 sl_fwd_run_burst(struct sl_fwd_ctx *c, const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-                 struct sl_pkt *pkts, unsigned n, const struct sl_pipeline_hooks *hooks,
-                 uint32_t out_ports[], uint8_t drops[])
+		 struct sl_pkt *pkts, unsigned n, const struct sl_pipeline_hooks *hooks,
+		 uint32_t out_ports[], uint8_t drops[])
 {
 	uint8_t lanes[SL_FWD__MAX][SL_BURST_MAX];
 	unsigned n_lanes[SL_FWD__MAX] = {0};
@@ -256,7 +255,7 @@ sl_fwd_run_burst(struct sl_fwd_ctx *c, const struct sl_pipeline *pl, struct sl_p
 	/* Stage 1: classify by the tag byte of the destination MAC. */
 	for (unsigned i = 0; i < n; i++) {
 		unsigned e =
-		    pkts[i].len >= 14 ? conf->engine_of_tag[pkts[i].data[SL_FWD_TAG_OFS]] : 0;
+			pkts[i].len >= 14 ? conf->engine_of_tag[pkts[i].data[SL_FWD_TAG_OFS]] : 0;
 		if (e == 0)
 			pl_mask |= UINT64_C(1) << i;
 		else
@@ -270,7 +269,7 @@ sl_fwd_run_burst(struct sl_fwd_ctx *c, const struct sl_pipeline *pl, struct sl_p
 		if (n_lanes[e] == 0)
 			continue;
 		conf->eng[e].e->process_burst(conf->eng[e].state, pkts, lanes[e], n_lanes[e],
-		                              out_ports, drops);
+					      out_ports, drops);
 		c->packets[mode] += n_lanes[e];
 		for (unsigned k = 0; k < n_lanes[e]; k++) {
 			unsigned i = lanes[e][k];
@@ -328,7 +327,7 @@ sl_fwd_run_burst(struct sl_fwd_ctx *c, const struct sl_pipeline *pl, struct sl_p
 			ll |= (sub_ll >> k & 1) << i;
 			if (sub_out[k] == SL_PORT_CONTROLLER && i != k)
 				*(struct sl_pin *)sl_pipeline_pin(ctx, i) =
-				    *sl_pipeline_pin(ctx, k);
+					*sl_pipeline_pin(ctx, k);
 		}
 		sl_pipeline_ll_lanes_set(ctx, ll);
 	}

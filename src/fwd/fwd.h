@@ -72,14 +72,14 @@ struct sl_fwd_engine {
 	 * with a message naming the offending value in @err.  Control thread.
 	 */
 	enum sl_fwd_fail (*init)(void *state, const struct sl_fwd_mode_params *p, unsigned n_ports,
-	                         char *err, size_t err_size);
+				 char *err, size_t err_size);
 	/*
 	 * Forward the packets at @lanes[0..n): set out_ports[i] to a port,
 	 * SL_FWD_LOCAL or SL_PORT_DROP (then drops[i] = the reason).  The tag
 	 * is checked and the frame is at least 14 bytes.  Any worker.
 	 */
 	void (*process_burst)(const void *state, struct sl_pkt *pkts, const uint8_t lanes[],
-	                      unsigned n, uint32_t out_ports[], uint8_t drops[]);
+			      unsigned n, uint32_t out_ports[], uint8_t drops[]);
 	/* Parse one key=value of this mode's text form; 0 or -EINVAL.  Control thread. */
 	int (*parse_kv)(struct sl_fwd_mode_params *p, const char *key, const char *value);
 	/* The keys the text form must give (NULL-terminated), e.g. hypercube's "addr". */
@@ -123,7 +123,7 @@ void sl_fwd_set_sync(struct sl_fwd *f, sl_pipeline_sync_fn fn, void *arg);
  * naming the offending value in @err.  Control thread.
  */
 enum sl_fwd_fail sl_fwd_params_check(const struct sl_fwd *f, const struct sl_fwd_params *p,
-                                     char *err, size_t err_size);
+				     char *err, size_t err_size);
 
 /**
  * Switch to @p: checks it, publishes it in one pointer store and waits for
@@ -133,7 +133,7 @@ enum sl_fwd_fail sl_fwd_params_check(const struct sl_fwd *f, const struct sl_fwd
  *         configuration stays); -ENOMEM.  Control thread.
  */
 int sl_fwd_set(struct sl_fwd *f, const struct sl_fwd_params *p, enum sl_fwd_fail *fail, char *err,
-               size_t err_size);
+	       size_t err_size);
 
 /** Copy the current configuration.  Control thread. */
 void sl_fwd_get(const struct sl_fwd *f, struct sl_fwd_params *p);
@@ -173,8 +173,8 @@ void sl_fwd_drop_stats(const struct sl_fwd_ctx *c, uint64_t drops[SL_DROP__MAX])
  * SL_DROP_FWD_*), pipeline drops in @ctx.  Any worker.
  */
 unsigned sl_fwd_run_burst(struct sl_fwd_ctx *c, const struct sl_pipeline *pl,
-                          struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts, unsigned n,
-                          const struct sl_pipeline_hooks *hooks, uint32_t out_ports[],
-                          uint8_t drops[]);
+			  struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts, unsigned n,
+			  const struct sl_pipeline_hooks *hooks, uint32_t out_ports[],
+			  uint8_t drops[]);
 
 #endif /* SL_FWD_H */

@@ -15,14 +15,14 @@
 #include "fwd_priv.h"
 
 static const struct sl_fwd_engine openflow_engine = {
-    .name = "openflow",
-    .mode = SL_FWD_OPENFLOW,
+	.name = "openflow",
+	.mode = SL_FWD_OPENFLOW,
 };
 
 static const struct sl_fwd_engine *const engines[SL_FWD__MAX] = {
-    [SL_FWD_OPENFLOW] = &openflow_engine,
-    [SL_FWD_HYPERCUBE] = &sl_fwd_hypercube_engine,
-    [SL_FWD_KEYFLOW] = &sl_fwd_keyflow_engine,
+	[SL_FWD_OPENFLOW] = &openflow_engine,
+	[SL_FWD_HYPERCUBE] = &sl_fwd_hypercube_engine,
+	[SL_FWD_KEYFLOW] = &sl_fwd_keyflow_engine,
 };
 
 const struct sl_fwd_engine *
@@ -98,21 +98,21 @@ sl_fwd_params_parse(const char *text, struct sl_fwd_params *p, char *err, size_t
 		e = sl_fwd_engine_find(item);
 		if (e == NULL) {
 			fwd_fail(SL_FWD_FAIL_UNKNOWN_MODE, err, err_size,
-			         "unknown forwarding mode '%s' (openflow, hypercube, keyflow)",
-			         item);
+				 "unknown forwarding mode '%s' (openflow, hypercube, keyflow)",
+				 item);
 			return -EINVAL;
 		}
 		if (e->mode == SL_FWD_OPENFLOW) {
 			if (colon != NULL && colon[1] != '\0') {
 				fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-				         "mode openflow takes no parameters: '%s'", colon + 1);
+					 "mode openflow takes no parameters: '%s'", colon + 1);
 				return -EINVAL;
 			}
 			continue;
 		}
 		if (p->n_modes == SL_ARRAY_SIZE(p->modes)) {
 			fwd_fail(SL_FWD_FAIL_DUP_MODE, err, err_size, "mode %s given twice",
-			         e->name);
+				 e->name);
 			return -EINVAL;
 		}
 		mp = &p->modes[p->n_modes++];
@@ -126,7 +126,7 @@ sl_fwd_params_parse(const char *text, struct sl_fwd_params *p, char *err, size_t
 
 			if (eq == NULL) {
 				fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-				         "%s: '%s' is not KEY=VALUE", e->name, kv);
+					 "%s: '%s' is not KEY=VALUE", e->name, kv);
 				return -EINVAL;
 			}
 			*eq = '\0';
@@ -136,20 +136,20 @@ sl_fwd_params_parse(const char *text, struct sl_fwd_params *p, char *err, size_t
 			if (strcmp(kv, "tag") == 0) {
 				if (fwd_parse_u32(eq + 1, &v) < 0 || v > 255) {
 					fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-					         "%s: tag '%s' is not 0..255", e->name, eq + 1);
+						 "%s: tag '%s' is not 0..255", e->name, eq + 1);
 					return -EINVAL;
 				}
 				mp->tag = (uint8_t)v;
 			} else if (e->parse_kv(mp, kv, eq + 1) < 0) {
 				fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-				         "%s: bad parameter %s=%s", e->name, kv, eq + 1);
+					 "%s: bad parameter %s=%s", e->name, kv, eq + 1);
 				return -EINVAL;
 			}
 		}
 		for (unsigned r = 0; e->required != NULL && e->required[r] != NULL; r++) {
 			if (!(seen & 1u << r)) {
-				fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size, "%s: missing %s=",
-				         e->name, e->required[r]);
+				fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
+					 "%s: missing %s=", e->name, e->required[r]);
 				return -EINVAL;
 			}
 		}
@@ -176,7 +176,7 @@ sl_fwd_params_format(const struct sl_fwd_params *p, char *buf, size_t size)
 		if (e == NULL || e->format == NULL)
 			return -EINVAL;
 		n = snprintf(buf + len, size - len, "%s%s:tag=0x%02x", i ? ";" : "", e->name,
-		             p->modes[i].tag);
+			     p->modes[i].tag);
 		if (n < 0 || (size_t)n >= size - len)
 			return -ENOSPC;
 		len += (size_t)n;

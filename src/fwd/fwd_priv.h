@@ -40,7 +40,7 @@ extern const struct sl_fwd_engine sl_fwd_keyflow_engine;
 
 /* Write a message to err (if any) and return f. */
 enum sl_fwd_fail fwd_fail(enum sl_fwd_fail f, char *err, size_t err_size, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+	__attribute__((format(printf, 4, 5)));
 /* Parse a decimal or 0x-hex uint32: 0 or -EINVAL. */
 int fwd_parse_u32(const char *s, uint32_t *v);
 

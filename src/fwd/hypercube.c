@@ -20,7 +20,7 @@ static_assert(sizeof(struct hc_state) <= SL_FWD_STATE_MAX, "hypercube state too 
 
 static enum sl_fwd_fail
 hc_init(void *state, const struct sl_fwd_mode_params *p, unsigned n_ports, char *err,
-        size_t err_size)
+	size_t err_size)
 {
 	const struct sl_fwd_hypercube *hc = &p->hc;
 	struct hc_state *s = state;
@@ -30,31 +30,31 @@ hc_init(void *state, const struct sl_fwd_mode_params *p, unsigned n_ports, char 
 	s->addr = hc->addr;
 	if (hc->n_neigh == 0)
 		return fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-		                "hypercube: no neighbours (give nbr=ADDR@PORT for each)");
+				"hypercube: no neighbours (give nbr=ADDR@PORT for each)");
 	if (hc->n_neigh > SL_FWD_NEIGH_MAX)
 		return fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-		                "hypercube: %u neighbours, at most %u", hc->n_neigh,
-		                SL_FWD_NEIGH_MAX);
+				"hypercube: %u neighbours, at most %u", hc->n_neigh,
+				SL_FWD_NEIGH_MAX);
 	for (unsigned i = 0; i < hc->n_neigh; i++) {
 		uint32_t a = hc->neigh[i].addr, port = hc->neigh[i].port, x = a ^ hc->addr;
 		unsigned b;
 
 		if (x == 0 || (x & (x - 1)) != 0)
 			return fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-			                "hypercube: neighbour 0x%x is not one bit away from 0x%x",
-			                a, hc->addr);
+					"hypercube: neighbour 0x%x is not one bit away from 0x%x",
+					a, hc->addr);
 		b = (unsigned)__builtin_ctz(x);
 		if (s->bit_port[b] != 0)
 			return fwd_fail(SL_FWD_FAIL_DUP_NEIGHBOR, err, err_size,
-			                "hypercube: neighbour 0x%x listed twice", a);
+					"hypercube: neighbour 0x%x listed twice", a);
 		if (port == 0 || port > n_ports)
 			return fwd_fail(
-			    SL_FWD_FAIL_BAD_PORT, err, err_size,
-			    "hypercube: neighbour 0x%x on port %u: the switch has ports 1..%u", a,
-			    port, n_ports);
+				SL_FWD_FAIL_BAD_PORT, err, err_size,
+				"hypercube: neighbour 0x%x on port %u: the switch has ports 1..%u",
+				a, port, n_ports);
 		if (port_used[port])
 			return fwd_fail(SL_FWD_FAIL_BAD_PORT, err, err_size,
-			                "hypercube: port %u given for two neighbours", port);
+					"hypercube: port %u given for two neighbours", port);
 		port_used[port] = true;
 		s->bit_port[b] = port;
 	}
@@ -63,7 +63,7 @@ hc_init(void *state, const struct sl_fwd_mode_params *p, unsigned n_ports, char 
 
 static void
 hc_process_burst(const void *state, struct sl_pkt *pkts, const uint8_t lanes[], unsigned n,
-                 uint32_t out_ports[], uint8_t drops[])
+		 uint32_t out_ports[], uint8_t drops[])
 {
 	const struct hc_state *s = state;
 
@@ -121,7 +121,7 @@ hc_format(const struct sl_fwd_mode_params *p, char *buf, size_t size)
 	len = (size_t)n;
 	for (unsigned i = 0; i < p->hc.n_neigh; i++) {
 		n = snprintf(buf + len, size - len, ",nbr=0x%x@%u", p->hc.neigh[i].addr,
-		             p->hc.neigh[i].port);
+			     p->hc.neigh[i].port);
 		if (n < 0 || (size_t)n >= size - len)
 			return -ENOSPC;
 		len += (size_t)n;
@@ -130,12 +130,12 @@ hc_format(const struct sl_fwd_mode_params *p, char *buf, size_t size)
 }
 
 const struct sl_fwd_engine sl_fwd_hypercube_engine = {
-    .name = "hypercube",
-    .mode = SL_FWD_HYPERCUBE,
-    .default_tag = 0xf1,
-    .init = hc_init,
-    .process_burst = hc_process_burst,
-    .parse_kv = hc_parse_kv,
-    .required = (const char *const[]){"addr", NULL}, /* and a nbr: hc_init */
-    .format = hc_format,
+	.name = "hypercube",
+	.mode = SL_FWD_HYPERCUBE,
+	.default_tag = 0xf1,
+	.init = hc_init,
+	.process_burst = hc_process_burst,
+	.parse_kv = hc_parse_kv,
+	.required = (const char *const[]){"addr", NULL}, /* and a nbr: hc_init */
+	.format = hc_format,
 };

@@ -21,14 +21,14 @@ static_assert(sizeof(struct kf_state) <= SL_FWD_STATE_MAX, "keyflow state too bi
 
 static enum sl_fwd_fail
 kf_init(void *state, const struct sl_fwd_mode_params *p, unsigned n_ports, char *err,
-        size_t err_size)
+	size_t err_size)
 {
 	struct kf_state *s = state;
 
 	if (p->kf.key <= n_ports)
 		return fwd_fail(SL_FWD_FAIL_BAD_PARAM, err, err_size,
-		                "keyflow: key %u must be greater than the port count %u", p->kf.key,
-		                n_ports);
+				"keyflow: key %u must be greater than the port count %u", p->kf.key,
+				n_ports);
 	s->key = p->kf.key;
 	s->n_ports = n_ports;
 	return SL_FWD_FAIL_NONE;
@@ -36,7 +36,7 @@ kf_init(void *state, const struct sl_fwd_mode_params *p, unsigned n_ports, char 
 
 static void
 kf_process_burst(const void *state, struct sl_pkt *pkts, const uint8_t lanes[], unsigned n,
-                 uint32_t out_ports[], uint8_t drops[])
+		 uint32_t out_ports[], uint8_t drops[])
 {
 	const struct kf_state *s = state;
 
@@ -72,12 +72,12 @@ kf_format(const struct sl_fwd_mode_params *p, char *buf, size_t size)
 }
 
 const struct sl_fwd_engine sl_fwd_keyflow_engine = {
-    .name = "keyflow",
-    .mode = SL_FWD_KEYFLOW,
-    .default_tag = 0xf2,
-    .init = kf_init,
-    .process_burst = kf_process_burst,
-    .parse_kv = kf_parse_kv,
-    .required = (const char *const[]){"key", NULL},
-    .format = kf_format,
+	.name = "keyflow",
+	.mode = SL_FWD_KEYFLOW,
+	.default_tag = 0xf2,
+	.init = kf_init,
+	.process_burst = kf_process_burst,
+	.parse_kv = kf_parse_kv,
+	.required = (const char *const[]){"key", NULL},
+	.format = kf_format,
 };

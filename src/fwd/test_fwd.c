@@ -67,11 +67,11 @@ test_text(struct sl_fwd *f)
 
 	CHECK(sl_fwd_params_parse(text, &p, err, sizeof(err)) == 0, "%s", err);
 	CHECK(p.n_modes == 2 && p.modes[0].mode == SL_FWD_HYPERCUBE && p.modes[0].tag == 0xc1 &&
-	          p.modes[0].hc.addr == 5 && p.modes[0].hc.n_neigh == 3 &&
-	          p.modes[0].hc.neigh[1].addr == 7 && p.modes[0].hc.neigh[1].port == 2,
+		      p.modes[0].hc.addr == 5 && p.modes[0].hc.n_neigh == 3 &&
+		      p.modes[0].hc.neigh[1].addr == 7 && p.modes[0].hc.neigh[1].port == 2,
 	      "hypercube parsed");
 	CHECK(p.modes[1].mode == SL_FWD_KEYFLOW && p.modes[1].kf.key == 13 &&
-	          p.modes[1].tag == 0xf2,
+		      p.modes[1].tag == 0xf2,
 	      "keyflow parsed with its default tag");
 	CHECK(sl_fwd_params_format(&p, buf, sizeof(buf)) > 0, "format");
 	CHECK(sl_fwd_params_parse(buf, &q, err, sizeof(err)) == 0, "reparse %s: %s", buf, err);
@@ -82,10 +82,10 @@ test_text(struct sl_fwd *f)
 	CHECK(sl_fwd_params_format(&p, buf, sizeof(buf)) > 0 && strcmp(buf, "openflow") == 0,
 	      "openflow formats as %s", buf);
 	CHECK(sl_fwd_params_parse("bcube:x=1", &p, err, sizeof(err)) == -EINVAL &&
-	          strstr(err, "bcube") != NULL,
+		      strstr(err, "bcube") != NULL,
 	      "unknown mode named: %s", err);
 	CHECK(sl_fwd_params_parse("keyflow:key=abc", &p, err, sizeof(err)) == -EINVAL &&
-	          strstr(err, "abc") != NULL,
+		      strstr(err, "abc") != NULL,
 	      "bad number named: %s", err);
 	CHECK(sl_fwd_params_parse("keyflow:tag=300", &p, err, sizeof(err)) == -EINVAL, "tag range");
 	CHECK(sl_fwd_params_parse("hypercube:nbr=4", &p, err, sizeof(err)) == -EINVAL,
@@ -93,14 +93,14 @@ test_text(struct sl_fwd *f)
 	CHECK(sl_fwd_params_parse("keyflow:key", &p, err, sizeof(err)) == -EINVAL, "no '='");
 	/* A mode's required keys (issue #21: "hypercube:" was accepted). */
 	CHECK(sl_fwd_params_parse("hypercube:", &p, err, sizeof(err)) == -EINVAL &&
-	          strstr(err, "missing addr=") != NULL,
+		      strstr(err, "missing addr=") != NULL,
 	      "hypercube without addr: %s", err);
 	CHECK(sl_fwd_params_parse("hypercube", &p, err, sizeof(err)) == -EINVAL,
 	      "hypercube without parameters");
 	CHECK(try_params(f, "hypercube:addr=1") == SL_FWD_FAIL_BAD_PARAM,
 	      "hypercube without neighbours");
 	CHECK(sl_fwd_params_parse("keyflow:tag=0xf2", &p, err, sizeof(err)) == -EINVAL &&
-	          strstr(err, "missing key=") != NULL,
+		      strstr(err, "missing key=") != NULL,
 	      "keyflow without key: %s", err);
 	CHECK(sl_fwd_params_parse("openflow:x=1", &p, err, sizeof(err)) == -EINVAL,
 	      "openflow takes no parameters");
@@ -120,7 +120,7 @@ test_text(struct sl_fwd *f)
 	CHECK(try_params(f, "hypercube:addr=0,nbr=1@1,nbr=2@1") == SL_FWD_FAIL_BAD_PORT,
 	      "two neighbours on one port");
 	CHECK(try_params(f, "hypercube:addr=0,nbr=1@1,tag=7;keyflow:key=9,tag=7") ==
-	          SL_FWD_FAIL_DUP_TAG,
+		      SL_FWD_FAIL_DUP_TAG,
 	      "duplicate tag");
 	CHECK(try_params(f, "keyflow:key=9;keyflow:key=11") == SL_FWD_FAIL_DUP_MODE,
 	      "duplicate mode");
@@ -204,15 +204,15 @@ test_bursts(struct sl_fwd *f, struct sl_pipeline *pl)
 	 * port 4's untagged packets go to the controller (packet-in reason ACTION, cookie 0x77),
 	 * everything else untagged goes to port 1. */
 	add_flow(pl, "priority=10,dl_dst=00:00:00:00:f1:00/00:00:00:00:ff:00,"
-	             "actions=set_field:02:00:00:00:00:0b->dl_dst,output:4");
+		     "actions=set_field:02:00:00:00:00:0b->dl_dst,output:4");
 	add_flow(pl, "priority=10,dl_dst=00:00:00:00:f2:00/00:00:00:00:ff:00,"
-	             "actions=set_field:02:00:00:00:00:0c->dl_dst,output:4");
+		     "actions=set_field:02:00:00:00:00:0c->dl_dst,output:4");
 	add_flow(pl, "priority=5,cookie=0x77,in_port=4,actions=CONTROLLER:128");
 	add_flow(pl, "priority=1,actions=output:1");
 	sl_pipeline_publish(pl);
 
 	SL_VERIFY(sl_fwd_params_parse("hypercube:addr=0,nbr=1@1,nbr=2@2,nbr=4@3;keyflow:key=7", &p,
-	                              err, sizeof(err)) == 0);
+				      err, sizeof(err)) == 0);
 	SL_VERIFY(sl_fwd_set(f, &p, NULL, err, sizeof(err)) == 0);
 
 	for (unsigned round = 0; round < 200; round++) {
@@ -263,8 +263,8 @@ test_bursts(struct sl_fwd *f, struct sl_pipeline *pl)
 			unsigned i = ref_lane[k];
 
 			CHECK(out[i] == ref_out[k] &&
-			          (out[i] != SL_PORT_DROP || dr[i] == ref_dr[k]) &&
-			          memcmp(ref_bufs[k], pkts[i].data, 64) == 0,
+				      (out[i] != SL_PORT_DROP || dr[i] == ref_dr[k]) &&
+				      memcmp(ref_bufs[k], pkts[i].data, 64) == 0,
 			      "round %u lane %u: pipeline alone gives out %u drop %u", round, i,
 			      ref_out[k], ref_dr[k]);
 		}
@@ -290,13 +290,13 @@ test_bursts(struct sl_fwd *f, struct sl_pipeline *pl)
 				      "local delivery to the ingress port refused by the pipeline");
 			} else if (tags[i] == 0xf1 || tags[i] == 0xf2) {
 				CHECK(out[i] == 4 &&
-				          pkts[i].data[5] == (tags[i] == 0xf1 ? 0x0b : 0x0c),
+					      pkts[i].data[5] == (tags[i] == 0xf1 ? 0x0b : 0x0c),
 				      "round %u lane %u: local delivery out %u mac %02x", round, i,
 				      out[i], pkts[i].data[5]);
 			} else if (in_ports[i] == 4) {
 				const struct sl_pin *pin = sl_pipeline_pin(pctx, i);
 				CHECK(out[i] == SL_PORT_CONTROLLER && pin->cookie == 0x77 &&
-				          pin->in_port == 4 && pin->max_len == 128,
+					      pin->in_port == 4 && pin->max_len == 128,
 				      "round %u lane %u: packet-in details in the lane's slot",
 				      round, i);
 				exp_pins++;
@@ -320,13 +320,13 @@ test_bursts(struct sl_fwd *f, struct sl_pipeline *pl)
 		CHECK(drops[r] == exp_fwd_drops[r], "drop %s: %lu want %lu", sl_drop_reason_name(r),
 		      (unsigned long)drops[r], (unsigned long)exp_fwd_drops[r]);
 	CHECK(exp_fwd_drops[SL_DROP_FWD_NO_ROUTE] && exp_fwd_drops[SL_DROP_FWD_LOOP] &&
-	          exp_fwd_drops[SL_DROP_FWD_HOP_LIMIT],
+		      exp_fwd_drops[SL_DROP_FWD_HOP_LIMIT],
 	      "every fwd drop reason exercised");
 	sl_pipeline_drop_stats(pctxs, 1, pdrops);
 	CHECK(n_pins > 0, "packet-ins exercised");
 	CHECK(st.drops[SL_FWD_HYPERCUBE] + st.drops[SL_FWD_KEYFLOW] ==
-	          exp_fwd_drops[SL_DROP_FWD_NO_ROUTE] + exp_fwd_drops[SL_DROP_FWD_LOOP] +
-	              exp_fwd_drops[SL_DROP_FWD_HOP_LIMIT],
+		      exp_fwd_drops[SL_DROP_FWD_NO_ROUTE] + exp_fwd_drops[SL_DROP_FWD_LOOP] +
+			      exp_fwd_drops[SL_DROP_FWD_HOP_LIMIT],
 	      "per-mode drops add up");
 	(void)exp_pins;
 
@@ -351,7 +351,7 @@ test_bursts(struct sl_fwd *f, struct sl_pipeline *pl)
 	SL_VERIFY(sl_fwd_params_parse("keyflow:key=2", &p, err, sizeof(err)) == 0);
 	enum sl_fwd_fail fail;
 	CHECK(sl_fwd_set(f, &p, &fail, err, sizeof(err)) == -EINVAL &&
-	          fail == SL_FWD_FAIL_BAD_PARAM && strstr(err, "key 2") != NULL,
+		      fail == SL_FWD_FAIL_BAD_PARAM && strstr(err, "key 2") != NULL,
 	      "refused: %s", err);
 	sl_fwd_get(f, &p);
 	CHECK(p.n_modes == 0, "still openflow");

@@ -83,7 +83,7 @@ main(int argc, char **argv)
 	/* Address 3 from node 0 leaves on port 1 (bit 0); from node 2 also bit 0 -> port 2;
 	 * with hypercube off the pipeline drops it (table-miss): port 0. */
 	static const char *const confs[] = {"hypercube:addr=0,nbr=1@1,nbr=2@2",
-	                                    "hypercube:addr=2,nbr=3@2,nbr=0@1", "keyflow:key=5"};
+					    "hypercube:addr=2,nbr=3@2,nbr=0@1", "keyflow:key=5"};
 	struct sl_fwd_params p[3];
 	bool up[4] = {true, true, true, true};
 	char err[256];

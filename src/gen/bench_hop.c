@@ -50,8 +50,8 @@ struct ring {
 static struct ring q;
 static _Alignas(64) uint64_t ping;
 static _Alignas(64) uint64_t pong;
-static uint8_t *slots;   /* copy mode: the shared buffers */
-static uint8_t *bufs;    /* pointer mode: the producer's buffers */
+static uint8_t *slots; /* copy mode: the shared buffers */
+static uint8_t *bufs;  /* pointer mode: the producer's buffers */
 static uint8_t *ptrs[SLOTS];
 static int cpu_a, cpu_b, copy_mode;
 static uint64_t n_frames, gap_cons;
@@ -99,7 +99,8 @@ consumer(void *arg)
 				sum += tmp[0] + tmp[FRAME - 1];
 			} else {
 				const uint8_t *p = ptrs[t % SLOTS];
-				sum += p[0] + p[64]; /* the mbuf header and the frame's first line */
+				sum += p[0] +
+				       p[64]; /* the mbuf header and the frame's first line */
 			}
 		}
 		__atomic_store_n(&q.tail, t, __ATOMIC_RELEASE);

@@ -110,7 +110,8 @@ sl_gen_stream_parse(const char *text, struct sl_gen_stream_spec *s, char *err, s
 	s->ip_dst = 0x0a010001; /* 10.1.0.1 */
 	snprintf(s->name, sizeof(s->name), "s");
 	if (strlen(text) >= sizeof(buf)) {
-		snprintf(err, err_size, "stream: specification longer than %zu bytes", sizeof(buf) - 1);
+		snprintf(err, err_size, "stream: specification longer than %zu bytes",
+			 sizeof(buf) - 1);
 		return -EINVAL;
 	}
 	snprintf(buf, sizeof(buf), "%s", text);
@@ -153,7 +154,8 @@ sl_gen_stream_parse(const char *text, struct sl_gen_stream_spec *s, char *err, s
 			if (split_count(val, &count) < 0)
 				return bad(err, err_size, key, val, "bad +N count");
 			if (parse_mac(val, dst ? s->eth_dst : s->eth_src) < 0)
-				return bad(err, err_size, key, val, "expected a MAC aa:bb:cc:dd:ee:ff[+N]");
+				return bad(err, err_size, key, val,
+					   "expected a MAC aa:bb:cc:dd:ee:ff[+N]");
 			*(dst ? &s->eth_dst_count : &s->eth_src_count) = count;
 		} else if (strcmp(key, "vlan") == 0) {
 			if (parse_u64(val, 4095, &u) < 0)
@@ -161,7 +163,8 @@ sl_gen_stream_parse(const char *text, struct sl_gen_stream_spec *s, char *err, s
 			s->vlan = (int)u;
 		} else if (strcmp(key, "eth_type") == 0) {
 			if (parse_u64(val, 0xffff, &u) < 0 || u < 0x600)
-				return bad(err, err_size, key, val, "expected an EtherType 0x0600..0xffff");
+				return bad(err, err_size, key, val,
+					   "expected an EtherType 0x0600..0xffff");
 			s->eth_type = (uint16_t)u;
 		} else if (strcmp(key, "ip_src") == 0 || strcmp(key, "ip_dst") == 0) {
 			bool dst = key[3] == 'd';
@@ -202,9 +205,12 @@ sl_gen_stream_parse(const char *text, struct sl_gen_stream_spec *s, char *err, s
 				return bad(err, err_size, key, val, "file name empty or too long");
 			snprintf(s->pcap, sizeof(s->pcap), "%s", val);
 		} else {
-			snprintf(err, err_size, "stream: unknown key '%s' (name, size, gbps, mbps, pps, "
-				 "eth_src, eth_dst, vlan, eth_type, ip_src, ip_dst, proto, sport, dport, "
-				 "flows, drop, pcap)", key);
+			snprintf(
+				err, err_size,
+				"stream: unknown key '%s' (name, size, gbps, mbps, pps, "
+				"eth_src, eth_dst, vlan, eth_type, ip_src, ip_dst, proto, sport, dport, "
+				"flows, drop, pcap)",
+				key);
 			return -EINVAL;
 		}
 	}
@@ -219,8 +225,8 @@ sl_gen_stream_parse(const char *text, struct sl_gen_stream_spec *s, char *err, s
 		s->pps = pps;
 	} else {
 		if (s->size == 0) {
-			snprintf(err, err_size, "stream '%s': a layer-1 rate needs size= with pcap=",
-				 s->name);
+			snprintf(err, err_size,
+				 "stream '%s': a layer-1 rate needs size= with pcap=", s->name);
 			return -EINVAL;
 		}
 		s->l1_gbps = gbps > 0 ? gbps : mbps / 1000.0;
@@ -408,9 +414,10 @@ frames_from_pcap(const struct sl_gen_stream_spec *s, struct sl_gen_frames *f, ch
 		if (len < 14 + SL_GEN_SIG_SIZE) {
 			pcap_close(pc);
 			sl_gen_frames_free(f);
-			snprintf(err, err_size, "stream '%s': pcap=%s frame %u has %u bytes, fewer "
-				 "than a header and the %u-byte signature", s->name, s->pcap, i + 1,
-				 len, SL_GEN_SIG_SIZE);
+			snprintf(err, err_size,
+				 "stream '%s': pcap=%s frame %u has %u bytes, fewer "
+				 "than a header and the %u-byte signature",
+				 s->name, s->pcap, i + 1, len, SL_GEN_SIG_SIZE);
 			return -EINVAL;
 		}
 		f->lens[i] = len;
@@ -441,9 +448,11 @@ sl_gen_frames_build(const struct sl_gen_stream_spec *s, struct sl_gen_frames *f,
 	if (l4 != 0 && (s->proto == 6 || s->proto == 17) && hdr + SL_GEN_SIG_SIZE > len)
 		hdr = l4 + 4;
 	if (hdr + SL_GEN_SIG_SIZE > len) {
-		snprintf(err, err_size, "stream '%s': size=%u is too small: %u bytes of headers + "
-			 "the %u-byte signature need size >= %u", s->name, s->size, hdr,
-			 SL_GEN_SIG_SIZE, hdr + SL_GEN_SIG_SIZE + SL_GEN_FCS);
+		snprintf(err, err_size,
+			 "stream '%s': size=%u is too small: %u bytes of headers + "
+			 "the %u-byte signature need size >= %u",
+			 s->name, s->size, hdr, SL_GEN_SIG_SIZE,
+			 hdr + SL_GEN_SIG_SIZE + SL_GEN_FCS);
 		return -EINVAL;
 	}
 	n = s->flows;

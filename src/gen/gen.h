@@ -73,27 +73,27 @@ struct sl_gen_range {
 /** What a stream sends (parsed from "key=value,..."; see sl_gen_stream_parse). */
 struct sl_gen_stream_spec {
 	char name[32];
-	uint32_t size;      /* frame size, FCS included; 0 = from the pcap frames */
-	double pps;         /* frames per second (layer-1 rates converted at parse time) */
-	double l1_gbps;     /* the layer-1 rate asked for, or 0 when given in pps */
-	bool expect_drop;   /* the device should drop this stream: not counted as loss */
+	uint32_t size;    /* frame size, FCS included; 0 = from the pcap frames */
+	double pps;       /* frames per second (layer-1 rates converted at parse time) */
+	double l1_gbps;   /* the layer-1 rate asked for, or 0 when given in pps */
+	bool expect_drop; /* the device should drop this stream: not counted as loss */
 	uint8_t eth_src[6], eth_dst[6];
 	uint32_t eth_dst_count, eth_src_count;
-	int vlan;           /* VLAN id 0..4095, or -1 for untagged */
-	uint16_t eth_type;  /* 0x0800 unless given (ip only) */
+	int vlan;                /* VLAN id 0..4095, or -1 for untagged */
+	uint16_t eth_type;       /* 0x0800 unless given (ip only) */
 	uint32_t ip_src, ip_dst; /* host order */
 	uint32_t ip_src_count, ip_dst_count;
-	uint8_t proto;      /* 6 tcp, 17 udp, other: no L4 header */
+	uint8_t proto; /* 6 tcp, 17 udp, other: no L4 header */
 	uint16_t sport, dport;
 	uint32_t sport_count, dport_count;
-	uint32_t flows;     /* frames to build; 0 = the largest range count */
-	char pcap[256];     /* frames from this pcap instead of a template */
+	uint32_t flows; /* frames to build; 0 = the largest range count */
+	char pcap[256]; /* frames from this pcap instead of a template */
 };
 
 /** A stream's frames, built once before the run. */
 struct sl_gen_frames {
-	uint8_t *data;   /* n frames of len bytes each (pcap: of stride bytes) */
-	uint32_t *lens;  /* per frame data length (mbuf bytes, no FCS) */
+	uint8_t *data;  /* n frames of len bytes each (pcap: of stride bytes) */
+	uint32_t *lens; /* per frame data length (mbuf bytes, no FCS) */
 	uint32_t n;
 	uint32_t stride;
 };
@@ -105,8 +105,8 @@ struct sl_gen_stream_stats {
 	uint64_t tx_bytes;    /* frame bytes with FCS, of frames generated */
 	uint64_t rx;          /* frames received carrying this stream's signature */
 	uint64_t rx_bytes;
-	uint64_t reordered;   /* frames arriving with a sequence number below one seen before */
-	uint32_t max_seq;     /* highest sequence number received + 1 (0 = none) */
+	uint64_t reordered; /* frames arriving with a sequence number below one seen before */
+	uint32_t max_seq;   /* highest sequence number received + 1 (0 = none) */
 	struct sl_gen_hist lat;
 };
 
@@ -124,8 +124,7 @@ struct sl_gen_stream_stats {
  * @return 0, or -EINVAL with a message naming the offending key and value in err.
  * Any thread.
  */
-int sl_gen_stream_parse(const char *text, struct sl_gen_stream_spec *s, char *err,
-			size_t err_size);
+int sl_gen_stream_parse(const char *text, struct sl_gen_stream_spec *s, char *err, size_t err_size);
 
 /** Frames per second for a frame size (FCS included) at a layer-1 rate in Gb/s. */
 double sl_gen_l1_pps(uint32_t size, double gbps);
@@ -156,8 +155,7 @@ sl_gen_sig_write(uint8_t *frame, uint32_t len, uint16_t stream, uint32_t seq, ui
 
 /** Read a signature; false when the frame is too short or the magic is wrong. */
 static inline bool
-sl_gen_sig_read(const uint8_t *frame, uint32_t len, uint16_t *stream, uint32_t *seq,
-		uint64_t *tsc)
+sl_gen_sig_read(const uint8_t *frame, uint32_t len, uint16_t *stream, uint32_t *seq, uint64_t *tsc)
 {
 	const uint8_t *p;
 	uint16_t magic;
@@ -184,7 +182,7 @@ sl_gen_hist_bucket(uint64_t ns)
 	unsigned msb, shift, b;
 
 	if (ns < 2 * SL_GEN_HIST_SUB)
-		return (unsigned)ns; /* exact below 64 ns */
+		return (unsigned)ns;               /* exact below 64 ns */
 	msb = 63u - (unsigned)__builtin_clzll(ns); /* >= 6 */
 	shift = msb - 5u;                          /* keep 6 significant bits: 32..63 */
 	b = shift * SL_GEN_HIST_SUB + (unsigned)(ns >> shift);
@@ -220,27 +218,27 @@ uint64_t sl_gen_hist_quantile(const struct sl_gen_hist *h, double q);
 
 /** What sl_gen_run does. */
 struct sl_gen_run_params {
-	uint16_t tx_port, rx_port;   /* DPDK port ids (may be equal) */
-	uint16_t rx_queues;          /* rx queues polled on rx_port (a peer may send on several) */
-	uint16_t tx_queues;          /* tx queues of tx_port, a burst each in turn (more ring room) */
+	uint16_t tx_port, rx_port; /* DPDK port ids (may be equal) */
+	uint16_t rx_queues;        /* rx queues polled on rx_port (a peer may send on several) */
+	uint16_t tx_queues;        /* tx queues of tx_port, a burst each in turn (more ring room) */
 	struct rte_mempool *mp;
-	double duration_s;           /* transmit time */
-	double drain_s;              /* keep receiving this long after the last frame */
-	unsigned burst;              /* tx/rx burst, 1..64 */
-	double batch_s;              /* send due frames at most this often (0: as soon as due) */
+	double duration_s; /* transmit time */
+	double drain_s;    /* keep receiving this long after the last frame */
+	unsigned burst;    /* tx/rx burst, 1..64 */
+	double batch_s;    /* send due frames at most this often (0: as soon as due) */
 	unsigned n_streams;
 	const struct sl_gen_stream_spec *specs;
 	const struct sl_gen_frames *frames;
-	volatile bool *stop;         /* set by a signal handler to end early */
+	volatile bool *stop; /* set by a signal handler to end early */
 };
 
 /** What a run measured besides the streams. */
 struct sl_gen_run_totals {
 	uint64_t tsc_hz;
-	double tx_seconds;       /* from the first to the last transmit */
-	uint64_t rx_foreign;     /* frames without a valid signature or with a bad stream index */
-	uint64_t late_max_cycles;/* how far the sender fell behind its schedule at worst */
-	uint64_t alloc_fail;     /* bursts cut short by an empty mempool */
+	double tx_seconds;        /* from the first to the last transmit */
+	uint64_t rx_foreign;      /* frames without a valid signature or with a bad stream index */
+	uint64_t late_max_cycles; /* how far the sender fell behind its schedule at worst */
+	uint64_t alloc_fail;      /* bursts cut short by an empty mempool */
 };
 
 /**

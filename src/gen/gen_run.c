@@ -89,7 +89,8 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 			}
 			rr = rr + 1 < p->n_streams ? rr + 1 : 0;
 			if (n < burst)
-				next_batch = now + batch_cycles; /* caught up: wait for the next batch */
+				next_batch =
+					now + batch_cycles; /* caught up: wait for the next batch */
 			if (n == burst) {
 				/* A full burst: frames may still be due; how far behind are we? */
 				for (unsigned s = 0; s < p->n_streams; s++) {
@@ -156,7 +157,8 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 				tot->rx_foreign++;
 				continue;
 			}
-			sig = rte_pktmbuf_read(m, m->pkt_len - SL_GEN_SIG_SIZE, SL_GEN_SIG_SIZE, tail);
+			sig = rte_pktmbuf_read(m, m->pkt_len - SL_GEN_SIG_SIZE, SL_GEN_SIG_SIZE,
+					       tail);
 			if (!sl_gen_sig_read(sig, SL_GEN_SIG_SIZE, &s, &seq, &tsc) ||
 			    s >= p->n_streams) {
 				tot->rx_foreign++;
@@ -169,9 +171,9 @@ sl_gen_run(const struct sl_gen_run_params *p, struct sl_gen_stream_stats *stats,
 				st->reordered++;
 			else
 				st->max_seq = seq + 1;
-			sl_gen_hist_add(&st->lat, rnow > tsc ? (uint64_t)((double)(rnow - tsc) *
-									  ns_per_cycle)
-							     : 0);
+			sl_gen_hist_add(&st->lat,
+					rnow > tsc ? (uint64_t)((double)(rnow - tsc) * ns_per_cycle)
+						   : 0);
 		}
 		rte_pktmbuf_free_bulk(rx, nb);
 	}

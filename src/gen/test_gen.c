@@ -32,25 +32,33 @@ test_parse(void)
 	CHECK(fabs(s.pps - 1e6 / (84.0 * 8)) < 1e-6, "pps %f", s.pps);
 	CHECK(sl_gen_stream_parse("pps=1000,eth_dst=02:00:00:00:10:00+32768,vlan=2,proto=tcp,"
 				  "dport=80+3,ip_src=10.1.2.3+4,drop=1",
-				  &s, err, sizeof(err)) == 0, "%s", err);
+				  &s, err, sizeof(err)) == 0,
+	      "%s", err);
 	CHECK(s.pps == 1000 && s.eth_dst_count == 32768 && s.vlan == 2 && s.proto == 6 &&
-	      s.dport == 80 && s.dport_count == 3 && s.ip_src == 0x0a010203 &&
-	      s.ip_src_count == 4 && s.expect_drop, "fields");
+		      s.dport == 80 && s.dport_count == 3 && s.ip_src == 0x0a010203 &&
+		      s.ip_src_count == 4 && s.expect_drop,
+	      "fields");
 
 	/* Errors name the key and the value. */
 	CHECK(sl_gen_stream_parse("size=63,pps=1", &s, err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "size=63") != NULL, "%s", err);
+		      strstr(err, "size=63") != NULL,
+	      "%s", err);
 	CHECK(sl_gen_stream_parse("size=128", &s, err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "rate") != NULL, "%s", err);
+		      strstr(err, "rate") != NULL,
+	      "%s", err);
 	CHECK(sl_gen_stream_parse("pps=1,gbps=1", &s, err, sizeof(err)) == -EINVAL, "two rates");
 	CHECK(sl_gen_stream_parse("pps=-1", &s, err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "pps=-1") != NULL, "%s", err);
+		      strstr(err, "pps=-1") != NULL,
+	      "%s", err);
 	CHECK(sl_gen_stream_parse("pps=1,vlan=4096", &s, err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "vlan=4096") != NULL, "%s", err);
+		      strstr(err, "vlan=4096") != NULL,
+	      "%s", err);
 	CHECK(sl_gen_stream_parse("pps=1,eth_dst=02:00:00", &s, err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "eth_dst=02:00:00") != NULL, "%s", err);
+		      strstr(err, "eth_dst=02:00:00") != NULL,
+	      "%s", err);
 	CHECK(sl_gen_stream_parse("pps=1,colour=red", &s, err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "colour") != NULL, "%s", err);
+		      strstr(err, "colour") != NULL,
+	      "%s", err);
 	CHECK(sl_gen_stream_parse("pps=1,dport=80+0", &s, err, sizeof(err)) == -EINVAL, "+0");
 	CHECK(sl_gen_stream_parse("pps=1,ip_dst=10.0.0.300", &s, err, sizeof(err)) == -EINVAL,
 	      "bad ip");
@@ -66,7 +74,8 @@ test_frames(void)
 
 	CHECK(sl_gen_stream_parse("pps=1,size=128,vlan=1,proto=tcp,ip_src=10.0.1.1+3,"
 				  "ip_dst=10.0.2.1,dport=443,eth_dst=02:00:00:00:00:fe+2",
-				  &s, err, sizeof(err)) == 0, "%s", err);
+				  &s, err, sizeof(err)) == 0,
+	      "%s", err);
 	CHECK(sl_gen_frames_build(&s, &f, err, sizeof(err)) == 0, "%s", err);
 	CHECK(f.n == 3, "n %u (largest range count)", f.n);
 	for (uint32_t k = 0; k < f.n; k++) {
@@ -95,7 +104,8 @@ test_frames(void)
 	sl_gen_frames_free(&f);
 	/* VLAN + TCP (58 bytes of headers): the signature covers the TCP header after its ports. */
 	CHECK(sl_gen_stream_parse("name=x,pps=1,size=64,vlan=1,proto=tcp,sport=1234,dport=443", &s,
-				  err, sizeof(err)) == 0, "%s", err);
+				  err, sizeof(err)) == 0,
+	      "%s", err);
 	CHECK(sl_gen_frames_build(&s, &f, err, sizeof(err)) == 0, "%s", err);
 	CHECK(f.n == 1 && f.lens[0] == 60, "64-byte vlan tcp");
 	{
@@ -107,16 +117,18 @@ test_frames(void)
 		memcpy(d, f.data, 60);
 		sl_gen_sig_write(d, 60, 7, 99, 0x123456789aULL);
 		CHECK(get16(d + 14) == 1 && d[18 + 9] == 6, "vlan and protocol kept");
-		CHECK(get16(d + 38) == 1234 && get16(d + 40) == 443, "ports kept after the signature");
+		CHECK(get16(d + 38) == 1234 && get16(d + 40) == 443,
+		      "ports kept after the signature");
 		CHECK(sl_gen_sig_read(d, 60, &st, &seq, &tsc) && st == 7 && seq == 99 &&
 			      tsc == 0x123456789aULL,
 		      "signature read back");
 	}
 	sl_gen_frames_free(&f);
-	CHECK(sl_gen_stream_parse("pps=1,pcap=/nonexistent.pcap", &s, err, sizeof(err)) == 0,
-	      "%s", err);
+	CHECK(sl_gen_stream_parse("pps=1,pcap=/nonexistent.pcap", &s, err, sizeof(err)) == 0, "%s",
+	      err);
 	CHECK(sl_gen_frames_build(&s, &f, err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "/nonexistent.pcap") != NULL, "%s", err);
+		      strstr(err, "/nonexistent.pcap") != NULL,
+	      "%s", err);
 }
 
 static void
@@ -130,7 +142,8 @@ test_sig(void)
 	CHECK(!sl_gen_sig_read(frame, sizeof(frame), &s, &seq, &tsc), "no magic in zeros");
 	sl_gen_sig_write(frame, sizeof(frame), 7, 0xdeadbeef, 0x123456789abcdefull);
 	CHECK(sl_gen_sig_read(frame, sizeof(frame), &s, &seq, &tsc) && s == 7 &&
-	      seq == 0xdeadbeef && tsc == 0x123456789abcdefull, "round trip");
+		      seq == 0xdeadbeef && tsc == 0x123456789abcdefull,
+	      "round trip");
 	CHECK(frame[43] == 0, "writes only the last 16 bytes");
 	CHECK(!sl_gen_sig_read(frame, 15, &s, &seq, &tsc), "too short");
 }
@@ -153,8 +166,9 @@ test_hist(void)
 		unsigned b = sl_gen_hist_bucket(v);
 		CHECK(sl_gen_hist_bucket_low(b) <= v && v < sl_gen_hist_bucket_low(b + 1),
 		      "value %llu bucket %u", (unsigned long long)v, b);
-		CHECK(v < 64 || (double)(sl_gen_hist_bucket_low(b + 1) - sl_gen_hist_bucket_low(b)) <=
-				       (double)v / 31.9, "width at %llu", (unsigned long long)v);
+		CHECK(v < 64 || (double)(sl_gen_hist_bucket_low(b + 1) -
+					 sl_gen_hist_bucket_low(b)) <= (double)v / 31.9,
+		      "width at %llu", (unsigned long long)v);
 	}
 	sl_gen_hist_init(&h);
 	CHECK(sl_gen_hist_quantile(&h, 0.5) == 0, "empty");

@@ -23,7 +23,8 @@ void
 sl_idle_sleep(struct sl_idle *s)
 {
 	struct timespec t0, t1,
-	    d = {.tv_sec = s->next_us / 1000000, .tv_nsec = (long)(s->next_us % 1000000) * 1000};
+		d = {.tv_sec = s->next_us / 1000000,
+		     .tv_nsec = (long)(s->next_us % 1000000) * 1000};
 
 	if (!s->slack_set) {
 		/* The default 50 us timer slack would stretch every short sleep (this thread only).
@@ -36,6 +37,6 @@ sl_idle_sleep(struct sl_idle *s)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->sleeps++;
 	s->slept_ns +=
-	    (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+		(uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
 	s->next_us = s->next_us * 2 > s->max_us ? s->max_us : s->next_us * 2;
 }

@@ -27,7 +27,7 @@ static const struct {
 };
 
 static const char *const level_names[] = {
-	[RTE_LOG_EMERG] = "emerg", [RTE_LOG_ALERT] = "alert",   [RTE_LOG_CRIT] = "crit",
+	[RTE_LOG_EMERG] = "emerg", [RTE_LOG_ALERT] = "alert",     [RTE_LOG_CRIT] = "crit",
 	[RTE_LOG_ERR] = "err",     [RTE_LOG_WARNING] = "warning", [RTE_LOG_NOTICE] = "notice",
 	[RTE_LOG_INFO] = "info",   [RTE_LOG_DEBUG] = "debug",
 };
@@ -56,7 +56,8 @@ sl_log_level_parse(const char *name)
 const char *
 sl_log_level_name(int level)
 {
-	return level >= (int)RTE_LOG_EMERG && level <= (int)RTE_LOG_DEBUG ? level_names[level] : "?";
+	return level >= (int)RTE_LOG_EMERG && level <= (int)RTE_LOG_DEBUG ? level_names[level]
+									  : "?";
 }
 
 int
@@ -69,7 +70,8 @@ sl_log_set(const char *pattern, const char *level, char *err, size_t err_size)
 	if (level == NULL) {
 		colon = pattern != NULL ? strrchr(pattern, ':') : NULL;
 		if (colon == NULL || (size_t)(colon - pattern) >= sizeof(pat)) {
-			snprintf(err, err_size, "'%s': expected TYPE:LEVEL", pattern ? pattern : "");
+			snprintf(err, err_size, "'%s': expected TYPE:LEVEL",
+				 pattern ? pattern : "");
 			return -EINVAL;
 		}
 		memcpy(pat, pattern, (size_t)(colon - pattern));
@@ -138,7 +140,8 @@ stamp_write(void *cookie, const char *buf, size_t size)
 			gmtime_r(&tv.tv_sec, &tm);
 			n = (int)strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
 			/* The message's severity after the time, as syslog readers expect. */
-			n += snprintf(ts + n, sizeof(ts) - (size_t)n, ".%06ldZ %s ", (long)tv.tv_usec,
+			n += snprintf(ts + n, sizeof(ts) - (size_t)n, ".%06ldZ %s ",
+				      (long)tv.tv_usec,
 				      sl_log_level_name(rte_log_cur_msg_loglevel()));
 			if (write(STDERR_FILENO, ts, (size_t)n) < 0)
 				return -1;

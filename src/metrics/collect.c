@@ -99,8 +99,10 @@ switch_info(const struct sl_metrics *m, struct sl_metrics_text *t)
 	sl_metrics_u64(t, "sluice_info",
 		       lbl(m, "version", SL_VERSION, "dpdk", rte_version(), "datapath_id", dpid).kv,
 		       1);
-	one_f64(t, m, "sluice_start_time_seconds", G, "Unix time the exporter started (with the "
-		"switch)", m->start_time);
+	one_f64(t, m, "sluice_start_time_seconds", G,
+		"Unix time the exporter started (with the "
+		"switch)",
+		m->start_time);
 	one_u64(t, m, "sluice_ports", G, "Ports of the switch (LOCAL included)",
 		sl_port_count(m->src.ports));
 	one_u64(t, m, "sluice_flows", G, "OpenFlow entries in all tables",
@@ -136,7 +138,7 @@ ports(const struct sl_metrics *m, struct sl_metrics_text *t)
 		 offsetof(struct sl_stats_port, hw.rx_nombuf)},
 	};
 	struct sl_stats_port *ps = calloc(SL_PORT_SLOTS, sizeof(*ps));
-	char (*nos)[12] = calloc(SL_PORT_SLOTS, sizeof(*nos));
+	char(*nos)[12] = calloc(SL_PORT_SLOTS, sizeof(*nos));
 	const char *names[SL_PORT_SLOTS];
 	unsigned n = 0;
 
@@ -163,7 +165,8 @@ ports(const struct sl_metrics *m, struct sl_metrics_text *t)
 	sl_metrics_family(t, "sluice_port_link_up", G, "1 when the link is up");
 	for (unsigned i = 0; i < n; i++)
 		sl_metrics_u64(t, "sluice_port_link_up",
-			       lbl(m, "port", nos[i], "name", names[i], NULL, NULL).kv, ps[i].link.up);
+			       lbl(m, "port", nos[i], "name", names[i], NULL, NULL).kv,
+			       ps[i].link.up);
 	sl_metrics_family(t, "sluice_port_live", G, "1 when fast-failover groups may use the port");
 	for (unsigned i = 0; i < n; i++)
 		sl_metrics_u64(t, "sluice_port_live",
@@ -189,9 +192,8 @@ drops(const struct sl_metrics *m, struct sl_metrics_text *t)
 		for (i = 0; n[i] != '\0' && i + 1 < sizeof(reason); i++)
 			reason[i] = n[i] == '-' || n[i] == '.' ? '_' : n[i];
 		reason[i] = '\0';
-		sl_metrics_u64(t, "sluice_drops_total", lbl(m, "reason", reason, NULL, NULL, NULL,
-							    NULL).kv,
-			       d[r]);
+		sl_metrics_u64(t, "sluice_drops_total",
+			       lbl(m, "reason", reason, NULL, NULL, NULL, NULL).kv, d[r]);
 	}
 }
 
@@ -205,7 +207,8 @@ tables(const struct sl_metrics *m, struct sl_metrics_text *t)
 	} fams[] = {
 		{"sluice_table_flows", "OpenFlow entries in the table", G, 0},
 		{"sluice_table_lookups_total", "Packets looked up", C, 1},
-		{"sluice_table_matched_total", "Lookups that found an entry (table-miss included)", C, 2},
+		{"sluice_table_matched_total", "Lookups that found an entry (table-miss included)",
+		 C, 2},
 		{"sluice_table_missed_total", "Lookups that found nothing", C, 3},
 		{"sluice_table_entries", "Entries the classifier stores", G, 4},
 		{"sluice_table_memory_bytes", "Memory the classifier holds", G, 5},
@@ -248,13 +251,18 @@ tables(const struct sl_metrics *m, struct sl_metrics_text *t)
 		sl_metrics_family(t, fams[f].name, fams[f].type, fams[f].help);
 		for (unsigned k = 0; k < n_used; k++) {
 			const struct sl_stats_table *s = &ts[k];
-			uint64_t v[] = {s->flows,	       s->hits.lookups,	      s->hits.matched,
-					s->hits.missed,	       s->store.n_entries,    s->store.mem_bytes,
+			uint64_t v[] = {s->flows,
+					s->hits.lookups,
+					s->hits.matched,
+					s->hits.missed,
+					s->store.n_entries,
+					s->store.mem_bytes,
 					s->spec->max_entries};
 			snprintf(id, sizeof(id), "%u", ids[k]);
 			sl_metrics_u64(t, fams[f].name,
 				       lbl(m, "table", id, "name", s->spec->name, "kind",
-					   sl_table_kind_name(s->spec->kind)).kv,
+					   sl_table_kind_name(s->spec->kind))
+					       .kv,
 				       v[fams[f].what]);
 		}
 	}
@@ -314,8 +322,7 @@ datapath(const struct sl_metrics *m, struct sl_metrics_text *t)
 		dp.cache_hits);
 	one_u64(t, m, "sluice_cache_misses_total", C, "Decision cache misses", dp.cache_misses);
 	one_u64(t, m, "sluice_search_budget_searches_total", C,
-		"Cache-missing searches measured for the search budget",
-		dp.budget_stats.searches);
+		"Cache-missing searches measured for the search budget", dp.budget_stats.searches);
 	one_f64(t, m, "sluice_search_budget_seconds_total", C, "Time those searches took (TSC)",
 		(double)dp.budget_stats.cycles / hz);
 	one_u64(t, m, "sluice_goto_chain_installed", G, "Longest goto chain the flows make",
@@ -343,17 +350,17 @@ workers(const struct sl_metrics *m, struct sl_metrics_text *t)
 	}
 	for (unsigned i = 0; i < n; i++)
 		sl_stats_worker_read(&m->src, i, &ws[i]);
-#define WORKER_FAMILY(NAME, TYPE, HELP, COND, EXPR)                                              \
-	do {                                                                                     \
-		sl_metrics_family(t, NAME, TYPE, HELP);                                          \
-		for (unsigned i = 0; i < n; i++) {                                               \
-			const struct sl_stats_worker *w = &ws[i];                                \
-			if (!(COND))                                                             \
-				continue;                                                        \
-			snprintf(id, sizeof(id), "%u", i);                                       \
-			sl_metrics_f64(t, NAME, lbl(m, "worker", id, NULL, NULL, NULL, NULL).kv, \
-				       (double)(EXPR));                                          \
-		}                                                                                \
+#define WORKER_FAMILY(NAME, TYPE, HELP, COND, EXPR)                                                \
+	do {                                                                                       \
+		sl_metrics_family(t, NAME, TYPE, HELP);                                            \
+		for (unsigned i = 0; i < n; i++) {                                                 \
+			const struct sl_stats_worker *w = &ws[i];                                  \
+			if (!(COND))                                                               \
+				continue;                                                          \
+			snprintf(id, sizeof(id), "%u", i);                                         \
+			sl_metrics_f64(t, NAME, lbl(m, "worker", id, NULL, NULL, NULL, NULL).kv,   \
+				       (double)(EXPR));                                            \
+		}                                                                                  \
 	} while (0)
 	WORKER_FAMILY("sluice_worker_packets_total", C, "Packets the worker processed", true,
 		      w->packets);
@@ -381,7 +388,8 @@ workers(const struct sl_metrics *m, struct sl_metrics_text *t)
 			  "Constant 1; mode rss or io, and the I/O core's scheduler");
 	sl_metrics_u64(t, "sluice_dispatch_info",
 		       lbl(m, "mode", ds.io ? "io" : "rss", "scheduler",
-			   ds.io ? sl_sched_name(ds.sched) : "", NULL, NULL).kv,
+			   ds.io ? sl_sched_name(ds.sched) : "", NULL, NULL)
+			       .kv,
 		       1);
 	/* Families without samples under RSS: the set of families does not depend on the mode. */
 	sl_metrics_family(t, "sluice_dispatch_threshold_ratio", G,
@@ -391,7 +399,8 @@ workers(const struct sl_metrics *m, struct sl_metrics_text *t)
 	sl_metrics_family(t, "sluice_dispatch_adjustments_total", C, "Subflow adjustments");
 	if (ds.io)
 		sl_metrics_u64(t, "sluice_dispatch_adjustments_total", L0(m), ds.adjustments);
-	sl_metrics_family(t, "sluice_dispatch_rx_packets_total", C, "Packets the I/O core received");
+	sl_metrics_family(t, "sluice_dispatch_rx_packets_total", C,
+			  "Packets the I/O core received");
 	if (ds.io)
 		sl_metrics_u64(t, "sluice_dispatch_rx_packets_total", L0(m), ds.loop.packets);
 	sl_metrics_family(t, "sluice_dispatch_busy_seconds_total", C,
@@ -437,7 +446,8 @@ controller(const struct sl_metrics *m, struct sl_metrics_text *t)
 		       lbl(m, "fate", "standalone", NULL, NULL, NULL, NULL).kv,
 		       of->packet_ins_standalone);
 	sl_metrics_u64(t, "sluice_packet_ins_total",
-		       lbl(m, "fate", "dropped", NULL, NULL, NULL, NULL).kv, of->packet_ins_dropped);
+		       lbl(m, "fate", "dropped", NULL, NULL, NULL, NULL).kv,
+		       of->packet_ins_dropped);
 	sl_metrics_family(t, "sluice_packet_in_drops_total", C,
 			  "Packet-ins not sent, by reason (workers: no_controller, rate_limited, "
 			  "queue_full, no_mbuf; agent: unwanted, congested, too_big)");
@@ -456,7 +466,8 @@ controller(const struct sl_metrics *m, struct sl_metrics_text *t)
 		};
 		for (size_t i = 0; i < SL_ARRAY_SIZE(r); i++)
 			sl_metrics_u64(t, "sluice_packet_in_drops_total",
-				       lbl(m, "reason", r[i].reason, NULL, NULL, NULL, NULL).kv, r[i].v);
+				       lbl(m, "reason", r[i].reason, NULL, NULL, NULL, NULL).kv,
+				       r[i].v);
 	}
 }
 
@@ -520,8 +531,7 @@ ffp(const struct sl_metrics *m, struct sl_metrics_text *t)
 		"Probes that found a record with an outdated signature", ps.stale);
 	one_u64(t, m, "sluice_flow_cache_evictions_total", C, "Records evicted", ps.evictions);
 	one_u64(t, m, "sluice_flow_cache_entries", G, "Records held, all workers", ps.entries);
-	one_u64(t, m, "sluice_flow_cache_capacity", G, "Records the caches can hold",
-		ps.capacity);
+	one_u64(t, m, "sluice_flow_cache_capacity", G, "Records the caches can hold", ps.capacity);
 	one_u64(t, m, "sluice_flow_cache_workers_on", G,
 		"Workers whose adaptive rule has the cache on", ps.probing);
 
@@ -564,9 +574,10 @@ ffp(const struct sl_metrics *m, struct sl_metrics_text *t)
 			sl_metrics_family(t, fams[f].name, fams[f].type, fams[f].help);
 			for (unsigned k = 0; k < n_known; k++) {
 				snprintf(id, sizeof(id), "%u", ids[k]);
-				sl_metrics_u64(t, fams[f].name,
-					       lbl(m, "table", id, NULL, NULL, NULL, NULL).kv,
-					       *(const uint64_t *)((const char *)&ls[k] + fams[f].off));
+				sl_metrics_u64(
+					t, fams[f].name,
+					lbl(m, "table", id, NULL, NULL, NULL, NULL).kv,
+					*(const uint64_t *)((const char *)&ls[k] + fams[f].off));
 			}
 		}
 		sl_metrics_family(t, "sluice_ffp_table_active", G,
@@ -574,7 +585,8 @@ ffp(const struct sl_metrics *m, struct sl_metrics_text *t)
 		for (unsigned k = 0; k < n_known; k++) {
 			snprintf(id, sizeof(id), "%u", ids[k]);
 			sl_metrics_u64(t, "sluice_ffp_table_active",
-				       lbl(m, "table", id, NULL, NULL, NULL, NULL).kv, ti[k].active);
+				       lbl(m, "table", id, NULL, NULL, NULL, NULL).kv,
+				       ti[k].active);
 		}
 		sl_metrics_family(t, "sluice_ffp_low_latency_entries", G,
 				  "Low-latency entries in the table");
@@ -593,8 +605,8 @@ out:
 static void
 exporter(const struct sl_metrics *m, struct sl_metrics_text *t)
 {
-	one_u64(t, m, "sluice_metrics_scrapes_total", C, "GET /metrics answered (this one included)",
-		m->scrapes);
+	one_u64(t, m, "sluice_metrics_scrapes_total", C,
+		"GET /metrics answered (this one included)", m->scrapes);
 	one_u64(t, m, "sluice_metrics_http_errors_total", C,
 		"Requests answered with an error status (4xx, 5xx)", m->http_errors);
 	one_u64(t, m, "sluice_metrics_refused_total", C,

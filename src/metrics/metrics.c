@@ -92,7 +92,8 @@ static int
 listen_open(const char *target, int *fd_out, char *addr, size_t addr_size, char *err,
 	    size_t err_size)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+				 .ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
 	struct addrinfo *res = NULL;
 	struct sockaddr_storage ss;
@@ -194,8 +195,9 @@ answer(struct sl_metrics *m, struct client *c, int status)
 		n_body = text.len;
 	} else {
 		m->http_errors++;
-		n_body = (size_t)snprintf(msg, sizeof(msg), "%d %s: %s\n", status, status_text(status),
-					  status == 404	  ? "the only resource is /metrics"
+		n_body = (size_t)snprintf(msg, sizeof(msg), "%d %s: %s\n", status,
+					  status_text(status),
+					  status == 404   ? "the only resource is /metrics"
 					  : status == 405 ? "only GET is served"
 							  : "the request was refused");
 		body = msg;
@@ -224,10 +226,11 @@ static void
 client_read(struct sl_metrics *m, struct client *c)
 {
 	while (c->req_len < sizeof(c->req)) {
-		ssize_t n = recv(c->fd, c->req + c->req_len, sizeof(c->req) - c->req_len,
-				 MSG_DONTWAIT);
+		ssize_t n =
+			recv(c->fd, c->req + c->req_len, sizeof(c->req) - c->req_len, MSG_DONTWAIT);
 		int status;
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+		if (n == 0 ||
+		    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 			client_close(c); /* gone before asking anything complete */
 			return;
 		}

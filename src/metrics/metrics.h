@@ -118,9 +118,9 @@ struct sl_metrics;
 
 /** What to serve and where. */
 struct sl_metrics_params {
-	const char *listen;       /* "PORT" (on 127.0.0.1), "ADDR:PORT" or "[IPV6]:PORT";
+	const char *listen;             /* "PORT" (on 127.0.0.1), "ADDR:PORT" or "[IPV6]:PORT";
 				     PORT 0 picks a free one (sl_metrics_port) */
-	const char *switch_name;  /* the label switch="..." on every sample */
+	const char *switch_name;        /* the label switch="..." on every sample */
 	const struct sl_stats_src *src; /* what to read (copied) */
 };
 

@@ -91,8 +91,10 @@ test_size_limit(void)
 	const char *line = "GET /metrics HTTP/1.1\r\n";
 
 	memset(big, 'a', n);
-	CHECK(sl_metrics_request_parse(big, SL_METRICS_REQUEST_MAX - 1) == 0, "long line, room left");
-	CHECK(sl_metrics_request_parse(big, SL_METRICS_REQUEST_MAX) == 431, "long line at the limit");
+	CHECK(sl_metrics_request_parse(big, SL_METRICS_REQUEST_MAX - 1) == 0,
+	      "long line, room left");
+	CHECK(sl_metrics_request_parse(big, SL_METRICS_REQUEST_MAX) == 431,
+	      "long line at the limit");
 	CHECK(sl_metrics_request_parse(big, n) == 431, "past the limit");
 	/* Many short, valid headers that never end. */
 	memcpy(big, line, strlen(line));

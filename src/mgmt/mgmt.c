@@ -43,7 +43,7 @@ struct sl_mgmt {
 	pthread_mutex_t req_lock;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int pending;            /* a request waits for the control thread (atomic reads) */
+	int pending; /* a request waits for the control thread (atomic reads) */
 	bool done;
 	bool closed;
 	handler_fn req_fn;
@@ -54,8 +54,8 @@ struct sl_mgmt {
 	struct sl_capture_status cap_last; /* of the last capture, once it ended */
 	bool cap_any;
 	/* Live trace (control thread). */
-	struct sl_trace_live *live;   /* the recorder, kept after it is full until stop */
-	bool live_published;          /* the workers have it */
+	struct sl_trace_live *live; /* the recorder, kept after it is full until stop */
+	bool live_published;        /* the workers have it */
 	unsigned live_id;
 };
 
@@ -164,9 +164,10 @@ capture_status_fill(struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(d, "state", "idle");
 		return;
 	}
-	rte_tel_data_add_dict_string(d, "state",
-				     mgmt->cap == NULL ? (st.state == SL_CAPTURE_DONE ? "done" : "stopped")
-						       : (st.state == SL_CAPTURE_RUNNING ? "running" : "done"));
+	rte_tel_data_add_dict_string(
+		d, "state",
+		mgmt->cap == NULL ? (st.state == SL_CAPTURE_DONE ? "done" : "stopped")
+				  : (st.state == SL_CAPTURE_RUNNING ? "running" : "done"));
 	/* port and port_name: the first port (one-port clients read these); ports: all. */
 	dict_u64(d, "port", st.port_nos[0]);
 	const struct sl_port *cport = sl_port_get(mgmt->p.ports, st.port_nos[0]);
@@ -275,7 +276,8 @@ h_port(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	}
 	slot = params != NULL ? sl_port_find(mgmt->p.ports, params) : -ENOENT;
 	if (slot < 0) {
-		snprintf(err, err_size, "no port '%s' (a port number or name, LOCAL, or 'controller')",
+		snprintf(err, err_size,
+			 "no port '%s' (a port number or name, LOCAL, or 'controller')",
 			 params ? params : "");
 		return -EINVAL;
 	}
@@ -532,9 +534,9 @@ h_flow_cache(const char *params, struct rte_tel_data *d, char *err, size_t err_s
 	/* Each worker's adaptive rule: on, or stepped aside (too few hits: probes 1 burst in 16). */
 	rte_tel_data_add_dict_string(d, "policy",
 				     ps.inactive != SL_FLOW_CACHE_ACTIVE ? "-"
-				     : ps.probing == n_ctxs	      ? "on"
-				     : ps.probing == 0		      ? "stepped aside"
-								      : "mixed");
+				     : ps.probing == n_ctxs              ? "on"
+				     : ps.probing == 0                   ? "stepped aside"
+									 : "mixed");
 	dict_u64(d, "workers", n_ctxs);
 	dict_u64(d, "workers_on", ps.probing);
 	path_counters(d, &ps);
@@ -700,8 +702,9 @@ h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t er
 		return -EBUSY;
 	}
 	if (params == NULL || strlen(params) >= sizeof(buf)) {
-		snprintf(err, err_size, "expected port=N[,port=M...][,dir=rx|tx|both][,file=PATH]"
-					"[,count=N][,bytes=N][,snaplen=N][,filter=EXPR]");
+		snprintf(err, err_size,
+			 "expected port=N[,port=M...][,dir=rx|tx|both][,file=PATH]"
+			 "[,count=N][,bytes=N][,snaplen=N][,filter=EXPR]");
 		return -EINVAL;
 	}
 	snprintf(buf, sizeof(buf), "%s", params);
@@ -721,8 +724,8 @@ h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t er
 		if (strcmp(kv, "port") == 0) {
 			int slot = sl_port_find(mgmt->p.ports, val);
 			if (slot < 0) {
-				snprintf(err, err_size, "port=%s: no such port (a port number or name)",
-					 val);
+				snprintf(err, err_size,
+					 "port=%s: no such port (a port number or name)", val);
 				return -EINVAL;
 			}
 			if (cp.n_ports == SL_CAPTURE_PORTS_MAX) {
@@ -731,8 +734,10 @@ h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t er
 				return -EINVAL;
 			}
 			const struct sl_port *cport = &mgmt->p.ports[slot];
-			cp.ports[cp.n_ports++] = (struct sl_capture_port){
-				.port_no = cport->of_no, .dpdk_port = cport->dpdk_id, .name = cport->name};
+			cp.ports[cp.n_ports++] =
+				(struct sl_capture_port){.port_no = cport->of_no,
+							 .dpdk_port = cport->dpdk_id,
+							 .name = cport->name};
 		} else if (strcmp(kv, "dir") == 0) {
 			cp.dir = sl_capture_dir_parse(val);
 			if (cp.dir == 0) {
@@ -744,7 +749,8 @@ h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t er
 		} else if (strcmp(kv, "count") == 0 || strcmp(kv, "bytes") == 0 ||
 			   strcmp(kv, "snaplen") == 0) {
 			if (parse_uint(val, UINT64_MAX, &v) < 0 || v == 0) {
-				snprintf(err, err_size, "%s=%s: expected a positive number", kv, val);
+				snprintf(err, err_size, "%s=%s: expected a positive number", kv,
+					 val);
 				return -EINVAL;
 			}
 			if (kv[0] == 'c')
@@ -758,8 +764,10 @@ h_capture_start(const char *params, struct rte_tel_data *d, char *err, size_t er
 			} else
 				cp.snaplen = (uint32_t)v;
 		} else {
-			snprintf(err, err_size,
-				 "'%s': unknown key (port, dir, file, count, bytes, snaplen, filter)", kv);
+			snprintf(
+				err, err_size,
+				"'%s': unknown key (port, dir, file, count, bytes, snaplen, filter)",
+				kv);
 			return -EINVAL;
 		}
 	}
@@ -846,7 +854,8 @@ worker_summary(struct rte_tel_data *c, unsigned i)
 		total += ws.drops[r];
 		if (ws.drops[r] == 0)
 			continue;
-		snprintf(key, sizeof(key), "drop_%s", tel_key(sl_drop_reason_name(r), name, sizeof(name)));
+		snprintf(key, sizeof(key), "drop_%s",
+			 tel_key(sl_drop_reason_name(r), name, sizeof(name)));
 		dict_u64(c, key, ws.drops[r]);
 	}
 	dict_u64(c, "pipeline_dropped", total);
@@ -974,7 +983,8 @@ h_queue_set(const char *params, struct rte_tel_data *d, char *err, size_t err_si
 
 	if (params == NULL || sl_queue_parse(params, &qs, &pe) < 0) {
 		if (params == NULL)
-			snprintf(err, err_size, "expected queue=Q,port=P,max_rate=KBPS[,burst=KBIT]");
+			snprintf(err, err_size,
+				 "expected queue=Q,port=P,max_rate=KBPS[,burst=KBIT]");
 		else
 			sl_parse_error_format(&pe, err, err_size);
 		return -EINVAL;
@@ -1076,7 +1086,7 @@ trace_tier_line(const struct sl_trace *tr, const struct sl_flow_spec *tier_fs, c
 			 "cache tier: flow cache (one probe answers %u table%s; %s; a key's first "
 			 "packet walks the tables and records the path)",
 			 tables, tables == 1 ? "" : "s",
-			 miss		 ? "the probe drops it as the table miss would"
+			 miss             ? "the probe drops it as the table miss would"
 			 : tr->tier_plain ? "the probe outputs the packet itself"
 					  : "the last entry's instructions then run");
 	} else if (tr->tier_why != SL_FLOW_CACHE_ACTIVE) {
@@ -1084,12 +1094,13 @@ trace_tier_line(const struct sl_trace *tr, const struct sl_flow_spec *tier_fs, c
 			 sl_flow_cache_inactive_name(tr->tier_why));
 	} else {
 		const struct sl_trace_step *s = &tr->steps[tr->tier_step];
-		snprintf(line, size,
-			 "cache tier: per-table lookups (flow cache: no path record spans table %u: %s)",
-			 s->table_id,
-			 s->kind == SL_TRACE_HIT && tier_fs != NULL && tier_fs->insns.goto_table >= 0
-				 ? "its entry applies actions or a meter before goto_table"
-				 : "the spec does not cover it, or the path is longer than 8 entries");
+		snprintf(
+			line, size,
+			"cache tier: per-table lookups (flow cache: no path record spans table %u: %s)",
+			s->table_id,
+			s->kind == SL_TRACE_HIT && tier_fs != NULL && tier_fs->insns.goto_table >= 0
+				? "its entry applies actions or a meter before goto_table"
+				: "the spec does not cover it, or the path is longer than 8 entries");
 	}
 }
 
@@ -1111,31 +1122,36 @@ trace_report(struct rte_tel_data *d, struct rte_tel_data *lines, const struct sl
 		const struct sl_trace_step *s = &tr->steps[i];
 		const char *name = trace_table_name(s->table_id);
 		char head[64];
-		snprintf(head, sizeof(head), "table %u%s%s%s", s->table_id, name[0] ? " (" : "", name,
-			 name[0] ? ")" : "");
+		snprintf(head, sizeof(head), "table %u%s%s%s", s->table_id, name[0] ? " (" : "",
+			 name, name[0] ? ")" : "");
 		switch (s->kind) {
 		case SL_TRACE_HIT: {
 			const struct sl_flow_spec *fs = spec_of(arg, i);
 			char text[4096] = "(an entry past the ones a live trace keeps)";
 			if (fs != NULL)
 				sl_flow_format(fs, text, sizeof(text));
-			snprintf(line, sizeof(line), "%s [%s]: %s", head, trace_accel_name(s->accel),
-				 text);
+			snprintf(line, sizeof(line), "%s [%s]: %s", head,
+				 trace_accel_name(s->accel), text);
 			break;
 		}
 		case SL_TRACE_MISS:
-			snprintf(line, sizeof(line), "%s [%s]: no entry matched and no table-miss entry",
-				 head, trace_accel_name(s->accel));
+			snprintf(line, sizeof(line),
+				 "%s [%s]: no entry matched and no table-miss entry", head,
+				 trace_accel_name(s->accel));
 			break;
 		case SL_TRACE_STATE:
-			snprintf(line, sizeof(line), "%s: state table, state %u loaded", head, s->value);
+			snprintf(line, sizeof(line), "%s: state table, state %u loaded", head,
+				 s->value);
 			break;
 		case SL_TRACE_METER:
-			snprintf(line, sizeof(line), "    meter %u: not applied in a trace (traced as "
-						     "passing)", s->value);
+			snprintf(line, sizeof(line),
+				 "    meter %u: not applied in a trace (traced as "
+				 "passing)",
+				 s->value);
 			break;
 		default:
-			snprintf(line, sizeof(line), "    set_state %u: not applied in a trace", s->value);
+			snprintf(line, sizeof(line), "    set_state %u: not applied in a trace",
+				 s->value);
 			break;
 		}
 		trace_line(lines, line);
@@ -1143,9 +1159,10 @@ trace_report(struct rte_tel_data *d, struct rte_tel_data *lines, const struct sl
 	for (unsigned i = 0; i < tr->n_outs; i++) {
 		const struct sl_pin *pin = &tr->pins[i];
 		if (tr->outs[i] == SL_PORT_CONTROLLER)
-			snprintf(line, sizeof(line), "output: CONTROLLER (packet-in, reason %s, table %u, "
-						     "cookie 0x%" PRIx64 ")",
-				 pin->reason == SL_PIN_NO_MATCH ? "no_match"
+			snprintf(line, sizeof(line),
+				 "output: CONTROLLER (packet-in, reason %s, table %u, "
+				 "cookie 0x%" PRIx64 ")",
+				 pin->reason == SL_PIN_NO_MATCH      ? "no_match"
 				 : pin->reason == SL_PIN_INVALID_TTL ? "invalid_ttl"
 								     : "action",
 				 pin->table_id, pin->cookie);
@@ -1158,7 +1175,8 @@ trace_report(struct rte_tel_data *d, struct rte_tel_data *lines, const struct sl
 	}
 	if (tr->dropped)
 		snprintf(line, sizeof(line), "verdict: %s%s",
-			 tr->n_outs ? "copies sent, then drop: " : "drop: ", sl_drop_reason_name(tr->drop));
+			 tr->n_outs ? "copies sent, then drop: " : "drop: ",
+			 sl_drop_reason_name(tr->drop));
 	else
 		snprintf(line, sizeof(line), "verdict: %u output%s", tr->n_outs,
 			 tr->n_outs == 1 ? "" : "s");
@@ -1171,9 +1189,10 @@ trace_report(struct rte_tel_data *d, struct rte_tel_data *lines, const struct sl
 	rte_tel_data_add_dict_container(d, "lines", lines, 0);
 	rte_tel_data_add_dict_container(d, "outputs", outs, 0);
 	dict_u64(d, "dropped", tr->dropped);
-	rte_tel_data_add_dict_string(d, "drop_reason", tr->dropped ? sl_drop_reason_name(tr->drop) : "");
-	rte_tel_data_add_dict_string(d, "cache_tier",
-				     tr->tier == SL_TRACE_TIER_FLOW_CACHE ? "flow_cache" : "tables");
+	rte_tel_data_add_dict_string(d, "drop_reason",
+				     tr->dropped ? sl_drop_reason_name(tr->drop) : "");
+	rte_tel_data_add_dict_string(
+		d, "cache_tier", tr->tier == SL_TRACE_TIER_FLOW_CACHE ? "flow_cache" : "tables");
 	return 0;
 }
 
@@ -1196,9 +1215,9 @@ trace_packet_line(struct rte_tel_data *lines, const char *head, uint32_t in_port
 		  const char *port_name, const uint8_t *data, unsigned len, unsigned max)
 {
 	static char line[2 * 9216 + 128];
-	size_t k = (size_t)snprintf(line, sizeof(line), "%s: in_port %" PRIu32 "%s%s%s, %u bytes: ",
-				    head, in_port, port_name ? " (" : "", port_name ? port_name : "",
-				    port_name ? ")" : "", len);
+	size_t k = (size_t)snprintf(
+		line, sizeof(line), "%s: in_port %" PRIu32 "%s%s%s, %u bytes: ", head, in_port,
+		port_name ? " (" : "", port_name ? port_name : "", port_name ? ")" : "", len);
 
 	for (unsigned i = 0; i < len && i < max && k + 3 < sizeof(line); i++)
 		k += (size_t)snprintf(line + k, sizeof(line) - k, "%02x", data[i]);
@@ -1219,8 +1238,9 @@ h_trace(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 	struct sl_pkt p;
 
 	if (params == NULL || params[0] == '\0') {
-		snprintf(err, err_size, "give a flow (in_port=1,tcp,tp_dst=80) or "
-					"hex=FRAME[,in_port=N]");
+		snprintf(err, err_size,
+			 "give a flow (in_port=1,tcp,tp_dst=80) or "
+			 "hex=FRAME[,in_port=N]");
 		return -EINVAL;
 	}
 	if (tctx == NULL && (tctx = sl_pipeline_ctx_create(mgmt->p.pl)) == NULL) {
@@ -1233,7 +1253,8 @@ h_trace(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 		unsigned long in_port = 0;
 		memset(buf, 0, sizeof(buf));
 		if (nh == 0 || nh % 2 || nh / 2 > 9216) {
-			snprintf(err, err_size, "hex=: an even number of hex digits, 1..9216 bytes");
+			snprintf(err, err_size,
+				 "hex=: an even number of hex digits, 1..9216 bytes");
 			return -EINVAL;
 		}
 		for (size_t i = 0; i < nh; i += 2) {
@@ -1250,12 +1271,14 @@ h_trace(const char *params, struct rte_tel_data *d, char *err, size_t err_size)
 			if (strncmp(comma, ",in_port=", 9) != 0 ||
 			    (in_port = strtoul(comma + 9, &end, 0), *end != '\0') || in_port == 0 ||
 			    in_port > SL_PORT_MAX_PHYS) {
-				snprintf(err, err_size, "after hex=FRAME: ,in_port=N (1..0xffffff00), not '%s'",
+				snprintf(err, err_size,
+					 "after hex=FRAME: ,in_port=N (1..0xffffff00), not '%s'",
 					 comma + 1);
 				return -EINVAL;
 			}
 		}
-		sl_pkt_init(&p, buf + TRACE_HEADROOM, (uint16_t)n, TRACE_HEADROOM, (uint32_t)in_port);
+		sl_pkt_init(&p, buf + TRACE_HEADROOM, (uint16_t)n, TRACE_HEADROOM,
+			    (uint32_t)in_port);
 	} else {
 		if (sl_flow_parse_filter(params, &fs, &pe) < 0) {
 			sl_parse_error_format(&pe, err, err_size);
@@ -1306,7 +1329,7 @@ trace_live_state(void)
 	if (mgmt->live_published)
 		return "armed";
 	return sl_trace_live_done(mgmt->live) == sl_trace_live_wanted(mgmt->live) ? "complete"
-										   : "stopped";
+										  : "stopped";
 }
 
 static void
@@ -1328,7 +1351,8 @@ trace_live_find(const char *params, const char **rest, char *err, size_t err_siz
 	unsigned long id = params != NULL ? strtoul(params, &end, 10) : 0;
 
 	if (params == NULL || end == params || (*end != '\0' && *end != ',')) {
-		snprintf(err, err_size, "expected the live trace's id, not '%s'", params ? params : "");
+		snprintf(err, err_size, "expected the live trace's id, not '%s'",
+			 params ? params : "");
 		return -EINVAL;
 	}
 	if (mgmt->live == NULL || id != mgmt->live_id) {
@@ -1365,8 +1389,8 @@ h_trace_live_start(const char *params, struct rte_tel_data *d, char *err, size_t
 		} else if (strncmp(kv, "port=", 5) == 0) {
 			int slot = sl_port_find(mgmt->p.ports, kv + 5);
 			if (slot < 0) {
-				snprintf(err, err_size, "port=%s: no such port (a port number or name)",
-					 kv + 5);
+				snprintf(err, err_size,
+					 "port=%s: no such port (a port number or name)", kv + 5);
 				return -EINVAL;
 			}
 			port_no = mgmt->p.ports[slot].of_no;
@@ -1444,8 +1468,8 @@ h_trace_live_packet(const char *params, struct rte_tel_data *d, char *err, size_
 	rte_tel_data_start_array(lines, RTE_TEL_STRING_VAL);
 	const struct sl_port *p = sl_port_get(mgmt->p.ports, rec->in_port);
 	snprintf(head, sizeof(head), "packet %" PRIu64 " (worker %u)", i + 1, rec->worker);
-	trace_packet_line(lines, head, rec->in_port, p != NULL ? p->name : NULL, rec->frame, rec->len,
-			  TRACE_LIVE_HEX_MAX);
+	trace_packet_line(lines, head, rec->in_port, p != NULL ? p->name : NULL, rec->frame,
+			  rec->len, TRACE_LIVE_HEX_MAX);
 	dict_u64(d, "in_port", rec->in_port);
 	dict_u64(d, "len", rec->len);
 	dict_u64(d, "worker", rec->worker);
@@ -1486,24 +1510,30 @@ h_dispatch(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 			return -EINVAL;
 		}
 		snprintf(buf, sizeof(buf), "%s", params);
-		for (char *kv = strtok_r(buf, ",", &save); kv != NULL; kv = strtok_r(NULL, ",", &save)) {
+		for (char *kv = strtok_r(buf, ",", &save); kv != NULL;
+		     kv = strtok_r(NULL, ",", &save)) {
 			char *end;
 			if (strncmp(kv, "scheduler=", 10) == 0) {
 				sched = sl_sched_parse(kv + 10);
 				if (sched < 0) {
-					snprintf(err, err_size, "unknown scheduler '%s' (rr, crc32, hrw, "
-						 "adaptive, ordered)", kv + 10);
+					snprintf(err, err_size,
+						 "unknown scheduler '%s' (rr, crc32, hrw, "
+						 "adaptive, ordered)",
+						 kv + 10);
 					return -EINVAL;
 				}
 			} else if (strncmp(kv, "threshold=", 10) == 0) {
 				thr = strtod(kv + 10, &end);
 				if (end == kv + 10 || *end != '\0' || !(thr >= 0 && thr <= 1)) {
-					snprintf(err, err_size, "threshold '%s' outside 0..1", kv + 10);
+					snprintf(err, err_size, "threshold '%s' outside 0..1",
+						 kv + 10);
 					return -EINVAL;
 				}
 			} else {
-				snprintf(err, err_size, "unknown parameter '%s' (scheduler=NAME, "
-					 "threshold=T)", kv);
+				snprintf(err, err_size,
+					 "unknown parameter '%s' (scheduler=NAME, "
+					 "threshold=T)",
+					 kv);
 				return -EINVAL;
 			}
 		}
@@ -1548,7 +1578,8 @@ sl_mgmt_port_add(const char *spec, uint32_t *port_no, char *name, char *err, siz
 		for (slot = 0; slot < SL_PORTS_MAX && ports[slot].of_no != 0; slot++)
 			;
 		if (slot == SL_PORTS_MAX) {
-			snprintf(err, err_size, "no free port number: %d ports at most", SL_PORTS_MAX);
+			snprintf(err, err_size, "no free port number: %d ports at most",
+				 SL_PORTS_MAX);
 			return -ENOSPC;
 		}
 		a.of_no = (uint32_t)slot + 1;
@@ -1562,7 +1593,8 @@ sl_mgmt_port_add(const char *spec, uint32_t *port_no, char *name, char *err, siz
 			if (ports[s].of_no != 0 && ports[s].dpdk_id == id) {
 				char key[16];
 				snprintf(err, err_size, "'%s' is port %s (%s) already", a.devargs,
-					 sl_port_no_format(ports[s].of_no, key, sizeof(key)), ports[s].name);
+					 sl_port_no_format(ports[s].of_no, key, sizeof(key)),
+					 ports[s].name);
 				return -EEXIST;
 			}
 		}
@@ -1625,12 +1657,14 @@ sl_mgmt_port_del(const char *which, uint32_t *port_no, char *name, char *err, si
 
 	slot = which != NULL ? sl_port_find(ports, which) : -ENOENT;
 	if (slot < 0) {
-		snprintf(err, err_size, "no port '%s' (a port name or number; sluicectl show lists them)",
+		snprintf(err, err_size,
+			 "no port '%s' (a port name or number; sluicectl show lists them)",
 			 which ? which : "");
 		return -ENOENT;
 	}
 	if (slot == SL_PORT_SLOT_LOCAL) {
-		snprintf(err, err_size, "LOCAL cannot be deleted (start the switch with --no-local)");
+		snprintf(err, err_size,
+			 "LOCAL cannot be deleted (start the switch with --no-local)");
 		return -EPERM;
 	}
 	port = &ports[slot];
@@ -1729,8 +1763,10 @@ static const struct {
 	{"/sluice/trace/live", h_trace_live, "A live trace's state. Parameter: its id"},
 	{"/sluice/trace/live/packet", h_trace_live_packet,
 	 "A live-traced packet's report. Parameters: ID,INDEX (from 0)"},
-	{"/sluice/trace/live/stop", h_trace_live_stop, "Stop a live trace, free it. Parameter: its id"},
-	{"/sluice/queues", h_queues, "Queues (set_queue policers) and their counters. No parameters"},
+	{"/sluice/trace/live/stop", h_trace_live_stop,
+	 "Stop a live trace, free it. Parameter: its id"},
+	{"/sluice/queues", h_queues,
+	 "Queues (set_queue policers) and their counters. No parameters"},
 	{"/sluice/queue/set", h_queue_set,
 	 "Add or change a queue. Parameters: queue=Q,port=P,max_rate=KBPS[,burst=KBIT]"},
 	{"/sluice/queue/del", h_queue_del, "Delete a queue. Parameters: port=P,queue=Q"},
@@ -1777,8 +1813,8 @@ tel_request(const char *cmd, const char *params, struct rte_tel_data *d)
 	m->done = false;
 	__atomic_store_n(&m->pending, 1, __ATOMIC_RELEASE);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	unsigned timeout_s = strncmp(cmd, "/sluice/port/", 13) == 0 ? PORT_REQUEST_TIMEOUT_S
-								       : REQUEST_TIMEOUT_S;
+	unsigned timeout_s =
+		strncmp(cmd, "/sluice/port/", 13) == 0 ? PORT_REQUEST_TIMEOUT_S : REQUEST_TIMEOUT_S;
 	deadline.tv_sec += timeout_s;
 	while (!m->done && !m->closed)
 		if (pthread_cond_timedwait(&m->cond, &m->lock, &deadline) == ETIMEDOUT)
@@ -1790,7 +1826,8 @@ tel_request(const char *cmd, const char *params, struct rte_tel_data *d)
 	pthread_mutex_unlock(&m->req_lock);
 	if (!served) {
 		char msg[64];
-		snprintf(msg, sizeof(msg), "the control thread did not answer within %u s", timeout_s);
+		snprintf(msg, sizeof(msg), "the control thread did not answer within %u s",
+			 timeout_s);
 		reply_error(d, msg);
 	}
 	return 0;
@@ -1832,8 +1869,8 @@ sl_mgmt_create(const struct sl_mgmt_params *p)
 		return -EEXIST;
 	memset(m, 0, sizeof(*m));
 	m->p = *p;
-	m->src = (struct sl_stats_src){.pl = p->pl, .worker = p->worker, .ports = p->ports,
-				       .sw = p->sw};
+	m->src = (struct sl_stats_src){
+		.pl = p->pl, .worker = p->worker, .ports = p->ports, .sw = p->sw};
 	m->start_tsc = rte_rdtsc();
 	pthread_mutex_init(&m->req_lock, NULL);
 	pthread_mutex_init(&m->lock, NULL);

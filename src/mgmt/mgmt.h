@@ -26,17 +26,17 @@
 #include "../worker/worker.h"
 
 struct sl_mgmt_params {
-	const char *name;          /* instance name (the EAL file prefix) */
-	const char *mgmt_target;   /* punix:PATH for sluicectl, or NULL */
-	const char *fail_mode;     /* "secure" | "standalone" */
-	unsigned n_controllers;    /* active controller targets configured */
+	const char *name;        /* instance name (the EAL file prefix) */
+	const char *mgmt_target; /* punix:PATH for sluicectl, or NULL */
+	const char *fail_mode;   /* "secure" | "standalone" */
+	unsigned n_controllers;  /* active controller targets configured */
 	struct sl_pipeline *pl;
 	struct sl_worker *worker;
-	struct sl_port *ports;     /* SL_PORT_SLOTS slots (port.h), shared with the datapath */
-	struct sl_ofswitch *sw;    /* NULL without OpenFlow */
+	struct sl_port *ports;  /* SL_PORT_SLOTS slots (port.h), shared with the datapath */
+	struct sl_ofswitch *sw; /* NULL without OpenFlow */
 	/* Ports added at run time get what the start's got. */
-	struct rte_mempool *mp;    /* their rx queues' mbufs */
-	uint16_t n_rxq, n_txq;     /* queues per port */
+	struct rte_mempool *mp; /* their rx queues' mbufs */
+	uint16_t n_rxq, n_txq;  /* queues per port */
 };
 
 /**
@@ -64,8 +64,7 @@ void sl_mgmt_run(void);
  *         (number, name or device taken), -ENOSPC; @err says why.
  *         Control thread, after sl_mgmt_create.
  */
-int sl_mgmt_port_add(const char *spec, uint32_t *port_no, char *name, char *err,
-		     size_t err_size);
+int sl_mgmt_port_add(const char *spec, uint32_t *port_no, char *name, char *err, size_t err_size);
 
 /**
  * Delete port @which (a name or a number), as /sluice/port/del does: the
@@ -77,8 +76,7 @@ int sl_mgmt_port_add(const char *spec, uint32_t *port_no, char *name, char *err,
  * @return 0; -ENOENT (no such port), -EPERM (LOCAL); @err says why.
  *         Control thread, after sl_mgmt_create.
  */
-int sl_mgmt_port_del(const char *which, uint32_t *port_no, char *name, char *err,
-		     size_t err_size);
+int sl_mgmt_port_del(const char *which, uint32_t *port_no, char *name, char *err, size_t err_size);
 
 /**
  * What /sluice/info reports after the configuration changed at run time.

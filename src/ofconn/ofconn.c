@@ -71,22 +71,22 @@ enum {
 enum target_kind { TK_TCP, TK_SSL, TK_UNIX, TK_PTCP, TK_PSSL, TK_PUNIX };
 
 struct target {
-	int idx;                       /* Position in mgr->targets. */
-	enum target_kind kind;         /* Syntax it was given in. */
-	bool passive;                  /* ptcp:/pssl:/punix: listener. */
-	bool tls;                      /* ssl:/pssl: connections run TLS under OpenFlow. */
-	char *spec;                    /* Target string as given (for logs). */
-	struct sockaddr_storage addr;  /* Where to connect or what is bound. */
-	socklen_t addr_len;            /* Valid bytes of addr. */
-	int fd;                        /* Listening socket, -1 for active targets. */
-	int port;                      /* Bound TCP port (ptcp, pssl), else 0. */
-	char *unlink_path;             /* punix socket file to remove on destroy. */
-	unsigned n_accepted;           /* Connections accepted (names punix peers). */
-	uint64_t accept_pause_until;   /* Not polled before this (after EMFILE and co). */
-	struct sl_ofconn *conn;        /* Active: the current connection or NULL. */
-	uint32_t backoff_ms;           /* Active: current backoff, 0 before any failure. */
-	uint64_t next_attempt_ms;      /* Active: when to connect while conn == NULL. */
-	bool removed;                  /* sl_ofconn_mgr_del_target: kept only for its index. */
+	int idx;                      /* Position in mgr->targets. */
+	enum target_kind kind;        /* Syntax it was given in. */
+	bool passive;                 /* ptcp:/pssl:/punix: listener. */
+	bool tls;                     /* ssl:/pssl: connections run TLS under OpenFlow. */
+	char *spec;                   /* Target string as given (for logs). */
+	struct sockaddr_storage addr; /* Where to connect or what is bound. */
+	socklen_t addr_len;           /* Valid bytes of addr. */
+	int fd;                       /* Listening socket, -1 for active targets. */
+	int port;                     /* Bound TCP port (ptcp, pssl), else 0. */
+	char *unlink_path;            /* punix socket file to remove on destroy. */
+	unsigned n_accepted;          /* Connections accepted (names punix peers). */
+	uint64_t accept_pause_until;  /* Not polled before this (after EMFILE and co). */
+	struct sl_ofconn *conn;       /* Active: the current connection or NULL. */
+	uint32_t backoff_ms;          /* Active: current backoff, 0 before any failure. */
+	uint64_t next_attempt_ms;     /* Active: when to connect while conn == NULL. */
+	bool removed;                 /* sl_ofconn_mgr_del_target: kept only for its index. */
 };
 
 enum conn_state {
@@ -99,50 +99,50 @@ enum conn_state {
 };
 
 struct sl_ofconn {
-	struct sl_ofconn_mgr *mgr;     /* Owner. */
-	struct sl_ofconn *next;        /* mgr->conns list. */
-	struct target *target;         /* Target it came from (listener or active). */
-	int fd;                        /* Socket, -1 once closed. */
-	struct sl_tls *tls;            /* TLS session of ssl:/pssl: connections, else NULL. */
-	enum conn_state state;         /* See enum conn_state. */
-	bool announced;                /* on_connect fired, on_disconnect not yet. */
-	bool rx_eof;                   /* Peer closed its side. */
-	bool shut_wr;                  /* We sent our FIN (closing, output flushed). */
-	bool probe_sent;               /* Echo probe outstanding. */
-	bool above_lowat;              /* Backlog went above tx_low_water since last on_writable. */
-	uint8_t version;               /* Negotiated version, 0 before. */
-	uint32_t xid;                  /* Last xid handed out. */
-	char name[128];                /* Peer description. */
-	void *user;                    /* Caller state. */
-	uint8_t *rx;                   /* RX_CAP bytes of received, unparsed input. */
-	size_t rx_len;                 /* Valid bytes at rx. */
-	uint8_t *tx;                   /* Output queue; live bytes are [tx_head, tx_head+tx_len). */
-	size_t tx_head;                /* Offset of the first unwritten byte. */
-	size_t tx_len;                 /* Unwritten bytes. */
-	size_t tx_cap;                 /* Allocated bytes at tx. */
-	uint64_t created_ms;           /* Socket creation (hello timeout base). */
-	uint64_t last_rx_ms;           /* Last complete message received. */
-	uint64_t last_tx_ms;           /* Last time send() took bytes. */
-	uint64_t probe_sent_ms;        /* When the outstanding probe went out. */
-	uint64_t connected_ms;         /* HELLO exchange done, 0 before. */
-	uint64_t close_deadline_ms;    /* CS_CLOSING gives up at this time. */
-	int64_t connected_at;          /* Wall clock of connected_ms. */
-	struct sl_ofconn_stats st;     /* Counters (time fields filled on read). */
+	struct sl_ofconn_mgr *mgr;  /* Owner. */
+	struct sl_ofconn *next;     /* mgr->conns list. */
+	struct target *target;      /* Target it came from (listener or active). */
+	int fd;                     /* Socket, -1 once closed. */
+	struct sl_tls *tls;         /* TLS session of ssl:/pssl: connections, else NULL. */
+	enum conn_state state;      /* See enum conn_state. */
+	bool announced;             /* on_connect fired, on_disconnect not yet. */
+	bool rx_eof;                /* Peer closed its side. */
+	bool shut_wr;               /* We sent our FIN (closing, output flushed). */
+	bool probe_sent;            /* Echo probe outstanding. */
+	bool above_lowat;           /* Backlog went above tx_low_water since last on_writable. */
+	uint8_t version;            /* Negotiated version, 0 before. */
+	uint32_t xid;               /* Last xid handed out. */
+	char name[128];             /* Peer description. */
+	void *user;                 /* Caller state. */
+	uint8_t *rx;                /* RX_CAP bytes of received, unparsed input. */
+	size_t rx_len;              /* Valid bytes at rx. */
+	uint8_t *tx;                /* Output queue; live bytes are [tx_head, tx_head+tx_len). */
+	size_t tx_head;             /* Offset of the first unwritten byte. */
+	size_t tx_len;              /* Unwritten bytes. */
+	size_t tx_cap;              /* Allocated bytes at tx. */
+	uint64_t created_ms;        /* Socket creation (hello timeout base). */
+	uint64_t last_rx_ms;        /* Last complete message received. */
+	uint64_t last_tx_ms;        /* Last time send() took bytes. */
+	uint64_t probe_sent_ms;     /* When the outstanding probe went out. */
+	uint64_t connected_ms;      /* HELLO exchange done, 0 before. */
+	uint64_t close_deadline_ms; /* CS_CLOSING gives up at this time. */
+	int64_t connected_at;       /* Wall clock of connected_ms. */
+	struct sl_ofconn_stats st;  /* Counters (time fields filled on read). */
 };
 
 struct sl_ofconn_mgr {
-	struct sl_ofconn_params p;     /* Configuration. */
-	struct target **targets;       /* Targets in the order added. */
-	int n_targets;                 /* Entries in targets. */
-	struct sl_ofconn *conns;       /* All connections, any state. */
-	struct pollfd *pfds;           /* Scratch poll set, rebuilt each poll. */
-	void **slots;                  /* Per pfd: a struct target * or struct sl_ofconn *. */
-	bool *slot_is_conn;            /* Per pfd: which of the two slots[] holds. */
-	size_t n_alloc;                /* Capacity of the three arrays above. */
-	uint64_t rl_window_ms;         /* Start of the current rate-limit window. */
-	unsigned rl_count;             /* Lines logged in that window. */
-	unsigned rl_suppressed;        /* Lines dropped since the last logged one. */
-	int wake_fd;                   /* Extra fd that ends a poll when readable (drained), -1. */
+	struct sl_ofconn_params p; /* Configuration. */
+	struct target **targets;   /* Targets in the order added. */
+	int n_targets;             /* Entries in targets. */
+	struct sl_ofconn *conns;   /* All connections, any state. */
+	struct pollfd *pfds;       /* Scratch poll set, rebuilt each poll. */
+	void **slots;              /* Per pfd: a struct target * or struct sl_ofconn *. */
+	bool *slot_is_conn;        /* Per pfd: which of the two slots[] holds. */
+	size_t n_alloc;            /* Capacity of the three arrays above. */
+	uint64_t rl_window_ms;     /* Start of the current rate-limit window. */
+	unsigned rl_count;         /* Lines logged in that window. */
+	unsigned rl_suppressed;    /* Lines dropped since the last logged one. */
+	int wake_fd;               /* Extra fd that ends a poll when readable (drained), -1. */
 };
 
 /* ------------------------------------------------------------------------- */
@@ -231,7 +231,6 @@ mlog(struct sl_ofconn_mgr *mgr, int level, bool rl, const char *fmt, ...)
 	}
 	mgr->p.log(level, line, mgr->p.arg);
 }
-
 
 /* "1.2.3.4:80", "[::1]:80" or "/path" for logs and connection names. */
 static void
@@ -580,9 +579,10 @@ handle_hello(struct sl_ofconn *c, const uint8_t *msg, size_t len)
 		uint16_t elen = get_be16(msg + off + 2);
 
 		if (elen < 4 || elen > len - off) {
-			snprintf(reason, sizeof reason,
-				 "Malformed hello element: type %u, length %u at offset %zu of %zu.",
-				 etype, elen, off, len);
+			snprintf(
+				reason, sizeof reason,
+				"Malformed hello element: type %u, length %u at offset %zu of %zu.",
+				etype, elen, off, len);
 			mlog(c->mgr, SL_OFCONN_LOG_WARN, true, "%s: %s", c->name, reason);
 			send_error(c, hv < SL_OFCONN_VERSION ? hv : SL_OFCONN_VERSION, 0,
 				   OFPET_HELLO_FAILED, OFPHFC_INCOMPATIBLE, reason, strlen(reason));
@@ -798,7 +798,8 @@ target_schedule(struct sl_ofconn_mgr *mgr, struct target *t, uint64_t now, bool 
 	if (t->backoff_ms == 0 || was_up)
 		t->backoff_ms = mgr->p.backoff_min_ms;
 	else
-		t->backoff_ms = (uint32_t)SL_MIN((uint64_t)t->backoff_ms * 2, mgr->p.backoff_max_ms);
+		t->backoff_ms =
+			(uint32_t)SL_MIN((uint64_t)t->backoff_ms * 2, mgr->p.backoff_max_ms);
 	t->next_attempt_ms = now + t->backoff_ms;
 	mlog(mgr, SL_OFCONN_LOG_DBG, false, "%s: next connection attempt in %u ms", t->spec,
 	     t->backoff_ms);
@@ -830,7 +831,10 @@ target_connect(struct sl_ofconn_mgr *mgr, struct target *t)
 		goto close_fd;
 	addr_to_str(&t->addr, where, sizeof where);
 	snprintf(c->name, sizeof c->name, "%s:%s",
-		 t->kind == TK_TCP ? "tcp" : t->kind == TK_SSL ? "ssl" : "unix", where);
+		 t->kind == TK_TCP   ? "tcp"
+		 : t->kind == TK_SSL ? "ssl"
+				     : "unix",
+		 where);
 	t->conn = c;
 	c->state = CS_CONNECTING;
 	if (ret == 0)
@@ -875,8 +879,8 @@ unix_peer_allowed(struct sl_ofconn_mgr *mgr, const struct target *t, int fd)
 	socklen_t len = sizeof cr;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
-		mlog(mgr, SL_OFCONN_LOG_WARN, true, "%s: no peer credentials (%s): refused", t->spec,
-		     strerror(errno));
+		mlog(mgr, SL_OFCONN_LOG_WARN, true, "%s: no peer credentials (%s): refused",
+		     t->spec, strerror(errno));
 		return false;
 	}
 	if (cr.uid == 0 || cr.uid == geteuid() ||
@@ -916,8 +920,7 @@ listener_accept(struct sl_ofconn_mgr *mgr, struct target *t)
 		c = conn_new(mgr, t, fd);
 		if (!c) {
 			close(fd);
-			mlog(mgr, SL_OFCONN_LOG_WARN, true, "%s: out of memory accepting",
-			     t->spec);
+			mlog(mgr, SL_OFCONN_LOG_WARN, true, "%s: out of memory accepting", t->spec);
 			return;
 		}
 		t->n_accepted++;
@@ -1029,7 +1032,8 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 	size_t plen;
 
 	if (!colon) {
-		sl_set_err(err, err_size,
+		sl_set_err(
+			err, err_size,
 			"bad target '%s': expected tcp:, ssl:, unix:, ptcp:, pssl: or punix: prefix",
 			spec);
 		return -EINVAL;
@@ -1051,7 +1055,7 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 		}
 		if (strlen(rest) >= sizeof sun->sun_path) {
 			sl_set_err(err, err_size, "bad target '%s': path longer than %zu bytes",
-				spec, sizeof sun->sun_path - 1);
+				   spec, sizeof sun->sun_path - 1);
 			return -EINVAL;
 		}
 		memset(&t->addr, 0, sizeof t->addr);
@@ -1086,7 +1090,8 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 
 			if (c2 && strchr(c2 + 1, ':')) {
 				sl_set_err(err, err_size,
-					"bad target '%s': IPv6 addresses must be in brackets", spec);
+					   "bad target '%s': IPv6 addresses must be in brackets",
+					   spec);
 				return -EINVAL;
 			}
 			if (c2) {
@@ -1103,15 +1108,16 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 			return -EINVAL;
 		}
 		if (port_s && !parse_port(port_s, false, &port)) {
-			sl_set_err(err, err_size, "bad target '%s': port '%s' out of range (1-65535)",
-				spec, port_s);
+			sl_set_err(err, err_size,
+				   "bad target '%s': port '%s' out of range (1-65535)", spec,
+				   port_s);
 			return -EINVAL;
 		}
 		if (!parse_ip(host, port, &t->addr, &t->addr_len, true)) {
 			sl_set_err(err, err_size,
-				"bad target '%s': '%s' is neither an IP address nor a host name "
-				"that resolves",
-				spec, host);
+				   "bad target '%s': '%s' is neither an IP address nor a host name "
+				   "that resolves",
+				   spec, host);
 			return -EINVAL;
 		}
 		return 0;
@@ -1141,19 +1147,20 @@ target_parse(const char *spec, struct target *t, char *err, size_t err_size)
 			return -EINVAL;
 		}
 		if (!parse_port(rest, true, &port)) {
-			sl_set_err(err, err_size, "bad target '%s': port '%s' out of range (0-65535)",
-				spec, rest);
+			sl_set_err(err, err_size,
+				   "bad target '%s': port '%s' out of range (0-65535)", spec, rest);
 			return -EINVAL;
 		}
 		if (!parse_ip(ip, port, &t->addr, &t->addr_len, false)) {
-			sl_set_err(err, err_size, "bad target '%s': '%s' is not an IP address", spec,
-				ip);
+			sl_set_err(err, err_size, "bad target '%s': '%s' is not an IP address",
+				   spec, ip);
 			return -EINVAL;
 		}
 		return 0;
 	}
 
-	sl_set_err(err, err_size,
+	sl_set_err(
+		err, err_size,
 		"bad target '%s': unknown type '%.*s' (expected tcp, ssl, unix, ptcp, pssl or punix)",
 		spec, (int)plen, spec);
 	return -EINVAL;
@@ -1175,7 +1182,8 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 		if (lstat(path, &sb) == 0) {
 			if (!S_ISSOCK(sb.st_mode)) {
 				sl_set_err(err, err_size,
-					"target '%s': %s exists and is not a socket", t->spec, path);
+					   "target '%s': %s exists and is not a socket", t->spec,
+					   path);
 				return -EEXIST;
 			}
 			unlink(path);
@@ -1197,7 +1205,7 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 	if (ret < 0) {
 		ret = -errno;
 		sl_set_err(err, err_size, "target '%s': bind %s: %s", t->spec, where,
-			strerror(errno));
+			   strerror(errno));
 		goto close_fd;
 	}
 	if (t->kind == TK_PUNIX) {
@@ -1205,8 +1213,8 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 		if (chmod(path, 0660) < 0 ||
 		    (mgr->p.unix_gid >= 0 && chown(path, (uid_t)-1, (gid_t)mgr->p.unix_gid) < 0)) {
 			ret = -errno;
-			sl_set_err(err, err_size, "target '%s': permissions of %s: %s", t->spec, path,
-				strerror(errno));
+			sl_set_err(err, err_size, "target '%s': permissions of %s: %s", t->spec,
+				   path, strerror(errno));
 			unlink(path);
 			goto close_fd;
 		}
@@ -1222,7 +1230,7 @@ target_listen(struct sl_ofconn_mgr *mgr, struct target *t, char *err, size_t err
 	if (listen(fd, 64) < 0) {
 		ret = -errno;
 		sl_set_err(err, err_size, "target '%s': listen %s: %s", t->spec, where,
-			strerror(errno));
+			   strerror(errno));
 		goto unlink_path;
 	}
 	if (t->kind != TK_PUNIX) {
@@ -1337,8 +1345,7 @@ sl_ofconn_mgr_destroy(struct sl_ofconn_mgr *mgr)
 }
 
 int
-sl_ofconn_mgr_add_target(struct sl_ofconn_mgr *mgr, const char *target, char *err,
-			 size_t err_size)
+sl_ofconn_mgr_add_target(struct sl_ofconn_mgr *mgr, const char *target, char *err, size_t err_size)
 {
 	struct target **targets;
 	struct target *t;
@@ -1362,9 +1369,9 @@ sl_ofconn_mgr_add_target(struct sl_ofconn_mgr *mgr, const char *target, char *er
 	t->tls = t->kind == TK_SSL || t->kind == TK_PSSL;
 	if (t->tls && !mgr->p.tls) {
 		sl_set_err(err, err_size,
-			"bad target '%s': TLS needs a private key, a certificate and a CA "
-			"certificate, and none were configured",
-			target);
+			   "bad target '%s': TLS needs a private key, a certificate and a CA "
+			   "certificate, and none were configured",
+			   target);
 		ret = -EINVAL;
 		goto free_spec;
 	}
@@ -1456,7 +1463,8 @@ conn_deadline(const struct sl_ofconn *c)
 		return p->hello_timeout_ms ? c->created_ms + p->hello_timeout_ms : UINT64_MAX;
 	case CS_CONNECTED: {
 		/* While input is paused the peer's replies cannot be seen: output progress counts. */
-		uint64_t active = rx_paused(c) ? SL_MAX(c->last_rx_ms, c->last_tx_ms) : c->last_rx_ms;
+		uint64_t active =
+			rx_paused(c) ? SL_MAX(c->last_rx_ms, c->last_tx_ms) : c->last_rx_ms;
 
 		if (!p->probe_interval_ms)
 			return UINT64_MAX;
@@ -1504,9 +1512,8 @@ run_timers(struct sl_ofconn_mgr *mgr, uint64_t now)
 		case CS_CONNECTING:
 		case CS_HANDSHAKE:
 		case CS_HELLO:
-			mlog(mgr, SL_OFCONN_LOG_WARN, true, "%s: %s timed out after %u ms",
-			     c->name,
-			     c->state == CS_CONNECTING   ? "connect"
+			mlog(mgr, SL_OFCONN_LOG_WARN, true, "%s: %s timed out after %u ms", c->name,
+			     c->state == CS_CONNECTING  ? "connect"
 			     : c->state == CS_HANDSHAKE ? "TLS handshake"
 							: "HELLO exchange",
 			     p->hello_timeout_ms);
@@ -1653,7 +1660,7 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 
 		if (t->fd < 0 || now_ms() < t->accept_pause_until)
 			continue;
-		mgr->pfds[n] = (struct pollfd){ .fd = t->fd, .events = POLLIN };
+		mgr->pfds[n] = (struct pollfd){.fd = t->fd, .events = POLLIN};
 		mgr->slots[n] = t;
 		mgr->slot_is_conn[n++] = false;
 	}
@@ -1671,14 +1678,14 @@ sl_ofconn_mgr_poll(struct sl_ofconn_mgr *mgr, int timeout_ms)
 			ev = (short)((reading ? POLLIN : 0) | (writing ? POLLOUT : 0));
 		if (c->tls && reading && sl_tls_pending(c->tls))
 			tls_ready = true;
-		mgr->pfds[n] = (struct pollfd){ .fd = c->fd, .events = ev };
+		mgr->pfds[n] = (struct pollfd){.fd = c->fd, .events = ev};
 		mgr->slots[n] = c;
 		mgr->slot_is_conn[n++] = true;
 	}
 
 	/* The wake fd goes last: stage 3 stops before it. */
 	if (mgr->wake_fd >= 0)
-		mgr->pfds[n] = (struct pollfd){ .fd = mgr->wake_fd, .events = POLLIN };
+		mgr->pfds[n] = (struct pollfd){.fd = mgr->wake_fd, .events = POLLIN};
 
 	/* Stage 2: wait, but wake for the earliest timer and never past the caller's limit. */
 	now = now_ms();

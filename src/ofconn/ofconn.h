@@ -199,12 +199,12 @@ typedef void (*sl_ofconn_log_fn)(int level, const char *msg, void *arg);
  * ("off", for probe_interval_ms), not "default".
  */
 struct sl_ofconn_params {
-	uint32_t probe_interval_ms;  /* Keepalive interval; 0 = no probes (default 5000). */
-	uint32_t hello_timeout_ms;   /* Connect + HELLO exchange limit; 0 = none (default 10000). */
-	uint32_t backoff_min_ms;     /* First reconnect delay, > 0 (default 100). */
-	uint32_t backoff_max_ms;     /* Reconnect delay cap, >= backoff_min_ms (default 8000). */
-	size_t max_tx_bytes;         /* Output queue bound per connection, >= 65535 (default 4 MB). */
-	size_t tx_low_water;         /* on_writable threshold, < max_tx_bytes (default 64 KB). */
+	uint32_t probe_interval_ms; /* Keepalive interval; 0 = no probes (default 5000). */
+	uint32_t hello_timeout_ms;  /* Connect + HELLO exchange limit; 0 = none (default 10000). */
+	uint32_t backoff_min_ms;    /* First reconnect delay, > 0 (default 100). */
+	uint32_t backoff_max_ms;    /* Reconnect delay cap, >= backoff_min_ms (default 8000). */
+	size_t max_tx_bytes; /* Output queue bound per connection, >= 65535 (default 4 MB). */
+	size_t tx_low_water; /* on_writable threshold, < max_tx_bytes (default 64 KB). */
 	/*
 	 * punix: sockets are created mode 0660 whatever the umask, in group
 	 * unix_gid when it is >= 0 (default -1: the creator's group); a peer is

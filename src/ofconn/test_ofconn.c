@@ -37,17 +37,17 @@ struct rec {
 	unsigned n_disconnect;
 	unsigned n_writable;
 	unsigned n_msgs;
-	struct sl_ofconn *last;    /* Last connection that connected. */
-	uint8_t *msgs;             /* Concatenated on_message payloads. */
+	struct sl_ofconn *last; /* Last connection that connected. */
+	uint8_t *msgs;          /* Concatenated on_message payloads. */
 	size_t msgs_len, msgs_cap;
-	bool echo_back;            /* on_message sends each message back. */
-	bool verbose;              /* Print log lines. */
+	bool echo_back; /* on_message sends each message back. */
+	bool verbose;   /* Print log lines. */
 	unsigned n_log_warn;
-	char last_warn[512];       /* Last WARN or ERR line. */
-	unsigned backoffs[16];     /* Reconnect delays the log announced, in order. */
+	char last_warn[512];   /* Last WARN or ERR line. */
+	unsigned backoffs[16]; /* Reconnect delays the log announced, in order. */
 	unsigned n_backoffs;
-	unsigned n_negotiated_13;  /* "negotiated OpenFlow version 0x04" log lines. */
-	char names[8][128];        /* sl_ofconn_name() of the connections, in connect order. */
+	unsigned n_negotiated_13; /* "negotiated OpenFlow version 0x04" log lines. */
+	char names[8][128];       /* sl_ofconn_name() of the connections, in connect order. */
 	unsigned n_names;
 };
 
@@ -115,7 +115,8 @@ on_log(int level, const char *msg, void *arg)
 		snprintf(r->last_warn, sizeof r->last_warn, "%s", msg);
 	}
 	if (next && r->n_backoffs < SL_ARRAY_SIZE(r->backoffs))
-		r->backoffs[r->n_backoffs++] = (unsigned)atoi(next + strlen("next connection attempt in "));
+		r->backoffs[r->n_backoffs++] =
+			(unsigned)atoi(next + strlen("next connection attempt in "));
 	if (r->verbose)
 		fprintf(stderr, "  log[%d] %s\n", level, msg);
 }
@@ -173,7 +174,7 @@ ms_now(void)
 
 struct peer {
 	int fd;
-	struct sl_tls *tls;        /* Set: the peer speaks TLS (peer_tls_start). */
+	struct sl_tls *tls; /* Set: the peer speaks TLS (peer_tls_start). */
 	uint8_t buf[1 << 17];
 	size_t len;
 	bool eof;
@@ -206,8 +207,7 @@ get32(const uint8_t *p)
 }
 
 static size_t
-mk_msg(uint8_t *buf, uint8_t version, uint8_t type, uint32_t xid, const void *body,
-       size_t body_len)
+mk_msg(uint8_t *buf, uint8_t version, uint8_t type, uint32_t xid, const void *body, size_t body_len)
 {
 	buf[0] = version;
 	buf[1] = type;
@@ -238,7 +238,7 @@ peer_init(struct peer *pe, int fd)
 static int
 tcp_connect(int port, int rcvbuf)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -254,7 +254,7 @@ tcp_connect(int port, int rcvbuf)
 static int
 unix_connect(const char *path)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
 	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
@@ -447,25 +447,25 @@ test_bad_targets(void)
 		const char *target;
 		const char *needle;
 	} cases[] = {
-		{ "foo", "prefix" },
-		{ "udp:1.2.3.4:5", "unknown type 'udp'" },
-		{ "tcp:", "missing host" },
-		{ "tcp:1.2.3.4:", "missing port" },
-		{ "tcp:foo..bar", "'foo..bar' is neither an IP address nor a host name" },
-		{ "tcp:1.2.3.4:99999", "port '99999' out of range" },
-		{ "tcp:1.2.3.4:0", "out of range" },
-		{ "tcp:1.2.3.4:66x", "out of range" },
-		{ "tcp:::1:6653", "brackets" },
-		{ "tcp:[::1", "missing ']'" },
-		{ "ptcp:", "missing port" },
-		{ "ptcp:99999", "port '99999' out of range" },
-		{ "ptcp:-1", "out of range" },
-		{ "ptcp:6653:1.2.3", "'1.2.3' is not an IP address" },
-		{ "ptcp:6653:", "missing address" },
-		{ "punix:", "missing path" },
-		{ "unix:", "missing path" },
+		{"foo", "prefix"},
+		{"udp:1.2.3.4:5", "unknown type 'udp'"},
+		{"tcp:", "missing host"},
+		{"tcp:1.2.3.4:", "missing port"},
+		{"tcp:foo..bar", "'foo..bar' is neither an IP address nor a host name"},
+		{"tcp:1.2.3.4:99999", "port '99999' out of range"},
+		{"tcp:1.2.3.4:0", "out of range"},
+		{"tcp:1.2.3.4:66x", "out of range"},
+		{"tcp:::1:6653", "brackets"},
+		{"tcp:[::1", "missing ']'"},
+		{"ptcp:", "missing port"},
+		{"ptcp:99999", "port '99999' out of range"},
+		{"ptcp:-1", "out of range"},
+		{"ptcp:6653:1.2.3", "'1.2.3' is not an IP address"},
+		{"ptcp:6653:", "missing address"},
+		{"punix:", "missing path"},
+		{"unix:", "missing path"},
 	};
-	struct rec r = { 0 };
+	struct rec r = {0};
 	struct sl_ofconn_mgr *mgr;
 	char err[256], busy[192], path[128];
 	int idx, port;
@@ -501,8 +501,7 @@ test_bad_targets(void)
 	/* Valid forms parse (an active target just starts connecting). */
 	CHECK(sl_ofconn_mgr_add_target(mgr, "tcp:127.0.0.1", err, sizeof err) >= 0, "%s", err);
 	CHECK(sl_ofconn_mgr_add_target(mgr, "tcp:[::1]:1", err, sizeof err) >= 0, "%s", err);
-	CHECK(sl_ofconn_mgr_add_target(mgr, "tcp:localhost:6653", err, sizeof err) >= 0, "%s",
-	      err);
+	CHECK(sl_ofconn_mgr_add_target(mgr, "tcp:localhost:6653", err, sizeof err) >= 0, "%s", err);
 	/* A host name resolves (this machine's own name is in its hosts file, as usual). */
 	char host[256], tgt[300];
 	if (gethostname(host, sizeof host) == 0) {
@@ -537,10 +536,10 @@ test_hello(void)
 		uint8_t version;
 		uint32_t bitmap;
 	} ok[] = {
-		{ 0x04, 0x10 },      /* 1.3 with bitmap */
-		{ 0x06, 0x52 },      /* 1.0, 1.3, 1.5 with bitmap: highest common is 1.3 */
-		{ 0x04, 0 },         /* 1.3, no bitmap */
-		{ 0x06, 0 },         /* 1.5, no bitmap: min(ours, theirs) = 1.3 */
+		{0x04, 0x10}, /* 1.3 with bitmap */
+		{0x06, 0x52}, /* 1.0, 1.3, 1.5 with bitmap: highest common is 1.3 */
+		{0x04, 0},    /* 1.3, no bitmap */
+		{0x06, 0},    /* 1.5, no bitmap: min(ours, theirs) = 1.3 */
 	};
 	struct rec r;
 	struct sl_ofconn_mgr *mgr;
@@ -591,9 +590,9 @@ test_hello_failures(void)
 		uint8_t err_version;
 		const char *text;
 	} bad[] = {
-		{ 0x01, 0, 0x01, "no later than version 0x01" },
-		{ 0x03, 0x0e, 0x03, "0x01, 0x02, 0x03" },
-		{ 0x06, 0x60, 0x06, "0x05, 0x06" },
+		{0x01, 0, 0x01, "no later than version 0x01"},
+		{0x03, 0x0e, 0x03, "0x01, 0x02, 0x03"},
+		{0x06, 0x60, 0x06, "0x05, 0x06"},
 	};
 	struct rec r;
 	struct sl_ofconn_mgr *mgr;
@@ -639,7 +638,7 @@ test_hello_failures(void)
 
 	/* A HELLO element of length 0 (below its own header): HELLO_FAILED, not accepted. */
 	static const uint8_t elems[][8] = {
-		{0, 1, 0, 0, 0, 0, 0, 0},    /* length 0 */
+		{0, 1, 0, 0, 0, 0, 0, 0},     /* length 0 */
 		{0, 1, 0, 64, 0, 0, 0, 0x10}, /* length past the message */
 	};
 	for (size_t i = 0; i < SL_ARRAY_SIZE(elems); i++) {
@@ -650,7 +649,8 @@ test_hello_failures(void)
 		peer_send(mgr, pe, m, (size_t)n);
 		n = peer_recv(mgr, pe, m, 2000);
 		CHECK(n > 12 && m[1] == 1 && get16(m + 8) == 0 && get16(m + 10) == 0,
-		      "malformed element %zu: HELLO_FAILED/INCOMPATIBLE (n %d type %u)", i, n, m[1]);
+		      "malformed element %zu: HELLO_FAILED/INCOMPATIBLE (n %d type %u)", i, n,
+		      m[1]);
 		if (n > 12) {
 			m[n] = '\0';
 			CHECK(strstr((char *)m + 12, "Malformed hello element"), "reason '%s'",
@@ -699,7 +699,8 @@ test_echo_and_framing(void)
 	peer_send(mgr, pe, m, (size_t)n);
 	n = peer_recv(mgr, pe, m, 2000);
 	CHECK(n == 14 && m[0] == 4 && m[1] == 3 && get32(m + 4) == 0x12345678 &&
-	      !memcmp(m + 8, "abcdef", 6), "echo reply n %d", n);
+		      !memcmp(m + 8, "abcdef", 6),
+	      "echo reply n %d", n);
 	CHECK(r.n_msgs == 0, "echo not delivered");
 
 	/* Three messages, one of them maximal, written one byte at a time. */
@@ -733,7 +734,7 @@ test_echo_and_framing(void)
 	peer_send(mgr, pe, m, (size_t)n);
 	n = peer_recv(mgr, pe, m, 2000);
 	CHECK(n == 12 + 64 && m[1] == 1 && get16(m + 8) == 1 && get16(m + 10) == 0 &&
-	      get32(m + 4) == 77 && m[12] == 0x01 && !memcmp(m + 20, big + 8, 56),
+		      get32(m + 4) == 77 && m[12] == 0x01 && !memcmp(m + 20, big + 8, 56),
 	      "BAD_VERSION n %d", n);
 	n = (int)mk_msg(m, 0x04, 18, 78, NULL, 0);
 	peer_send(mgr, pe, m, (size_t)n);
@@ -751,7 +752,8 @@ test_echo_and_framing(void)
 	peer_send(mgr, pe, m, (size_t)n);
 	n = peer_recv(mgr, pe, m, 2000);
 	CHECK(n == 20 && m[1] == 1 && get16(m + 8) == 1 && get16(m + 10) == 6 &&
-	      get32(m + 4) == 80 && get16(m + 14) == 4, "BAD_LEN n %d", n);
+		      get32(m + 4) == 80 && get16(m + 14) == 4,
+	      "BAD_LEN n %d", n);
 	CHECK(peer_recv(mgr, pe, NULL, 2000) == 0, "closed after bad len");
 	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "disconnect callback");
 	peer_close(pe);
@@ -765,7 +767,7 @@ test_echo_and_framing(void)
 static int
 closed_port(void)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in sin = {.sin_family = AF_INET};
 	socklen_t sl = sizeof sin;
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
@@ -781,7 +783,7 @@ closed_port(void)
 static int
 listen_on(int port)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -990,7 +992,7 @@ test_unix(void)
 	struct rec r;
 	struct sl_ofconn_mgr *mgr;
 	struct peer *pe = calloc(1, sizeof *pe);
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	char path[108], path2[108], target[160], err[256];
 	struct stat sb;
 	int fd, lfd;
@@ -1015,7 +1017,8 @@ test_unix(void)
 	peer_hello(mgr, pe, 0x04, 0x10);
 	CHECK(pump_until(mgr, &r.n_connect, 1, 2000), "punix connected");
 	CHECK(r.last && !strncmp(sl_ofconn_name(r.last), "punix:", 6) &&
-	      sl_ofconn_is_passive(r.last), "name %s", r.last ? sl_ofconn_name(r.last) : "-");
+		      sl_ofconn_is_passive(r.last),
+	      "name %s", r.last ? sl_ofconn_name(r.last) : "-");
 	peer_close(pe);
 	CHECK(pump_until(mgr, &r.n_disconnect, 1, 2000), "punix disconnected");
 
@@ -1107,7 +1110,8 @@ test_del_target(void)
 	CHECK(stat(path, &sb) < 0, "punix socket removed");
 	CHECK(unix_connect(path) < 0, "nobody listens");
 	CHECK(sl_ofconn_mgr_listen_port(mgr, idx_tcp) > 0 &&
-	      !strcmp(sl_ofconn_mgr_target(mgr, idx_tcp), "ptcp:0:127.0.0.1"), "ptcp: kept");
+		      !strcmp(sl_ofconn_mgr_target(mgr, idx_tcp), "ptcp:0:127.0.0.1"),
+	      "ptcp: kept");
 	CHECK(connect_peer(mgr, &r, pe, sl_ofconn_mgr_listen_port(mgr, idx_tcp)), "ptcp: works");
 	peer_close(pe);
 
@@ -1217,8 +1221,7 @@ test_enobufs(void)
 	CHECK(got == sent, "peer got %lu of %lu", (unsigned long)got, (unsigned long)sent);
 	pump_until(mgr, &r.n_writable, 1, 1000);
 	CHECK(r.n_writable == 1, "on_writable %u", r.n_writable);
-	CHECK(r.last && !sl_ofconn_tx_congested(r.last) && tx_pending(r.last) == 0,
-	      "drained");
+	CHECK(r.last && !sl_ofconn_tx_congested(r.last) && tx_pending(r.last) == 0, "drained");
 out:
 	peer_close(pe);
 	sl_ofconn_mgr_destroy(mgr);
@@ -1260,13 +1263,16 @@ test_throttle(void)
 	/* Phase 1: write 24 MB of requests, more than the kernel buffers, without reading. */
 	t0 = ms_now();
 	while (ms_now() - t0 < 300) {
-		ssize_t k = off < out_len ? send(pe->fd, out + off, out_len - off, MSG_DONTWAIT) : 0;
+		ssize_t k =
+			off < out_len ? send(pe->fd, out + off, out_len - off, MSG_DONTWAIT) : 0;
 
 		if (k > 0)
 			off += (size_t)k;
 		sl_ofconn_mgr_poll(mgr, 1);
 	}
-	CHECK(r.last && sl_ofconn_tx_congested(r.last), "switch backlog above low water (pending %zu, dispatched %u, sent %zu)", r.last ? tx_pending(r.last) : 0, r.n_msgs, off);
+	CHECK(r.last && sl_ofconn_tx_congested(r.last),
+	      "switch backlog above low water (pending %zu, dispatched %u, sent %zu)",
+	      r.last ? tx_pending(r.last) : 0, r.n_msgs, off);
 	CHECK(r.last && tx_pending(r.last) <= p.max_tx_bytes, "bounded");
 	CHECK(r.n_msgs < N, "input paused (%u dispatched)", r.n_msgs);
 
@@ -1339,8 +1345,8 @@ test_stress(void)
 		sl_ofconn_mgr_poll(mgr, 0);
 		while ((n = peer_recv(NULL, pe, m, 0)) > 0) {
 			CHECK(get32(m + 4) == next && get32(m + 8) == next &&
-			      (size_t)n == 12 + next % 12, "reply %u: xid %u len %d", next,
-			      get32(m + 4), n);
+				      (size_t)n == 12 + next % 12,
+			      "reply %u: xid %u len %d", next, get32(m + 4), n);
 			next++;
 		}
 		if (n == 0)
@@ -1430,8 +1436,7 @@ test_self_connect(void)
 static char pki_dir[64];
 
 /* Run one shell command; false (and a failed check) when it fails. */
-static bool __attribute__((format(printf, 1, 2)))
-sh(const char *fmt, ...)
+static bool __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
 {
 	char cmd[1024];
 	va_list ap;
@@ -1453,7 +1458,7 @@ static bool
 pki_make(void)
 {
 	static const char *const leaves[][2] = {
-		{ "switch", "ca" }, { "ctl", "ca" }, { "rogue", "otherca" } };
+		{"switch", "ca"}, {"ctl", "ca"}, {"rogue", "otherca"}};
 	static const char *const gen = "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
 				       "-nodes -days 2";
 
@@ -1485,7 +1490,7 @@ static struct sl_tls_ctx *
 pki_ctx(const char *who, const char *ca)
 {
 	char key[128], cert[128], cacert[128], err[256];
-	struct sl_tls_files f = { key, cert, cacert };
+	struct sl_tls_files f = {key, cert, cacert};
 	struct sl_tls_ctx *ctx = NULL;
 	int ret;
 
@@ -1539,13 +1544,14 @@ tls_echo_rounds(struct sl_ofconn_mgr *mgr, struct peer *pe, int rounds)
 	static uint8_t sent[2][65535], got[65535];
 
 	for (int k = 0; k < rounds; k++) {
-		size_t lens[2] = { 65535 - (size_t)k * 1000, 9 + (size_t)k * 7 };
+		size_t lens[2] = {65535 - (size_t)k * 1000, 9 + (size_t)k * 7};
 
 		for (int j = 0; j < 2; j++) {
 			for (size_t i = 8; i < lens[j]; i++)
 				sent[j][i] = (uint8_t)(i * 31 + (size_t)k + (size_t)j);
 			sent[j][0] = 0x04;
-			sent[j][1] = 99; /* Not a channel message: the agent's echo_back sends it back. */
+			sent[j][1] =
+				99; /* Not a channel message: the agent's echo_back sends it back. */
 			put16(sent[j] + 2, (uint16_t)lens[j]);
 			put32(sent[j] + 4, (uint32_t)(k * 2 + j + 1));
 			peer_send(mgr, pe, sent[j], lens[j]);
@@ -1566,25 +1572,25 @@ test_tls_targets(struct sl_tls_ctx *sw_ctx)
 		const char *target;
 		const char *needle;
 	} bad[] = {
-		{ "ssl", "prefix" },
-		{ "tls:1.2.3.4", "unknown type 'tls'" },
-		{ "ssl:", "missing host" },
-		{ "ssl:1.2.3.4:", "missing port" },
-		{ "ssl:1.2.3.4:70000", "port '70000' out of range" },
-		{ "ssl:1.2.3.4:0", "port '0' out of range" },
-		{ "ssl:::1:6653", "brackets" },
-		{ "ssl:[::1", "missing ']'" },
-		{ "ssl:[::1]x", "junk after ']'" },
-		{ "ssl:foo..bar", "'foo..bar' is neither an IP address nor a host name" },
-		{ "pssl:", "missing port" },
-		{ "pssl:99999", "port '99999' out of range" },
-		{ "pssl:x1", "port 'x1' out of range" },
-		{ "pssl:6653:", "missing address" },
-		{ "pssl:6653:1.2.3", "'1.2.3' is not an IP address" },
-		{ "pssl:6653:example.org", "'example.org' is not an IP address" },
+		{"ssl", "prefix"},
+		{"tls:1.2.3.4", "unknown type 'tls'"},
+		{"ssl:", "missing host"},
+		{"ssl:1.2.3.4:", "missing port"},
+		{"ssl:1.2.3.4:70000", "port '70000' out of range"},
+		{"ssl:1.2.3.4:0", "port '0' out of range"},
+		{"ssl:::1:6653", "brackets"},
+		{"ssl:[::1", "missing ']'"},
+		{"ssl:[::1]x", "junk after ']'"},
+		{"ssl:foo..bar", "'foo..bar' is neither an IP address nor a host name"},
+		{"pssl:", "missing port"},
+		{"pssl:99999", "port '99999' out of range"},
+		{"pssl:x1", "port 'x1' out of range"},
+		{"pssl:6653:", "missing address"},
+		{"pssl:6653:1.2.3", "'1.2.3' is not an IP address"},
+		{"pssl:6653:example.org", "'example.org' is not an IP address"},
 	};
-	static const char *const need_tls[] = { "ssl:127.0.0.1:6653", "pssl:0", "pssl:0:[::1]" };
-	struct rec r = { 0 };
+	static const char *const need_tls[] = {"ssl:127.0.0.1:6653", "pssl:0", "pssl:0:[::1]"};
+	struct rec r = {0};
 	struct sl_ofconn_mgr *mgr;
 	char err[256], quoted[64];
 	int idx, port, fd;
@@ -1604,7 +1610,8 @@ test_tls_targets(struct sl_tls_ctx *sw_ctx)
 		if (!with_tls) {
 			/* Well-formed TLS targets need the key, certificate and CA. */
 			for (size_t i = 0; i < SL_ARRAY_SIZE(need_tls); i++) {
-				int ret = sl_ofconn_mgr_add_target(mgr, need_tls[i], err, sizeof err);
+				int ret =
+					sl_ofconn_mgr_add_target(mgr, need_tls[i], err, sizeof err);
 
 				snprintf(quoted, sizeof quoted, "'%s'", need_tls[i]);
 				CHECK(ret == -EINVAL && strstr(err, "TLS needs a private key") &&
@@ -1683,8 +1690,8 @@ test_tls_session(struct sl_tls_ctx *sw_ctx, struct sl_tls_ctx *ctl_ctx,
 	rec_reset(&r);
 	mgr = mgr_new_tls(&r, sw_ctx, 100);
 	r.echo_back = true;
-	port = sl_ofconn_mgr_listen_port(mgr, sl_ofconn_mgr_add_target(mgr, "pssl:0", buf,
-									 sizeof buf));
+	port = sl_ofconn_mgr_listen_port(mgr,
+					 sl_ofconn_mgr_add_target(mgr, "pssl:0", buf, sizeof buf));
 	CHECK(port > 0, "pssl:0 port %d", port);
 
 	/* A client with a certificate from the CA: TLS, then OpenFlow as over TCP. */
@@ -1706,8 +1713,8 @@ test_tls_session(struct sl_tls_ctx *sw_ctx, struct sl_tls_ctx *ctl_ctx,
 	peer_init(bad, tcp_connect(port, 0));
 	(void)peer_tls_start(mgr, bad, rogue_ctx);
 	CHECK(pump_until_warned(mgr, &r, warns), "rogue refusal logged");
-	CHECK(strstr(r.last_warn, "TLS handshake failed: certificate verify failed"),
-	      "rogue: '%s'", r.last_warn);
+	CHECK(strstr(r.last_warn, "TLS handshake failed: certificate verify failed"), "rogue: '%s'",
+	      r.last_warn);
 	CHECK(peer_recv(mgr, bad, NULL, 2000) == 0, "rogue gets no OpenFlow message");
 	peer_close(bad);
 
@@ -1759,8 +1766,8 @@ test_tls_active(struct sl_tls_ctx *sw_ctx, struct sl_tls_ctx *rogue_ctx)
 	rec_reset(&r);
 	rec_reset(&rc);
 	mgr = mgr_new_tls(&r, sw_ctx, 50);
-	port = sl_ofconn_mgr_listen_port(mgr, sl_ofconn_mgr_add_target(mgr, "pssl:0", err,
-									 sizeof err));
+	port = sl_ofconn_mgr_listen_port(mgr,
+					 sl_ofconn_mgr_add_target(mgr, "pssl:0", err, sizeof err));
 	snprintf(target, sizeof target, "ssl:127.0.0.1:%d", port);
 	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == 1, "%s", err);
 	CHECK(pump_until(mgr, &r.n_connect, 2, 3000), "both ends connected (%u)", r.n_connect);
@@ -1774,8 +1781,8 @@ test_tls_active(struct sl_tls_ctx *sw_ctx, struct sl_tls_ctx *rogue_ctx)
 	 */
 	rec_reset(&r);
 	ctl = mgr_new_tls(&rc, rogue_ctx, 100);
-	port = sl_ofconn_mgr_listen_port(ctl, sl_ofconn_mgr_add_target(ctl, "pssl:0", err,
-									 sizeof err));
+	port = sl_ofconn_mgr_listen_port(ctl,
+					 sl_ofconn_mgr_add_target(ctl, "pssl:0", err, sizeof err));
 	mgr = mgr_new_tls(&r, sw_ctx, 50);
 	snprintf(target, sizeof target, "ssl:127.0.0.1:%d", port);
 	CHECK(sl_ofconn_mgr_add_target(mgr, target, err, sizeof err) == 0, "%s", err);

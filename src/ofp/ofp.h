@@ -387,7 +387,8 @@ enum { SL_OFPPR_ADD = 0, SL_OFPPR_DELETE = 1, SL_OFPPR_MODIFY = 2 };
 #define SL_OFPPC_NO_RECV 0x04
 #define SL_OFPPC_NO_FWD 0x20
 #define SL_OFPPC_NO_PACKET_IN 0x40
-#define SL_OFPPC_ALL (SL_OFPPC_PORT_DOWN | SL_OFPPC_NO_RECV | SL_OFPPC_NO_FWD | SL_OFPPC_NO_PACKET_IN)
+#define SL_OFPPC_ALL                                                                               \
+	(SL_OFPPC_PORT_DOWN | SL_OFPPC_NO_RECV | SL_OFPPC_NO_FWD | SL_OFPPC_NO_PACKET_IN)
 
 /** Port state bits (ofp_port.state). */
 #define SL_OFPPS_LINK_DOWN 0x1
@@ -513,8 +514,8 @@ enum {
 	SL_OFPX_STATE_STATS = 15,       /* request: a state table's counters */
 	SL_OFPX_STATE_STATS_REPLY = 16, /* reply */
 	/* Forwarding modes (issue #8; docs/openflow.md 12.9). */
-	SL_OFPX_SET_FWD_MODE = 4,  /* set the forwarding modes */
-	SL_OFPX_FWD_MODE = 5,      /* get the forwarding modes: empty request, reply with TLVs */
+	SL_OFPX_SET_FWD_MODE = 4, /* set the forwarding modes */
+	SL_OFPX_FWD_MODE = 5,     /* get the forwarding modes: empty request, reply with TLVs */
 };
 
 /**
@@ -553,8 +554,8 @@ enum {
 
 /** What a decoder rejected, as the OpenFlow error the switch replies with. */
 struct sl_ofp_error {
-	uint16_t type;         /* SL_OFPET_* */
-	uint16_t code;         /* the type's code (SL_OFPBRC_*, ...), or exp_type for experimenter errors */
+	uint16_t type; /* SL_OFPET_* */
+	uint16_t code; /* the type's code (SL_OFPBRC_*, ...), or exp_type for experimenter errors */
 	uint32_t experimenter; /* type SL_OFPET_EXPERIMENTER only, else 0 */
 };
 
@@ -694,9 +695,9 @@ bool sl_ofp_state_exp_type(uint32_t exp_type);
 /** SL_OFPX_STATE_SET / SL_OFPX_STATE_DEL, decoded. */
 struct sl_ofp_state_mod {
 	uint8_t table_id;
-	bool all;               /* DEL only: every state */
+	bool all;                /* DEL only: every state */
 	struct sl_state_set set; /* SET only */
-	struct sl_match key;    /* exact values of the lookup-scope fields (+ prerequisites) */
+	struct sl_match key;     /* exact values of the lookup-scope fields (+ prerequisites) */
 };
 
 /**
@@ -734,8 +735,8 @@ int sl_ofp_state_mod_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t exp_typ
  *
  * @return 0 or -1 (experimenter errors, BAD_LEN, BAD_TABLE_ID, EPERM for pad).
  */
-int sl_ofp_state_request_decode(const void *msg, size_t len, uint32_t exp_type,
-				uint8_t *table_id, struct sl_ofp_error *err);
+int sl_ofp_state_request_decode(const void *msg, size_t len, uint32_t exp_type, uint8_t *table_id,
+				struct sl_ofp_error *err);
 /** Append a dump or stats request.  @return 0, -ENOMEM. */
 int sl_ofp_state_request_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t exp_type,
 				uint8_t table_id);
@@ -758,14 +759,14 @@ struct sl_ofp_state_dump_writer {
 	struct sl_ofp_buf *b;
 	uint32_t xid;
 	uint8_t table_id;
-	size_t start;      /* offset of the open part in b */
+	size_t start;       /* offset of the open part in b */
 	uint32_t n_entries; /* in the open part */
 	int (*flush)(void *arg, const uint8_t *msg, size_t len);
 	void *arg;
 };
 /** Start a reply (opens its first part).  @return 0, -ENOMEM.  Any thread. */
-int sl_ofp_state_dump_begin(struct sl_ofp_state_dump_writer *w, struct sl_ofp_buf *b,
-			    uint32_t xid, uint8_t table_id,
+int sl_ofp_state_dump_begin(struct sl_ofp_state_dump_writer *w, struct sl_ofp_buf *b, uint32_t xid,
+			    uint8_t table_id,
 			    int (*flush)(void *arg, const uint8_t *msg, size_t len), void *arg);
 /** Append one entry.  @return 0, -ENOMEM, or @flush's error. */
 int sl_ofp_state_dump_append(struct sl_ofp_state_dump_writer *w,
@@ -782,9 +783,8 @@ typedef int (*sl_ofp_state_entry_fn)(void *arg, const struct sl_ofp_state_entry 
  * @return 0, @fn's non-zero value, or -1 with @err (lengths, counts, pad,
  *         match errors).  Any thread.
  */
-int sl_ofp_state_dump_reply_decode(const void *msg, size_t len, uint8_t *table_id,
-				   uint16_t *flags, sl_ofp_state_entry_fn fn, void *arg,
-				   struct sl_ofp_error *err);
+int sl_ofp_state_dump_reply_decode(const void *msg, size_t len, uint8_t *table_id, uint16_t *flags,
+				   sl_ofp_state_entry_fn fn, void *arg, struct sl_ofp_error *err);
 
 /** Append SL_OFPX_STATE_STATS_REPLY.  @return 0, -ENOMEM. */
 int sl_ofp_state_stats_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint8_t table_id,
@@ -857,8 +857,8 @@ enum sl_ofpx_fwd_error {
  *         SL_OFPXFE_DUP_MODE; SL_OFPXFE_BAD_PARAM (non-zero pad, more than
  *         SL_FWD_NEIGH_MAX neighbours).  Any thread.
  */
-int sl_ofp_fwd_mode_decode(const void *msg, size_t len, uint32_t *exp_type, struct sl_fwd_params *fp,
-			   struct sl_ofp_error *err);
+int sl_ofp_fwd_mode_decode(const void *msg, size_t len, uint32_t *exp_type,
+			   struct sl_fwd_params *fp, struct sl_ofp_error *err);
 /**
  * Append an SL_OFPX_SET_FWD_MODE or SL_OFPX_FWD_MODE message carrying @fp.
  * @return 0, -ENOMEM, -EINVAL (unknown mode, too many neighbours).  Any thread.
@@ -888,8 +888,7 @@ int sl_ofp_error_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp_
 /** Append an echo request / reply carrying @data.  @return 0, -ENOMEM, -EMSGSIZE.  Any thread. */
 int sl_ofp_echo_request_encode(struct sl_ofp_buf *b, uint32_t xid, const void *data,
 			       size_t data_len);
-int sl_ofp_echo_reply_encode(struct sl_ofp_buf *b, uint32_t xid, const void *data,
-			     size_t data_len);
+int sl_ofp_echo_reply_encode(struct sl_ofp_buf *b, uint32_t xid, const void *data, size_t data_len);
 
 /**
  * Append a body-less message of any type (features/get_config/barrier/
@@ -917,9 +916,9 @@ int sl_ofp_table_declare_encode(struct sl_ofp_buf *b, uint32_t xid, const struct
 /** Body of a features reply. */
 struct sl_ofp_features {
 	uint64_t datapath_id;
-	uint32_t n_buffers;   /* 0: Sluice does not buffer */
-	uint8_t n_tables;     /* tables the controller may use (SL_TABLES_MAX) */
-	uint8_t auxiliary_id; /* 0: main connection */
+	uint32_t n_buffers;    /* 0: Sluice does not buffer */
+	uint8_t n_tables;      /* tables the controller may use (SL_TABLES_MAX) */
+	uint8_t auxiliary_id;  /* 0: main connection */
 	uint32_t capabilities; /* SL_OFPC_* */
 };
 
@@ -1140,11 +1139,11 @@ int sl_ofp_instructions_encode(struct sl_ofp_buf *b, const struct sl_instruction
 
 /** A decoded flow_mod. */
 struct sl_ofp_flow_mod {
-	uint8_t command;    /* SL_OFPFC_* */
-	uint32_t buffer_id; /* SL_OFP_NO_BUFFER expected (the agent answers others with
+	uint8_t command;          /* SL_OFPFC_* */
+	uint32_t buffer_id;       /* SL_OFP_NO_BUFFER expected (the agent answers others with
 			       OFPBRC_BUFFER_UNKNOWN) */
-	uint32_t out_port;  /* delete filters; SL_PORT_ANY = no filter */
-	uint32_t out_group; /* delete filters; SL_GROUP_ID_ANY = no filter */
+	uint32_t out_port;        /* delete filters; SL_PORT_ANY = no filter */
+	uint32_t out_group;       /* delete filters; SL_GROUP_ID_ANY = no filter */
 	struct sl_flow_spec spec; /* table_id, priority, timeouts, flags, cookie[_mask], match,
 				     instructions */
 };
@@ -1219,7 +1218,7 @@ int sl_ofp_group_mod_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_
 
 /** A decoded meter_mod. */
 struct sl_ofp_meter_mod {
-	uint16_t command; /* SL_OFPMC_* */
+	uint16_t command;          /* SL_OFPMC_* */
 	struct sl_meter_spec spec; /* meter_id, flags, bands; delete: n_bands 0 */
 };
 
@@ -1268,10 +1267,10 @@ struct sl_ofp_packet_in {
 	uint32_t buffer_id; /* SL_OFP_NO_BUFFER */
 	uint8_t reason;     /* SL_OFPR_* */
 	uint8_t table_id;
-	uint64_t cookie;    /* of the flow that sent it; all ones for a miss without entry */
+	uint64_t cookie; /* of the flow that sent it; all ones for a miss without entry */
 	uint32_t in_port;
-	uint64_t metadata;  /* put in the match when non-zero */
-	uint64_t tunnel_id; /* likewise */
+	uint64_t metadata;   /* put in the match when non-zero */
+	uint64_t tunnel_id;  /* likewise */
 	const uint8_t *data; /* the frame */
 	size_t data_len;     /* its full length (total_len) */
 	uint16_t max_len;    /* bytes of the frame to send; SL_OFPCML_NO_BUFFER = all */
@@ -1307,12 +1306,12 @@ int sl_ofp_flow_removed_encode(struct sl_ofp_buf *b, uint32_t xid, const struct 
 struct sl_ofp_port_desc {
 	uint32_t port_no;
 	uint8_t hw_addr[6];
-	char name[16]; /* NUL-terminated; at most 15 characters are sent */
+	char name[16];   /* NUL-terminated; at most 15 characters are sent */
 	uint32_t config; /* SL_OFPPC_* */
 	uint32_t state;  /* SL_OFPPS_* */
 	uint32_t curr, advertised, supported, peer; /* SL_OFPPF_* */
-	uint32_t curr_speed; /* kbps */
-	uint32_t max_speed;  /* kbps */
+	uint32_t curr_speed;                        /* kbps */
+	uint32_t max_speed;                         /* kbps */
 };
 
 /** Append a port_status.  @param reason SL_OFPPR_*.  @return 0, -ENOMEM.  Any thread. */
@@ -1331,7 +1330,7 @@ struct sl_ofp_flow_stats_request {
 	uint32_t out_port;  /* SL_PORT_ANY: no filter */
 	uint32_t out_group; /* SL_GROUP_ID_ANY: no filter */
 	uint64_t cookie;
-	uint64_t cookie_mask; /* 0: no cookie filter */
+	uint64_t cookie_mask;  /* 0: no cookie filter */
 	struct sl_match match; /* flows at least as specific as this (non-strict) */
 };
 
@@ -1346,9 +1345,9 @@ struct sl_ofp_mp_request {
 		struct {
 			uint32_t port_no;  /* SL_PORT_ANY: all */
 			uint32_t queue_id; /* 0xffffffff (OFPQ_ALL): all */
-		} queue;                               /* QUEUE */
-		uint32_t group_id;                     /* GROUP (SL_GROUP_ID_ALL: all) */
-		uint32_t meter_id;                     /* METER, METER_CONFIG (SL_METER_ID_ALL) */
+		} queue;                   /* QUEUE */
+		uint32_t group_id;         /* GROUP (SL_GROUP_ID_ALL: all) */
+		uint32_t meter_id;         /* METER, METER_CONFIG (SL_METER_ID_ALL) */
 	};
 };
 
@@ -1478,10 +1477,10 @@ int sl_ofp_aggregate_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint64_t p
 
 /** OFPMP_GROUP_FEATURES reply body; arrays indexed by enum sl_group_type. */
 struct sl_ofp_group_features {
-	uint32_t types;         /* bit (1 << SL_GROUP_*) */
-	uint32_t capabilities;  /* SL_OFPGFC_* */
+	uint32_t types;        /* bit (1 << SL_GROUP_*) */
+	uint32_t capabilities; /* SL_OFPGFC_* */
 	uint32_t max_groups[4];
-	uint32_t actions[4];    /* bit (1 << SL_OFPAT_*), e.g. SL_OFP_ACTIONS_SUPPORTED */
+	uint32_t actions[4]; /* bit (1 << SL_OFPAT_*), e.g. SL_OFP_ACTIONS_SUPPORTED */
 };
 /** Append an OFPMP_GROUP_FEATURES reply.  @return 0, -ENOMEM.  Any thread. */
 int sl_ofp_group_features_reply_encode(struct sl_ofp_buf *b, uint32_t xid,
@@ -1542,13 +1541,13 @@ struct sl_ofp_group_stats {
  */
 struct sl_ofp_table_features {
 	uint8_t table_id;
-	char name[32];            /* NUL-terminated */
-	uint64_t metadata_match;  /* bits of metadata the table can match (all ones) */
-	uint64_t metadata_write;  /* bits write_metadata can write (all ones) */
-	uint32_t config;          /* 0 in OpenFlow 1.3 */
+	char name[32];           /* NUL-terminated */
+	uint64_t metadata_match; /* bits of metadata the table can match (all ones) */
+	uint64_t metadata_write; /* bits write_metadata can write (all ones) */
+	uint32_t config;         /* 0 in OpenFlow 1.3 */
 	uint32_t max_entries;
 	enum sl_table_kind kind;
-	uint8_t n_fields;         /* 0: any field (a mask table deriving its layout) */
+	uint8_t n_fields; /* 0: any field (a mask table deriving its layout) */
 	struct sl_field fields[SL_KEY_FIELDS_MAX];
 };
 
@@ -1578,10 +1577,10 @@ struct sl_ofp_mp_writer {
 	void *arg;                /* for flush */
 	uint16_t type;            /* SL_OFPMP_* */
 	uint32_t xid;
-	size_t base;              /* buf->len at begin: the reply starts here */
-	size_t msg_start;         /* offset of the open message in buf */
-	unsigned n_msgs;          /* messages started so far */
-	int error;                /* sticky error, 0 if none */
+	size_t base;      /* buf->len at begin: the reply starts here */
+	size_t msg_start; /* offset of the open message in buf */
+	unsigned n_msgs;  /* messages started so far */
+	int error;        /* sticky error, 0 if none */
 };
 
 /**
@@ -1660,7 +1659,7 @@ int sl_ofp_mp_table_features_append(struct sl_ofp_mp_writer *w,
  *         OFPBRC_BAD_LEN.  Any thread.
  */
 int sl_ofp_features_reply_decode(const void *msg, size_t len, struct sl_ofp_features *f,
-                                 struct sl_ofp_error *err);
+				 struct sl_ofp_error *err);
 
 /** A multipart reply's header fields and body. */
 struct sl_ofp_mp_reply {
@@ -1677,7 +1676,7 @@ struct sl_ofp_mp_reply {
  *         OFPBRC_BAD_LEN (shorter than 16 bytes).  Any thread.
  */
 int sl_ofp_mp_reply_decode(const void *msg, size_t len, struct sl_ofp_mp_reply *r,
-                           struct sl_ofp_error *err);
+			   struct sl_ofp_error *err);
 
 /**
  * Decode the OFPMP_FLOW entry at body[*ofs] and advance *ofs past it.
@@ -1695,15 +1694,15 @@ int sl_ofp_mp_reply_decode(const void *msg, size_t len, struct sl_ofp_mp_reply *
  *         sl_ofp_instructions_decode error.  Any thread.
  */
 int sl_ofp_flow_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                   struct sl_flow_spec *fs, struct sl_ofp_flow_stats *st,
-                                   struct sl_ofp_error *err);
+				   struct sl_flow_spec *fs, struct sl_ofp_flow_stats *st,
+				   struct sl_ofp_error *err);
 
 /**
  * Decode the OFPMP_TABLE entry (24 bytes) at body[*ofs] and advance *ofs.
  * @return 0, or -1 with OFPBRC_BAD_LEN (fewer than 24 bytes left).  Any thread.
  */
 int sl_ofp_table_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                    struct sl_ofp_table_stats *ts, struct sl_ofp_error *err);
+				    struct sl_ofp_table_stats *ts, struct sl_ofp_error *err);
 
 /**
  * Decode the OFPMP_PORT_STATS entry (112 bytes) at body[*ofs] and advance
@@ -1711,7 +1710,7 @@ int sl_ofp_table_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs
  * @return 0, or -1 with OFPBRC_BAD_LEN (fewer than 112 bytes left).  Any thread.
  */
 int sl_ofp_port_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                   struct sl_ofp_port_stats *ps, struct sl_ofp_error *err);
+				   struct sl_ofp_port_stats *ps, struct sl_ofp_error *err);
 
 /**
  * Decode the OFPMP_PORT_DESC entry (an ofp_port, 64 bytes) at body[*ofs]
@@ -1721,7 +1720,7 @@ int sl_ofp_port_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
  * @return 0, or -1 with OFPBRC_BAD_LEN (fewer than 64 bytes left).  Any thread.
  */
 int sl_ofp_port_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                  struct sl_ofp_port_desc *pd, struct sl_ofp_error *err);
+				  struct sl_ofp_port_desc *pd, struct sl_ofp_error *err);
 
 /**
  * Decode the OFPMP_GROUP entry at body[*ofs] and advance *ofs.
@@ -1730,7 +1729,7 @@ int sl_ofp_port_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
  *         SL_GROUP_BUCKETS_MAX of them).  Any thread.
  */
 int sl_ofp_group_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                    struct sl_ofp_group_stats *gs, struct sl_ofp_error *err);
+				    struct sl_ofp_group_stats *gs, struct sl_ofp_error *err);
 
 /**
  * Decode the OFPMP_GROUP_DESC entry at body[*ofs] and advance *ofs.
@@ -1740,7 +1739,7 @@ int sl_ofp_group_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs
  *         bucket errors of sl_ofp_group_mod_decode.  Any thread.
  */
 int sl_ofp_group_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                   struct sl_group_spec *gs, struct sl_ofp_error *err);
+				   struct sl_group_spec *gs, struct sl_ofp_error *err);
 
 /**
  * Decode the OFPMP_METER entry at body[*ofs] and advance *ofs.
@@ -1755,9 +1754,9 @@ int sl_ofp_group_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
  *         SL_METER_BANDS_MAX of them).  Any thread.
  */
 int sl_ofp_meter_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                    uint32_t *meter_id, uint32_t *duration_sec,
-                                    uint32_t *duration_nsec, struct sl_meter_stats *st,
-                                    struct sl_ofp_error *err);
+				    uint32_t *meter_id, uint32_t *duration_sec,
+				    uint32_t *duration_nsec, struct sl_meter_stats *st,
+				    struct sl_ofp_error *err);
 
 /**
  * Decode the OFPMP_METER_CONFIG entry at body[*ofs] and advance *ofs.
@@ -1767,15 +1766,15 @@ int sl_ofp_meter_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs
  *         the body); the band errors of sl_ofp_meter_mod_decode.  Any thread.
  */
 int sl_ofp_meter_config_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                     struct sl_meter_spec *ms, struct sl_ofp_error *err);
+				     struct sl_meter_spec *ms, struct sl_ofp_error *err);
 
 /**
  * Decode an OFPMP_METER_FEATURES reply body (sl_ofp_mp_reply.body: one
  * ofp_meter_features, exactly 16 bytes).
  * @return 0, or -1 with OFPBRC_BAD_LEN (@len not 16).  Any thread.
  */
-int sl_ofp_meter_features_decode(const uint8_t *body, size_t len,
-                                 struct sl_ofp_meter_features *mf, struct sl_ofp_error *err);
+int sl_ofp_meter_features_decode(const uint8_t *body, size_t len, struct sl_ofp_meter_features *mf,
+				 struct sl_ofp_error *err);
 
 /**
  * Decode the fixed part of the OFPMP_TABLE_FEATURES entry at body[*ofs] and
@@ -1789,7 +1788,7 @@ int sl_ofp_meter_features_decode(const uint8_t *body, size_t len,
  *         than 4 bytes or past the entry).  Any thread.
  */
 int sl_ofp_table_features_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                       struct sl_ofp_table_features *tf, struct sl_ofp_error *err);
+				       struct sl_ofp_table_features *tf, struct sl_ofp_error *err);
 
 /*
  * Fast forwarding path experimenter messages (ofp_ffp.c; byte layouts in
@@ -1798,10 +1797,10 @@ int sl_ofp_table_features_entry_decode(const uint8_t *body, size_t len, size_t *
 
 /** SL_OFPX_LL_SET: set or clear the low-latency mark on the flows a filter selects. */
 struct sl_ofp_ll_set {
-	uint8_t table_id;     /* OFPTT_ALL (255) only when not strict */
-	uint8_t command;      /* SL_OFPX_LL_SET_OFF / _ON */
-	uint16_t flags;       /* SL_OFPX_LL_STRICT */
-	uint16_t priority;    /* strict only */
+	uint8_t table_id;  /* OFPTT_ALL (255) only when not strict */
+	uint8_t command;   /* SL_OFPX_LL_SET_OFF / _ON */
+	uint16_t flags;    /* SL_OFPX_LL_STRICT */
+	uint16_t priority; /* strict only */
 	uint64_t cookie, cookie_mask;
 	struct sl_match match;
 };
@@ -1825,9 +1824,10 @@ int sl_ofp_ll_set_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp
 
 /** SL_OFPX_FFP_CONFIG: FFP switch, cost-model bypass, auto-promotion policy. */
 struct sl_ofp_ffp_config {
-	uint8_t flags;        /* SL_OFPX_FFP_* */
-	uint16_t min_timeout; /* auto-promotion: entries without timeouts or with both >= this (s) */
-	uint32_t min_pps;     /* auto-promotion: hits per second */
+	uint8_t flags; /* SL_OFPX_FFP_* */
+	uint16_t
+		min_timeout; /* auto-promotion: entries without timeouts or with both >= this (s) */
+	uint32_t min_pps;    /* auto-promotion: hits per second */
 };
 #define SL_OFPX_FFP_ON 0x1       /* the fast path runs */
 #define SL_OFPX_FFP_AUTO 0x2     /* auto-promotion on (min_pps must be > 0) */

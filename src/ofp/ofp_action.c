@@ -88,8 +88,8 @@ set_field_decode(const uint8_t *p, size_t len, const struct sl_match *match, str
 
 /* Decode one action of @len bytes (length already checked: >= 8, multiple of 8). */
 static int
-action_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx, const struct sl_match *match,
-	      struct sl_action *a, struct sl_ofp_error *err)
+action_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx,
+	      const struct sl_match *match, struct sl_action *a, struct sl_ofp_error *err)
 {
 	uint16_t type = rd16(p);
 
@@ -114,11 +114,11 @@ action_decode(const uint8_t *p, size_t len, enum sl_ofp_action_ctx ctx, const st
 	case SL_OFPAT_POP_PBB:
 		if (len != 8)
 			return FAIL_BAC(err, BAD_LEN);
-		a->type = type == SL_OFPAT_COPY_TTL_OUT	 ? SL_ACT_COPY_TTL_OUT
+		a->type = type == SL_OFPAT_COPY_TTL_OUT  ? SL_ACT_COPY_TTL_OUT
 			  : type == SL_OFPAT_COPY_TTL_IN ? SL_ACT_COPY_TTL_IN
-			  : type == SL_OFPAT_POP_VLAN	 ? SL_ACT_POP_VLAN
-			  : type == SL_OFPAT_DEC_NW_TTL	 ? SL_ACT_DEC_NW_TTL
-			  : type == SL_OFPAT_POP_PBB	 ? SL_ACT_POP_PBB
+			  : type == SL_OFPAT_POP_VLAN    ? SL_ACT_POP_VLAN
+			  : type == SL_OFPAT_DEC_NW_TTL  ? SL_ACT_DEC_NW_TTL
+			  : type == SL_OFPAT_POP_PBB     ? SL_ACT_POP_PBB
 							 : SL_ACT_DEC_MPLS_TTL;
 		return 0;
 	case SL_OFPAT_PUSH_PBB:
@@ -438,8 +438,8 @@ sl_ofp_instructions_decode(const uint8_t *p, size_t len, uint8_t table_id,
 		/* set_field prerequisites: checked once all actions are known (below). */
 		case SL_OFPIT_WRITE_ACTIONS:
 			in->has_write = true;
-			if (actions_decode(ip + 8, ilen - 8, SL_OFP_ACTX_FLOW, NULL, true, in->write,
-					   &in->n_write, err) < 0)
+			if (actions_decode(ip + 8, ilen - 8, SL_OFP_ACTX_FLOW, NULL, true,
+					   in->write, &in->n_write, err) < 0)
 				return -1;
 			break;
 		case SL_OFPIT_APPLY_ACTIONS:

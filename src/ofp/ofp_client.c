@@ -17,7 +17,7 @@
 
 int
 sl_ofp_features_reply_decode(const void *msg, size_t len, struct sl_ofp_features *f,
-                             struct sl_ofp_error *err)
+			     struct sl_ofp_error *err)
 {
 	const struct ofp_switch_features *sf;
 
@@ -36,7 +36,7 @@ sl_ofp_features_reply_decode(const void *msg, size_t len, struct sl_ofp_features
 
 int
 sl_ofp_mp_reply_decode(const void *msg, size_t len, struct sl_ofp_mp_reply *r,
-                       struct sl_ofp_error *err)
+		       struct sl_ofp_error *err)
 {
 	const struct ofp_multipart *mp;
 
@@ -56,7 +56,7 @@ sl_ofp_mp_reply_decode(const void *msg, size_t len, struct sl_ofp_mp_reply *r,
  */
 static const uint8_t *
 entry_start(const uint8_t *body, size_t len, const size_t *ofs, size_t fixed,
-            struct sl_ofp_error *err)
+	    struct sl_ofp_error *err)
 {
 	if (body == NULL || *ofs > len || fixed > len - *ofs) {
 		FAIL_BRC(err, BAD_LEN);
@@ -71,7 +71,7 @@ entry_start(const uint8_t *body, size_t len, const size_t *ofs, size_t fixed,
  */
 static int
 entry_len_check(size_t len, size_t ofs, size_t elen, size_t fixed, bool align8,
-                struct sl_ofp_error *err)
+		struct sl_ofp_error *err)
 {
 	if (elen < fixed || elen > len - ofs || (align8 && elen % 8))
 		return FAIL_BRC(err, BAD_LEN);
@@ -80,8 +80,8 @@ entry_len_check(size_t len, size_t ofs, size_t elen, size_t fixed, bool align8,
 
 int
 sl_ofp_flow_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                               struct sl_flow_spec *fs, struct sl_ofp_flow_stats *st,
-                               struct sl_ofp_error *err)
+			       struct sl_flow_spec *fs, struct sl_ofp_flow_stats *st,
+			       struct sl_ofp_error *err)
 {
 	const struct ofp_flow_stats *o;
 	const uint8_t *p;
@@ -116,7 +116,7 @@ sl_ofp_flow_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
 		return FAIL_BRC(err, BAD_LEN);
 	rest = elen - sizeof(*o) - match_len;
 	if (sl_ofp_instructions_decode(p + match_len, rest, fs->table_id, &fs->match, &fs->insns,
-	                               err) < 0)
+				       err) < 0)
 		return -1;
 	*ofs += elen;
 	return 0;
@@ -124,7 +124,7 @@ sl_ofp_flow_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
 
 int
 sl_ofp_table_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                struct sl_ofp_table_stats *ts, struct sl_ofp_error *err)
+				struct sl_ofp_table_stats *ts, struct sl_ofp_error *err)
 {
 	const struct ofp_table_stats *o;
 
@@ -141,7 +141,7 @@ sl_ofp_table_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
 
 int
 sl_ofp_port_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                               struct sl_ofp_port_stats *ps, struct sl_ofp_error *err)
+			       struct sl_ofp_port_stats *ps, struct sl_ofp_error *err)
 {
 	const struct ofp_port_stats *o;
 
@@ -169,7 +169,7 @@ sl_ofp_port_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
 
 int
 sl_ofp_port_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                              struct sl_ofp_port_desc *pd, struct sl_ofp_error *err)
+			      struct sl_ofp_port_desc *pd, struct sl_ofp_error *err)
 {
 	const struct ofp_port *o;
 
@@ -195,7 +195,7 @@ sl_ofp_port_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
 
 int
 sl_ofp_group_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                struct sl_ofp_group_stats *gs, struct sl_ofp_error *err)
+				struct sl_ofp_group_stats *gs, struct sl_ofp_error *err)
 {
 	const struct ofp_group_stats *o;
 	const struct ofp_bucket_counter *bc;
@@ -230,7 +230,7 @@ sl_ofp_group_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
 
 int
 sl_ofp_group_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                               struct sl_group_spec *gs, struct sl_ofp_error *err)
+			       struct sl_group_spec *gs, struct sl_ofp_error *err)
 {
 	const struct ofp_group_desc *o;
 	size_t elen;
@@ -253,10 +253,9 @@ sl_ofp_group_desc_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
 }
 
 int
-sl_ofp_meter_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                uint32_t *meter_id, uint32_t *duration_sec,
-                                uint32_t *duration_nsec, struct sl_meter_stats *st,
-                                struct sl_ofp_error *err)
+sl_ofp_meter_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs, uint32_t *meter_id,
+				uint32_t *duration_sec, uint32_t *duration_nsec,
+				struct sl_meter_stats *st, struct sl_ofp_error *err)
 {
 	const struct ofp_meter_stats *o;
 	const struct ofp_meter_band_stats *bc;
@@ -292,7 +291,7 @@ sl_ofp_meter_stats_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
 
 int
 sl_ofp_meter_config_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                 struct sl_meter_spec *ms, struct sl_ofp_error *err)
+				 struct sl_meter_spec *ms, struct sl_ofp_error *err)
 {
 	const struct ofp_meter_config *o;
 	size_t elen;
@@ -314,7 +313,7 @@ sl_ofp_meter_config_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
 
 int
 sl_ofp_meter_features_decode(const uint8_t *body, size_t len, struct sl_ofp_meter_features *mf,
-                             struct sl_ofp_error *err)
+			     struct sl_ofp_error *err)
 {
 	const struct ofp_meter_features *o = (const void *)body;
 
@@ -330,7 +329,7 @@ sl_ofp_meter_features_decode(const uint8_t *body, size_t len, struct sl_ofp_mete
 
 int
 sl_ofp_table_features_entry_decode(const uint8_t *body, size_t len, size_t *ofs,
-                                   struct sl_ofp_table_features *tf, struct sl_ofp_error *err)
+				   struct sl_ofp_table_features *tf, struct sl_ofp_error *err)
 {
 	const struct ofp_table_features *o;
 	const uint8_t *p;

@@ -15,8 +15,7 @@
 #define FFP_CONFIG_LEN 24
 
 static int
-exp_check(const void *msg, size_t len, uint32_t exp_type, size_t min_len,
-	  struct sl_ofp_error *err)
+exp_check(const void *msg, size_t len, uint32_t exp_type, size_t min_len, struct sl_ofp_error *err)
 {
 	struct sl_ofp_experimenter x;
 

@@ -55,10 +55,9 @@ sl_ofp_flow_mod_decode(const void *msg, size_t len, struct sl_ofp_flow_mod *fm,
 				err) < 0)
 		return -1;
 	/* Delete requests ignore instructions, but they must still be well formed. */
-	return sl_ofp_instructions_decode((const uint8_t *)m + fixed + match_len,
-					  len - fixed - match_len,
-					  is_delete ? SL_OFPTT_ALL : fs->table_id, &fs->match,
-					  &fs->insns, err);
+	return sl_ofp_instructions_decode(
+		(const uint8_t *)m + fixed + match_len, len - fixed - match_len,
+		is_delete ? SL_OFPTT_ALL : fs->table_id, &fs->match, &fs->insns, err);
 }
 
 int
@@ -111,9 +110,8 @@ sl_ofp_packet_out_decode(const void *msg, size_t len, struct sl_ofp_packet_out *
 	if (actions_len % 8 || actions_len > len - sizeof(*m))
 		return FAIL_BRC(err, BAD_LEN);
 	/* The ingress port: a switch port, LOCAL, CONTROLLER, or ANY for "none" (as OVS). */
-	if (po->in_port == 0 ||
-	    (po->in_port > SL_PORT_MAX_PHYS && po->in_port != SL_PORT_LOCAL &&
-	     po->in_port != SL_PORT_CONTROLLER && po->in_port != SL_PORT_ANY))
+	if (po->in_port == 0 || (po->in_port > SL_PORT_MAX_PHYS && po->in_port != SL_PORT_LOCAL &&
+				 po->in_port != SL_PORT_CONTROLLER && po->in_port != SL_PORT_ANY))
 		return FAIL_BRC(err, BAD_PORT);
 	if (sl_ofp_actions_decode((const uint8_t *)(m + 1), actions_len, SL_OFP_ACTX_PACKET_OUT,
 				  NULL, po->actions, &po->n_actions, err) < 0)

@@ -117,7 +117,7 @@ decode_tlvs(const uint8_t *p, size_t len, struct sl_fwd_params *fp, struct sl_of
 
 int
 sl_ofp_fwd_mode_decode(const void *msg, size_t len, uint32_t *exp_type, struct sl_fwd_params *fp,
-                       struct sl_ofp_error *err)
+		       struct sl_ofp_error *err)
 {
 	struct sl_ofp_experimenter x;
 
@@ -131,7 +131,7 @@ sl_ofp_fwd_mode_decode(const void *msg, size_t len, uint32_t *exp_type, struct s
 
 int
 sl_ofp_fwd_mode_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t exp_type,
-                       const struct sl_fwd_params *fp)
+		       const struct sl_fwd_params *fp)
 {
 	size_t start = b->len;
 	uint8_t *p;

@@ -219,7 +219,7 @@ ofp_oxm_encode(struct sl_ofp_buf *b, const struct sl_field *f, const uint8_t *va
 		if (p == NULL)
 			return -ENOMEM;
 		wr32(p, OXM_HEADER(OFPXMC_EXPERIMENTER,
-				   raw			     ? SL_OXM_SL_RAW
+				   raw                       ? SL_OXM_SL_RAW
 				   : f->id == SL_FIELD_STATE ? SL_OXM_SL_STATE
 							     : SL_OXM_SL_IP_TTL,
 				   masked, hdr - 4 + wsize * n_vals));
@@ -282,9 +282,9 @@ ofp_match_wire_len(const struct sl_match *m)
 
 	for (unsigned i = 0; i < m->n_fields; i++) {
 		const struct sl_match_field *mf = &m->fields[i];
-		unsigned hdr = mf->f.id == SL_FIELD_RAW					  ? 12
+		unsigned hdr = mf->f.id == SL_FIELD_RAW                                    ? 12
 			       : mf->f.id == SL_FIELD_IP_TTL || mf->f.id == SL_FIELD_STATE ? 8
-											    : 4;
+											   : 4;
 		len += hdr + ofp_field_wire_size(&mf->f) * (mask_is_full(&mf->f, mf->mask) ? 1 : 2);
 	}
 	return pad8(len);

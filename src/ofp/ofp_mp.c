@@ -106,10 +106,10 @@ sl_ofp_mp_request_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ofp
 	case SL_OFPMP_METER_CONFIG:
 		if ((p = ofp_buf_put(b, 8)) == NULL)
 			goto nomem;
-		wr32(p, req->type == SL_OFPMP_QUEUE		  ? req->queue.port_no
+		wr32(p, req->type == SL_OFPMP_QUEUE        ? req->queue.port_no
 			: req->type == SL_OFPMP_PORT_STATS ? req->port_no
-			: req->type == SL_OFPMP_GROUP	  ? req->group_id
-							  : req->meter_id);
+			: req->type == SL_OFPMP_GROUP      ? req->group_id
+							   : req->meter_id);
 		if (req->type == SL_OFPMP_QUEUE)
 			wr32(p + 4, req->queue.queue_id);
 		break;
@@ -183,8 +183,8 @@ mp_open_fail(struct sl_ofp_mp_assembler *a, unsigned i, struct sl_ofp_error *err
 }
 
 int
-sl_ofp_mp_assemble(struct sl_ofp_mp_assembler *a, const void *msg, size_t len,
-		   const uint8_t **req, size_t *req_len, struct sl_ofp_error *err)
+sl_ofp_mp_assemble(struct sl_ofp_mp_assembler *a, const void *msg, size_t len, const uint8_t **req,
+		   size_t *req_len, struct sl_ofp_error *err)
 {
 	const uint8_t *m = ofp_msg_check(msg, len, SL_OFPT_MULTIPART_REQUEST,
 					 sizeof(struct ofp_multipart), err);
@@ -588,8 +588,8 @@ int
 sl_ofp_mp_group_stats_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_group_stats *gs)
 {
 	unsigned n = SL_MIN(gs->n_buckets, (unsigned)SL_GROUP_BUCKETS_MAX);
-	size_t e = w->buf->len, size = sizeof(struct ofp_group_stats) +
-					 n * sizeof(struct ofp_bucket_counter);
+	size_t e = w->buf->len,
+	       size = sizeof(struct ofp_group_stats) + n * sizeof(struct ofp_bucket_counter);
 	struct ofp_group_stats *o = (void *)mp_fixed_entry(w, size);
 	struct ofp_bucket_counter *bc;
 
@@ -633,13 +633,12 @@ sl_ofp_mp_group_desc_append(struct sl_ofp_mp_writer *w, const struct sl_group_sp
 }
 
 int
-sl_ofp_mp_meter_stats_append(struct sl_ofp_mp_writer *w, uint32_t meter_id,
-			     uint32_t duration_sec, uint32_t duration_nsec,
-			     const struct sl_meter_stats *st)
+sl_ofp_mp_meter_stats_append(struct sl_ofp_mp_writer *w, uint32_t meter_id, uint32_t duration_sec,
+			     uint32_t duration_nsec, const struct sl_meter_stats *st)
 {
 	unsigned n = SL_MIN(st->n_bands, (unsigned)SL_METER_BANDS_MAX);
-	size_t e = w->buf->len, size = sizeof(struct ofp_meter_stats) +
-					 n * sizeof(struct ofp_meter_band_stats);
+	size_t e = w->buf->len,
+	       size = sizeof(struct ofp_meter_stats) + n * sizeof(struct ofp_meter_band_stats);
 	struct ofp_meter_stats *o = (void *)mp_fixed_entry(w, size);
 	struct ofp_meter_band_stats *bc;
 
@@ -763,10 +762,9 @@ tf_fields(const struct sl_ofp_table_features *tf, struct sl_field *out)
 }
 
 int
-sl_ofp_mp_table_features_append(struct sl_ofp_mp_writer *w,
-				const struct sl_ofp_table_features *tf)
+sl_ofp_mp_table_features_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_table_features *tf)
 {
-	static const uint16_t insns[] = {SL_OFPIT_GOTO_TABLE, SL_OFPIT_WRITE_METADATA,
+	static const uint16_t insns[] = {SL_OFPIT_GOTO_TABLE,    SL_OFPIT_WRITE_METADATA,
 					 SL_OFPIT_WRITE_ACTIONS, SL_OFPIT_APPLY_ACTIONS,
 					 SL_OFPIT_CLEAR_ACTIONS, SL_OFPIT_METER};
 	struct sl_field fields[SL_FIELD__MAX + SL_KEY_FIELDS_MAX];

@@ -38,8 +38,7 @@ fixed_start(struct sl_ofp_buf *b, uint8_t type, uint32_t xid, size_t size)
  */
 
 int
-sl_ofp_hello_decode(const void *msg, size_t len, uint32_t *version_bitmap,
-		    struct sl_ofp_error *err)
+sl_ofp_hello_decode(const void *msg, size_t len, uint32_t *version_bitmap, struct sl_ofp_error *err)
 {
 	const uint8_t *p = ofp_msg_check(msg, len, SL_OFPT_HELLO, SL_OFP_HEADER_LEN, err);
 	bool have_bitmap = false;
@@ -96,7 +95,8 @@ int
 sl_ofp_error_decode(const void *msg, size_t len, struct sl_ofp_error *e, const uint8_t **data,
 		    size_t *data_len, struct sl_ofp_error *err)
 {
-	const uint8_t *p = ofp_msg_check(msg, len, SL_OFPT_ERROR, sizeof(struct ofp_error_msg), err);
+	const uint8_t *p =
+		ofp_msg_check(msg, len, SL_OFPT_ERROR, sizeof(struct ofp_error_msg), err);
 	size_t hdr = sizeof(struct ofp_error_msg);
 
 	if (p == NULL)

@@ -189,7 +189,7 @@ static_assert(sizeof(struct ofp_port_status) == 80, "ofp_port_status");
 
 /* ofp_match without its OXM payload. */
 struct ofp_match {
-	sl_be16 type; /* OFPMT_OXM */
+	sl_be16 type;   /* OFPMT_OXM */
 	sl_be16 length; /* excluding padding */
 } SL_OFP_PACKED;
 static_assert(sizeof(struct ofp_match) == 4, "ofp_match header");
@@ -198,7 +198,7 @@ static_assert(sizeof(struct ofp_match) == 4, "ofp_match header");
 
 #define OFPXMC_OPENFLOW_BASIC 0x8000
 #define OFPXMC_EXPERIMENTER 0xffff
-#define OXM_HEADER(class_, field, hm, len) \
+#define OXM_HEADER(class_, field, hm, len)                                                         \
 	((uint32_t)(class_) << 16 | (uint32_t)(field) << 9 | (uint32_t)(hm) << 8 | (uint32_t)(len))
 #define OXM_CLASS(h) ((h) >> 16)
 #define OXM_FIELD(h) (((h) >> 9) & 0x7f)
@@ -296,7 +296,7 @@ struct sl_ofpx_action_set_state {
 	sl_be32 rollback;
 	sl_be32 idle_ms;
 	sl_be32 hard_ms;
-	uint8_t pad2[4];      /* zero */
+	uint8_t pad2[4]; /* zero */
 } SL_OFP_PACKED;
 static_assert(sizeof(struct sl_ofpx_action_set_state) == 32, "set_state action");
 
@@ -718,7 +718,7 @@ size_t ofp_match_wire_len(const struct sl_match *m);
  * (OFPGMFC_BAD_BUCKET, OUT_OF_BUCKETS, BAD_WATCH, action errors).
  */
 int ofp_buckets_decode(const uint8_t *p, size_t len, struct sl_group_spec *gs,
-                       struct sl_ofp_error *err);
+		       struct sl_ofp_error *err);
 /* Append the buckets of @gs (ofp_bucket + actions each); 0, -ENOMEM, -EINVAL. */
 int ofp_buckets_encode(struct sl_ofp_buf *b, const struct sl_group_spec *gs);
 /*

@@ -115,10 +115,10 @@ xmsg_check(const void *msg, size_t len, uint32_t exp_type, size_t body, struct s
 
 int
 sl_ofp_state_table_decode(const void *msg, size_t len, struct sl_table_spec *ts,
-                          struct sl_ofp_error *err)
+			  struct sl_ofp_error *err)
 {
 	const uint8_t *p =
-	    xmsg_check(msg, len, SL_OFPX_STATE_TABLE, sizeof(struct state_table_body), err);
+		xmsg_check(msg, len, SL_OFPX_STATE_TABLE, sizeof(struct state_table_body), err);
 	const struct state_table_body *tb = (const void *)p;
 	size_t ofs, end = len - XHDR;
 
@@ -177,7 +177,7 @@ sl_ofp_state_table_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ta
 	memcpy(tb->name, ts->name, sizeof(tb->name) - 1);
 	for (unsigned i = 0; i < (unsigned)ts->n_fields + ts->n_update; i++) {
 		const struct sl_field *f =
-		    i < ts->n_fields ? &ts->fields[i] : &ts->update[i - ts->n_fields];
+			i < ts->n_fields ? &ts->fields[i] : &ts->update[i - ts->n_fields];
 		if ((rc = ofp_oxm_encode(b, f, NULL, NULL, false, true)) < 0) {
 			b->len = start;
 			return rc;
@@ -188,7 +188,7 @@ sl_ofp_state_table_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_ta
 
 int
 sl_ofp_state_mod_decode(const void *msg, size_t len, uint32_t exp_type, struct sl_ofp_state_mod *m,
-                        struct sl_ofp_error *err)
+			struct sl_ofp_error *err)
 {
 	const uint8_t *p;
 	const struct state_mod_body *mb;
@@ -216,7 +216,7 @@ sl_ofp_state_mod_decode(const void *msg, size_t len, uint32_t exp_type, struct s
 	m->set.idle_ms = sl_ofp_ntoh32(mb->idle_ms);
 	m->set.hard_ms = sl_ofp_ntoh32(mb->hard_ms);
 	if (sl_ofp_match_decode(p + sizeof(*mb), len - XHDR - sizeof(*mb), &m->key, &consumed,
-	                        err) < 0)
+				err) < 0)
 		return -1;
 	if (consumed != len - XHDR - sizeof(*mb))
 		return FAIL_BRC(err, BAD_LEN);
@@ -227,7 +227,7 @@ sl_ofp_state_mod_decode(const void *msg, size_t len, uint32_t exp_type, struct s
 
 int
 sl_ofp_state_mod_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t exp_type,
-                        const struct sl_ofp_state_mod *m)
+			const struct sl_ofp_state_mod *m)
 {
 	size_t start = b->len;
 	struct state_mod_body *mb;
@@ -256,7 +256,7 @@ sl_ofp_state_mod_encode(struct sl_ofp_buf *b, uint32_t xid, uint32_t exp_type,
 
 int
 sl_ofp_state_request_decode(const void *msg, size_t len, uint32_t exp_type, uint8_t *table_id,
-                            struct sl_ofp_error *err)
+			    struct sl_ofp_error *err)
 {
 	const uint8_t *p;
 
@@ -320,11 +320,11 @@ part_close(struct sl_ofp_state_dump_writer *w, uint16_t flags)
 
 int
 sl_ofp_state_dump_begin(struct sl_ofp_state_dump_writer *w, struct sl_ofp_buf *b, uint32_t xid,
-                        uint8_t table_id, int (*flush)(void *arg, const uint8_t *msg, size_t len),
-                        void *arg)
+			uint8_t table_id, int (*flush)(void *arg, const uint8_t *msg, size_t len),
+			void *arg)
 {
 	*w = (struct sl_ofp_state_dump_writer){
-	    .b = b, .xid = xid, .table_id = table_id, .flush = flush, .arg = arg};
+		.b = b, .xid = xid, .table_id = table_id, .flush = flush, .arg = arg};
 	return part_open(w);
 }
 
@@ -367,10 +367,10 @@ sl_ofp_state_dump_end(struct sl_ofp_state_dump_writer *w)
 
 int
 sl_ofp_state_dump_reply_decode(const void *msg, size_t len, uint8_t *table_id, uint16_t *flags,
-                               sl_ofp_state_entry_fn fn, void *arg, struct sl_ofp_error *err)
+			       sl_ofp_state_entry_fn fn, void *arg, struct sl_ofp_error *err)
 {
-	const uint8_t *p =
-	    xmsg_check(msg, len, SL_OFPX_STATE_DUMP_REPLY, sizeof(struct state_reply_body), err);
+	const uint8_t *p = xmsg_check(msg, len, SL_OFPX_STATE_DUMP_REPLY,
+				      sizeof(struct state_reply_body), err);
 	const struct state_reply_body *rb = (const void *)p;
 	size_t ofs, end = len - XHDR;
 	uint32_t n = 0, want;
@@ -396,7 +396,7 @@ sl_ofp_state_dump_reply_decode(const void *msg, size_t len, uint8_t *table_id, u
 		if (!all_zero(h->pad, sizeof(h->pad)) || !all_zero(h->pad2, sizeof(h->pad2)))
 			return FAIL_BRC(err, EPERM);
 		if (sl_ofp_match_decode(p + ofs + sizeof(*h), elen - sizeof(*h), &e.key, &consumed,
-		                        err) < 0)
+					err) < 0)
 			return -1;
 		if (consumed != elen - sizeof(*h))
 			return FAIL_BRC(err, BAD_LEN);
@@ -419,12 +419,13 @@ sl_ofp_state_dump_reply_decode(const void *msg, size_t len, uint8_t *table_id, u
 
 int
 sl_ofp_state_stats_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint8_t table_id,
-                                const struct sl_state_stats *st)
+				const struct sl_state_stats *st)
 {
 	size_t start = b->len;
 	uint8_t *p = xmsg_start(b, xid, SL_OFPX_STATE_STATS_REPLY, STATS_BODY);
-	const uint64_t v[] = {st->lookups, st->hits,    st->sets,    st->inserts,  st->deletes,
-	                      st->expired, st->evicted, st->refused, st->commands, st->bytes, st->foreign};
+	const uint64_t v[] = {st->lookups,  st->hits,    st->sets,    st->inserts,
+			      st->deletes,  st->expired, st->evicted, st->refused,
+			      st->commands, st->bytes,   st->foreign};
 
 	if (p == NULL)
 		return -ENOMEM;
@@ -438,11 +439,12 @@ sl_ofp_state_stats_reply_encode(struct sl_ofp_buf *b, uint32_t xid, uint8_t tabl
 
 int
 sl_ofp_state_stats_reply_decode(const void *msg, size_t len, uint8_t *table_id,
-                                struct sl_state_stats *st, struct sl_ofp_error *err)
+				struct sl_state_stats *st, struct sl_ofp_error *err)
 {
 	const uint8_t *p = xmsg_check(msg, len, SL_OFPX_STATE_STATS_REPLY, STATS_BODY, err);
-	uint64_t *v[] = {&st->lookups, &st->hits,    &st->sets,    &st->inserts,  &st->deletes,
-	                 &st->expired, &st->evicted, &st->refused, &st->commands, &st->bytes, &st->foreign};
+	uint64_t *v[] = {&st->lookups,  &st->hits,    &st->sets,    &st->inserts,
+			 &st->deletes,  &st->expired, &st->evicted, &st->refused,
+			 &st->commands, &st->bytes,   &st->foreign};
 
 	if (p == NULL)
 		return -1;

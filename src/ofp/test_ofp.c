@@ -44,7 +44,7 @@ err_is(const struct sl_ofp_error *e, uint16_t type, uint16_t code)
 }
 
 #define CHECK_ERR(rc, e, t, c, what)                                                               \
-	CHECK((rc) < 0 && err_is(&(e), (t), (c)), "%s: want %s, got rc %d %s", what,              \
+	CHECK((rc) < 0 && err_is(&(e), (t), (c)), "%s: want %s, got rc %d %s", what,               \
 	      sl_ofp_error_name(&(struct sl_ofp_error){(t), (c), 0}), rc, sl_ofp_error_name(&(e)))
 
 static bool
@@ -91,9 +91,8 @@ spec_equal(const struct sl_flow_spec *a, const struct sl_flow_spec *b)
 {
 	return a->table_id == b->table_id && a->priority == b->priority &&
 	       a->idle_timeout == b->idle_timeout && a->hard_timeout == b->hard_timeout &&
-	       a->flags == b->flags && a->cookie == b->cookie &&
-	       a->cookie_mask == b->cookie_mask && match_equal(&a->match, &b->match) &&
-	       insns_equal(&a->insns, &b->insns);
+	       a->flags == b->flags && a->cookie == b->cookie && a->cookie_mask == b->cookie_mask &&
+	       match_equal(&a->match, &b->match) && insns_equal(&a->insns, &b->insns);
 }
 
 static void
@@ -199,8 +198,8 @@ test_golden_hello(void)
 	CHECK(sl_ofp_hello_decode(m, n, &bm, &e) == 0 && bm == 0xfffe, "bitmap %#x", bm);
 	/* OVS "OFPT_HELLO with version bitmap and extra data", trailing "abc" removed:
 	 * an unknown element (type 0xffff, length 6, padded) before the bitmap. */
-	n = sl_test_hex("01 00 00 18 00 00 00 00 ff ff 00 06 01 02 00 00 00 01 00 08 00 00 00 f0", m,
-		sizeof(m));
+	n = sl_test_hex("01 00 00 18 00 00 00 00 ff ff 00 06 01 02 00 00 00 01 00 08 00 00 00 f0",
+			m, sizeof(m));
 	CHECK(sl_ofp_hello_decode(m, n, &bm, &e) == 0 && bm == 0xf0, "bitmap %#x", bm);
 	/* Version 4 without a bitmap gives bit 4. */
 	n = sl_test_hex("04 00 00 08 00 00 00 00", m, sizeof(m));
@@ -248,15 +247,15 @@ test_golden_switch_msgs(void)
 	check_bytes("role_reply", b.data, b.len,
 		    "04 19 00 18 00 00 00 02 00 00 00 03 00 00 00 00 12 34 56 78 ab cd ef 90");
 	/* OVS "OFPT_ROLE_REQUEST - OF1.2" (04). */
-	n = sl_test_hex("04 18 00 18 00 00 00 02 00 00 00 02 00 00 00 00 00 00 00 00 00 00 00 03", m,
-		sizeof(m));
+	n = sl_test_hex("04 18 00 18 00 00 00 02 00 00 00 02 00 00 00 00 00 00 00 00 00 00 00 03",
+			m, sizeof(m));
 	CHECK(sl_ofp_role_request_decode(m, n, &role, &e) == 0 &&
 		      role.role == SL_OFPCR_ROLE_MASTER && role.generation_id == 3,
 	      "role request");
 	/* OVS "OFPT_SET_ASYNC - OF1.3". */
 	n = sl_test_hex("04 1c 00 20 00 00 00 00 00 00 10 05 00 00 10 07"
-		"00 00 00 03 00 00 00 07 00 00 00 00 00 00 00 03",
-		m, sizeof(m));
+			"00 00 00 03 00 00 00 07 00 00 00 00 00 00 00 03",
+			m, sizeof(m));
 	CHECK(sl_ofp_set_async_decode(m, n, &ac, &e) == 0 && ac.packet_in_mask[0] == 0x1005 &&
 		      ac.packet_in_mask[1] == 0x1007 && ac.port_status_mask[0] == 3 &&
 		      ac.port_status_mask[1] == 7 && ac.flow_removed_mask[0] == 0 &&
@@ -269,8 +268,8 @@ test_golden_switch_msgs(void)
 		    "00 00 00 03 00 00 00 07 00 00 00 00 00 00 00 03");
 	/* OVS "OFPT_PORT_MOD - OF1.3". */
 	n = sl_test_hex("04 10 00 28 00 00 00 03 00 00 00 03 00 00 00 00"
-		"50 54 00 00 00 01 00 00 00 00 00 01 00 00 00 01 00 00 00 00 00 00 00 00",
-		m, sizeof(m));
+			"50 54 00 00 00 01 00 00 00 00 00 01 00 00 00 01 00 00 00 00 00 00 00 00",
+			m, sizeof(m));
 	CHECK(sl_ofp_port_mod_decode(m, n, &pm, &e) == 0 && pm.port_no == 3 &&
 		      pm.hw_addr[0] == 0x50 && pm.hw_addr[5] == 1 && pm.config == 1 &&
 		      pm.mask == 1 && pm.advertise == 0,
@@ -344,14 +343,15 @@ test_golden_error(void)
 		    "04 01 00 10 00 00 00 05 ff ff 0a 28 4f 4e 46 00");
 	CHECK(strcmp(sl_ofp_error_name(&e), "ONFBIC_DUP_INSTRUCTION") == 0, "name");
 	/* OVS "decoding experimenter errors" OF1.2 (04): NXBRC_MUST_BE_ZERO. */
-	n = sl_test_hex("04 01 00 18 55 55 55 55 ff ff 00 04 00 00 23 20 01 02 00 08 11 11 11 11", m,
-		sizeof(m));
+	n = sl_test_hex("04 01 00 18 55 55 55 55 ff ff 00 04 00 00 23 20 01 02 00 08 11 11 11 11",
+			m, sizeof(m));
 	CHECK(sl_ofp_error_decode(m, n, &got, &data, &dlen, &e) == 0 &&
 		      got.type == SL_OFPET_EXPERIMENTER && got.code == 4 &&
 		      got.experimenter == 0x2320 && dlen == 8 && data[1] == 2,
 	      "experimenter error decode");
 	/* OVS "OFPT_ERROR with code OFPBMC_BAD_PREREQ" shape: plain error decode. */
-	n = sl_test_hex("04 01 00 14 00 00 00 00 00 04 00 09 01 02 00 08 11 11 11 11", m, sizeof(m));
+	n = sl_test_hex("04 01 00 14 00 00 00 00 00 04 00 09 01 02 00 08 11 11 11 11", m,
+			sizeof(m));
 	CHECK(sl_ofp_error_decode(m, n, &got, &data, &dlen, &e) == 0 &&
 		      err_is(&got, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ) && dlen == 8,
 	      "error decode");
@@ -365,29 +365,29 @@ test_golden_error(void)
  * supported instruction kinds.  Equivalent flow text in FLOW_MOD_TEXT.
  */
 static const char *const flow_mod_golden =
-	"04 0e 00 d8 00 00 00 2a"    /* header: flow_mod, length 216, xid 42 */
-	"01 23 45 67 89 ab cd ef"    /* cookie */
-	"00 00 00 00 00 00 00 00"    /* cookie_mask */
-	"01 00 00 0a 00 14 00 64"    /* table 1, ADD, idle 10, hard 20, priority 100 */
-	"ff ff ff ff ff ff ff ff"    /* buffer_id NO_BUFFER, out_port ANY */
-	"ff ff ff ff 00 01 00 00"    /* out_group ANY, flags SEND_FLOW_REM, pad */
-	"00 01 00 39"                /* match: OXM, length 57 */
-	"80 00 00 04 00 00 00 01"    /* in_port 1 */
-	"80 00 0a 02 08 00"          /* eth_type 0x0800 */
+	"04 0e 00 d8 00 00 00 2a"             /* header: flow_mod, length 216, xid 42 */
+	"01 23 45 67 89 ab cd ef"             /* cookie */
+	"00 00 00 00 00 00 00 00"             /* cookie_mask */
+	"01 00 00 0a 00 14 00 64"             /* table 1, ADD, idle 10, hard 20, priority 100 */
+	"ff ff ff ff ff ff ff ff"             /* buffer_id NO_BUFFER, out_port ANY */
+	"ff ff ff ff 00 01 00 00"             /* out_group ANY, flags SEND_FLOW_REM, pad */
+	"00 01 00 39"                         /* match: OXM, length 57 */
+	"80 00 00 04 00 00 00 01"             /* in_port 1 */
+	"80 00 0a 02 08 00"                   /* eth_type 0x0800 */
 	"80 00 19 08 0a 00 00 00 ff 00 00 00" /* ipv4_dst 10.0.0.0/255.0.0.0 (HM) */
-	"80 00 14 01 06"             /* ip_proto 6 */
-	"80 00 1c 02 00 50"          /* tcp_dst 80 */
+	"80 00 14 01 06"                      /* ip_proto 6 */
+	"80 00 1c 02 00 50"                   /* tcp_dst 80 */
 	"80 00 09 0c 00 11 22 00 00 00 ff ff ff 00 00 00" /* eth_src 00:11:22:00:00:00/ff:ff:ff:0:0:0 */
-	"00 00 00 00 00 00 00"       /* match padding to 64 */
-	"00 04 00 30 00 00 00 00"    /* apply_actions, 48 bytes */
-	"00 18 00 08 00 00 00 00"    /*   dec_nw_ttl */
+	"00 00 00 00 00 00 00"                            /* match padding to 64 */
+	"00 04 00 30 00 00 00 00"                         /* apply_actions, 48 bytes */
+	"00 18 00 08 00 00 00 00"                         /*   dec_nw_ttl */
 	"00 19 00 10 80 00 06 06 aa bb cc dd ee ff 00 00" /* set_field eth_dst */
 	"00 00 00 10 00 00 00 02 00 00 00 00 00 00 00 00" /* output 2 */
-	"00 03 00 18 00 00 00 00"    /* write_actions, 24 bytes */
+	"00 03 00 18 00 00 00 00"                         /* write_actions, 24 bytes */
 	"00 00 00 10 00 00 00 03 00 00 00 00 00 00 00 00" /* output 3 */
-	"00 02 00 18 00 00 00 00"    /* write_metadata */
+	"00 02 00 18 00 00 00 00"                         /* write_metadata */
 	"00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 ff" /* value 1, mask 0xff */
-	"00 01 00 08 05 00 00 00";   /* goto_table 5 */
+	"00 01 00 08 05 00 00 00";                        /* goto_table 5 */
 #define FLOW_MOD_TEXT                                                                              \
 	"table=1,priority=100,cookie=0x0123456789abcdef,idle_timeout=10,hard_timeout=20,"          \
 	"send_flow_rem,tcp,in_port=1,nw_dst=10.0.0.0/8,tcp_dst=80,"                                \
@@ -422,15 +422,15 @@ test_golden_flow_mod(void)
 
 	/* OVS "OFPT_FLOW_MOD - OF1.3 - flags": ADD to table 255 is refused... */
 	n = sl_test_hex("04 0e 00 90 00 00 00 02 00 00 00 00 00 00 00 00"
-		"00 00 00 00 00 00 00 00 ff 00 00 00 00 00 ff ff"
-		"ff ff ff ff ff ff ff ff ff ff ff ff 00 1f 00 00"
-		"00 01 00 42 80 00 00 04 00 00 00 01 80 00 08 06"
-		"50 54 00 00 00 06 80 00 06 06 50 54 00 00 00 05"
-		"80 00 0a 02 08 06 80 00 0c 02 00 00 80 00 2a 02"
-		"00 02 80 00 2c 04 c0 a8 00 02 80 00 2e 04 c0 a8"
-		"00 01 00 00 00 00 00 00 00 04 00 18 00 00 00 00"
-		"00 00 00 10 00 00 00 03 00 00 00 00 00 00 00 00",
-		m, sizeof(m));
+			"00 00 00 00 00 00 00 00 ff 00 00 00 00 00 ff ff"
+			"ff ff ff ff ff ff ff ff ff ff ff ff 00 1f 00 00"
+			"00 01 00 42 80 00 00 04 00 00 00 01 80 00 08 06"
+			"50 54 00 00 00 06 80 00 06 06 50 54 00 00 00 05"
+			"80 00 0a 02 08 06 80 00 0c 02 00 00 80 00 2a 02"
+			"00 02 80 00 2c 04 c0 a8 00 02 80 00 2e 04 c0 a8"
+			"00 01 00 00 00 00 00 00 00 04 00 18 00 00 00 00"
+			"00 00 00 10 00 00 00 03 00 00 00 00 00 00 00 00",
+			m, sizeof(m));
 	rc = sl_ofp_flow_mod_decode(m, n, &fm, &e);
 	CHECK_ERR(rc, e, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, "add to table 255");
 	/* ...and accepted for table 0 (byte 24 patched), every field as ovs-ofctl prints it. */
@@ -449,22 +449,22 @@ test_golden_flow_mod(void)
 
 	/* OVS "OFPT_FLOW_MOD - OF1.2 - set-field ip_src" and "sctp_src" (04). */
 	n = sl_test_hex("04 0e 00 58 52 33 45 02 00 00 00 00 00 00 00 00"
-		"00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 ff"
-		"ff ff ff ff ff ff ff ff ff ff ff ff 00 00 00 00"
-		"00 01 00 0a 80 00 0a 02 08 00 00 00 00 00 00 00"
-		"00 04 00 18 00 00 00 00 00 19 00 10 80 00 16 04"
-		"c0 a8 03 5c 00 00 00 00",
-		m, sizeof(m));
+			"00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 ff"
+			"ff ff ff ff ff ff ff ff ff ff ff ff 00 00 00 00"
+			"00 01 00 0a 80 00 0a 02 08 00 00 00 00 00 00 00"
+			"00 04 00 18 00 00 00 00 00 19 00 10 80 00 16 04"
+			"c0 a8 03 5c 00 00 00 00",
+			m, sizeof(m));
 	rc = sl_ofp_flow_mod_decode(m, n, &fm, &e);
 	parse_flow("priority=255,ip actions=set_field:192.168.3.92->nw_src", &want);
 	CHECK(rc == 0 && spec_equal(&fm.spec, &want), "set-field ip_src");
 	n = sl_test_hex("04 0e 00 58 52 33 45 07 00 00 00 00 00 00 00 00"
-		"00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 ff"
-		"ff ff ff ff ff ff ff ff ff ff ff ff 00 00 00 00"
-		"00 01 00 0f 80 00 0a 02 08 00 80 00 14 01 84 00"
-		"00 04 00 18 00 00 00 00 00 19 00 10 80 00 22 02"
-		"0d 06 00 00 00 00 00 00",
-		m, sizeof(m));
+			"00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 ff"
+			"ff ff ff ff ff ff ff ff ff ff ff ff 00 00 00 00"
+			"00 01 00 0f 80 00 0a 02 08 00 80 00 14 01 84 00"
+			"00 04 00 18 00 00 00 00 00 19 00 10 80 00 22 02"
+			"0d 06 00 00 00 00 00 00",
+			m, sizeof(m));
 	rc = sl_ofp_flow_mod_decode(m, n, &fm, &e);
 	parse_flow("priority=255,sctp actions=set_field:3334->sctp_src", &want);
 	CHECK(rc == 0 && spec_equal(&fm.spec, &want), "set-field sctp_src");
@@ -477,13 +477,12 @@ test_golden_flow_mod(void)
 static void
 test_golden_packet_msgs(void)
 {
-	static const char *const pin =
-		"04 0a 00 54 00 00 00 00 ff ff ff 00 00 2a 00 00"
-		"01 02 03 04 05 06 07 08 00 01 00 0c 80 00 00 04"
-		"ff ff ff fe 00 00 00 00 00 00 ff ff ff ff ff ff"
-		"00 23 20 83 c1 5f 80 35 00 01 08 00 06 04 00 03"
-		"00 23 20 83 c1 5f 00 00 00 00 00 23 20 83 c1 5f"
-		"00 00 00 00";
+	static const char *const pin = "04 0a 00 54 00 00 00 00 ff ff ff 00 00 2a 00 00"
+				       "01 02 03 04 05 06 07 08 00 01 00 0c 80 00 00 04"
+				       "ff ff ff fe 00 00 00 00 00 00 ff ff ff ff ff ff"
+				       "00 23 20 83 c1 5f 80 35 00 01 08 00 06 04 00 03"
+				       "00 23 20 83 c1 5f 00 00 00 00 00 23 20 83 c1 5f"
+				       "00 00 00 00";
 	uint8_t m[256], frame[64];
 	struct sl_ofp_packet_in pi;
 	struct sl_ofp_error e;
@@ -514,8 +513,8 @@ test_golden_packet_msgs(void)
 
 	/* OVS "OFPT_PACKET_OUT - OF1.1" (an OF1.2 dump; 04): in_port LOCAL, FLOOD max_len 1500. */
 	n = sl_test_hex("04 0d 00 28 88 58 df c5 ff ff ff 00 ff ff ff fe"
-		"00 10 00 00 00 00 00 00 00 00 00 10 ff ff ff fb 05 dc 00 00 00 00 00 00",
-		m, sizeof(m));
+			"00 10 00 00 00 00 00 00 00 00 00 10 ff ff ff fb 05 dc 00 00 00 00 00 00",
+			m, sizeof(m));
 	CHECK(sl_ofp_packet_out_decode(m, n, &po, &e) == 0 && po.buffer_id == 0xffffff00 &&
 		      po.in_port == SL_PORT_LOCAL && po.n_actions == 1 &&
 		      po.actions[0].type == SL_ACT_OUTPUT &&
@@ -527,13 +526,13 @@ test_golden_packet_msgs(void)
 	CHECK(b.len == n && memcmp(b.data, m, n) == 0, "packet_out re-encodes");
 	/* OVS "OFPT_PACKET_OUT - OF1.1, with packet" (04): 60-byte TCP frame. */
 	n = sl_test_hex("04 0d 00 64 88 58 df c5 ff ff ff ff ff ff ff fe"
-		"00 10 00 00 00 00 00 00 00 00 00 10 ff ff ff fb"
-		"05 dc 00 00 00 00 00 00 50 54 00 00 00 05 50 54"
-		"00 00 00 06 08 00 45 00 00 28 00 00 40 00 40 06"
-		"b9 7c c0 a8 00 02 c0 a8 00 01 00 00 2b 60 00 00"
-		"00 00 6a 4f 2b 58 50 14 00 00 6d 75 00 00 00 00"
-		"00 00 00 00",
-		m, sizeof(m));
+			"00 10 00 00 00 00 00 00 00 00 00 10 ff ff ff fb"
+			"05 dc 00 00 00 00 00 00 50 54 00 00 00 05 50 54"
+			"00 00 00 06 08 00 45 00 00 28 00 00 40 00 40 06"
+			"b9 7c c0 a8 00 02 c0 a8 00 01 00 00 2b 60 00 00"
+			"00 00 6a 4f 2b 58 50 14 00 00 6d 75 00 00 00 00"
+			"00 00 00 00",
+			m, sizeof(m));
 	CHECK(sl_ofp_packet_out_decode(m, n, &po, &e) == 0 && po.data_len == 60 &&
 		      po.data == m + 40 && po.buffer_id == SL_OFP_NO_BUFFER,
 	      "packet_out with data");
@@ -588,14 +587,13 @@ static void
 test_golden_group_mod(void)
 {
 	/* OVS "OFPT_GROUP_MOD" (an OF1.1 dump; ofp_group_mod/ofp_bucket unchanged in 1.3; 04). */
-	static const char *const gmod =
-		"04 0f 00 70 11 22 33 44 00 00 01 00 87 65 43 21"
-		"00 20 00 64 00 00 00 01 ff ff ff ff 00 00 00 00"
-		"00 00 00 10 00 00 00 01 00 00 00 00 00 00 00 00"
-		"00 20 00 c8 00 00 00 02 ff ff ff ff 00 00 00 00"
-		"00 00 00 10 00 00 00 02 00 00 00 00 00 00 00 00"
-		"00 20 00 c8 00 00 00 03 ff ff ff ff 00 00 00 00"
-		"00 00 00 10 00 00 00 03 00 00 00 00 00 00 00 00";
+	static const char *const gmod = "04 0f 00 70 11 22 33 44 00 00 01 00 87 65 43 21"
+					"00 20 00 64 00 00 00 01 ff ff ff ff 00 00 00 00"
+					"00 00 00 10 00 00 00 01 00 00 00 00 00 00 00 00"
+					"00 20 00 c8 00 00 00 02 ff ff ff ff 00 00 00 00"
+					"00 00 00 10 00 00 00 02 00 00 00 00 00 00 00 00"
+					"00 20 00 c8 00 00 00 03 ff ff ff ff 00 00 00 00"
+					"00 00 00 10 00 00 00 03 00 00 00 00 00 00 00 00";
 	struct sl_ofp_error e;
 	struct sl_ofp_buf b;
 	uint8_t m[256];
@@ -628,23 +626,36 @@ test_golden_multipart(void)
 {
 	struct sl_ofp_table_stats ts[2] = {{0, 11, 512, 256}, {1, 12, 513, 257}};
 	struct sl_ofp_port_stats ps[3] = {
-		{.port_no = 2, .rx_packets = 103766, .tx_packets = 136, .rx_bytes = 39651480,
-		 .tx_bytes = 11512, .duration_sec = 1, .duration_nsec = 1000000},
-		{.port_no = SL_PORT_LOCAL, .rx_packets = 68, .tx_packets = 40236, .rx_bytes = 5756,
-		 .tx_bytes = 18757188, .duration_sec = UINT32_MAX, .duration_nsec = UINT32_MAX},
-		{.port_no = 1, .rx_packets = 68, .tx_packets = 40236, .rx_bytes = 5756,
-		 .tx_bytes = 18757188, .duration_nsec = 123000000},
+		{.port_no = 2,
+		 .rx_packets = 103766,
+		 .tx_packets = 136,
+		 .rx_bytes = 39651480,
+		 .tx_bytes = 11512,
+		 .duration_sec = 1,
+		 .duration_nsec = 1000000},
+		{.port_no = SL_PORT_LOCAL,
+		 .rx_packets = 68,
+		 .tx_packets = 40236,
+		 .rx_bytes = 5756,
+		 .tx_bytes = 18757188,
+		 .duration_sec = UINT32_MAX,
+		 .duration_nsec = UINT32_MAX},
+		{.port_no = 1,
+		 .rx_packets = 68,
+		 .tx_packets = 40236,
+		 .rx_bytes = 5756,
+		 .tx_bytes = 18757188,
+		 .duration_nsec = 123000000},
 	};
-	struct sl_ofp_group_stats gs = {.group_id = 0x87654321,
-					.ref_count = 4,
-					.packet_count = 0x8888,
-					.byte_count = 0x777777,
-					.duration_sec = 18,
-					.duration_nsec = 500000000,
-					.n_buckets = 3,
-					.buckets = {{0x1111, 0x222222},
-						    {0x1111, 0x222222},
-						    {0x6666, 0x333333}}};
+	struct sl_ofp_group_stats gs = {
+		.group_id = 0x87654321,
+		.ref_count = 4,
+		.packet_count = 0x8888,
+		.byte_count = 0x777777,
+		.duration_sec = 18,
+		.duration_nsec = 500000000,
+		.n_buckets = 3,
+		.buckets = {{0x1111, 0x222222}, {0x1111, 0x222222}, {0x6666, 0x333333}}};
 	struct sl_ofp_group_features gf = {0xf, 0xf, {1, 2, 3, 4}, {1, 3, 7, 0xf}};
 	struct sl_ofp_flow_stats st = {0};
 	struct sl_ofp_mp_request req;
@@ -699,8 +710,8 @@ test_golden_multipart(void)
 	sl_ofp_buf_reset(&b);
 	sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_GROUP, 2, NULL, NULL);
 	sl_ofp_mp_group_stats_append(&w, &gs);
-	gs = (struct sl_ofp_group_stats){5, 2, 0x8888, 0x777777, 16, 500000000, 2,
-					 {{0x1111, 0x222222}, {0x1111, 0x222222}}};
+	gs = (struct sl_ofp_group_stats){
+		5, 2, 0x8888, 0x777777, 16, 500000000, 2, {{0x1111, 0x222222}, {0x1111, 0x222222}}};
 	sl_ofp_mp_group_stats_append(&w, &gs);
 	sl_ofp_mp_writer_end(&w);
 	check_bytes("group stats", b.data, b.len,
@@ -763,8 +774,9 @@ test_golden_multipart(void)
 		    "c0 a8 03 5c 00 00 00 00");
 	/* Desc reply: fixed 1056-byte body, strings NUL padded. */
 	sl_ofp_buf_reset(&b);
-	sl_ofp_desc_reply_encode(&b, 1, &(struct sl_ofp_desc){"Nicira, Inc.", "Open vSwitch",
-							      "1.1.0pre2", "None", "None"});
+	sl_ofp_desc_reply_encode(
+		&b, 1,
+		&(struct sl_ofp_desc){"Nicira, Inc.", "Open vSwitch", "1.1.0pre2", "None", "None"});
 	CHECK(b.len == 16 + 1056 && memcmp(b.data + 16, "Nicira, Inc.", 13) == 0 &&
 		      memcmp(b.data + 16 + 256, "Open vSwitch", 13) == 0 &&
 		      memcmp(b.data + 16 + 768, "None", 5) == 0 &&
@@ -779,9 +791,9 @@ test_golden_multipart(void)
 
 	/* Requests. OVS "OFPST_FLOW request - OF1.3". */
 	n = sl_test_hex("04 12 00 38 00 00 00 02 00 01 00 00 00 00 00 00"
-		"ff 00 00 00 ff ff ff ff ff ff ff ff 00 00 00 00"
-		"00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 01 00 04 00 00 00 00",
-		m, sizeof(m));
+			"ff 00 00 00 ff ff ff ff ff ff ff ff 00 00 00 00"
+			"00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 01 00 04 00 00 00 00",
+			m, sizeof(m));
 	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 && req.type == SL_OFPMP_FLOW &&
 		      req.flow.table_id == SL_OFPTT_ALL && req.flow.out_port == SL_PORT_ANY &&
 		      req.flow.out_group == SL_GROUP_ID_ANY && req.flow.cookie_mask == 0 &&
@@ -796,24 +808,22 @@ test_golden_multipart(void)
 	      "aggregate request");
 	/* OVS "OFPST_PORT request - 1.3", "OFPST_QUEUE request - OF1.3", "OFPST_TABLE request
 	 * - OF1.3", "OFPST_METER request - OF1.3", "OFPST_METER_FEATURES request - OF1.3". */
-	n = sl_test_hex("04 12 00 18 00 00 00 02 00 04 00 00 00 00 00 00 ff ff ff ff 00 00 00 00", m,
-		sizeof(m));
+	n = sl_test_hex("04 12 00 18 00 00 00 02 00 04 00 00 00 00 00 00 ff ff ff ff 00 00 00 00",
+			m, sizeof(m));
 	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 && req.port_no == SL_PORT_ANY,
 	      "port request");
-	n = sl_test_hex("04 12 00 18 00 00 00 02 00 05 00 00 00 00 00 00 ff ff ff ff ff ff ff ff", m,
-		sizeof(m));
-	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 &&
-		      req.queue.port_no == SL_PORT_ANY && req.queue.queue_id == 0xffffffff,
+	n = sl_test_hex("04 12 00 18 00 00 00 02 00 05 00 00 00 00 00 00 ff ff ff ff ff ff ff ff",
+			m, sizeof(m));
+	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 && req.queue.port_no == SL_PORT_ANY &&
+		      req.queue.queue_id == 0xffffffff,
 	      "queue request");
 	n = sl_test_hex("04120010000000020003000000000000", m, sizeof(m));
 	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 && req.type == SL_OFPMP_TABLE,
 	      "table request");
 	n = sl_test_hex("041200180000000200090000000000000000000100000000", m, sizeof(m));
-	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 && req.meter_id == 1,
-	      "meter request");
+	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 && req.meter_id == 1, "meter request");
 	n = sl_test_hex("0412001000000002000b000000000000", m, sizeof(m));
-	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 &&
-		      req.type == SL_OFPMP_METER_FEATURES,
+	CHECK(sl_ofp_mp_request_decode(m, n, &req, &e) == 0 && req.type == SL_OFPMP_METER_FEATURES,
 	      "meter features request");
 	sl_ofp_buf_free(&b);
 }
@@ -829,7 +839,8 @@ table_features_ok(const uint8_t *p, size_t len, unsigned *n_match, unsigned *n_w
 		return false;
 	while (ofs < len) {
 		uint16_t type = rd16(p + ofs), plen = rd16(p + ofs + 2);
-		if (plen < 4 || ofs + pad8(plen) > len || !all_zero(p + ofs + plen, pad8(plen) - plen))
+		if (plen < 4 || ofs + pad8(plen) > len ||
+		    !all_zero(p + ofs + plen, pad8(plen) - plen))
 			return false;
 		if (type == OFPTFPT_MATCH)
 			*n_match = (plen - 4) / 4;
@@ -901,8 +912,7 @@ rnd(void)
 }
 
 /* Append ",text" to a flow under construction. */
-static void
-cat(char *s, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cat(char *s, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void
 cat(char *s, size_t size, const char *fmt, ...)
 {
@@ -944,7 +954,8 @@ random_flow(char *s, size_t size)
 		    (unsigned)(rnd() % 4));
 		break;
 	case 2:
-		cat(s, size, ",arp,arp_op=%u,arp_spa=1.2.3.%u,arp_tha=00:01:02:03:04:%02x/ff:ff:ff:ff:ff:00",
+		cat(s, size,
+		    ",arp,arp_op=%u,arp_spa=1.2.3.%u,arp_tha=00:01:02:03:04:%02x/ff:ff:ff:ff:ff:00",
 		    (unsigned)(rnd() % 3), (unsigned)(rnd() % 256), (unsigned)(rnd() % 256));
 		break;
 	case 3:
@@ -989,7 +1000,8 @@ random_flow(char *s, size_t size)
 	if (rnd() % 2)
 		cat(s, size, ",dec_ttl,set_ttl:%u", (unsigned)(rnd() % 256));
 	if (rnd() % 2)
-		cat(s, size, ",push_vlan:0x8100,mod_vlan_vid:%u,pop_vlan", (unsigned)(rnd() % 4096));
+		cat(s, size, ",push_vlan:0x8100,mod_vlan_vid:%u,pop_vlan",
+		    (unsigned)(rnd() % 4096));
 	if (rnd() % 3 == 0)
 		/* Popped back to IPv4: a later IPv4 set_field keeps its prerequisite. */
 		cat(s, size, ",push_mpls:0x884%u,set_mpls_ttl:%u,dec_mpls_ttl,pop_mpls:0x0800",
@@ -1017,7 +1029,8 @@ random_flow(char *s, size_t size)
 		cat(s, size, ",write_metadata:%#llx/%#llx", (unsigned long long)rnd(),
 		    (unsigned long long)rnd());
 	if (rnd() % 2 && table < SL_TABLES_MAX - 1)
-		cat(s, size, ",goto_table:%u", table + 1 + (unsigned)(rnd() % (SL_TABLES_MAX - 1 - table)));
+		cat(s, size, ",goto_table:%u",
+		    table + 1 + (unsigned)(rnd() % (SL_TABLES_MAX - 1 - table)));
 }
 
 static void
@@ -1092,9 +1105,10 @@ test_roundtrip_others(void)
 			while (sl_flow_parse(text, &fs, NULL) != 0);
 			bs->weight = (uint16_t)rnd();
 			bs->watch_port = rnd() % 2 ? SL_PORT_ANY : (uint32_t)(rnd() % 100 + 1);
-			bs->watch_group = gm.spec.type == SL_GROUP_FF && bs->watch_port == SL_PORT_ANY
-						  ? 3
-						  : SL_GROUP_ID_ANY;
+			bs->watch_group =
+				gm.spec.type == SL_GROUP_FF && bs->watch_port == SL_PORT_ANY
+					? 3
+					: SL_GROUP_ID_ANY;
 			bs->n_actions = fs.insns.n_apply;
 			memcpy(bs->actions, fs.insns.apply, sizeof(bs->actions));
 		}
@@ -1106,7 +1120,8 @@ test_roundtrip_others(void)
 		     gm2.spec.group_id == gm.spec.group_id &&
 		     gm2.spec.n_buckets == gm.spec.n_buckets;
 		for (unsigned k = 0; ok && k < gm.spec.n_buckets; k++) {
-			const struct sl_bucket_spec *x = &gm.spec.buckets[k], *y = &gm2.spec.buckets[k];
+			const struct sl_bucket_spec *x = &gm.spec.buckets[k],
+						    *y = &gm2.spec.buckets[k];
 			ok = x->weight == y->weight && x->watch_port == y->watch_port &&
 			     x->watch_group == y->watch_group &&
 			     actions_equal(x->actions, x->n_actions, y->actions, y->n_actions);
@@ -1126,16 +1141,17 @@ test_roundtrip_others(void)
 	po.data_len = 16;
 	sl_ofp_buf_reset(&b);
 	sl_ofp_packet_out_encode(&b, 1, &po);
-	CHECK(sl_ofp_packet_out_decode(b.data, b.len, &po2, &e) == 0 &&
-		      po2.in_port == po.in_port &&
+	CHECK(sl_ofp_packet_out_decode(b.data, b.len, &po2, &e) == 0 && po2.in_port == po.in_port &&
 		      actions_equal(po.actions, po.n_actions, po2.actions, po2.n_actions) &&
 		      po2.data_len == 16 && memcmp(po2.data, po.data, 16) == 0,
 	      "packet_out round trip: %s", sl_ofp_error_name(&e));
 	/* Table declaration, raw field included. */
 	ts.fields[0].id = SL_FIELD_IN_PORT;
 	ts.fields[1].id = SL_FIELD_IPV6_FLABEL;
-	ts.fields[2] = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4,
-					 .raw_bit_off = 96, .raw_n_bits = 12};
+	ts.fields[2] = (struct sl_field){.id = SL_FIELD_RAW,
+					 .raw_base = SL_RAW_BASE_L4,
+					 .raw_bit_off = 96,
+					 .raw_n_bits = 12};
 	ts.fields[3].id = SL_FIELD_IP_TTL;
 	for (unsigned k = 0; k < 4; k++) {
 		static const enum sl_table_kind kinds[] = {SL_TABLE_DIRECT, SL_TABLE_EXACT,
@@ -1152,8 +1168,11 @@ test_roundtrip_others(void)
 		CHECK(ok, "table declare round trip (kind %u): %s", k, sl_ofp_error_name(&e));
 	}
 	/* docs/openflow-experimenter.md example, byte for byte. */
-	ts = (struct sl_table_spec){.table_id = 2, .kind = SL_TABLE_LPM, .n_fields = 1,
-				    .max_entries = 4096, .name = "fib"};
+	ts = (struct sl_table_spec){.table_id = 2,
+				    .kind = SL_TABLE_LPM,
+				    .n_fields = 1,
+				    .max_entries = 4096,
+				    .name = "fib"};
 	ts.fields[0].id = SL_FIELD_IPV4_DST;
 	sl_ofp_buf_reset(&b);
 	sl_ofp_table_declare_encode(&b, 0x10, &ts);
@@ -1168,8 +1187,9 @@ test_roundtrip_others(void)
 	sl_ofp_buf_reset(&b);
 	CHECK(sl_ofp_match_encode(&b, &fm.spec.match) == 0 && b.len == 40, "match %zu", b.len);
 	{
-		static const char *const want[] = {"ff ff 02 05 53 4c 55 43 40",
-						   "ff ff 01 0c 53 4c 55 43 02 10 00 00 12 00 ff 00"};
+		static const char *const want[] = {
+			"ff ff 02 05 53 4c 55 43 40",
+			"ff ff 01 0c 53 4c 55 43 02 10 00 00 12 00 ff 00"};
 		for (unsigned k = 0; k < 2; k++) {
 			uint8_t w8[32];
 			size_t n = sl_test_hex(want[k], w8, sizeof(w8));
@@ -1185,10 +1205,10 @@ test_roundtrip_others(void)
 	req.flow = (struct sl_ofp_flow_stats_request){3, 7, 9, 0x55, 0xff, fm.spec.match};
 	sl_ofp_buf_reset(&b);
 	sl_ofp_mp_request_encode(&b, 1, &req);
-	CHECK(sl_ofp_mp_request_decode(b.data, b.len, &req2, &e) == 0 &&
-		      req2.type == req.type && req2.flow.table_id == 3 &&
-		      req2.flow.out_port == 7 && req2.flow.out_group == 9 &&
-		      req2.flow.cookie == 0x55 && req2.flow.cookie_mask == 0xff &&
+	CHECK(sl_ofp_mp_request_decode(b.data, b.len, &req2, &e) == 0 && req2.type == req.type &&
+		      req2.flow.table_id == 3 && req2.flow.out_port == 7 &&
+		      req2.flow.out_group == 9 && req2.flow.cookie == 0x55 &&
+		      req2.flow.cookie_mask == 0xff &&
 		      match_equal(&req.flow.match, &req2.flow.match),
 	      "flow request round trip");
 	sl_ofp_buf_free(&b);
@@ -1271,24 +1291,30 @@ test_errors_match(void)
 		 "ipv6_exthdr above 9 bits"},
 		{"80004e 02 0040", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ, "ipv6_exthdr alone"},
 		{"000100 04 00000001", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "NXM class"},
-		{"ffff00 05 00002320 00", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "other experimenter"},
+		{"ffff00 05 00002320 00", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD,
+		 "other experimenter"},
 		{"ffff02 05 534c5543 40", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ,
 		 "sluice nw_ttl without prerequisite"},
 		{"80000a 02 0800 ffff02 05 534c5543 40", 0, 0xffff, "sluice nw_ttl"},
-		{"ffff06 05 534c5543 40", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "sluice field 3"},
+		{"ffff06 05 534c5543 40", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD,
+		 "sluice field 3"},
 		{"ffff00 09 534c5543 02 08 0000 ab", 0, 0xffff, "raw l4 0/8"},
-		{"ffff00 09 534c5543 03 08 0000 ab", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "raw base 3"},
-		{"ffff00 09 534c5543 02 00 0000 ab", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "raw 0 bits"},
-		{"ffff00 0a 534c5543 02 08 0000 ab cd", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_LEN, "raw length"},
-		{"800000 04 00000001 800000 04 00000002", SL_OFPET_BAD_MATCH, SL_OFPBMC_DUP_FIELD, "dup"},
+		{"ffff00 09 534c5543 03 08 0000 ab", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD,
+		 "raw base 3"},
+		{"ffff00 09 534c5543 02 00 0000 ab", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD,
+		 "raw 0 bits"},
+		{"ffff00 0a 534c5543 02 08 0000 ab cd", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_LEN,
+		 "raw length"},
+		{"800000 04 00000001 800000 04 00000002", SL_OFPET_BAD_MATCH, SL_OFPBMC_DUP_FIELD,
+		 "dup"},
 		{"800000 04 00000000", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_VALUE, "in_port 0 (#21)"},
 		{"800000 04 fffffff8", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_VALUE, "in_port IN_PORT"},
 		{"800000 04 fffffffd", 0, 0xffff, "in_port CONTROLLER"},
 		{"800000 04 ffffff00", 0, 0xffff, "in_port OFPP_MAX"},
 		{"80000a 02 0800 800014 01 06 80001c 02 0050", 0, 0xffff, "tcp_dst"},
 		{"80001c 02 0050", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ, "tcp_dst alone"},
-		{"80000a 02 86dd 800014 01 11 80001c 02 0050", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ,
-		 "tcp_dst on udp"},
+		{"80000a 02 86dd 800014 01 11 80001c 02 0050", SL_OFPET_BAD_MATCH,
+		 SL_OFPBMC_BAD_PREREQ, "tcp_dst on udp"},
 		{"80000a 02 0800 800010 01 40", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_VALUE, "dscp 64"},
 		{"80000c 02 2000", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_VALUE, "vlan_vid 0x2000"},
 		{"80000d 04 1000 1000", 0, 0xffff, "any tagged frame"},
@@ -1297,7 +1323,8 @@ test_errors_match(void)
 		{"80000b 04 0800 ff00", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_MASK, "masked eth_type"},
 		{"80000b 04 0800 ffff", 0, 0xffff, "full mask on eth_type"},
 		{"800019 08 0a000000 00000000", 0, 0xffff, "zero mask: wildcard, no prerequisite"},
-		{"800019 08 0a000000 ff000000", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ, "nw_dst alone"},
+		{"800019 08 0a000000 ff000000", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ,
+		 "nw_dst alone"},
 		{"80000e 01 05", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_PREREQ, "pcp without vlan"},
 		{"80000c 02 1005 80000e 01 05", 0, 0xffff, "pcp with vlan"},
 		{"800000", SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_LEN, "truncated OXM header"},
@@ -1318,8 +1345,7 @@ test_errors_match(void)
 	}
 	/* Value bits outside the mask are cleared, not refused. */
 	mb_flow_mod(&m, 0, SL_OFPFC_ADD, "80000a 02 0800 800019 08 0a0b0c0d ffff0000", "");
-	CHECK(fm_decode(&m, &fm, &e) == 0 && fm.spec.match.fields[1].value[2] == 0,
-	      "value & mask");
+	CHECK(fm_decode(&m, &fm, &e) == 0 && fm.spec.match.fields[1].value[2] == 0, "value & mask");
 	/* Match framing. */
 	mb_flow_mod(&m, 0, SL_OFPFC_ADD, "", "");
 	m.d[48 + 1] = 0; /* type 0: OFPMT_STANDARD */
@@ -1349,10 +1375,11 @@ test_errors_match(void)
 		mb_flow_mod(&m, 0, SL_OFPFC_ADD, oxms, "");
 		rc = fm_decode(&m, &fm, &e);
 		if (n_raw == SL_KEY_FIELDS_MAX - 13)
-			CHECK_ERR(rc, e, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD, "too many fields");
+			CHECK_ERR(rc, e, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_FIELD,
+				  "too many fields");
 		else
-			CHECK(rc == 0 && fm.spec.match.n_fields == SL_KEY_FIELDS_MAX, "most fields: %s",
-			      sl_ofp_error_name(&e));
+			CHECK(rc == 0 && fm.spec.match.n_fields == SL_KEY_FIELDS_MAX,
+			      "most fields: %s", sl_ofp_error_name(&e));
 	}
 }
 
@@ -1372,32 +1399,40 @@ test_errors_instructions(void)
 		{"0006 0008 00000001", 0, 0xffff, "meter (test_ofp_meter has the rest)"},
 		{"ffff 0008 00002320", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_EXPERIMENTER, "exp"},
 		{"0001 0004 05000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN, "len 4"},
-		{"0001 000c 05000000 00000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN, "len 12"},
-		{"0001 0010 05000000 00000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN, "goto 16"},
+		{"0001 000c 05000000 00000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN,
+		 "len 12"},
+		{"0001 0010 05000000 00000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN,
+		 "goto 16"},
 		{"0001 0010 05000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN, "past list"},
-		{"0001 0008 02000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_TABLE_ID, "goto back"},
-		{"0001 0008 03000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_TABLE_ID, "goto self"},
-		{"0001 0008 fe000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_TABLE_ID, "goto 254"},
+		{"0001 0008 02000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_TABLE_ID,
+		 "goto back"},
+		{"0001 0008 03000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_TABLE_ID,
+		 "goto self"},
+		{"0001 0008 fe000000", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_TABLE_ID,
+		 "goto 254"},
 		{"0001 0008 fd000000", 0, 0xffff, "goto 253"},
 		{"0002 0010 00000000 0000000000000001", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN,
 		 "write_metadata 16"},
-		{"0005 0010 00000000 " OUT1, SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN, "clear+action"},
+		{"0005 0010 00000000 " OUT1, SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN,
+		 "clear+action"},
 		{"0004 0008 00000000 0004 0008 00000000", SL_OFPET_EXPERIMENTER,
 		 SL_ONFBIC_DUP_INSTRUCTION, "dup apply"},
-		{"0004 0008 00000000 0003 0008 00000000 0005 0008 00000000", 0, 0xffff, "empty lists"},
+		{"0004 0008 00000000 0003 0008 00000000 0005 0008 00000000", 0, 0xffff,
+		 "empty lists"},
 		/* Actions. */
-		{"0004 0010 00000000 0063 0008 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_TYPE, "99"},
+		{"0004 0010 00000000 0063 0008 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_TYPE,
+		 "99"},
 		{"0004 0010 00000000 0013 0008 88470000", 0, 0xffff, "push_mpls 0x8847"},
-		{"0004 0010 00000000 0013 0008 08000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_ARGUMENT,
-		 "push_mpls 0x0800"},
+		{"0004 0010 00000000 0013 0008 08000000", SL_OFPET_BAD_ACTION,
+		 SL_OFPBAC_BAD_ARGUMENT, "push_mpls 0x0800"},
 		{"0004 0010 00000000 0014 0008 08000000", 0, 0xffff, "pop_mpls 0x0800"},
 		{"0004 0010 00000000 000f 0008 40000000", 0, 0xffff, "set_mpls_ttl 64"},
 		{"0004 0010 00000000 0010 0008 00000000", 0, 0xffff, "dec_mpls_ttl"},
 		{"0004 0018 00000000 0010 0010 00000000 00000000 00000000", SL_OFPET_BAD_ACTION,
 		 SL_OFPBAC_BAD_LEN, "dec_mpls_ttl 16"},
 		{"0004 0010 00000000 001a 0008 88e70000", 0, 0xffff, "push_pbb"},
-		{"0004 0010 00000000 001a 0008 81000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_ARGUMENT,
-		 "push_pbb 0x8100"},
+		{"0004 0010 00000000 001a 0008 81000000", SL_OFPET_BAD_ACTION,
+		 SL_OFPBAC_BAD_ARGUMENT, "push_pbb 0x8100"},
 		{"0004 0010 00000000 001b 0008 00000000", 0, 0xffff, "pop_pbb"},
 		{"0004 0010 00000000 001c 0008 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_TYPE,
 		 "type 28 (OpenFlow 1.4 copy_field range)"},
@@ -1405,10 +1440,12 @@ test_errors_instructions(void)
 		 "OF1.0 set_vlan_vid"},
 		{"0004 0010 00000000 0018 000c 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_LEN,
 		 "len 12"},
-		{"0004 0010 00000000 0018 0000 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_LEN, "len 0"},
+		{"0004 0010 00000000 0018 0000 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_LEN,
+		 "len 0"},
 		{"0004 0010 00000000 0018 0010 00000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_LEN,
 		 "action past instruction"},
-		{"0004 000c 00000000 0018", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN, "insn len 12"},
+		{"0004 000c 00000000 0018", SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_LEN,
+		 "insn len 12"},
 		{"0004 0010 00000000 0000 0008 00000001", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_LEN,
 		 "output 8"},
 		{"0004 0018 00000000 0018 0010 00000000 00000000 00000000", SL_OFPET_BAD_ACTION,
@@ -1421,15 +1458,16 @@ test_errors_instructions(void)
 		 SL_OFPBAC_BAD_OUT_PORT, "ANY"},
 		{"0004 0018 00000000 0000 0010 ffffff01 0000 000000000000", SL_OFPET_BAD_ACTION,
 		 SL_OFPBAC_BAD_OUT_PORT, "undefined reserved port"},
-		{"0004 0018 00000000 0000 0010 fffffffd ffff 000000000000", 0, 0xffff, "CONTROLLER"},
-		{"0004 0010 00000000 0016 0008 ffffff01", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_OUT_GROUP,
-		 "group"},
-		{"0004 0010 00000000 0011 0008 08000000", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_ARGUMENT,
-		 "push_vlan 0x0800"},
+		{"0004 0018 00000000 0000 0010 fffffffd ffff 000000000000", 0, 0xffff,
+		 "CONTROLLER"},
+		{"0004 0010 00000000 0016 0008 ffffff01", SL_OFPET_BAD_ACTION,
+		 SL_OFPBAC_BAD_OUT_GROUP, "group"},
+		{"0004 0010 00000000 0011 0008 08000000", SL_OFPET_BAD_ACTION,
+		 SL_OFPBAC_BAD_ARGUMENT, "push_vlan 0x0800"},
 		{"0004 0010 00000000 ffff 0008 00002320", SL_OFPET_BAD_ACTION,
 		 SL_OFPBAC_BAD_EXPERIMENTER, "exp action"},
-		{"0004 0010 00000000 0019 0008 80000c00", SL_OFPET_BAD_ACTION, SL_OFPBAC_BAD_SET_LEN,
-		 "set_field vlan len 0"},
+		{"0004 0010 00000000 0019 0008 80000c00", SL_OFPET_BAD_ACTION,
+		 SL_OFPBAC_BAD_SET_LEN, "set_field vlan len 0"},
 		{"0004 0018 00000000 0019 0010 80000d04 10011fff 00000000", SL_OFPET_BAD_ACTION,
 		 SL_OFPBAC_BAD_SET_ARGUMENT, "masked set_field"},
 		{"0004 0018 00000000 0019 0010 80000c02 10010000 00000001", SL_OFPET_BAD_ACTION,
@@ -1469,7 +1507,8 @@ test_errors_instructions(void)
 			CHECK_ERR(rc, e, c->type, c->code, c->what);
 	}
 	/* A bare VID in set_field vlan_vid is stored with OFPVID_PRESENT. */
-	mb_flow_mod(&m, 3, SL_OFPFC_ADD, "", "0004 0018 00000000 0019 0010 80000c02 0005 000000000000");
+	mb_flow_mod(&m, 3, SL_OFPFC_ADD, "",
+		    "0004 0018 00000000 0019 0010 80000c02 0005 000000000000");
 	CHECK(fm_decode(&m, &fm, &e) == 0 && fm.spec.insns.apply[0].set_field.value[0] == 0x10 &&
 		      fm.spec.insns.apply[0].set_field.value[1] == 5,
 	      "set_field vid 5 -> 0x1005");
@@ -1570,8 +1609,9 @@ test_errors_other_msgs(void)
 	mb_fix(&m);
 	rc = sl_ofp_packet_out_decode(m.d, m.n, &po, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_PORT, "in_port 0xfffffff0");
-	mb_start(&m, SL_OFPT_PACKET_OUT, "ffffffff ffffffff 0010 000000000000 0000 0010 fffffff9 "
-					 "ffff 000000000000 aabbcc");
+	mb_start(&m, SL_OFPT_PACKET_OUT,
+		 "ffffffff ffffffff 0010 000000000000 0000 0010 fffffff9 "
+		 "ffff 000000000000 aabbcc");
 	mb_fix(&m);
 	CHECK(sl_ofp_packet_out_decode(m.d, m.n, &po, &e) == 0 && po.data_len == 3 &&
 		      po.actions[0].output.port == SL_PORT_TABLE,
@@ -1598,7 +1638,8 @@ test_errors_other_msgs(void)
 		 "short bucket"},
 		{"0000 03 00 00000001 0010 0000 ffffffff ffffffff 00000000", SL_OFPGMFC_BAD_WATCH,
 		 "ff without watch"},
-		{"0000 03 00 00000001 0010 0000 00000002 ffffffff 00000000", 0xffff, "ff watch port"},
+		{"0000 03 00 00000001 0010 0000 00000002 ffffffff 00000000", 0xffff,
+		 "ff watch port"},
 		{"0000 00 00 00000001 0010 0000 00000000 ffffffff 00000000", SL_OFPGMFC_BAD_WATCH,
 		 "watch port 0"},
 		{"0000 00 00 00000001 0010 0000 fffffffe ffffffff 00000000", SL_OFPGMFC_BAD_WATCH,
@@ -1640,10 +1681,12 @@ test_errors_other_msgs(void)
 		{"000e 0000 00000000", SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_MULTIPART, "type 14"},
 		{"ffff 0000 00000000 00002320 00000000", SL_OFPET_BAD_REQUEST,
 		 SL_OFPBRC_BAD_EXPERIMENTER, "experimenter"},
-		{"0000 0000 00000000 00000000", SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "desc body"},
+		{"0000 0000 00000000 00000000", SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN,
+		 "desc body"},
 		{"000c 0000 00000000 0040 00 0000000000", SL_OFPET_TABLE_FEATURES_FAILED,
 		 SL_OFPTFFC_EPERM, "set table features"},
-		{"0004 0000 00000000 00000001", SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "port 4 bytes"},
+		{"0004 0000 00000000 00000001", SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN,
+		 "port 4 bytes"},
 		{"0001 0000 00000000 ff000000 ffffffff ffffffff 00000000 0000000000000000 "
 		 "0000000000000000 0001 0004 00000000 00000000",
 		 SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN, "flow request trailing bytes"},
@@ -1676,13 +1719,15 @@ test_errors_other_msgs(void)
 	mb_fix(&m);
 	rc = sl_ofp_role_request_decode(m.d, m.n, &role, &e);
 	CHECK_ERR(rc, e, SL_OFPET_ROLE_REQUEST_FAILED, SL_OFPRRFC_BAD_ROLE, "role 4");
-	mb_start(&m, SL_OFPT_PORT_MOD, "00000000 00000000 505400000001 0000 00000001 00000001 "
-				       "00000000 00000000");
+	mb_start(&m, SL_OFPT_PORT_MOD,
+		 "00000000 00000000 505400000001 0000 00000001 00000001 "
+		 "00000000 00000000");
 	mb_fix(&m);
 	rc = sl_ofp_port_mod_decode(m.d, m.n, &pm, &e);
 	CHECK_ERR(rc, e, SL_OFPET_PORT_MOD_FAILED, SL_OFPPMFC_BAD_PORT, "port_mod port 0");
-	mb_start(&m, SL_OFPT_PORT_MOD, "00000001 00000000 505400000001 0000 00000002 00000002 "
-				       "00000000 00000000");
+	mb_start(&m, SL_OFPT_PORT_MOD,
+		 "00000001 00000000 505400000001 0000 00000002 00000002 "
+		 "00000000 00000000");
 	mb_fix(&m);
 	rc = sl_ofp_port_mod_decode(m.d, m.n, &pm, &e);
 	CHECK_ERR(rc, e, SL_OFPET_PORT_MOD_FAILED, SL_OFPPMFC_BAD_CONFIG, "port_mod config 2");
@@ -1813,7 +1858,8 @@ test_truncation_and_corruption(void)
 			/* As framed by a channel that lost bytes: header length disagrees. */
 			memcpy(cut, msgs[i], len);
 			rc = decode_any(cut, len, &e);
-			CHECK(rc < 0 && (len < 8 || err_is(&e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN)),
+			CHECK(rc < 0 && (len < 8 ||
+					 err_is(&e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN)),
 			      "msg %u cut at %zu accepted", i, len);
 			/* Header length patched too: inner lengths must catch it. */
 			if (len >= 8) {
@@ -1934,8 +1980,7 @@ test_mp_split(void)
 		count_msg(&c, b.data + ofs, len);
 		ofs += len;
 	}
-	CHECK(!c.bad && c.last_seen && c.n_entries == 5000 && c.n_msgs == w.n_msgs &&
-		      c.n_msgs > 1,
+	CHECK(!c.bad && c.last_seen && c.n_entries == 5000 && c.n_msgs == w.n_msgs && c.n_msgs > 1,
 	      "5000 flows in %u messages", c.n_msgs);
 	/* Empty reply: one message with no body. */
 	sl_ofp_buf_reset(&b);
@@ -2067,7 +2112,10 @@ test_mp_assemble(void)
 	feed(&m, 15, SL_OFPMP_TABLE_FEATURES, 1, "", &r, &rl, &e);
 	rc = feed(&m, 15, SL_OFPMP_TABLE_FEATURES, 0, "61626364", &r, &rl, &e);
 	CHECK(rc == 1 && rl == 16 + 12 && rd16(r + 2) == 28 &&
-		      memcmp(r + 16, "\x00\x40\x00\x00\x00\x00\x00\x00" "abcd", 12) == 0,
+		      memcmp(r + 16,
+			     "\x00\x40\x00\x00\x00\x00\x00\x00"
+			     "abcd",
+			     12) == 0,
 	      "table features bodies concatenated (%zu bytes)", rl);
 	rc = sl_ofp_mp_request_decode(r, rl, &req, &e);
 	CHECK_ERR(rc, e, SL_OFPET_TABLE_FEATURES_FAILED, SL_OFPTFFC_EPERM, "assembled set");
@@ -2138,7 +2186,8 @@ test_fuzz_regressions(void)
 		size_t n = sl_test_hex(fuzz_regressions[i], m, sizeof(m));
 		(void)decode_any(m, n, &e);
 	}
-	CHECK(sl_ofp_table_declare_decode(m, sl_test_hex(fuzz_regressions[0], m, sizeof(m)), &ts, &e) == 0 &&
+	CHECK(sl_ofp_table_declare_decode(m, sl_test_hex(fuzz_regressions[0], m, sizeof(m)), &ts,
+					  &e) == 0 &&
 		      ts.kind == SL_TABLE_DIRECT && ts.max_entries == 0x72660000,
 	      "oom regression decodes: %s", sl_ofp_error_name(&e));
 }
@@ -2151,9 +2200,10 @@ test_fixed_lengths(void)
 		uint8_t type;
 		size_t size;
 	} fixed[] = {
-		{SL_OFPT_SET_CONFIG, 12},     {SL_OFPT_ROLE_REQUEST, 24}, {SL_OFPT_SET_ASYNC, 32},
-		{SL_OFPT_PORT_MOD, 40},       {SL_OFPT_TABLE_MOD, 16},
-		{SL_OFPT_QUEUE_GET_CONFIG_REQUEST, 16}, {SL_OFPT_BARRIER_REQUEST, 8},
+		{SL_OFPT_SET_CONFIG, 12},     {SL_OFPT_ROLE_REQUEST, 24},
+		{SL_OFPT_SET_ASYNC, 32},      {SL_OFPT_PORT_MOD, 40},
+		{SL_OFPT_TABLE_MOD, 16},      {SL_OFPT_QUEUE_GET_CONFIG_REQUEST, 16},
+		{SL_OFPT_BARRIER_REQUEST, 8},
 	};
 	union {
 		struct sl_ofp_switch_config sc;
@@ -2224,7 +2274,9 @@ test_ffp_experimenter(void)
 	struct sl_ofp_buf b = {0};
 	struct sl_ofp_ll_set ls = {0}, ls2;
 	struct sl_ofp_ffp_config fc = {.flags = SL_OFPX_FFP_ON | SL_OFPX_FFP_AUTO,
-				       .min_timeout = 60, .min_pps = 1000}, fc2;
+				       .min_timeout = 60,
+				       .min_pps = 1000},
+				 fc2;
 	struct sl_flow_spec fs;
 	struct sl_ofp_error e;
 	uint8_t m[128];
@@ -2256,9 +2308,9 @@ test_ffp_experimenter(void)
 		{19, 3, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_FLAGS},
 		{16, 255, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID}, /* ALL with strict */
 		{16, 254, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID},
-		{22, 1, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN},             /* pad */
+		{22, 1, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_LEN}, /* pad */
 		{15, 9, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXP_TYPE},
-		{43, 0x40, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_LEN},           /* match past the end */
+		{43, 0x40, SL_OFPET_BAD_MATCH, SL_OFPBMC_BAD_LEN}, /* match past the end */
 	};
 	for (unsigned k = 0; k < SL_ARRAY_SIZE(bad); k++) {
 		n = sl_test_hex(ll_hex, m, sizeof(m));

@@ -67,7 +67,7 @@ decode_one(enum kind k, const uint8_t *body, size_t len, size_t *ofs, struct sl_
 		return sl_ofp_group_desc_entry_decode(body, len, ofs, &g_gd, e);
 	case K_METER:
 		return sl_ofp_meter_stats_entry_decode(body, len, ofs, &g_mid, &g_msec, &g_mnsec,
-		                                       &g_mst, e);
+						       &g_mst, e);
 	case K_MCONF:
 		return sl_ofp_meter_config_entry_decode(body, len, ofs, &g_mc, e);
 	default:
@@ -108,12 +108,12 @@ static void
 test_golden_features(void)
 {
 	static const char features[] =
-	    "04 06 0020 00000007" /* header: features reply, 32 bytes, xid 7 */
-	    "0000020000000001"    /* datapath_id */
-	    "00000000"            /* n_buffers */
-	    "fe 00 0000"          /* n_tables 254, auxiliary_id 0, pad */
-	    "0000004f"            /* capabilities: FLOW|TABLE|PORT|GROUP|QUEUE */
-	    "00000000";           /* reserved */
+		"04 06 0020 00000007" /* header: features reply, 32 bytes, xid 7 */
+		"0000020000000001"    /* datapath_id */
+		"00000000"            /* n_buffers */
+		"fe 00 0000"          /* n_tables 254, auxiliary_id 0, pad */
+		"0000004f"            /* capabilities: FLOW|TABLE|PORT|GROUP|QUEUE */
+		"00000000";           /* reserved */
 	struct sl_ofp_features f;
 	struct sl_ofp_error e;
 	uint8_t m[64];
@@ -122,7 +122,7 @@ test_golden_features(void)
 
 	rc = sl_ofp_features_reply_decode(m, n, &f, &e);
 	CHECK(rc == 0 && f.datapath_id == 0x0000020000000001ull && f.n_buffers == 0 &&
-	          f.n_tables == 254 && f.auxiliary_id == 0 && f.capabilities == 0x4f,
+		      f.n_tables == 254 && f.auxiliary_id == 0 && f.capabilities == 0x4f,
 	      "features golden: rc %d dpid %llx", rc, (unsigned long long)f.datapath_id);
 
 	/* Encoder and decoder agree. */
@@ -156,46 +156,46 @@ static void
 test_golden_multipart(void)
 {
 	static const char port_stats[] =
-	    "04 13 0080 00000002"               /* multipart reply, 128 bytes, xid 2 */
-	    "0004 0001 00000000"                /* OFPMP_PORT_STATS, REPLY_MORE, pad */
-	    "00000003 00000000"                 /* port_no 3, pad */
-	    "000000000000000a 0000000000000014" /* rx_packets 10, tx_packets 20 */
-	    "0000000000000280 0000000000000500" /* rx_bytes 640, tx_bytes 1280 */
-	    "0000000000000001 0000000000000002" /* rx_dropped 1, tx_dropped 2 */
-	    "0000000000000000 0000000000000000" /* rx_errors, tx_errors */
-	    "ffffffffffffffff ffffffffffffffff" /* rx_frame_err, rx_over_err: unsupported */
-	    "ffffffffffffffff ffffffffffffffff" /* rx_crc_err, collisions: unsupported */
-	    "00000005 1dcd6500";                /* duration 5.5 s */
+		"04 13 0080 00000002"               /* multipart reply, 128 bytes, xid 2 */
+		"0004 0001 00000000"                /* OFPMP_PORT_STATS, REPLY_MORE, pad */
+		"00000003 00000000"                 /* port_no 3, pad */
+		"000000000000000a 0000000000000014" /* rx_packets 10, tx_packets 20 */
+		"0000000000000280 0000000000000500" /* rx_bytes 640, tx_bytes 1280 */
+		"0000000000000001 0000000000000002" /* rx_dropped 1, tx_dropped 2 */
+		"0000000000000000 0000000000000000" /* rx_errors, tx_errors */
+		"ffffffffffffffff ffffffffffffffff" /* rx_frame_err, rx_over_err: unsupported */
+		"ffffffffffffffff ffffffffffffffff" /* rx_crc_err, collisions: unsupported */
+		"00000005 1dcd6500";                /* duration 5.5 s */
 	static const char table_stats[] =
-	    "00 000000 00000008"                /* table 0, pad, active_count 8 */
-	    "0000000000000064 0000000000000060" /* lookups 100, matched 96 */
-	    "02 000000 00000001"                /* table 2 */
-	    "0000000000000003 0000000000000003";
+		"00 000000 00000008"                /* table 0, pad, active_count 8 */
+		"0000000000000064 0000000000000060" /* lookups 100, matched 96 */
+		"02 000000 00000001"                /* table 2 */
+		"0000000000000003 0000000000000003";
 	static const char port_desc[] =
-	    "00000001 00000000 020000000001 0000" /* port 1, pad, hw_addr, pad */
-	    "6e65745f7063617030000000000000ff"    /* "net_pcap0" with a junk byte after NUL */
-	    "00000001 00000004"                   /* config PORT_DOWN, state LIVE */
-	    "00000040 00000000 00000040 00000000" /* curr 10GB_FD, adv, supported, peer */
-	    "00989680 00989680";                  /* curr/max speed 10,000,000 kbps */
+		"00000001 00000000 020000000001 0000" /* port 1, pad, hw_addr, pad */
+		"6e65745f7063617030000000000000ff"    /* "net_pcap0" with a junk byte after NUL */
+		"00000001 00000004"                   /* config PORT_DOWN, state LIVE */
+		"00000040 00000000 00000040 00000000" /* curr 10GB_FD, adv, supported, peer */
+		"00989680 00989680";                  /* curr/max speed 10,000,000 kbps */
 	static const char group_stats[] =
-	    "0038 0000 00000007 00000002 00000000" /* length 56, group 7, ref_count 2 */
-	    "000000000000000b 00000000000002c0"    /* packets 11, bytes 704 */
-	    "00000001 00000000"                    /* duration 1 s */
-	    "000000000000000b 00000000000002c0";   /* bucket 0 */
+		"0038 0000 00000007 00000002 00000000" /* length 56, group 7, ref_count 2 */
+		"000000000000000b 00000000000002c0"    /* packets 11, bytes 704 */
+		"00000001 00000000"                    /* duration 1 s */
+		"000000000000000b 00000000000002c0";   /* bucket 0 */
 	static const char group_desc[] =
-	    "0028 01 00 00000005"                   /* length 40, select, group 5 */
-	    "0020 0001 ffffffff ffffffff 00000000"  /* bucket: len 32, weight 1, no watch */
-	    "0000 0010 00000002 ffff 000000000000"; /* output:2 */
+		"0028 01 00 00000005"                   /* length 40, select, group 5 */
+		"0020 0001 ffffffff ffffffff 00000000"  /* bucket: len 32, weight 1, no watch */
+		"0000 0010 00000002 ffff 000000000000"; /* output:2 */
 	static const char meter_stats[] =
-	    "00000007 0038 000000000000"           /* meter 7, length 56, pad */
-	    "00000003"                             /* flow_count 3 */
-	    "000000000000000b 00000000000002c0"    /* packets 11, bytes 704 */
-	    "00000002 000f4240"                    /* duration 2.001 s */
-	    "0000000000000004 0000000000000100";   /* band 0: 4 packets, 256 bytes */
+		"00000007 0038 000000000000"         /* meter 7, length 56, pad */
+		"00000003"                           /* flow_count 3 */
+		"000000000000000b 00000000000002c0"  /* packets 11, bytes 704 */
+		"00000002 000f4240"                  /* duration 2.001 s */
+		"0000000000000004 0000000000000100"; /* band 0: 4 packets, 256 bytes */
 	static const char meter_config[] =
-	    "0028 0009 00000003"                   /* length 40, KBPS|STATS, meter 3 */
-	    "0001 0010 00002710 00000000 00000000" /* drop, rate 10000, burst 0 */
-	    "0002 0010 00001388 00000020 02000000"; /* dscp_remark, rate 5000, burst 32, prec 2 */
+		"0028 0009 00000003"                   /* length 40, KBPS|STATS, meter 3 */
+		"0001 0010 00002710 00000000 00000000" /* drop, rate 10000, burst 0 */
+		"0002 0010 00001388 00000020 02000000"; /* dscp_remark, rate 5000, burst 32, prec 2 */
 	struct sl_ofp_mp_reply r;
 	struct sl_ofp_error e;
 	uint8_t m[512];
@@ -205,21 +205,22 @@ test_golden_multipart(void)
 	n = sl_test_hex(port_stats, m, sizeof(m));
 	rc = sl_ofp_mp_reply_decode(m, n, &r, &e);
 	CHECK(rc == 0 && r.type == SL_OFPMP_PORT_STATS && r.flags == SL_OFPMPF_REPLY_MORE &&
-	          r.body_len == 112 && r.body == m + 16,
+		      r.body_len == 112 && r.body == m + 16,
 	      "mp reply header");
 	ofs = 0;
 	rc = sl_ofp_port_stats_entry_decode(r.body, r.body_len, &ofs, &g_ps, &e);
 	CHECK(rc == 0 && ofs == 112 && g_ps.port_no == 3 && g_ps.rx_packets == 10 &&
-	          g_ps.tx_packets == 20 && g_ps.rx_bytes == 640 && g_ps.tx_bytes == 1280 &&
-	          g_ps.rx_dropped == 1 && g_ps.tx_dropped == 2 && g_ps.collisions == UINT64_MAX &&
-	          g_ps.duration_sec == 5 && g_ps.duration_nsec == 500000000,
+		      g_ps.tx_packets == 20 && g_ps.rx_bytes == 640 && g_ps.tx_bytes == 1280 &&
+		      g_ps.rx_dropped == 1 && g_ps.tx_dropped == 2 &&
+		      g_ps.collisions == UINT64_MAX && g_ps.duration_sec == 5 &&
+		      g_ps.duration_nsec == 500000000,
 	      "port stats golden");
 
 	n = sl_test_hex(table_stats, m, sizeof(m));
 	ofs = 0;
 	rc = sl_ofp_table_stats_entry_decode(m, n, &ofs, &g_ts, &e);
 	CHECK(rc == 0 && ofs == 24 && g_ts.table_id == 0 && g_ts.active_count == 8 &&
-	          g_ts.lookup_count == 100 && g_ts.matched_count == 96,
+		      g_ts.lookup_count == 100 && g_ts.matched_count == 96,
 	      "table stats golden 0");
 	rc = sl_ofp_table_stats_entry_decode(m, n, &ofs, &g_ts, &e);
 	CHECK(rc == 0 && ofs == 48 && g_ts.table_id == 2 && g_ts.lookup_count == 3,
@@ -229,9 +230,9 @@ test_golden_multipart(void)
 	ofs = 0;
 	rc = sl_ofp_port_desc_entry_decode(m, n, &ofs, &g_pd, &e);
 	CHECK(rc == 0 && ofs == 64 && g_pd.port_no == 1 && g_pd.hw_addr[0] == 2 &&
-	          g_pd.hw_addr[5] == 1 && strcmp(g_pd.name, "net_pcap0") == 0 &&
-	          g_pd.config == SL_OFPPC_PORT_DOWN && g_pd.state == SL_OFPPS_LIVE &&
-	          g_pd.curr == SL_OFPPF_10GB_FD && g_pd.curr_speed == 10000000,
+		      g_pd.hw_addr[5] == 1 && strcmp(g_pd.name, "net_pcap0") == 0 &&
+		      g_pd.config == SL_OFPPC_PORT_DOWN && g_pd.state == SL_OFPPS_LIVE &&
+		      g_pd.curr == SL_OFPPF_10GB_FD && g_pd.curr_speed == 10000000,
 	      "port desc golden: '%s'", g_pd.name);
 	/* A name filling all 16 bytes is cut to 15 and terminated. */
 	memset(m + 16, 'A', 16);
@@ -243,18 +244,18 @@ test_golden_multipart(void)
 	ofs = 0;
 	rc = sl_ofp_group_stats_entry_decode(m, n, &ofs, &g_gs, &e);
 	CHECK(rc == 0 && ofs == 56 && g_gs.group_id == 7 && g_gs.ref_count == 2 &&
-	          g_gs.packet_count == 11 && g_gs.byte_count == 704 && g_gs.n_buckets == 1 &&
-	          g_gs.buckets[0].packet_count == 11,
+		      g_gs.packet_count == 11 && g_gs.byte_count == 704 && g_gs.n_buckets == 1 &&
+		      g_gs.buckets[0].packet_count == 11,
 	      "group stats golden");
 
 	n = sl_test_hex(group_desc, m, sizeof(m));
 	ofs = 0;
 	rc = sl_ofp_group_desc_entry_decode(m, n, &ofs, &g_gd, &e);
 	CHECK(rc == 0 && ofs == 40 && g_gd.group_id == 5 && g_gd.type == SL_GROUP_SELECT &&
-	          g_gd.n_buckets == 1 && g_gd.buckets[0].weight == 1 &&
-	          g_gd.buckets[0].n_actions == 1 &&
-	          g_gd.buckets[0].actions[0].type == SL_ACT_OUTPUT &&
-	          g_gd.buckets[0].actions[0].output.port == 2,
+		      g_gd.n_buckets == 1 && g_gd.buckets[0].weight == 1 &&
+		      g_gd.buckets[0].n_actions == 1 &&
+		      g_gd.buckets[0].actions[0].type == SL_ACT_OUTPUT &&
+		      g_gd.buckets[0].actions[0].output.port == 2,
 	      "group desc golden");
 	m[2] = 9; /* group type 9 */
 	ofs = 0;
@@ -266,9 +267,9 @@ test_golden_multipart(void)
 	ofs = 0;
 	rc = sl_ofp_meter_stats_entry_decode(m, n, &ofs, &g_mid, &g_msec, &g_mnsec, &g_mst, &e);
 	CHECK(rc == 0 && ofs == 56 && g_mid == 7 && g_msec == 2 && g_mnsec == 1000000 &&
-	          g_mst.flow_count == 3 && g_mst.packets == 11 && g_mst.bytes == 704 &&
-	          g_mst.n_bands == 1 && g_mst.band_packets[0] == 4 && g_mst.band_bytes[0] == 256 &&
-	          g_mst.created_tsc == 0,
+		      g_mst.flow_count == 3 && g_mst.packets == 11 && g_mst.bytes == 704 &&
+		      g_mst.n_bands == 1 && g_mst.band_packets[0] == 4 &&
+		      g_mst.band_bytes[0] == 256 && g_mst.created_tsc == 0,
 	      "meter stats golden");
 	m[5] = 0x30; /* length 48: half a band counter */
 	ofs = 0;
@@ -280,11 +281,11 @@ test_golden_multipart(void)
 	ofs = 0;
 	rc = sl_ofp_meter_config_entry_decode(m, n, &ofs, &g_mc, &e);
 	CHECK(rc == 0 && ofs == 40 && g_mc.meter_id == 3 &&
-	          g_mc.flags == (SL_METER_KBPS | SL_METER_STATS) && g_mc.n_bands == 2 &&
-	          g_mc.bands[0].type == SL_BAND_DROP && g_mc.bands[0].rate == 10000 &&
-	          g_mc.bands[0].burst == 0 && g_mc.bands[1].type == SL_BAND_DSCP_REMARK &&
-	          g_mc.bands[1].rate == 5000 && g_mc.bands[1].burst == 32 &&
-	          g_mc.bands[1].prec_level == 2,
+		      g_mc.flags == (SL_METER_KBPS | SL_METER_STATS) && g_mc.n_bands == 2 &&
+		      g_mc.bands[0].type == SL_BAND_DROP && g_mc.bands[0].rate == 10000 &&
+		      g_mc.bands[0].burst == 0 && g_mc.bands[1].type == SL_BAND_DSCP_REMARK &&
+		      g_mc.bands[1].rate == 5000 && g_mc.bands[1].burst == 32 &&
+		      g_mc.bands[1].prec_level == 2,
 	      "meter config golden");
 	m[36] = 9; /* prec_level 9 */
 	ofs = 0;
@@ -347,16 +348,16 @@ static void
 test_roundtrip_flows(void)
 {
 	static const char *const flows[] = {
-	    "priority=1,ip,nw_dst=10.0.0.1 actions=output:1",
-	    "table=3,cookie=0x1234,idle_timeout=10,hard_timeout=20,send_flow_rem,tcp,"
-	    "nw_src=10.0.0.0/8,tp_dst=443,in_port=5 actions=dec_ttl,"
-	    "mod_dl_dst:02:00:00:00:00:01,output:2,goto_table:9",
-	    "ipv6,ipv6_dst=2001:db8::/32 actions=write_actions(output:1),"
-	    "write_metadata:0x5/0xff",
-	    "table=1,udp,raw(l4,64,16)=0x1234/0xff00 actions=group:7",
-	    "priority=0 actions=CONTROLLER",
-	    "dl_vlan=10,dl_src=00:11:22:33:44:55/ff:ff:ff:00:00:00 actions=clear_actions,"
-	    "goto_table:2",
+		"priority=1,ip,nw_dst=10.0.0.1 actions=output:1",
+		"table=3,cookie=0x1234,idle_timeout=10,hard_timeout=20,send_flow_rem,tcp,"
+		"nw_src=10.0.0.0/8,tp_dst=443,in_port=5 actions=dec_ttl,"
+		"mod_dl_dst:02:00:00:00:00:01,output:2,goto_table:9",
+		"ipv6,ipv6_dst=2001:db8::/32 actions=write_actions(output:1),"
+		"write_metadata:0x5/0xff",
+		"table=1,udp,raw(l4,64,16)=0x1234/0xff00 actions=group:7",
+		"priority=0 actions=CONTROLLER",
+		"dl_vlan=10,dl_src=00:11:22:33:44:55/ff:ff:ff:00:00:00 actions=clear_actions,"
+		"goto_table:2",
 	};
 	enum { N = SL_ARRAY_SIZE(flows) };
 	struct sl_flow_spec fs[N];
@@ -388,8 +389,8 @@ test_roundtrip_flows(void)
 		sl_flow_format(&fs[i], want, sizeof(want));
 		sl_flow_format(&g_fs, have, sizeof(have));
 		CHECK(rc == 0 && ofs == r.body_len && strcmp(want, have) == 0 &&
-		          g_fst.duration_sec == i && g_fst.duration_nsec == 1000u * i &&
-		          g_fst.packet_count == 7u * i && g_fst.byte_count == 64u * i,
+			      g_fst.duration_sec == i && g_fst.duration_nsec == 1000u * i &&
+			      g_fst.packet_count == 7u * i && g_fst.byte_count == 64u * i,
 		      "flow %u: rc %d %s\n  want %s\n  have %s", i, rc, sl_ofp_error_name(&e), want,
 		      have);
 	}
@@ -419,12 +420,12 @@ test_roundtrip_fixed(void)
 	sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_TABLE, 1, NULL, NULL);
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++)
 		sl_ofp_mp_table_stats_append(
-		    &w, &(struct sl_ofp_table_stats){(uint8_t)t, t, 1000ull * t, 999ull * t});
+			&w, &(struct sl_ofp_table_stats){(uint8_t)t, t, 1000ull * t, 999ull * t});
 	SL_VERIFY(sl_ofp_mp_writer_end(&w) == 0);
 	got = decode_reply(&b, SL_OFPMP_TABLE, K_TABLE, &n_msgs);
 	CHECK(got == SL_TABLES_MAX && g_ts.table_id == SL_TABLES_MAX - 1 &&
-	          g_ts.active_count == SL_TABLES_MAX - 1 &&
-	          g_ts.matched_count == 999ull * (SL_TABLES_MAX - 1),
+		      g_ts.active_count == SL_TABLES_MAX - 1 &&
+		      g_ts.matched_count == 999ull * (SL_TABLES_MAX - 1),
 	      "table stats round trip: %ld", got);
 
 	/* 1000 port stats (more than one message). */
@@ -432,17 +433,17 @@ test_roundtrip_fixed(void)
 	sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_PORT_STATS, 1, NULL, NULL);
 	for (unsigned i = 1; i <= 1000; i++)
 		sl_ofp_mp_port_stats_append(&w, &(struct sl_ofp_port_stats){
-		                                    .port_no = i,
-		                                    .rx_packets = i,
-		                                    .tx_bytes = 64ull * i,
-		                                    .collisions = UINT64_MAX,
-		                                    .duration_sec = i,
-		                                });
+							.port_no = i,
+							.rx_packets = i,
+							.tx_bytes = 64ull * i,
+							.collisions = UINT64_MAX,
+							.duration_sec = i,
+						});
 	SL_VERIFY(sl_ofp_mp_writer_end(&w) == 0);
 	got = decode_reply(&b, SL_OFPMP_PORT_STATS, K_PORT, &n_msgs);
 	CHECK(got == 1000 && n_msgs == 2 && g_ps.port_no == 1000 && g_ps.rx_packets == 1000 &&
-	          g_ps.tx_bytes == 64000 && g_ps.collisions == UINT64_MAX &&
-	          g_ps.duration_sec == 1000,
+		      g_ps.tx_bytes == 64000 && g_ps.collisions == UINT64_MAX &&
+		      g_ps.duration_sec == 1000,
 	      "port stats round trip: %ld in %u", got, n_msgs);
 
 	/* Port descriptions. */
@@ -450,18 +451,18 @@ test_roundtrip_fixed(void)
 	sl_ofp_mp_writer_begin(&w, &b, SL_OFPMP_PORT_DESC, 1, NULL, NULL);
 	for (unsigned i = 1; i <= 3; i++) {
 		struct sl_ofp_port_desc pd = {.port_no = i,
-		                              .hw_addr = {2, 0, 0, 0, 0, (uint8_t)i},
-		                              .state = SL_OFPPS_LIVE,
-		                              .curr = SL_OFPPF_10GB_FD,
-		                              .curr_speed = 10000000};
+					      .hw_addr = {2, 0, 0, 0, 0, (uint8_t)i},
+					      .state = SL_OFPPS_LIVE,
+					      .curr = SL_OFPPF_10GB_FD,
+					      .curr_speed = 10000000};
 		snprintf(pd.name, sizeof(pd.name), "net_ring%u", i);
 		sl_ofp_mp_port_desc_append(&w, &pd);
 	}
 	SL_VERIFY(sl_ofp_mp_writer_end(&w) == 0);
 	got = decode_reply(&b, SL_OFPMP_PORT_DESC, K_DESC, &n_msgs);
 	CHECK(got == 3 && g_pd.port_no == 3 && strcmp(g_pd.name, "net_ring3") == 0 &&
-	          g_pd.hw_addr[5] == 3 && g_pd.state == SL_OFPPS_LIVE &&
-	          g_pd.curr_speed == 10000000,
+		      g_pd.hw_addr[5] == 3 && g_pd.state == SL_OFPPS_LIVE &&
+		      g_pd.curr_speed == 10000000,
 	      "port desc round trip");
 
 	/* Group stats with 0 and 32 buckets. */
@@ -479,7 +480,7 @@ test_roundtrip_fixed(void)
 	SL_VERIFY(sl_ofp_mp_writer_end(&w) == 0);
 	got = decode_reply(&b, SL_OFPMP_GROUP, K_GROUP, &n_msgs);
 	CHECK(got == 2 && g_gs.group_id == 2 && g_gs.n_buckets == SL_GROUP_BUCKETS_MAX &&
-	          g_gs.buckets[31].byte_count == 31,
+		      g_gs.buckets[31].byte_count == 31,
 	      "group stats round trip");
 
 	/* Group descriptions: an all group with two buckets, a fast-failover one. */
@@ -507,7 +508,8 @@ test_roundtrip_fixed(void)
 	SL_VERIFY(sl_ofp_mp_writer_end(&w) == 0);
 	got = decode_reply(&b, SL_OFPMP_GROUP_DESC, K_GDESC, &n_msgs);
 	CHECK(got == 2 && g_gd.group_id == 11 && g_gd.type == SL_GROUP_FF && g_gd.n_buckets == 2 &&
-	          g_gd.buckets[1].watch_port == 2 && g_gd.buckets[1].actions[0].output.port == 2,
+		      g_gd.buckets[1].watch_port == 2 &&
+		      g_gd.buckets[1].actions[0].output.port == 2,
 	      "group desc round trip");
 
 	/* 1000 meters with 8 bands each: 168 KB, several messages. */
@@ -529,9 +531,9 @@ test_roundtrip_fixed(void)
 	SL_VERIFY(sl_ofp_mp_writer_end(&w) == 0);
 	got = decode_reply(&b, SL_OFPMP_METER, K_METER, &n_msgs);
 	CHECK(got == 1000 && n_msgs == 3 && g_mid == 1000 && g_msec == 1000 &&
-	          g_mnsec == 999999999 && g_mst.flow_count == 1000 && g_mst.packets == 10000 &&
-	          g_mst.bytes == UINT64_MAX - 1000 && g_mst.n_bands == SL_METER_BANDS_MAX &&
-	          g_mst.band_packets[7] == 1007 && g_mst.band_bytes[7] == 64 * 1007,
+		      g_mnsec == 999999999 && g_mst.flow_count == 1000 && g_mst.packets == 10000 &&
+		      g_mst.bytes == UINT64_MAX - 1000 && g_mst.n_bands == SL_METER_BANDS_MAX &&
+		      g_mst.band_packets[7] == 1007 && g_mst.band_bytes[7] == 64 * 1007,
 	      "meter stats round trip: %ld in %u", got, n_msgs);
 
 	/* Meter configurations: every band count, both band types. */
@@ -545,18 +547,18 @@ test_roundtrip_fixed(void)
 		mc.n_bands = (uint8_t)i;
 		for (unsigned k = 0; k < i; k++)
 			mc.bands[k] = (struct sl_meter_band_spec){
-			    .type = k % 2 ? SL_BAND_DSCP_REMARK : SL_BAND_DROP,
-			    .prec_level = k % 2 ? 3 : 0,
-			    .rate = 1000 * (k + 1),
-			    .burst = k};
+				.type = k % 2 ? SL_BAND_DSCP_REMARK : SL_BAND_DROP,
+				.prec_level = k % 2 ? 3 : 0,
+				.rate = 1000 * (k + 1),
+				.burst = k};
 		sl_ofp_mp_meter_config_append(&w, &mc);
 	}
 	SL_VERIFY(sl_ofp_mp_writer_end(&w) == 0);
 	got = decode_reply(&b, SL_OFPMP_METER_CONFIG, K_MCONF, &n_msgs);
 	CHECK(got == SL_METER_BANDS_MAX + 1 && g_mc.meter_id == 100 + SL_METER_BANDS_MAX &&
-	          g_mc.flags == (SL_METER_KBPS | SL_METER_BURST) &&
-	          g_mc.n_bands == SL_METER_BANDS_MAX &&
-	          memcmp(g_mc.bands, mc.bands, sizeof(mc.bands)) == 0,
+		      g_mc.flags == (SL_METER_KBPS | SL_METER_BURST) &&
+		      g_mc.n_bands == SL_METER_BANDS_MAX &&
+		      memcmp(g_mc.bands, mc.bands, sizeof(mc.bands)) == 0,
 	      "meter config round trip: %ld", got);
 
 	/* Table features for every table (the agent's reply, a few hundred KB). */
@@ -575,8 +577,8 @@ test_roundtrip_fixed(void)
 	SL_VERIFY(sl_ofp_mp_writer_end(&w) == 0);
 	got = decode_reply(&b, SL_OFPMP_TABLE_FEATURES, K_FEAT, &n_msgs);
 	CHECK(got == SL_TABLES_MAX && n_msgs > 1 && g_tf.table_id == SL_TABLES_MAX - 1 &&
-	          strcmp(g_tf.name, "table253") == 0 && g_tf.max_entries == 1000253 &&
-	          g_tf.metadata_match == UINT64_MAX,
+		      strcmp(g_tf.name, "table253") == 0 && g_tf.max_entries == 1000253 &&
+		      g_tf.metadata_match == UINT64_MAX,
 	      "table features round trip: %ld in %u", got, n_msgs);
 	printf("table features reply: %zu bytes in %u messages\n", b.len, n_msgs);
 	sl_ofp_buf_free(&b);
@@ -591,9 +593,9 @@ static size_t
 sample_body(enum kind k, uint8_t *out, size_t max)
 {
 	static const uint16_t types[K__MAX] = {
-	    SL_OFPMP_FLOW,  SL_OFPMP_TABLE,      SL_OFPMP_PORT_STATS,    SL_OFPMP_PORT_DESC,
-	    SL_OFPMP_GROUP, SL_OFPMP_GROUP_DESC, SL_OFPMP_TABLE_FEATURES, SL_OFPMP_METER,
-	    SL_OFPMP_METER_CONFIG};
+		SL_OFPMP_FLOW,           SL_OFPMP_TABLE, SL_OFPMP_PORT_STATS,
+		SL_OFPMP_PORT_DESC,      SL_OFPMP_GROUP, SL_OFPMP_GROUP_DESC,
+		SL_OFPMP_TABLE_FEATURES, SL_OFPMP_METER, SL_OFPMP_METER_CONFIG};
 	static struct sl_group_spec gd;
 	static struct sl_ofp_table_features tf;
 	static struct sl_meter_stats mst;
@@ -609,13 +611,13 @@ sample_body(enum kind k, uint8_t *out, size_t max)
 		switch (k) {
 		case K_FLOW:
 			parse_flow(i ? "table=2,tcp,tp_dst=80 actions=output:1,goto_table:3"
-			             : "ip,nw_dst=10.0.0.0/8 actions=write_metadata:0x1/0x1",
-			           &fs);
+				     : "ip,nw_dst=10.0.0.0/8 actions=write_metadata:0x1/0x1",
+				   &fs);
 			sl_ofp_mp_flow_stats_append(&w, &fs, &(struct sl_ofp_flow_stats){0});
 			break;
 		case K_TABLE:
 			sl_ofp_mp_table_stats_append(&w,
-			                             &(struct sl_ofp_table_stats){.table_id = 1});
+						     &(struct sl_ofp_table_stats){.table_id = 1});
 			break;
 		case K_PORT:
 			sl_ofp_mp_port_stats_append(&w, &(struct sl_ofp_port_stats){.port_no = 1});
@@ -625,7 +627,7 @@ sample_body(enum kind k, uint8_t *out, size_t max)
 			break;
 		case K_GROUP:
 			sl_ofp_mp_group_stats_append(
-			    &w, &(struct sl_ofp_group_stats){.group_id = 1, .n_buckets = 2});
+				&w, &(struct sl_ofp_group_stats){.group_id = 1, .n_buckets = 2});
 			break;
 		case K_GDESC:
 			memset(&gd, 0, sizeof(gd));
@@ -651,7 +653,7 @@ sample_body(enum kind k, uint8_t *out, size_t max)
 			mc.n_bands = 2;
 			mc.bands[0] = (struct sl_meter_band_spec){.type = SL_BAND_DROP, .rate = 1};
 			mc.bands[1] = (struct sl_meter_band_spec){
-			    .type = SL_BAND_DSCP_REMARK, .rate = 2, .prec_level = 1};
+				.type = SL_BAND_DSCP_REMARK, .rate = 2, .prec_level = 1};
 			sl_ofp_mp_meter_config_append(&w, &mc);
 			break;
 		default: /* K_FEAT */

@@ -41,7 +41,7 @@ err_is(const struct sl_ofp_error *e, uint16_t type, uint16_t code)
 }
 
 #define CHECK_ERR(rc, e, t, c, what)                                                               \
-	CHECK((rc) < 0 && err_is(&(e), (t), (c)), "%s: want %s, got rc %d %s", what,              \
+	CHECK((rc) < 0 && err_is(&(e), (t), (c)), "%s: want %s, got rc %d %s", what,               \
 	      sl_ofp_error_name(&(struct sl_ofp_error){(t), (c), 0}), rc, sl_ofp_error_name(&(e)))
 
 static void
@@ -111,16 +111,16 @@ meter_spec_equal(const struct sl_meter_spec *a, const struct sl_meter_spec *b)
  * instruction first, then apply_actions.
  */
 static const char *const meter_flow_mod =
-	"04 0e 00 60 00 00 00 01"    /* header: flow_mod, length 96, xid 1 */
-	"00 00 00 00 00 00 00 00"    /* cookie */
-	"00 00 00 00 00 00 00 00"    /* cookie_mask */
-	"00 00 00 00 00 00 00 64"    /* table 0, ADD, idle 0, hard 0, priority 100 */
-	"ff ff ff ff ff ff ff ff"    /* buffer_id NO_BUFFER, out_port ANY */
-	"ff ff ff ff 00 00 00 00"    /* out_group ANY, flags 0, pad */
-	"00 01 00 0a 80 00 0a 02"    /* match: OXM, length 10; eth_type */
-	"08 00 00 00 00 00 00 00"    /*   0x0800, padding to 16 */
-	"00 06 00 08 00 00 00 01"    /* meter instruction: length 8, meter 1 */
-	"00 04 00 18 00 00 00 00"    /* apply_actions, 24 bytes */
+	"04 0e 00 60 00 00 00 01" /* header: flow_mod, length 96, xid 1 */
+	"00 00 00 00 00 00 00 00" /* cookie */
+	"00 00 00 00 00 00 00 00" /* cookie_mask */
+	"00 00 00 00 00 00 00 64" /* table 0, ADD, idle 0, hard 0, priority 100 */
+	"ff ff ff ff ff ff ff ff" /* buffer_id NO_BUFFER, out_port ANY */
+	"ff ff ff ff 00 00 00 00" /* out_group ANY, flags 0, pad */
+	"00 01 00 0a 80 00 0a 02" /* match: OXM, length 10; eth_type */
+	"08 00 00 00 00 00 00 00" /*   0x0800, padding to 16 */
+	"00 06 00 08 00 00 00 01" /* meter instruction: length 8, meter 1 */
+	"00 04 00 18 00 00 00 00" /* apply_actions, 24 bytes */
 	"00 00 00 10 00 00 00 02 00 00 00 00 00 00 00 00"; /* output 2 */
 
 static void
@@ -281,12 +281,12 @@ test_instruction_roundtrip(void)
  * type=dscp_remark,rate=500,prec_level=1'` sends.
  */
 static const char *const meter_mod_golden =
-	"04 1d 00 30 00 00 00 05"    /* header: meter_mod, length 48, xid 5 */
-	"00 00 00 0d 00 00 00 01"    /* ADD, flags KBPS|BURST|STATS, meter 1 */
-	"00 01 00 10 00 00 03 e8"    /* band DROP, length 16, rate 1000 */
-	"00 00 00 64 00 00 00 00"    /*   burst_size 100, pad */
-	"00 02 00 10 00 00 01 f4"    /* band DSCP_REMARK, length 16, rate 500 */
-	"00 00 00 00 01 00 00 00";   /*   burst_size 0, prec_level 1, pad */
+	"04 1d 00 30 00 00 00 05"  /* header: meter_mod, length 48, xid 5 */
+	"00 00 00 0d 00 00 00 01"  /* ADD, flags KBPS|BURST|STATS, meter 1 */
+	"00 01 00 10 00 00 03 e8"  /* band DROP, length 16, rate 1000 */
+	"00 00 00 64 00 00 00 00"  /*   burst_size 100, pad */
+	"00 02 00 10 00 00 01 f4"  /* band DSCP_REMARK, length 16, rate 500 */
+	"00 00 00 00 01 00 00 00"; /*   burst_size 0, prec_level 1, pad */
 
 static void
 test_meter_mod_golden(void)
@@ -339,7 +339,7 @@ test_meter_mod_golden(void)
 #define DROP "0001 0010 000003e8 00000064 00000000"
 
 struct mm_case {
-	const char *body; /* after the header */
+	const char *body;    /* after the header */
 	uint16_t type, code; /* code 0xffff: success */
 	const char *what;
 };
@@ -637,10 +637,10 @@ test_multipart_golden(void)
 	CHECK(sl_ofp_mp_writer_end(&w) == 0, "meter config end");
 	check_bytes("meter config", b.data, b.len,
 		    "04 13 00 40 00 00 00 04 00 0a 00 00 00 00 00 00" /* reply, 64, METER_CONFIG */
-		    "00 28 00 0d 00 00 00 01"               /* length 40, flags 0xd, meter 1 */
+		    "00 28 00 0d 00 00 00 01" /* length 40, flags 0xd, meter 1 */
 		    "00 01 00 10 00 00 03 e8 00 00 00 64 00 00 00 00" /* drop 1000/100 */
 		    "00 02 00 10 00 00 01 f4 00 00 00 00 01 00 00 00" /* dscp_remark 500, prec 1 */
-		    "00 08 00 02 00 00 00 02");             /* length 8, PKTPS, meter 2 */
+		    "00 08 00 02 00 00 00 02");                       /* length 8, PKTPS, meter 2 */
 
 	/* spec: OFPMP_METER_FEATURES reply; all zero for a zeroed struct ("no meters"). */
 	sl_ofp_buf_reset(&b);
@@ -670,10 +670,12 @@ test_multipart_golden(void)
 		uint32_t meter_id;
 		const char *hex;
 	} reqs[] = {
-		{SL_OFPMP_METER, 1, "04 12 00 18 00 00 00 06 00 09 00 00 00 00 00 00"
-				    "00 00 00 01 00 00 00 00"},
-		{SL_OFPMP_METER, SL_METER_ID_ALL, "04 12 00 18 00 00 00 06 00 09 00 00 00 00 00 00"
-						  "ff ff ff ff 00 00 00 00"},
+		{SL_OFPMP_METER, 1,
+		 "04 12 00 18 00 00 00 06 00 09 00 00 00 00 00 00"
+		 "00 00 00 01 00 00 00 00"},
+		{SL_OFPMP_METER, SL_METER_ID_ALL,
+		 "04 12 00 18 00 00 00 06 00 09 00 00 00 00 00 00"
+		 "ff ff ff ff 00 00 00 00"},
 		{SL_OFPMP_METER_CONFIG, SL_METER_ID_ALL,
 		 "04 12 00 18 00 00 00 06 00 0a 00 00 00 00 00 00 ff ff ff ff 00 00 00 00"},
 		{SL_OFPMP_METER_FEATURES, 0, "04 12 00 10 00 00 00 06 00 0b 00 00 00 00 00 00"},

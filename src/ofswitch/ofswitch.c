@@ -38,8 +38,8 @@
 struct conn {
 	struct sl_ofconn *oc;
 	struct sl_ofswitch *sw;
-	uint32_t role;          /* SL_OFPCR_ROLE_EQUAL/MASTER/SLAVE */
-	uint16_t config_flags;  /* SL_OFPC_FRAG_* */
+	uint32_t role;         /* SL_OFPCR_ROLE_EQUAL/MASTER/SLAVE */
+	uint16_t config_flags; /* SL_OFPC_FRAG_* */
 	uint16_t miss_send_len;
 	struct sl_ofp_async_config async;
 	struct sl_ofp_buf backlog; /* whole messages the socket could not take yet */
@@ -61,27 +61,27 @@ struct sl_ofswitch {
 	uint64_t lat_mult; /* TSC cycles -> ns */
 	bool gen_id_set;
 	uint64_t gen_id;
-	struct sl_ofp_buf out;  /* scratch for encoding */
+	struct sl_ofp_buf out; /* scratch for encoding */
 	struct sl_ofswitch_stats st;
 	uint64_t next_timer_tsc;
-	uint64_t start_tsc;     /* ports count from here (port stats duration) */
-	bool *link_up;          /* last link state reported, per port */
-	uint32_t *port_config;  /* SL_OFPPC_* set by port_mod, per port */
-	bool standalone_on;     /* learning-switch mode active */
+	uint64_t start_tsc;    /* ports count from here (port stats duration) */
+	bool *link_up;         /* last link state reported, per port */
+	uint32_t *port_config; /* SL_OFPPC_* set by port_mod, per port */
+	bool standalone_on;    /* learning-switch mode active */
 	struct learn_ent learn[LEARN_SLOTS];
 	struct sl_group_spec group_scratch; /* too big for the stack */
 	struct sl_ofp_group_mod gm_scratch;
 	/* Lines a controller triggers at will (refusals): a budget per window. */
-	uint64_t rl_window_tsc;  /* start of the current window */
-	unsigned rl_logged;      /* lines logged in it */
-	unsigned rl_suppressed;  /* lines not logged since the last summary */
+	uint64_t rl_window_tsc; /* start of the current window */
+	unsigned rl_logged;     /* lines logged in it */
+	unsigned rl_suppressed; /* lines not logged since the last summary */
 };
 
 static bool target_active(const char *t);
 
 /* Agent messages go to rte_log type sluice.ofswitch; @level is syslog's (rte_log's minus one). */
-static void
-swlog(struct sl_ofswitch *sw, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void swlog(struct sl_ofswitch *sw, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static void
 swlog(struct sl_ofswitch *sw, int level, const char *fmt, ...)
@@ -113,15 +113,15 @@ rl_flush(struct sl_ofswitch *sw, uint64_t now)
 	if (now - sw->rl_window_tsc < RL_WINDOW_S * sl_pipeline_tsc_hz())
 		return;
 	if (sw->rl_suppressed > 0)
-		swlog(sw, 5, "%u more lines about refused messages suppressed in the last %u s", sw->rl_suppressed,
+		swlog(sw, 5, "%u more lines about refused messages suppressed in the last %u s",
+		      sw->rl_suppressed,
 		      (unsigned)((now - sw->rl_window_tsc) / sl_pipeline_tsc_hz()));
 	sw->rl_window_tsc = now;
 	sw->rl_logged = 0;
 	sw->rl_suppressed = 0;
 }
 
-static void
-swlog_rl(struct sl_ofswitch *sw, int level, const char *fmt, ...)
+static void swlog_rl(struct sl_ofswitch *sw, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void
@@ -225,7 +225,7 @@ send_error(struct conn *c, const struct sl_ofp_error *e, const uint8_t *msg, siz
 	sl_ofp_header_decode(msg, len, &h, &dummy);
 	c->sw->st.errors_sent++;
 	swlog_rl(c->sw, 7, "%s: %s -> error %s", sl_ofconn_name(c->oc), sl_ofp_type_name(msg[1]),
-	      sl_ofp_error_name(e));
+		 sl_ofp_error_name(e));
 	sl_ofp_buf_reset(&c->sw->out);
 	sl_ofp_error_encode(&c->sw->out, h.xid, e, msg,
 			    len < SL_OFP_ERROR_DATA_MAX ? len : SL_OFP_ERROR_DATA_MAX);
@@ -249,9 +249,11 @@ fail_to_error(enum sl_pipeline_fail f, bool in_group_mod, bool bad_table_is_goto
 	switch (f) {
 	case SL_FAIL_BAD_TABLE_ID:
 		if (bad_table_is_goto)
-			e = (struct sl_ofp_error){SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_TABLE_ID, 0};
+			e = (struct sl_ofp_error){SL_OFPET_BAD_INSTRUCTION, SL_OFPBIC_BAD_TABLE_ID,
+						  0};
 		else
-			e = (struct sl_ofp_error){SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, 0};
+			e = (struct sl_ofp_error){SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID,
+						  0};
 		break;
 	case SL_FAIL_BAD_OUT_PORT:
 	case SL_FAIL_UNSUPPORTED:
@@ -420,7 +422,9 @@ invalid_ttl_update(struct sl_ofswitch *sw)
 
 	for (unsigned i = 0; i < sw->n_conns; i++)
 		want |= ((sw->conns[i]->async.packet_in_mask[0] |
-			  sw->conns[i]->async.packet_in_mask[1]) >> SL_OFPR_INVALID_TTL) & 1;
+			  sw->conns[i]->async.packet_in_mask[1]) >>
+			 SL_OFPR_INVALID_TTL) &
+			1;
 	sl_pipeline_set_invalid_ttl_pin(sw->p.pl, want);
 }
 
@@ -514,7 +518,8 @@ handle_flow_mod(struct conn *c, const uint8_t *msg, size_t len)
 	switch (fm.command) {
 	case SL_OFPFC_ADD:
 		if (fm.spec.table_id >= SL_TABLES_MAX) {
-			send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, msg, len);
+			send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, msg,
+				      len);
 			return;
 		}
 		rc = sl_pipeline_flow_add(sw->p.pl, &fm.spec, err, sizeof(err));
@@ -523,7 +528,8 @@ handle_flow_mod(struct conn *c, const uint8_t *msg, size_t len)
 	case SL_OFPFC_MODIFY_STRICT: {
 		unsigned n;
 		if (fm.spec.table_id >= SL_TABLES_MAX && fm.spec.table_id != SL_OFPTT_ALL) {
-			send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, msg, len);
+			send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, msg,
+				      len);
 			return;
 		}
 		flt.strict = fm.command == SL_OFPFC_MODIFY_STRICT;
@@ -533,7 +539,8 @@ handle_flow_mod(struct conn *c, const uint8_t *msg, size_t len)
 	case SL_OFPFC_DELETE:
 	case SL_OFPFC_DELETE_STRICT:
 		if (fm.spec.table_id >= SL_TABLES_MAX && fm.spec.table_id != SL_OFPTT_ALL) {
-			send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, msg, len);
+			send_error_tc(c, SL_OFPET_FLOW_MOD_FAILED, SL_OFPFMFC_BAD_TABLE_ID, msg,
+				      len);
 			return;
 		}
 		flt.strict = fm.command == SL_OFPFC_DELETE_STRICT;
@@ -752,7 +759,8 @@ handle_role(struct conn *c, const uint8_t *msg, size_t len, const struct sl_ofp_
 				sw->conns[i]->role = SL_OFPCR_ROLE_SLAVE;
 	if (r.role != SL_OFPCR_ROLE_NOCHANGE)
 		c->role = r.role;
-	struct sl_ofp_role reply = {.role = c->role, .generation_id = sw->gen_id_set ? sw->gen_id : 0};
+	struct sl_ofp_role reply = {.role = c->role,
+				    .generation_id = sw->gen_id_set ? sw->gen_id : 0};
 	publish(sw);
 	sl_ofp_role_reply_encode(&sw->out, h->xid, &reply);
 	send_out(c);
@@ -812,7 +820,7 @@ handle_state(struct conn *c, const uint8_t *msg, size_t len, uint32_t exp_type)
 			enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
 			swlog_rl(sw, 5, "state table refused: %s", err);
 			send_error_tc(c, SL_OFPET_TABLE_MOD_FAILED,
-				      f == SL_FAIL_BAD_TABLE_ID   ? SL_OFPTMFC_BAD_TABLE
+				      f == SL_FAIL_BAD_TABLE_ID ? SL_OFPTMFC_BAD_TABLE
 				      : f == SL_FAIL_TABLE_BUSY ? SL_OFPTMFC_EPERM
 								: SL_OFPTMFC_BAD_CONFIG,
 				      msg, len);
@@ -832,7 +840,7 @@ handle_state(struct conn *c, const uint8_t *msg, size_t len, uint32_t exp_type)
 		if (rc < 0) {
 			enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
 			swlog_rl(sw, 5, "state %s refused: %s",
-			      exp_type == SL_OFPX_STATE_SET ? "set" : "delete", err);
+				 exp_type == SL_OFPX_STATE_SET ? "set" : "delete", err);
 			if (f == SL_FAIL_BAD_TABLE_ID)
 				send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_TABLE_ID, msg,
 					      len);
@@ -952,7 +960,8 @@ handle_ffp_experimenter(struct conn *c, uint32_t exp_type, const uint8_t *msg, s
 		flt.cookie = ls.cookie;
 		flt.cookie_mask = ls.cookie_mask;
 		flt.match = &ls.match;
-		unsigned n = sl_pipeline_flow_set_ll(sw->p.pl, &flt, ls.command == SL_OFPX_LL_SET_ON);
+		unsigned n =
+			sl_pipeline_flow_set_ll(sw->p.pl, &flt, ls.command == SL_OFPX_LL_SET_ON);
 		swlog(sw, 7, "low-latency mark %s on %u flow(s)",
 		      ls.command == SL_OFPX_LL_SET_ON ? "set" : "cleared", n);
 		return;
@@ -1015,7 +1024,7 @@ handle_experimenter(struct conn *c, const uint8_t *msg, size_t len)
 		enum sl_pipeline_fail f = sl_pipeline_fail(sw->p.pl);
 		swlog_rl(sw, 5, "table declare refused: %s", err);
 		send_error_tc(c, SL_OFPET_TABLE_MOD_FAILED,
-			      f == SL_FAIL_BAD_TABLE_ID   ? SL_OFPTMFC_BAD_TABLE
+			      f == SL_FAIL_BAD_TABLE_ID ? SL_OFPTMFC_BAD_TABLE
 			      : f == SL_FAIL_TABLE_BUSY ? SL_OFPTMFC_EPERM
 							: SL_OFPTMFC_BAD_CONFIG,
 			      msg, len);
@@ -1270,8 +1279,8 @@ mp_table_features(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t 
 }
 
 static bool
-mp_port_stats(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid,
-	      const uint8_t *msg, size_t len)
+mp_port_stats(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid, const uint8_t *msg,
+	      size_t len)
 {
 	struct sl_ofswitch *sw = c->sw;
 	struct sl_ofp_mp_writer w;
@@ -1295,8 +1304,8 @@ mp_port_stats(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid,
 }
 
 static bool
-mp_port_desc(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid,
-	     const uint8_t *msg, size_t len)
+mp_port_desc(struct conn *c, const struct sl_ofp_mp_request *req, uint32_t xid, const uint8_t *msg,
+	     size_t len)
 {
 	struct sl_ofswitch *sw = c->sw;
 	struct sl_ofp_mp_writer w;
@@ -1630,7 +1639,8 @@ on_message(struct sl_ofconn *oc, const uint8_t *msg, size_t len, void *arg)
 			break;
 		}
 		if (port != SL_PORT_ANY && sl_port_get(sw->p.ports, port) == NULL) {
-			send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, 0 /* OFPQOFC_BAD_PORT */, msg, len);
+			send_error_tc(c, SL_OFPET_QUEUE_OP_FAILED, 0 /* OFPQOFC_BAD_PORT */, msg,
+				      len);
 			break;
 		}
 		queue_config_reply(sw, h.xid, port);
@@ -1764,7 +1774,8 @@ packet_ins_forward(struct sl_ofswitch *sw)
 		if (sent) {
 			sw->st.packet_ins_forwarded++;
 			sl_lat_hist_add(&sw->st.packet_in_latency,
-					sl_cycles_to_ns(rte_rdtsc() - info->rx_tsc, sw->lat_mult), 1);
+					sl_cycles_to_ns(rte_rdtsc() - info->rx_tsc, sw->lat_mult),
+					1);
 		} else {
 			sw->st.packet_ins_dropped++;
 			if (wanted == 0)
@@ -1837,8 +1848,8 @@ learn_slot(const uint8_t *mac)
 }
 
 static void
-standalone_packet_in(struct sl_ofswitch *sw, const struct sl_worker_pin *info,
-		     const uint8_t *data, size_t len)
+standalone_packet_in(struct sl_ofswitch *sw, const struct sl_worker_pin *info, const uint8_t *data,
+		     size_t len)
 {
 	struct learn_ent *src, *dst;
 	struct sl_action out = {.type = SL_ACT_OUTPUT};
@@ -1921,8 +1932,8 @@ timers_run(struct sl_ofswitch *sw)
 		sw->link_up[i] = link.up;
 		port_live_update(sw, i);
 		swlog(sw, 6, "port %s (%s): link %s",
-		      sl_port_no_format(sw->p.ports[i].of_no, no, sizeof(no)),
-		      sw->p.ports[i].name, link.up ? "up" : "down");
+		      sl_port_no_format(sw->p.ports[i].of_no, no, sizeof(no)), sw->p.ports[i].name,
+		      link.up ? "up" : "down");
 		port_status_send(sw, SL_OFPPR_MODIFY, i);
 	}
 }
@@ -2074,8 +2085,8 @@ target_listed(const char *t, const char *const *targets, unsigned n)
 }
 
 int
-sl_ofswitch_targets_set(struct sl_ofswitch *sw, const char *const *targets, unsigned n,
-			char *err, size_t err_size)
+sl_ofswitch_targets_set(struct sl_ofswitch *sw, const char *const *targets, unsigned n, char *err,
+			size_t err_size)
 {
 	int n_idx = sl_ofconn_mgr_n_targets(sw->mgr), added[64];
 	unsigned n_added = 0;

@@ -54,10 +54,10 @@ enum sl_fail_mode {
 
 /** Counters of the agent. */
 struct sl_ofswitch_stats {
-	uint64_t msgs_rx;          /* messages handed to the agent */
-	uint64_t errors_sent;      /* OFPT_ERROR replies */
-	uint64_t flow_mods;        /* flow_mods applied */
-	uint64_t packet_ins_sent;  /* packet_in messages sent (one per connection) */
+	uint64_t msgs_rx;         /* messages handed to the agent */
+	uint64_t errors_sent;     /* OFPT_ERROR replies */
+	uint64_t flow_mods;       /* flow_mods applied */
+	uint64_t packet_ins_sent; /* packet_in messages sent (one per connection) */
 	/*
 	 * The fate of every packet-in the workers queued (sl_worker ctrl tx):
 	 * forwarded to at least one connection, handled by the standalone
@@ -68,13 +68,13 @@ struct sl_ofswitch_stats {
 	uint64_t packet_ins_forwarded;
 	uint64_t packet_ins_standalone;
 	uint64_t packet_ins_dropped;
-	uint64_t pin_drop_unwanted;  /* no connection, or none whose async config takes the reason */
+	uint64_t pin_drop_unwanted; /* no connection, or none whose async config takes the reason */
 	uint64_t pin_drop_congested; /* every connection that wanted it was congested */
 	uint64_t pin_drop_too_big;   /* no packet_in message could hold it */
-	uint64_t packet_outs;      /* packet_outs queued to the worker */
+	uint64_t packet_outs;        /* packet_outs queued to the worker */
 	uint64_t publishes;
 	uint64_t flows_expired;
-	uint64_t learned;          /* standalone mode: flows installed */
+	uint64_t learned;                     /* standalone mode: flows installed */
 	struct sl_lat_hist packet_in_latency; /* rx -> packet_in written to a connection */
 };
 
@@ -82,16 +82,16 @@ struct sl_tls_ctx;
 
 /** Configuration. */
 struct sl_ofswitch_params {
-	uint64_t datapath_id;       /* 0: derived from the first port's MAC */
+	uint64_t datapath_id; /* 0: derived from the first port's MAC */
 	enum sl_fail_mode fail_mode;
 	uint32_t probe_interval_ms; /* echo keepalive (0: off) */
 	const char *const *targets; /* tcp:, ssl:, unix:, ptcp:, pssl:, punix: (ofconn.h) */
 	unsigned n_targets;
 	struct sl_pipeline *pl;
 	struct sl_worker *worker;
-	struct sl_port *ports;      /* SL_PORT_SLOTS slots (port.h), shared with the datapath */
-	int unix_gid;               /* punix: sockets' group (ofconn.h); -1: the creator's */
-	struct sl_tls_ctx *tls;     /* key, certificate, CA for ssl:/pssl: (tls.h); NULL: none */
+	struct sl_port *ports;  /* SL_PORT_SLOTS slots (port.h), shared with the datapath */
+	int unix_gid;           /* punix: sockets' group (ofconn.h); -1: the creator's */
+	struct sl_tls_ctx *tls; /* key, certificate, CA for ssl:/pssl: (tls.h); NULL: none */
 };
 
 struct sl_ofswitch;

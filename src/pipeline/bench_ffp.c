@@ -127,7 +127,8 @@ main(int argc, char **argv)
 			uint64_t cycles = 0;
 
 			for (unsigned b = 0; b < bursts; b++) {
-				unsigned base = (unsigned)(((uint64_t)b * BURST) % (n_frames - BURST + 1));
+				unsigned base =
+					(unsigned)(((uint64_t)b * BURST) % (n_frames - BURST + 1));
 				uint64_t t0, c;
 
 				/* Copied into rx buffers first, as net_pcap does per packet. */
@@ -138,13 +139,13 @@ main(int argc, char **argv)
 						    HEADROOM, 1);
 				}
 				t0 = __rdtsc();
-				fwd[k] += sl_pipeline_run_burst(pls[k], ctxs[k], pkts, BURST, &hooks, out,
-								dr);
+				fwd[k] += sl_pipeline_run_burst(pls[k], ctxs[k], pkts, BURST,
+								&hooks, out, dr);
 				c = __rdtsc() - t0;
 				cycles += c;
 				bt[k][(size_t)r * bursts + b] = c;
 				ll_pkts[k] += (unsigned long)__builtin_popcountll(
-				    sl_pipeline_ll_lanes(ctxs[k]) & 0xffffffffu);
+					sl_pipeline_ll_lanes(ctxs[k]) & 0xffffffffu);
 			}
 			res[k][r] = (double)cycles / ((double)bursts * BURST) / hz * 1e9;
 		}
@@ -162,7 +163,7 @@ main(int argc, char **argv)
 	printf("ratio_ns_per_pkt %.3f  reduction_burst_p50 %.3f\n",
 	       res[0][rounds / 2] / res[1][rounds / 2],
 	       1.0 - (double)bt[1][(size_t)rounds * bursts / 2] /
-			 (double)bt[0][(size_t)rounds * bursts / 2]);
+			       (double)bt[0][(size_t)rounds * bursts / 2]);
 	for (unsigned t = 0; t < 3; t++) {
 		struct sl_ffp_lut_stats st;
 		const struct sl_pipeline_ctx *c1[1] = {ctxs[1]};
@@ -171,8 +172,8 @@ main(int argc, char **argv)
 		sl_pipeline_ffp_table_info(pls[1], t, &ti);
 		printf("table %u active %d adaptive %d search %u ns probe %u ns; lut entries %lu hits %lu "
 		       "misses %lu\n",
-		       t, ti.active, ti.adaptive, ti.search_ns, ti.probe_ns, (unsigned long)st.entries,
-		       (unsigned long)st.hits, (unsigned long)st.misses);
+		       t, ti.active, ti.adaptive, ti.search_ns, ti.probe_ns,
+		       (unsigned long)st.entries, (unsigned long)st.hits, (unsigned long)st.misses);
 	}
 	struct sl_ffp_path_stats ps;
 	const struct sl_pipeline_ctx *c1[1] = {ctxs[1]};

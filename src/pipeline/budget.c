@@ -39,7 +39,7 @@
 #include <string.h>
 
 #define BUDGET_DEPTH_DIV 20 /* bucket size: 50 ms of refill */
-#define COST_SHIFT 3         /* moving average: 1/8 of each new sample */
+#define COST_SHIFT 3        /* moving average: 1/8 of each new sample */
 
 int
 sl_pipeline_search_budget_set(struct sl_pipeline *pl, const struct sl_search_budget *b)
@@ -151,9 +151,9 @@ pl_budget_lookup(const struct sl_pipeline *pl, const struct pl_dtable *pt,
 		cyc = SL_MIN(cyc, per_key * n_keys);
 	}
 	per_key = SL_MIN(per_key, (uint64_t)UINT32_MAX);
-	bg->cost[table_id] = cost == 0 ? (uint32_t)per_key
-				       : (uint32_t)(cost - (cost >> COST_SHIFT) +
-						    (per_key >> COST_SHIFT));
+	bg->cost[table_id] =
+		cost == 0 ? (uint32_t)per_key
+			  : (uint32_t)(cost - (cost >> COST_SHIFT) + (per_key >> COST_SHIFT));
 	bg->searches += n_keys;
 	bg->cycles += cyc;
 	if (charged)

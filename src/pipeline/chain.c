@@ -10,7 +10,8 @@
 unsigned
 sl_pipeline_chain_installed(const struct sl_pipeline *pl)
 {
-	unsigned reach[SL_TABLES_MAX + 1] = {0}; /* longest chain reaching a table, 0: unreachable */
+	unsigned reach[SL_TABLES_MAX + 1] = {
+		0}; /* longest chain reaching a table, 0: unreachable */
 	unsigned longest = 0;
 
 	if (pl->tables[0].n_flows == 0)

@@ -192,7 +192,8 @@ verify(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct ffp_lut *
 				continue; /* removing another rule cannot make this one lose */
 			const struct ffp_jent *nx = &j->e[(k + 1) % FFP_JOURNAL];
 			if (k + 1 < j->n && nx->add && nx->seq == e->seq &&
-			    !memcmp(nx->value, e->value, size) && !memcmp(nx->mask, e->mask, size)) {
+			    !memcmp(nx->value, e->value, size) &&
+			    !memcmp(nx->mask, e->mask, size)) {
 				f = nx->flow; /* modified: the same rule with new instructions */
 				k++;
 				continue;
@@ -239,8 +240,8 @@ verify(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct ffp_lut *
 }
 
 uint64_t
-pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
-	      uint64_t lanes, uint64_t *found_out)
+pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t, uint64_t lanes,
+	      uint64_t *found_out)
 {
 	struct ffp_ctx *fc = ctx->ffp;
 	unsigned size = pt->layout.key_size, i;
@@ -262,8 +263,7 @@ pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned 
 	 * no change for 20 % mixed traffic).  A miss (a normal packet still
 	 * flagged) fetches two lines it does not use: bandwidth, not latency.
 	 */
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t h = dc_hash(ctx->keys[i], size, (uint8_t)t);
 		uint32_t set = h & (FFP_SETS - 1);
 		fc->rset[i] = set;
@@ -271,16 +271,14 @@ pl_ffp_lookup(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned 
 		sl_prefetch0(&lut->rec[set * FFP_WAYS + 1]);
 	}
 	/* Stage B: whole keys of the ways in use. */
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t set = fc->rset[i];
 		struct ffp_rec *s = &lut->rec[set * FFP_WAYS], *r = NULL;
 		unsigned w;
 
 		fc->rrec[i] = NULL;
 		for (w = 0; w < FFP_WAYS; w++)
-			if (s[w].used &&
-			    dc_key_equal(s[w].key, ctx->keys[i], size)) {
+			if (s[w].used && dc_key_equal(s[w].key, ctx->keys[i], size)) {
 				r = &s[w];
 				break;
 			}
@@ -352,15 +350,13 @@ pl_ffp_unmarked(struct sl_pipeline_ctx *ctx, unsigned t, unsigned lane)
 }
 
 void
-pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
-		uint64_t lanes)
+pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t, uint64_t lanes)
 {
 	struct ffp_ctx *fc = ctx->ffp;
 	unsigned size = pt->layout.key_size, i;
 	int li = fc->lut_of[t];
 
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		const struct sl_flow *f = ctx->hits[i];
 		if (!flow_ll(f))
 			continue;
@@ -378,8 +374,7 @@ pl_ffp_populate(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigne
 		unsigned w;
 
 		for (w = 0; w < FFP_WAYS; w++)
-			if (s[w].used &&
-			    dc_key_equal(s[w].key, ctx->keys[i], size)) {
+			if (s[w].used && dc_key_equal(s[w].key, ctx->keys[i], size)) {
 				r = &s[w]; /* refresh (a verification dropped nothing, or a race in the burst) */
 				break;
 			}
@@ -646,7 +641,9 @@ measure(struct pl_table *pt, const struct pl_dtable *sb, struct ffp_tinfo *ti)
 	static struct ffp_rec recs[256 * FFP_WAYS];
 	const uint8_t *keyp[MEASURE_KEYS];
 	void *hits[MEASURE_KEYS];
-	struct sample_arg a = {.keys = keys, .cap = MEASURE_KEYS, .size = sb->layout.key_size,
+	struct sample_arg a = {.keys = keys,
+			       .cap = MEASURE_KEYS,
+			       .size = sb->layout.key_size,
 			       .rng = 0x5eed ^ pt->spec.table_id};
 	struct sl_table_stats st;
 	unsigned size = sb->layout.key_size;
@@ -777,7 +774,8 @@ pl_ffp_catch_up(struct pl_table *pt, struct pl_dtable *dt, const struct pl_dtabl
 	dt->ffp_adapt_thr = lv->ffp_adapt_thr;
 	if (lv->ffpj == NULL) {
 		if (dt->ffpj != NULL)
-			dt->ffpj->floor = UINT32_MAX; /* cannot happen: journals start on the standby */
+			dt->ffpj->floor =
+				UINT32_MAX; /* cannot happen: journals start on the standby */
 		return;
 	}
 	if (dt->ffpj == NULL) {
@@ -904,7 +902,8 @@ pl_ffp_promote(struct sl_pipeline *pl, uint64_t now)
 
 	if (!a->enabled || hz == 0)
 		return;
-	double secs = pl->accel.ffp_auto_last ? (double)(now - pl->accel.ffp_auto_last) / (double)hz : 0;
+	double secs =
+		pl->accel.ffp_auto_last ? (double)(now - pl->accel.ffp_auto_last) / (double)hz : 0;
 	pl->accel.ffp_auto_last = now;
 	if (secs <= 0)
 		return;
@@ -914,8 +913,9 @@ pl_ffp_promote(struct sl_pipeline *pl, uint64_t now)
 			struct sl_flow *f = pt->flows[i];
 			uint64_t pk = sl_flow_packets(f);
 			double pps = (double)(pk - f->ffp_last_packets) / secs;
-			bool long_lived = (f->idle_timeout == 0 || f->idle_timeout >= a->min_timeout) &&
-					  (f->hard_timeout == 0 || f->hard_timeout >= a->min_timeout);
+			bool long_lived =
+				(f->idle_timeout == 0 || f->idle_timeout >= a->min_timeout) &&
+				(f->hard_timeout == 0 || f->hard_timeout >= a->min_timeout);
 			f->ffp_last_packets = pk;
 			if (!(f->ll & SL_LL_AUTO) && long_lived && pps >= a->min_pps)
 				flow_ll_set(pl, pt, f, (uint8_t)(f->ll | SL_LL_AUTO));

@@ -42,11 +42,11 @@
 #define FFP_SETS 4096          /* 8,192 records (512 KB) per LUT */
 
 struct ffp_jent {
-	uint32_t seq;      /* table version the change belongs to */
-	uint8_t add;       /* else delete */
+	uint32_t seq; /* table version the change belongs to */
+	uint8_t add;  /* else delete */
 	uint8_t pad;
-	uint16_t eff;      /* precedence: priority (mask) or prefix length (lpm) */
-	const void *flow;  /* identity only: never dereferenced */
+	uint16_t eff;     /* precedence: priority (mask) or prefix length (lpm) */
+	const void *flow; /* identity only: never dereferenced */
 	uint8_t value[FFP_KEY_MAX];
 	uint8_t mask[FFP_KEY_MAX];
 };
@@ -59,15 +59,16 @@ struct ffp_journal {
 
 /* Control-thread bookkeeping per table. */
 struct ffp_tinfo {
-	bool eligible;          /* mask or lpm, key <= FFP_KEY_MAX */
-	bool pays;              /* cost model */
-	bool broken;            /* out of memory once: never on again */
-	unsigned n_ll;          /* low-latency entries in the table */
-	unsigned n_ll_plain;    /* ... with a plain decision (pl_ffp_flow_kind): see FFP_PLAIN_SAVE_NS */
+	bool eligible; /* mask or lpm, key <= FFP_KEY_MAX */
+	bool pays;     /* cost model */
+	bool broken;   /* out of memory once: never on again */
+	unsigned n_ll; /* low-latency entries in the table */
+	unsigned
+		n_ll_plain; /* ... with a plain decision (pl_ffp_flow_kind): see FFP_PLAIN_SAVE_NS */
 	uint32_t measured_entries;
-	uint64_t search_cyc;    /* per key, TSC cycles x 16 */
+	uint64_t search_cyc; /* per key, TSC cycles x 16 */
 	uint64_t probe_cyc;
-	uint64_t cmp_cyc;       /* one extra-rule comparison */
+	uint64_t cmp_cyc; /* one extra-rule comparison */
 };
 
 /*
@@ -91,9 +92,9 @@ struct ffp_tinfo {
 #define FFP_REC_OUTPUT 3 /* apply_actions output to one physical port (< 256), nothing else */
 
 struct ffp_rec {
-	uint32_t seq;             /* table version filled or last verified at */
-	uint16_t eff;             /* the entry's precedence */
-	uint8_t used;             /* 0 free, else FFP_REC_*, derived from flow */
+	uint32_t seq; /* table version filled or last verified at */
+	uint16_t eff; /* the entry's precedence */
+	uint8_t used; /* 0 free, else FFP_REC_*, derived from flow */
 	uint8_t arg;
 	const struct sl_flow *flow;
 	uint8_t key[FFP_KEY_MAX];
@@ -101,7 +102,7 @@ struct ffp_rec {
 
 struct ffp_lut {
 	struct ffp_rec rec[FFP_SETS * FFP_WAYS];
-	uint8_t lru[FFP_SETS];    /* way to evict next */
+	uint8_t lru[FFP_SETS]; /* way to evict next */
 	struct sl_ffp_lut_stats st;
 };
 
@@ -113,7 +114,7 @@ struct ffp_lut {
 #define FFP_OBS_WINDOW 4096
 struct ffp_obs {
 	uint32_t n, win;
-	uint8_t on;   /* this worker probes the table's LUT */
+	uint8_t on; /* this worker probes the table's LUT */
 };
 
 /*
@@ -135,18 +136,18 @@ struct ffp_obs {
  * action set are read live when the recorded instructions run.  Per-table
  * LUTs carry on underneath and survive changes through their journals.
  */
-#define FFP_PATH_TABLES 16 /* tables a path spec covers at most (more: no path records) */
-#define FFP_PATH_HOPS 8    /* tables one record spans at most */
+#define FFP_PATH_TABLES 16  /* tables a path spec covers at most (more: no path records) */
+#define FFP_PATH_HOPS 8     /* tables one record spans at most */
 #define FFP_PATH_KEY_MAX 64 /* larger union keys: no flow cache (records are three lines) */
 #define FFP_PATH_SETS 16384 /* x 2 ways, 192 bytes a record: 6 MB per worker */
 
 struct ffp_path_spec {
-	uint32_t gen;                          /* 0: no path records */
+	uint32_t gen; /* 0: no path records */
 	uint8_t n_tables;
-	uint8_t tables[FFP_PATH_TABLES];       /* ascending */
-	uint32_t shape[FFP_PATH_TABLES];       /* pl_dtable.shape the layout was built from */
+	uint8_t tables[FFP_PATH_TABLES];            /* ascending */
+	uint32_t shape[FFP_PATH_TABLES];            /* pl_dtable.shape the layout was built from */
 	uint64_t covers[(SL_TABLES_MAX + 63) / 64]; /* bitmap of tables[] */
-	struct sl_key_layout layout;           /* union of their fields and guards */
+	struct sl_key_layout layout;                /* union of their fields and guards */
 	/*
 	 * Frame keys (ffp_path.c, path_key): on a plain IPv4 frame
 	 * (sl_pkt_ipv4_plain) the key is the frame's first fwords words
@@ -156,12 +157,12 @@ struct ffp_path_spec {
 	 * two never match.  Finer than the layout's key (it keeps bytes some
 	 * protocols do not read): equal frame keys give equal layout keys.
 	 */
-	uint8_t fmode;        /* frame keys in use (the layout reads only fixed bytes) */
+	uint8_t fmode; /* frame keys in use (the layout reads only fixed bytes) */
 	uint8_t fwords;
-	uint8_t fmd;          /* metadata in frame keys */
-	uint8_t key_size;     /* the larger of both forms (each is hashed and compared at its own) */
-	uint8_t fsize;        /* a frame key's bytes */
-	uint16_t fneed;       /* frame bytes a frame key needs */
+	uint8_t fmd;      /* metadata in frame keys */
+	uint8_t key_size; /* the larger of both forms (each is hashed and compared at its own) */
+	uint8_t fsize;    /* a frame key's bytes */
+	uint16_t fneed;   /* frame bytes a frame key needs */
 	uint64_t fmask[FFP_PATH_KEY_MAX / 8];
 };
 
@@ -171,19 +172,19 @@ struct ffp_path_spec {
  * for more than four hops, the third.
  */
 struct ffp_path_rec {
-	uint64_t sig;      /* spec generation << 40 + mark epoch + sum of the tables' versions */
-	uint8_t used;      /* 0 free, else the key's form (ffp_path.c, PATH_USED_*) */
+	uint64_t sig; /* spec generation << 40 + mark epoch + sum of the tables' versions */
+	uint8_t used; /* 0 free, else the key's form (ffp_path.c, PATH_USED_*) */
 	uint8_t n_hops;
-	uint8_t out;       /* plain record (goto-only hops, a last plain output): its port, else 0 */
-	uint8_t plain;     /* bit k < n_hops - 1: hop k is a plain goto (run without a call);
+	uint8_t out;     /* plain record (goto-only hops, a last plain output): its port, else 0 */
+	uint8_t plain;   /* bit k < n_hops - 1: hop k is a plain goto (run without a call);
 			      bit n_hops - 1 with out: the output follows a dec_ttl */
-	uint8_t lru;       /* way 0 only: the set's way to evict next (a line a probe reads anyway) */
-	uint8_t ll;        /* every hop's entry is low-latency: the packet stays in its class */
-	uint8_t miss;      /* the way ends in a table miss (no entry: a drop) ... */
-	uint8_t miss_at;   /* ... at this table, after n_hops entries (maybe none) */
+	uint8_t lru;     /* way 0 only: the set's way to evict next (a line a probe reads anyway) */
+	uint8_t ll;      /* every hop's entry is low-latency: the packet stays in its class */
+	uint8_t miss;    /* the way ends in a table miss (no entry: a drop) ... */
+	uint8_t miss_at; /* ... at this table, after n_hops entries (maybe none) */
 	uint8_t key[FFP_PATH_KEY_MAX];
 	uint8_t tab[FFP_PATH_HOPS];
-	uint32_t pend_pkts;  /* hits not yet credited to the entries (deferred credits) */
+	uint32_t pend_pkts; /* hits not yet credited to the entries (deferred credits) */
 	uint32_t pend_bytes;
 	const struct sl_flow *flow[FFP_PATH_HOPS];
 } __attribute__((aligned(64)));
@@ -205,7 +206,7 @@ struct ffp_path {
  * While off, one burst in FFP_PATH_SAMPLE is still run through it (probe and
  * fill), so a working set that fits again is noticed; the rest pay nothing.
  */
-#define FFP_PATH_ON 256  /* 25 % */
+#define FFP_PATH_ON 256 /* 25 % */
 #define FFP_PATH_SAMPLE 16
 #define FFP_PATH_OFF 128 /* 12.5 % */
 
@@ -224,34 +225,34 @@ struct ffp_ctx {
 	/* Path records: this burst's state (ffp_path.c). */
 	const struct ffp_path_spec *pspec; /* NULL: the path is not used in this burst */
 	uint64_t psig;
-	uint64_t ptrack;   /* lanes still on a recordable path */
-	uint64_t pdone;    /* ... that ended (an entry without goto, or a table miss) */
-	uint64_t pmissed;  /* ... with a table miss, at pmiss_at[i] */
-	uint64_t phit;     /* lanes answered by a record */
+	uint64_t ptrack;  /* lanes still on a recordable path */
+	uint64_t pdone;   /* ... that ended (an entry without goto, or a table miss) */
+	uint64_t pmissed; /* ... with a table miss, at pmiss_at[i] */
+	uint64_t phit;    /* lanes answered by a record */
 	struct ffp_path_rec *prec[SL_BURST_MAX]; /* ... and their records */
-	bool defer;        /* deferred credits (above) */
+	bool defer;                              /* deferred credits (above) */
 	uint32_t n_dirty;
 	struct ffp_path_rec *dirty[FFP_PATH_DIRTY]; /* records with pend_pkts > 0 (maybe twice) */
-	uint32_t psample;  /* bursts seen while off */
+	uint32_t psample;                           /* bursts seen while off */
 	struct ffp_obs pobs;
 	struct ffp_path *path;
 	uint8_t pn[SL_BURST_MAX];
 	uint8_t pmiss_at[SL_BURST_MAX];
 	uint8_t ptab[SL_BURST_MAX][FFP_PATH_HOPS];
 	const struct sl_flow *pflow[SL_BURST_MAX][FFP_PATH_HOPS];
-	uint8_t pform[SL_BURST_MAX];  /* per lane: its key's form (ffp_path.c, PATH_USED_*) */
-	uint32_t pset[SL_BURST_MAX];  /* per lane: its key's hash (two-choice sets, ffp_path.c) */
+	uint8_t pform[SL_BURST_MAX]; /* per lane: its key's form (ffp_path.c, PATH_USED_*) */
+	uint32_t pset[SL_BURST_MAX]; /* per lane: its key's hash (two-choice sets, ffp_path.c) */
 	uint8_t pkey[SL_BURST_MAX][FFP_PATH_KEY_MAX] SL_CACHE_ALIGNED;
 
 	int8_t lut_of[SL_TABLES_MAX]; /* LUT index per table, -1 none */
 	unsigned n_luts;
-	uint64_t lut_refused;         /* tables that wanted a LUT when all were taken */
+	uint64_t lut_refused; /* tables that wanted a LUT when all were taken */
 	uint64_t lat_mult;
-	uint64_t ll_cycles;           /* cost-model samples: not used by the datapath */
+	uint64_t ll_cycles; /* cost-model samples: not used by the datapath */
 	struct sl_ffp_class_stats cls;
-	uint32_t rset[SL_BURST_MAX];   /* per lane: set index */
+	uint32_t rset[SL_BURST_MAX];        /* per lane: set index */
 	struct ffp_rec *rrec[SL_BURST_MAX]; /* per lane answered: its record */
-	struct ffp_obs obs[SL_TABLES_MAX];   /* per table: ffp_adapt observations */
+	struct ffp_obs obs[SL_TABLES_MAX];  /* per table: ffp_adapt observations */
 	struct ffp_lut *luts[FFP_LUTS_MAX];
 };
 
@@ -275,8 +276,8 @@ pl_ffp_adapt_on(const struct sl_pipeline_ctx *ctx, unsigned t)
 void pl_ffp_observe_window(const struct pl_dtable *pt, struct ffp_obs *o);
 /* Of @n_ll low-latency lanes at table @t (ffp_adapt), @n_win won low-latency entries. */
 static inline void
-pl_ffp_observe(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t,
-	       unsigned n_ll, unsigned n_win)
+pl_ffp_observe(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, unsigned t, unsigned n_ll,
+	       unsigned n_win)
 {
 	struct ffp_obs *o = &ctx->ffp->obs[t];
 
@@ -344,8 +345,7 @@ pl_ffp_path_hop(struct sl_pipeline_ctx *ctx, unsigned i, unsigned t, const struc
 	 * An entry with goto_table that dropped the packet (dec_ttl on a TTL of 1)
 	 * is no way's end: the next packet with that key may have another TTL.
 	 */
-	bool ok = fc->pn[i] < FFP_PATH_HOPS &&
-		  (fc->pspec->covers[t / 64] >> (t % 64) & 1) &&
+	bool ok = fc->pn[i] < FFP_PATH_HOPS && (fc->pspec->covers[t / 64] >> (t % 64) & 1) &&
 		  (next < 0 ? f->goto_table < 0
 			    : !(f->insn_flags & (SL_INSN_APPLY | SL_INSN_METER)) &&
 				      f->goto_table == next);

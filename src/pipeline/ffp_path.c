@@ -96,8 +96,9 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 				why = SL_FLOW_CACHE_KEY_TOO_BIG;
 				goto none;
 			}
-			fields[n++] = i < lv->layout.n_fields ? lv->layout.fields[i]
-							       : lv->guards[i - lv->layout.n_fields].f;
+			fields[n++] = i < lv->layout.n_fields
+					      ? lv->layout.fields[i]
+					      : lv->guards[i - lv->layout.n_fields].f;
 		}
 	}
 	/*
@@ -179,12 +180,13 @@ pl_ffp_path_update(struct sl_pipeline *pl)
 		if (pl->accel.path_spec == NULL)
 			return false; /* no path records; the per-table LUTs work alone */
 	}
-	struct ffp_path_spec *slot = cur == &pl->accel.path_spec[0] ? &pl->accel.path_spec[1]
-							      : &pl->accel.path_spec[0];
+	struct ffp_path_spec *slot =
+		cur == &pl->accel.path_spec[0] ? &pl->accel.path_spec[1] : &pl->accel.path_spec[0];
 	*slot = want;
 	if (want.n_tables) {
 		if (++pl->accel.ffp_path_gen >= (1u << 24))
-			pl->accel.ffp_path_gen = 1; /* 2^24 spec changes: signatures may repeat (ffp.h) */
+			pl->accel.ffp_path_gen =
+				1; /* 2^24 spec changes: signatures may repeat (ffp.h) */
 		slot->gen = pl->accel.ffp_path_gen;
 	}
 	__atomic_store_n(&pl->accel.path_live, want.n_tables ? slot : NULL, __ATOMIC_RELEASE);
@@ -209,9 +211,8 @@ sl_pipeline_ffp_path_enable(struct sl_pipeline *pl, bool on)
 }
 
 void
-sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl,
-			   const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
-			   struct sl_ffp_path_stats *st)
+sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl, const struct sl_pipeline_ctx *const ctxs[],
+			   unsigned n_ctxs, struct sl_ffp_path_stats *st)
 {
 	const struct ffp_path_spec *sp = __atomic_load_n(&pl->accel.path_live, __ATOMIC_ACQUIRE);
 
@@ -244,7 +245,8 @@ static inline uint64_t
 path_sig(const struct sl_pipeline *pl, const struct ffp_path_spec *sp)
 {
 	/* A cleared mark counts as a change: hits need not read their entries' marks. */
-	uint64_t sig = ((uint64_t)sp->gen << 40) + __atomic_load_n(&pl->accel.ll_epoch, __ATOMIC_ACQUIRE);
+	uint64_t sig =
+		((uint64_t)sp->gen << 40) + __atomic_load_n(&pl->accel.ll_epoch, __ATOMIC_ACQUIRE);
 
 	for (unsigned k = 0; k < sp->n_tables; k++) {
 		const struct pl_dtable *pt = pl_live(&pl->tables[sp->tables[k]]);
@@ -360,8 +362,8 @@ path_tstats(struct sl_pipeline_ctx *ctx, const struct ffp_path_rec *r, uint64_t 
 
 /* Credit @pkts packets and @bytes bytes to every entry of record @r. */
 static inline void
-path_credit(const struct sl_pipeline *pl, uint64_t now, const struct ffp_path_rec *r,
-	    uint64_t pkts, uint64_t bytes)
+path_credit(const struct sl_pipeline *pl, uint64_t now, const struct ffp_path_rec *r, uint64_t pkts,
+	    uint64_t bytes)
 {
 	for (unsigned k = 0; k < r->n_hops; k++) {
 		struct sl_flow *f = (struct sl_flow *)r->flow[k];
@@ -481,7 +483,8 @@ path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key, uint32_
 		return PATH_USED_FRAME;
 	}
 	if (sp->fmode)
-		sl_key_extract_ops(&sp->layout, p, key); /* not of the plain shape: no second test */
+		sl_key_extract_ops(&sp->layout, p,
+				   key); /* not of the plain shape: no second test */
 	else
 		sl_key_extract(&sp->layout, p, key);
 	*hash = path_hash(key, sp->layout.key_size);
@@ -496,8 +499,8 @@ path_key_size(const struct ffp_path_spec *sp, uint8_t used)
 }
 
 uint64_t
-pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-		   struct sl_pkt *pkts, uint32_t out_ports[], unsigned *n_out)
+pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+		   uint32_t out_ports[], unsigned *n_out)
 {
 	struct ffp_ctx *fc = ctx->ffp;
 	const struct ffp_path_spec *sp = __atomic_load_n(&pl->accel.path_live, __ATOMIC_ACQUIRE);
@@ -515,7 +518,8 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	if (!on && (++fc->psample & (FFP_PATH_SAMPLE - 1)) != 0)
 		return 0;
 	if (sp == NULL || lanes == 0 || fc->path == NULL ||
-	    __atomic_load_n(&pl->n_state_ids, __ATOMIC_RELAXED) != 0 || (sig = path_sig(pl, sp)) == 0)
+	    __atomic_load_n(&pl->n_state_ids, __ATOMIC_RELAXED) != 0 ||
+	    (sig = path_sig(pl, sp)) == 0)
 		return 0;
 	fc->pspec = sp;
 	fc->psig = sig;
@@ -527,8 +531,7 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 
 	struct ffp_path *ph = fc->path;
 	/* Stage A: the union keys and their hashes; prefetch the first line of both ways. */
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t h;
 		fc->pform[i] = path_key(sp, &pkts[i], fc->pkey[i], &h);
 		uint32_t a = path_set_a(h);
@@ -543,11 +546,11 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	 * buckets: two lines a lane instead of four).
 	 */
 	uint64_t found = 0, misses = 0, stale = 0, second = 0;
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t h = fc->pset[i];
-		struct ffp_path_rec *r = path_find_in(ph, path_set_a(h), fc->pkey[i],
-						      path_key_size(sp, fc->pform[i]), fc->pform[i]);
+		struct ffp_path_rec *r =
+			path_find_in(ph, path_set_a(h), fc->pkey[i],
+				     path_key_size(sp, fc->pform[i]), fc->pform[i]);
 
 		if (r == NULL) {
 			uint32_t b = path_set_b(h);
@@ -558,10 +561,10 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		}
 		found |= path_found(fc, ph, r, sig, i, &misses, &stale);
 	}
-	SL_FOR_EACH_LANE(i, second)
-	{
-		struct ffp_path_rec *r = path_find_in(ph, path_set_b(fc->pset[i]), fc->pkey[i],
-						      path_key_size(sp, fc->pform[i]), fc->pform[i]);
+	SL_FOR_EACH_LANE (i, second) {
+		struct ffp_path_rec *r =
+			path_find_in(ph, path_set_b(fc->pset[i]), fc->pkey[i],
+				     path_key_size(sp, fc->pform[i]), fc->pform[i]);
 
 		if (r == NULL) {
 			misses++;
@@ -578,14 +581,12 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	struct ffp_path_rec *run = NULL;
 	uint64_t run_pkts = 0, run_bytes = 0, hit = 0, rest = 0;
 	if (!fc->defer) /* the entries' lines: the records' second lines have arrived by now */
-		SL_FOR_EACH_LANE(i, found)
-		{
+		SL_FOR_EACH_LANE (i, found) {
 			const struct ffp_path_rec *r = fc->prec[i];
 			for (unsigned k = 0; k < r->n_hops; k++)
 				sl_prefetch0(r->flow[k]);
 		}
-	SL_FOR_EACH_LANE(i, found)
-	{
+	SL_FOR_EACH_LANE (i, found) {
 		struct ffp_path_rec *r = fc->prec[i];
 
 		if (r != run) {
@@ -711,8 +712,7 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 	if (done == 0 || path_sig(pl, sp) != fc->psig)
 		return;
 	struct ffp_path *ph = fc->path;
-	SL_FOR_EACH_LANE(i, done)
-	{
+	SL_FOR_EACH_LANE (i, done) {
 		uint32_t h = fc->pset[i];
 		unsigned size = path_key_size(sp, fc->pform[i]);
 		/* A stale record, or one filled by an earlier lane of this burst: refill it. */

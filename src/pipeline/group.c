@@ -24,9 +24,9 @@ struct pl_groups {
 	unsigned n, cap;
 	struct pl_group_slot **slots; /* sorted by id: binary search, ordered dumps */
 	unsigned n_retired, retired_cap;
-	void **retired;               /* freed after the next grace period */
-	uint32_t walk;                /* number of the current graph walk (pl_group_slot.walk) */
-	unsigned n_watching;          /* installed fast-failover buckets that watch a group */
+	void **retired;      /* freed after the next grace period */
+	uint32_t walk;       /* number of the current graph walk (pl_group_slot.walk) */
+	unsigned n_watching; /* installed fast-failover buckets that watch a group */
 };
 
 int
@@ -158,8 +158,8 @@ static unsigned
 bucket_set(const struct sl_action *a, unsigned n, struct sl_action *out)
 {
 	static const uint8_t order[] = {
-		SL_ACT_COPY_TTL_IN, SL_ACT_POP_VLAN,	  SL_ACT_POP_MPLS,   SL_ACT_POP_PBB,
-		SL_ACT_PUSH_MPLS,   SL_ACT_PUSH_PBB,	  SL_ACT_PUSH_VLAN,  SL_ACT_COPY_TTL_OUT,
+		SL_ACT_COPY_TTL_IN, SL_ACT_POP_VLAN,     SL_ACT_POP_MPLS,   SL_ACT_POP_PBB,
+		SL_ACT_PUSH_MPLS,   SL_ACT_PUSH_PBB,     SL_ACT_PUSH_VLAN,  SL_ACT_COPY_TTL_OUT,
 		SL_ACT_DEC_NW_TTL,  SL_ACT_DEC_MPLS_TTL, SL_ACT_SET_NW_TTL, SL_ACT_SET_MPLS_TTL};
 	const struct sl_action *slot[SL_ARRAY_SIZE(order)] = {NULL}, *sets[SL_ACTIONS_MAX];
 	const struct sl_action *queue = NULL, *output = NULL, *group = NULL, *other[SL_ACTIONS_MAX];
@@ -173,8 +173,8 @@ bucket_set(const struct sl_action *a, unsigned n, struct sl_action *out)
 			slot[s] = &a[i];
 		} else if (a[i].type == SL_ACT_SET_FIELD) {
 			unsigned j;
-			for (j = 0; j < n_sets && !sl_field_equal(&sets[j]->set_field.f,
-								  &a[i].set_field.f);
+			for (j = 0; j < n_sets &&
+				    !sl_field_equal(&sets[j]->set_field.f, &a[i].set_field.f);
 			     j++)
 				;
 			sets[j] = &a[i];
@@ -263,16 +263,15 @@ select_map_build(struct pl_group *g)
 
 /* Validate a spec and build its body. */
 static int
-body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_group **out,
-	   char *err, size_t err_size)
+body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_group **out, char *err,
+	   size_t err_size)
 {
 	struct pl_group *g;
 	int rc;
 
 	if (gs->group_id > SL_GROUP_ID_MAX)
 		return pl_err(pl, SL_FAIL_BAD_GROUP_ID, err, err_size, -EINVAL,
-			      "group id 0x%x is reserved (> 0x%x)", gs->group_id,
-			      SL_GROUP_ID_MAX);
+			      "group id 0x%x is reserved (> 0x%x)", gs->group_id, SL_GROUP_ID_MAX);
 	if (gs->type > SL_GROUP_FF)
 		return pl_err(pl, SL_FAIL_BAD_GROUP_TYPE, err, err_size, -EINVAL,
 			      "group %u: unknown type %u", gs->group_id, gs->type);
@@ -303,10 +302,11 @@ body_build(struct sl_pipeline *pl, const struct sl_group_spec *gs, struct pl_gro
 					      gs->group_id, b, gs->group_id);
 		if (gs->type == SL_GROUP_FF) {
 			if (bs->watch_port == SL_PORT_ANY && bs->watch_group == SL_GROUP_ID_ANY)
-				return pl_err(pl, SL_FAIL_BAD_WATCH, err, err_size, -EINVAL,
-					      "group %u bucket %u: fast failover needs a watch_port "
-					      "or a watch_group",
-					      gs->group_id, b);
+				return pl_err(
+					pl, SL_FAIL_BAD_WATCH, err, err_size, -EINVAL,
+					"group %u bucket %u: fast failover needs a watch_port "
+					"or a watch_group",
+					gs->group_id, b);
 			if (bs->watch_port != SL_PORT_ANY &&
 			    (bs->watch_port == 0 || bs->watch_port > sl_pipeline_n_ports(pl)))
 				return pl_err(pl, SL_FAIL_BAD_WATCH, err, err_size, -EINVAL,

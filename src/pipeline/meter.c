@@ -34,7 +34,7 @@ struct pl_meters {
 	unsigned n, cap;
 	struct pl_meter_slot **slots; /* sorted by id: binary search, ordered dumps */
 	unsigned n_retired, retired_cap;
-	void **retired;               /* freed after the next grace period */
+	void **retired; /* freed after the next grace period */
 };
 
 int
@@ -134,8 +134,8 @@ units_per_second(void)
 
 /* Check a spec and build its body (buckets full: the first burst passes). */
 static int
-body_build(struct sl_pipeline *pl, const struct sl_meter_spec *ms, struct pl_meter **out,
-	   char *err, size_t err_size)
+body_build(struct sl_pipeline *pl, const struct sl_meter_spec *ms, struct pl_meter **out, char *err,
+	   size_t err_size)
 {
 	uint16_t unit = ms->flags & (SL_METER_KBPS | SL_METER_PKTPS);
 	unsigned __int128 ups = units_per_second();
@@ -364,7 +364,6 @@ sl_pipeline_meter_features(struct sl_meter_features *mf)
 
 /* The rest of this file runs on the workers. */
 
-
 /*
  * DSCP remark: add @prec levels to the drop precedence of an assured-
  * forwarding code point (RFC 2597: AFxy = 8x + 2y, y the precedence 1..3),
@@ -400,8 +399,8 @@ pl_meter_run(const struct sl_pipeline *pl, struct pl_meter_slot *slot, struct sl
 	pl_count(pl, &slot->n_bytes, p->len);
 	for (unsigned b = 0; b < m->n_bands; b++) {
 		struct pl_meter_band *mb = &m->bands[b];
-		uint64_t inc = kbps ? (uint64_t)(((unsigned __int128)p->len * mb->inc) >> 16)
-				    : mb->inc;
+		uint64_t inc =
+			kbps ? (uint64_t)(((unsigned __int128)p->len * mb->inc) >> 16) : mb->inc;
 		/* Exceeded bands compete: the one with the highest rate applies. */
 		if (!pl_gcra_take(&mb->tat, mb->tau, now, inc) &&
 		    (hit < 0 || mb->spec.rate > m->bands[hit].spec.rate))

@@ -30,9 +30,9 @@ struct fdb_entry {
 
 struct pl_fdb {
 	struct fdb_entry e[FDB_SETS][FDB_WAYS];
-	uint64_t hz;     /* TSC ticks per second */
-	uint64_t t0;     /* TSC of creation: seconds count from here */
-	uint32_t aging;  /* seconds an address is kept without traffic */
+	uint64_t hz;    /* TSC ticks per second */
+	uint64_t t0;    /* TSC of creation: seconds count from here */
+	uint32_t aging; /* seconds an address is kept without traffic */
 };
 
 int
@@ -142,7 +142,8 @@ pl_fdb_lookup(const struct pl_fdb *f, uint16_t vlan, const uint8_t *mac, uint64_
 			continue;
 		uint64_t v = __atomic_load_n(&set[w].val, __ATOMIC_ACQUIRE);
 		/* Signed age: another core's clock may be a hair ahead of ours. */
-		if (((v >> 32) & 0xffff) != (h >> 48) || (int32_t)(now - (uint32_t)v) > (int32_t)aging)
+		if (((v >> 32) & 0xffff) != (h >> 48) ||
+		    (int32_t)(now - (uint32_t)v) > (int32_t)aging)
 			return 0; /* torn by a concurrent learner, or aged out: unknown */
 		return fdb_port_unpack(v);
 	}

@@ -244,8 +244,8 @@ pl_table_touch(struct sl_pipeline *pl, struct pl_table *pt)
 	table_changed(pl, pt);
 }
 
-static int flow_rule(const struct pl_table *pt, const struct pl_dtable *dt,
-		     const struct sl_flow *f, struct sl_rule *r);
+static int flow_rule(const struct pl_table *pt, const struct pl_dtable *dt, const struct sl_flow *f,
+		     struct sl_rule *r);
 
 /* Log a change of the standby copy for replay on the other one. */
 static int
@@ -715,8 +715,8 @@ table_prepare(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_match
 }
 
 int
-pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n,
-	      char *err, size_t err_size)
+pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, char *err,
+		 size_t err_size)
 {
 	for (unsigned i = 0; i < n; i++) {
 		switch (a[i].type) {
@@ -800,12 +800,12 @@ sl_pipeline_actions_prepare(struct sl_pipeline *pl, struct sl_action *actions, u
 
 /* Copy @n actions, resolving group references (checked before). */
 static void
-actions_copy(struct sl_pipeline *pl, struct sl_action *dst, const struct sl_action *src,
-	     unsigned n)
+actions_copy(struct sl_pipeline *pl, struct sl_action *dst, const struct sl_action *src, unsigned n)
 {
 	memcpy(dst, src, n * sizeof(*dst));
 	for (unsigned i = 0; i < n; i++)
-		dst[i].ref = dst[i].type == SL_ACT_GROUP ? pl_group_find(pl, dst[i].group_id) : NULL;
+		dst[i].ref =
+			dst[i].type == SL_ACT_GROUP ? pl_group_find(pl, dst[i].group_id) : NULL;
 }
 
 /* A meter instruction must name a meter that exists (OVS: OFPMMFC_UNKNOWN_METER). */
@@ -814,8 +814,8 @@ check_meter(struct sl_pipeline *pl, uint32_t meter_id, char *err, size_t err_siz
 {
 	if (meter_id == 0 || (meter_id <= SL_METER_ID_MAX && pl_meter_find(pl, meter_id) != NULL))
 		return 0;
-	return pl_err(pl, SL_FAIL_UNKNOWN_METER, err, err_size, -ENOENT,
-		      "meter:%u: no such meter", meter_id);
+	return pl_err(pl, SL_FAIL_UNKNOWN_METER, err, err_size, -ENOENT, "meter:%u: no such meter",
+		      meter_id);
 }
 
 static struct sl_flow *
@@ -844,7 +844,8 @@ flow_build(struct sl_pipeline *pl, const struct sl_flow_spec *fs)
 	f->n_write = in->n_write;
 	f->insn_flags = (in->has_apply || in->n_apply ? SL_INSN_APPLY : 0) |
 			(in->has_write || in->n_write ? SL_INSN_WRITE : 0) |
-			(in->clear ? SL_INSN_CLEAR : 0) | (in->has_metadata ? SL_INSN_METADATA : 0) |
+			(in->clear ? SL_INSN_CLEAR : 0) |
+			(in->has_metadata ? SL_INSN_METADATA : 0) |
 			(in->meter_id != 0 ? SL_INSN_METER : 0) |
 			(fs->priority == 0 && match_is_empty(fs->match.fields, fs->match.n_fields)
 				 ? SL_INSN_TABLE_MISS
@@ -868,12 +869,13 @@ flow_build(struct sl_pipeline *pl, const struct sl_flow_spec *fs)
 	/* The datapath runs such an entry without reading its action list (pipeline_run.c). */
 	f->plain_out = pl_ffp_flow_kind(f, &port) == FFP_REC_OUTPUT ? port : 0;
 	/* A router's entry, dec_ttl then one output: pl_dec_ttl_plain and no action list. */
-	f->plain_ttl_out = f->insn_flags == SL_INSN_APPLY && f->goto_table < 0 && f->n_apply == 2 &&
-				   f->n_write == 0 && f->actions[0].type == SL_ACT_DEC_NW_TTL &&
-				   f->actions[1].type == SL_ACT_OUTPUT &&
-				   f->actions[1].output.port != 0 && f->actions[1].output.port < 256
-			       ? (uint8_t)f->actions[1].output.port
-			       : 0;
+	f->plain_ttl_out =
+		f->insn_flags == SL_INSN_APPLY && f->goto_table < 0 && f->n_apply == 2 &&
+				f->n_write == 0 && f->actions[0].type == SL_ACT_DEC_NW_TTL &&
+				f->actions[1].type == SL_ACT_OUTPUT &&
+				f->actions[1].output.port != 0 && f->actions[1].output.port < 256
+			? (uint8_t)f->actions[1].output.port
+			: 0;
 	return f;
 }
 
@@ -893,8 +895,7 @@ sl_flow_to_spec(const struct sl_flow *f, struct sl_flow_spec *fs)
 	fs->insns.n_write = f->n_write;
 	if (f->actions != NULL) { /* NULL when the flow has no actions */
 		memcpy(fs->insns.apply, f->actions, f->n_apply * sizeof(*f->actions));
-		memcpy(fs->insns.write, f->actions + f->n_apply,
-		       f->n_write * sizeof(*f->actions));
+		memcpy(fs->insns.write, f->actions + f->n_apply, f->n_write * sizeof(*f->actions));
 	}
 	for (unsigned i = 0; i < f->n_apply; i++)
 		fs->insns.apply[i].ref = NULL;
@@ -994,8 +995,8 @@ matches_overlap(const struct sl_match_field *a, unsigned na, const struct sl_mat
 	return true;
 }
 
-static bool
-flow_same_match_fields(const struct sl_match_field *a, unsigned na, const struct sl_match *m);
+static bool flow_same_match_fields(const struct sl_match_field *a, unsigned na,
+				   const struct sl_match *m);
 
 int
 sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char *err,
@@ -1012,8 +1013,8 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 	if (fs->table_id >= SL_TABLES_MAX)
 		return pl_err(pl, SL_FAIL_BAD_TABLE_ID, err, err_size, -EINVAL,
 			      "table id %u out of range 0..%u", fs->table_id, SL_TABLES_MAX - 1);
-	if (in->goto_table >= 0 && (in->goto_table <= fs->table_id ||
-				    in->goto_table >= SL_TABLES_MAX))
+	if (in->goto_table >= 0 &&
+	    (in->goto_table <= fs->table_id || in->goto_table >= SL_TABLES_MAX))
 		return pl_err(pl, SL_FAIL_BAD_TABLE_ID, err, err_size, -EINVAL,
 			      "goto_table:%d from table %u: must go forward, below %u",
 			      in->goto_table, fs->table_id, SL_TABLES_MAX);
@@ -1090,7 +1091,7 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 	}
 	rc = sl_table_add(sb->tbl, &r);
 	if (rc < 0) {
-		const char *why = rc == -EEXIST ? "an entry with the same key exists"
+		const char *why = rc == -EEXIST   ? "an entry with the same key exists"
 				  : rc == -ENOSPC ? "table full"
 				  : rc == -EINVAL ? "the match does not fit the table kind"
 						  : strerror(-rc);
@@ -1204,14 +1205,14 @@ sl_flow_filter_match(const struct sl_flow *f, const struct sl_flow_filter *flt)
 		return false;
 	if (flt->out_port != SL_PORT_ANY && !flow_outputs_to(f, flt->out_port, SL_GROUP_ID_ANY))
 		return false;
-	if (flt->out_group != SL_GROUP_ID_ANY &&
-	    !flow_outputs_to(f, SL_PORT_ANY, flt->out_group))
+	if (flt->out_group != SL_GROUP_ID_ANY && !flow_outputs_to(f, SL_PORT_ANY, flt->out_group))
 		return false;
 	if (flt->meter_id != 0 &&
 	    (f->meter == NULL || ((const struct pl_meter_slot *)f->meter)->id != flt->meter_id))
 		return false;
 	if (flt->strict)
-		return f->priority == flt->priority && flow_same_match_fields(f->match, f->n_match, m);
+		return f->priority == flt->priority &&
+		       flow_same_match_fields(f->match, f->n_match, m);
 	return fields_covered_by(f->match, f->n_match, m);
 }
 
@@ -1251,7 +1252,8 @@ sl_pipeline_flow_del(struct sl_pipeline *pl, const struct sl_flow_filter *flt, u
 			struct sl_flow *f = pt->flows[i];
 
 			if (sl_flow_filter_match(f, flt)) {
-				flow_remove(pl, pt, f, reason); /* moves the last flow into slot i */
+				flow_remove(pl, pt, f,
+					    reason); /* moves the last flow into slot i */
 				n_deleted++;
 			} else {
 				i++;

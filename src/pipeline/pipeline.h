@@ -49,31 +49,31 @@
 /** A flow entry as the pipeline stores it (compact: 1M flows must fit). */
 struct sl_flow {
 	uint8_t table_id;
-	uint8_t n_apply;      /* actions[0 .. n_apply-1]: apply_actions */
-	uint8_t n_write;      /* actions[n_apply ..]: write_actions */
-	uint8_t insn_flags;   /* SL_INSN_* */
-	int16_t goto_table;   /* -1: none */
+	uint8_t n_apply;    /* actions[0 .. n_apply-1]: apply_actions */
+	uint8_t n_write;    /* actions[n_apply ..]: write_actions */
+	uint8_t insn_flags; /* SL_INSN_* */
+	int16_t goto_table; /* -1: none */
 	uint16_t priority;
 	uint16_t idle_timeout;
 	uint16_t hard_timeout;
-	uint16_t flags;       /* SL_FF_* (without SL_FF_LOW_LATENCY: see ll) */
-	uint8_t ll;           /* SL_LL_*: low-latency entry (the fast path, ffp.h); atomic byte */
-	uint8_t plain_out;    /* instructions are one apply output to this port (< 256), else 0 */
+	uint16_t flags;        /* SL_FF_* (without SL_FF_LOW_LATENCY: see ll) */
+	uint8_t ll;            /* SL_LL_*: low-latency entry (the fast path, ffp.h); atomic byte */
+	uint8_t plain_out;     /* instructions are one apply output to this port (< 256), else 0 */
 	uint8_t plain_ttl_out; /* instructions are apply dec_ttl, output to this port (< 256), else 0 */
-	uint32_t slot;        /* index in the table's flow list (control path) */
+	uint32_t slot;         /* index in the table's flow list (control path) */
 	uint64_t cookie;
-	uint64_t metadata;    /* write_metadata value */
+	uint64_t metadata; /* write_metadata value */
 	uint64_t metadata_mask;
-	uint64_t n_packets;   /* written by the worker; read with sl_flow_packets() */
-	uint64_t n_bytes;     /* atomic adds with several workers (sl_pipeline_set_shared_counters) */
-	uint64_t last_hit_tsc; /* TSC of the last hit, 0 = never (worker) */
+	uint64_t n_packets; /* written by the worker; read with sl_flow_packets() */
+	uint64_t n_bytes;   /* atomic adds with several workers (sl_pipeline_set_shared_counters) */
+	uint64_t last_hit_tsc;    /* TSC of the last hit, 0 = never (worker) */
 	uint64_t carried_packets; /* from the flows this one replaced (control thread) */
 	uint64_t carried_bytes;
 	uint64_t carried_hit_tsc;
 	uint64_t created_tsc;
 	uint64_t ffp_last_packets; /* packets at the last auto-promotion check (control thread) */
 	struct sl_action *actions; /* n_apply + n_write actions */
-	void *meter;          /* meter instruction (SL_INSN_METER): the meter's slot, else NULL */
+	void *meter; /* meter instruction (SL_INSN_METER): the meter's slot, else NULL */
 	uint8_t n_match;
 	struct sl_match_field match[]; /* n_match fields, prerequisites included */
 };
@@ -81,12 +81,12 @@ struct sl_flow {
 #define SL_LL_MARKED 0x1 /* marked by the controller, a flow file or sluicectl */
 #define SL_LL_AUTO 0x2   /* promoted from its hit statistics (sl_ffp_auto) */
 
-#define SL_INSN_APPLY 0x1    /* apply_actions present */
-#define SL_INSN_WRITE 0x2    /* write_actions present */
-#define SL_INSN_CLEAR 0x4    /* clear_actions */
-#define SL_INSN_METADATA 0x8 /* write_metadata */
+#define SL_INSN_APPLY 0x1       /* apply_actions present */
+#define SL_INSN_WRITE 0x2       /* write_actions present */
+#define SL_INSN_CLEAR 0x4       /* clear_actions */
+#define SL_INSN_METADATA 0x8    /* write_metadata */
 #define SL_INSN_TABLE_MISS 0x10 /* the table-miss entry (priority 0, empty match) */
-#define SL_INSN_METER 0x20   /* meter instruction (sl_flow.meter), run before the others */
+#define SL_INSN_METER 0x20      /* meter instruction (sl_flow.meter), run before the others */
 
 /** A flow's packet count, counts of the entries it replaced included. */
 static inline uint64_t
@@ -121,16 +121,16 @@ struct sl_pipeline;
 /** Why the last failing control call failed; the OpenFlow agent maps it onto error codes. */
 enum sl_pipeline_fail {
 	SL_FAIL_NONE,
-	SL_FAIL_BAD_TABLE_ID,     /* table id out of range, goto not forward */
-	SL_FAIL_BAD_OUT_PORT,     /* output to a port that cannot be used */
-	SL_FAIL_BAD_OUT_GROUP,    /* group action to a group that does not exist */
-	SL_FAIL_BAD_ACTION,       /* malformed action (bad push_vlan ethertype, ...) */
-	SL_FAIL_UNSUPPORTED,      /* valid OpenFlow that Sluice does not implement */
-	SL_FAIL_BAD_SET_FIELD,    /* set_field on a read-only field */
-	SL_FAIL_BAD_MATCH,        /* the table's kind or fields cannot hold this match */
-	SL_FAIL_BAD_PREREQ,       /* match prerequisites missing */
+	SL_FAIL_BAD_TABLE_ID,  /* table id out of range, goto not forward */
+	SL_FAIL_BAD_OUT_PORT,  /* output to a port that cannot be used */
+	SL_FAIL_BAD_OUT_GROUP, /* group action to a group that does not exist */
+	SL_FAIL_BAD_ACTION,    /* malformed action (bad push_vlan ethertype, ...) */
+	SL_FAIL_UNSUPPORTED,   /* valid OpenFlow that Sluice does not implement */
+	SL_FAIL_BAD_SET_FIELD, /* set_field on a read-only field */
+	SL_FAIL_BAD_MATCH,     /* the table's kind or fields cannot hold this match */
+	SL_FAIL_BAD_PREREQ,    /* match prerequisites missing */
 	SL_FAIL_TABLE_FULL,
-	SL_FAIL_OVERLAP,          /* CHECK_OVERLAP found an overlapping entry */
+	SL_FAIL_OVERLAP, /* CHECK_OVERLAP found an overlapping entry */
 	SL_FAIL_NOMEM,
 	SL_FAIL_BAD_TABLE_CONFIG, /* table declaration: bad kind/field combination */
 	SL_FAIL_TABLE_BUSY,       /* table declaration: the table holds flows */
@@ -140,10 +140,10 @@ enum sl_pipeline_fail {
 	SL_FAIL_BAD_GROUP_TYPE,
 	SL_FAIL_BAD_BUCKET,
 	SL_FAIL_BAD_WATCH,
-	SL_FAIL_GROUP_CHAINING,   /* a group chain longer than SL_GROUP_CHAIN_MAX groups */
+	SL_FAIL_GROUP_CHAINING, /* a group chain longer than SL_GROUP_CHAIN_MAX groups */
 	SL_FAIL_TOO_MANY_GROUPS,
 	SL_FAIL_METER_EXISTS,
-	SL_FAIL_UNKNOWN_METER,    /* meter_mod or a flow's meter instruction: no such meter */
+	SL_FAIL_UNKNOWN_METER, /* meter_mod or a flow's meter instruction: no such meter */
 	SL_FAIL_BAD_METER_ID,
 	SL_FAIL_BAD_METER_FLAGS,
 	SL_FAIL_BAD_RATE,
@@ -151,9 +151,9 @@ enum sl_pipeline_fail {
 	SL_FAIL_BAD_BAND_VALUE,
 	SL_FAIL_TOO_MANY_METERS,
 	SL_FAIL_TOO_MANY_BANDS,
-	SL_FAIL_GROUP_WEIGHT,     /* a bucket weight in a group that is not select (OVS refuses too) */
-	SL_FAIL_GROUP_LOOP,       /* a group would reach itself (group actions, watch_group) */
-	SL_FAIL_CHAINED_GROUP,    /* delete: another group forwards to or watches this one */
+	SL_FAIL_GROUP_WEIGHT,  /* a bucket weight in a group that is not select (OVS refuses too) */
+	SL_FAIL_GROUP_LOOP,    /* a group would reach itself (group actions, watch_group) */
+	SL_FAIL_CHAINED_GROUP, /* delete: another group forwards to or watches this one */
 };
 
 /** Reasons a flow leaves the pipeline (OFPRR_* values). */
@@ -176,14 +176,14 @@ typedef void (*sl_flow_removed_fn)(const struct sl_flow *f, uint8_t reason, void
  * flow_mod / multipart filter semantics).
  */
 struct sl_flow_filter {
-	uint8_t table_id;        /* 255: all tables */
-	bool strict;             /* same match and priority; else every flow at least as specific */
-	uint16_t priority;       /* strict only */
+	uint8_t table_id;  /* 255: all tables */
+	bool strict;       /* same match and priority; else every flow at least as specific */
+	uint16_t priority; /* strict only */
 	uint64_t cookie;
-	uint64_t cookie_mask;    /* 0: any cookie */
-	uint32_t out_port;       /* SL_PORT_ANY: any; else flows with an output to this port */
-	uint32_t out_group;      /* SL_GROUP_ID_ANY: any; else flows with this group action */
-	uint32_t meter_id;       /* 0: any; else flows whose meter instruction names it */
+	uint64_t cookie_mask;         /* 0: any cookie */
+	uint32_t out_port;            /* SL_PORT_ANY: any; else flows with an output to this port */
+	uint32_t out_group;           /* SL_GROUP_ID_ANY: any; else flows with this group action */
+	uint32_t meter_id;            /* 0: any; else flows whose meter instruction names it */
 	const struct sl_match *match; /* NULL: match everything */
 };
 
@@ -213,7 +213,7 @@ struct sl_pin {
 	uint8_t table_id; /* table of the flow that sent it; 0xff from a packet_out */
 	uint16_t max_len; /* bytes of the packet to send; 0xffff = all */
 	uint32_t in_port;
-	uint64_t cookie;  /* of the flow; all-ones from a packet_out */
+	uint64_t cookie; /* of the flow; all-ones from a packet_out */
 	uint64_t metadata;
 	uint64_t tunnel_id;
 };
@@ -379,8 +379,9 @@ void sl_pipeline_ctx_flush_credits(const struct sl_pipeline *pl, struct sl_pipel
  * @return the number of packets with an output port.  Any worker.
  */
 unsigned sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-			       struct sl_pkt *pkts, unsigned n, const struct sl_pipeline_hooks *hooks,
-			       uint32_t out_ports[], uint8_t drops[]);
+			       struct sl_pkt *pkts, unsigned n,
+			       const struct sl_pipeline_hooks *hooks, uint32_t out_ports[],
+			       uint8_t drops[]);
 
 /**
  * The packet-in details of lane @lane of the last burst, whose out port is
@@ -568,18 +569,18 @@ void sl_pipeline_set_invalid_ttl_pin(struct sl_pipeline *pl, bool on);
 #define SL_TRACE_STEPS_MAX 64
 #define SL_TRACE_OUTS_MAX 64
 enum sl_trace_kind {
-	SL_TRACE_HIT,   /* the table's winning entry (flow) ran */
-	SL_TRACE_MISS,  /* no entry and no table-miss entry: dropped */
-	SL_TRACE_STATE, /* a state table loaded the packet's state */
-	SL_TRACE_METER, /* the entry's meter (not applied) */
+	SL_TRACE_HIT,       /* the table's winning entry (flow) ran */
+	SL_TRACE_MISS,      /* no entry and no table-miss entry: dropped */
+	SL_TRACE_STATE,     /* a state table loaded the packet's state */
+	SL_TRACE_METER,     /* the entry's meter (not applied) */
 	SL_TRACE_SET_STATE, /* a set_state (not applied) */
 };
 /* What answers a table's lookup for this packet once the datapath is warm. */
 enum sl_trace_accel {
-	SL_TRACE_ACCEL_SEARCH,  /* the table's own search (or only its table-miss entry) */
-	SL_TRACE_ACCEL_DCACHE,  /* the decision cache in front of a mask table */
-	SL_TRACE_ACCEL_LUT,     /* the FFP's lookup table (a low-latency packet) */
-	SL_TRACE_ACCEL_ONE,     /* a table of one match-all entry: no lookup */
+	SL_TRACE_ACCEL_SEARCH, /* the table's own search (or only its table-miss entry) */
+	SL_TRACE_ACCEL_DCACHE, /* the decision cache in front of a mask table */
+	SL_TRACE_ACCEL_LUT,    /* the FFP's lookup table (a low-latency packet) */
+	SL_TRACE_ACCEL_ONE,    /* a table of one match-all entry: no lookup */
 };
 /* What would serve the packet in the datapath (sl_pipeline_trace's verdict on the caches). */
 enum sl_trace_tier {
@@ -587,11 +588,11 @@ enum sl_trace_tier {
 	SL_TRACE_TIER_FLOW_CACHE, /* a flow-cache path record: one probe for the whole path */
 };
 struct sl_trace_step {
-	uint8_t kind;    /* enum sl_trace_kind */
+	uint8_t kind; /* enum sl_trace_kind */
 	uint8_t table_id;
-	uint8_t accel;   /* HIT, MISS: enum sl_trace_accel */
+	uint8_t accel;              /* HIT, MISS: enum sl_trace_accel */
 	const struct sl_flow *flow; /* HIT, METER, SET_STATE */
-	uint32_t value;  /* STATE: the state loaded; METER: the meter id; SET_STATE: the state */
+	uint32_t value; /* STATE: the state loaded; METER: the meter id; SET_STATE: the state */
 };
 struct sl_trace {
 	unsigned n_steps;
@@ -611,19 +612,19 @@ struct sl_trace {
 	uint8_t tier, tier_why, tier_hops, tier_step;
 	bool tier_plain;
 	struct sl_trace_step steps[SL_TRACE_STEPS_MAX];
-	unsigned n_outs;  /* every output, copies first, in order */
+	unsigned n_outs; /* every output, copies first, in order */
 	uint32_t outs[SL_TRACE_OUTS_MAX];
 	struct sl_pin pins[SL_TRACE_OUTS_MAX]; /* outs[i] == SL_PORT_CONTROLLER: why */
-	uint8_t drop;     /* SL_DROP_*, valid when dropped */
-	bool dropped;     /* the packet itself went nowhere (copies may have) */
+	uint8_t drop;                          /* SL_DROP_*, valid when dropped */
+	bool dropped; /* the packet itself went nowhere (copies may have) */
 };
 /**
  * Trace packet @p (in_port, metadata and tunnel_id set; its frame may be
  * changed) through the pipeline with @ctx (a context of its own, never a
  * worker's).  Control thread (tables are read as a worker reads them).
  */
-void sl_pipeline_trace(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
-		       struct sl_pkt *p, struct sl_trace *out);
+void sl_pipeline_trace(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *p,
+		       struct sl_trace *out);
 /**
  * Build a frame that a match describes (ofproto/trace's flow syntax): its
  * shape from dl_type, vlan_vid and nw_proto (Ethernet, a VLAN tag, an MPLS
@@ -660,9 +661,9 @@ int sl_trace_frame(const struct sl_match *m, uint8_t *buf, size_t cap, struct sl
 struct sl_trace_live;
 struct sl_trace_live_rec {
 	uint32_t in_port;
-	uint32_t len;      /* the frame's length (only the first SL_TRACE_LIVE_FRAME traced) */
-	uint64_t tsc;      /* when its burst was received */
-	unsigned worker;   /* the worker that traced it */
+	uint32_t len;       /* the frame's length (only the first SL_TRACE_LIVE_FRAME traced) */
+	uint64_t tsc;       /* when its burst was received */
+	unsigned worker;    /* the worker that traced it */
 	struct sl_trace tr; /* steps[].flow NULL; hit[] holds the entries */
 	uint8_t hit_of[SL_TRACE_STEPS_MAX]; /* step -> index in hit[], 0xff: none kept */
 	struct sl_flow_spec hit[SL_TRACE_LIVE_HITS];
@@ -718,8 +719,7 @@ struct sl_fdb_entry {
 	uint32_t age; /* seconds since last seen */
 };
 /** Up to @max learned addresses (not aged out), in table order.  @return how many.  Any thread. */
-unsigned sl_pipeline_fdb_dump(const struct sl_pipeline *pl, struct sl_fdb_entry *out,
-			      unsigned max);
+unsigned sl_pipeline_fdb_dump(const struct sl_pipeline *pl, struct sl_fdb_entry *out, unsigned max);
 /** Forget the addresses learned on @port (0: all).  Control thread, any time. */
 void sl_pipeline_fdb_flush(struct sl_pipeline *pl, uint32_t port);
 
@@ -810,8 +810,8 @@ int sl_pipeline_group_del(struct sl_pipeline *pl, uint32_t group_id);
  *
  * @return 0 or -ENOENT.  Control thread.
  */
-int sl_pipeline_group_get(const struct sl_pipeline *pl, uint32_t group_id,
-			  struct sl_group_spec *gs, struct sl_group_stats *st);
+int sl_pipeline_group_get(const struct sl_pipeline *pl, uint32_t group_id, struct sl_group_spec *gs,
+			  struct sl_group_stats *st);
 /** Number of groups. */
 unsigned sl_pipeline_group_count(const struct sl_pipeline *pl);
 /**
@@ -872,8 +872,8 @@ unsigned sl_pipeline_meter_del(struct sl_pipeline *pl, uint32_t meter_id);
  *
  * @return 0 or -ENOENT.  Control thread.
  */
-int sl_pipeline_meter_get(const struct sl_pipeline *pl, uint32_t meter_id,
-			  struct sl_meter_spec *ms, struct sl_meter_stats *st);
+int sl_pipeline_meter_get(const struct sl_pipeline *pl, uint32_t meter_id, struct sl_meter_spec *ms,
+			  struct sl_meter_stats *st);
 /** Meter ids in increasing order: up to @max ids from position @start.  @return ids written. */
 unsigned sl_pipeline_meter_ids(const struct sl_pipeline *pl, unsigned start, uint32_t *ids,
 			       unsigned max);
@@ -971,8 +971,8 @@ int sl_pipeline_state_del(struct sl_pipeline *pl, unsigned table_id, const struc
 			  char *err, size_t err_size);
 
 /** Dump callback: one entry, its key as an exact match on the lookup-scope fields. */
-typedef int (*sl_pipeline_state_fn)(const struct sl_match *key,
-				    const struct sl_state_entry_info *e, void *arg);
+typedef int (*sl_pipeline_state_fn)(const struct sl_match *key, const struct sl_state_entry_info *e,
+				    void *arg);
 
 /**
  * Visit the entries of a state table, after the commands posted before the
@@ -1019,14 +1019,13 @@ void sl_pipeline_ffp_cost_model(struct sl_pipeline *pl, bool on);
  *
  * @return the number of flows changed or already so.
  */
-unsigned sl_pipeline_flow_set_ll(struct sl_pipeline *pl, const struct sl_flow_filter *flt,
-				 bool on);
+unsigned sl_pipeline_flow_set_ll(struct sl_pipeline *pl, const struct sl_flow_filter *flt, bool on);
 
 /** Auto-promotion policy (seed 4.1: permanent or long-lived entries with steady hits). */
 struct sl_ffp_auto {
-	bool enabled;          /* default off */
-	uint32_t min_pps;      /* promote at >= this many hits per second (checked each second) */
-	uint16_t min_timeout;  /* only entries with no timeout or idle/hard timeouts >= this (s) */
+	bool enabled;         /* default off */
+	uint32_t min_pps;     /* promote at >= this many hits per second (checked each second) */
+	uint16_t min_timeout; /* only entries with no timeout or idle/hard timeouts >= this (s) */
 };
 /** Set the auto-promotion policy; disabling demotes every auto-promoted entry.  Control thread. */
 void sl_pipeline_ffp_auto_set(struct sl_pipeline *pl, const struct sl_ffp_auto *a);
@@ -1035,10 +1034,10 @@ void sl_pipeline_ffp_auto_get(const struct sl_pipeline *pl, struct sl_ffp_auto *
 
 /** What the FFP knows of one table (control thread). */
 struct sl_ffp_table_info {
-	bool eligible;       /* kind mask or lpm, key <= 48 bytes */
-	bool pays;           /* the cost model keeps a LUT (search cost > LUT probe cost) */
-	bool active;         /* eligible, pays, FFP on and the table has low-latency entries */
-	bool adaptive;       /* not active, but each worker probes its LUT while more than
+	bool eligible; /* kind mask or lpm, key <= 48 bytes */
+	bool pays;     /* the cost model keeps a LUT (search cost > LUT probe cost) */
+	bool active;   /* eligible, pays, FFP on and the table has low-latency entries */
+	bool adaptive; /* not active, but each worker probes its LUT while more than
 				adapt_permille of its LL lanes here win LL entries (ffp.h) */
 	uint16_t adapt_permille;
 	unsigned n_ll;       /* low-latency entries */
@@ -1084,11 +1083,11 @@ const char *sl_flow_cache_inactive_name(enum sl_flow_cache_inactive why);
 /** Path records: the spec (control thread) and counters summed over workers. */
 struct sl_ffp_path_stats {
 	uint64_t entries, hits, misses, inserts, evictions;
-	uint64_t stale;      /* probes that found the key with an outdated signature */
-	uint64_t probing;    /* workers whose adaptive rule has the cache on (else stepped aside) */
-	uint64_t capacity;   /* records, all workers */
-	unsigned n_tables;   /* tables the spec covers (0: no path records) */
-	unsigned key_bytes;  /* the union key */
+	uint64_t stale;     /* probes that found the key with an outdated signature */
+	uint64_t probing;   /* workers whose adaptive rule has the cache on (else stepped aside) */
+	uint64_t capacity;  /* records, all workers */
+	unsigned n_tables;  /* tables the spec covers (0: no path records) */
+	unsigned key_bytes; /* the union key */
 	enum sl_flow_cache_inactive inactive;
 };
 void sl_pipeline_ffp_path_stats(const struct sl_pipeline *pl,
@@ -1128,8 +1127,8 @@ uint64_t sl_ffp_hist_quantile_ns(const struct sl_ffp_hist *h, double q);
 
 /** Per-class packet counts and processing-time histograms summed over workers. */
 struct sl_ffp_class_stats {
-	uint64_t packets[2];             /* [0] normal, [1] low-latency (flag still set at the end) */
-	struct sl_ffp_hist latency[2];   /* burst time inside the pipeline, once per packet */
+	uint64_t packets[2];           /* [0] normal, [1] low-latency (flag still set at the end) */
+	struct sl_ffp_hist latency[2]; /* burst time inside the pipeline, once per packet */
 };
 void sl_pipeline_ffp_class_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
 				 struct sl_ffp_class_stats *st);

@@ -37,17 +37,17 @@ struct pl_dtable {
 	 */
 	uint8_t n_guards;
 	struct sl_match_field guards[2];
-	uint32_t version;            /* changes with the contents; decision-cache entries carry it */
-	uint32_t shape;              /* changes with the layout or the guards (FFP path keys) */
-	bool use_dcache;             /* lookups go through the decision cache (see table_changed) */
-	bool budgeted;               /* its cache-missing searches are measured for the search
+	uint32_t version;         /* changes with the contents; decision-cache entries carry it */
+	uint32_t shape;           /* changes with the layout or the guards (FFP path keys) */
+	bool use_dcache;          /* lookups go through the decision cache (see table_changed) */
+	bool budgeted;            /* its cache-missing searches are measured for the search
 					budget (budget.c): cache on, enough masks to be costly */
-	bool ffp_on;                 /* low-latency lanes probe this table's LUT first (ffp.h) */
-	bool ffp_adapt;              /* not on by the cost model, but each worker turns it on
+	bool ffp_on;              /* low-latency lanes probe this table's LUT first (ffp.h) */
+	bool ffp_adapt;           /* not on by the cost model, but each worker turns it on
 					while enough LL lanes win LL entries here (ffp.h) */
-	uint16_t ffp_adapt_thr;      /* ... more than this fraction of them (1/1024) */
-	struct ffp_journal *ffpj;    /* changes since recent versions, for LUT verification */
-	uint64_t ffp_search_cyc;     /* cost model, 1/16 cycles: one search, one extra-rule compare */
+	uint16_t ffp_adapt_thr;   /* ... more than this fraction of them (1/1024) */
+	struct ffp_journal *ffpj; /* changes since recent versions, for LUT verification */
+	uint64_t ffp_search_cyc;  /* cost model, 1/16 cycles: one search, one extra-rule compare */
 	uint64_t ffp_cmp_cyc;
 };
 
@@ -59,22 +59,22 @@ struct pl_op {
 
 /** One pipeline stage. */
 struct pl_table {
-	struct pl_dtable *live;      /* the copy workers read (atomic pointer store/load) */
+	struct pl_dtable *live; /* the copy workers read (atomic pointer store/load) */
 	struct pl_dtable copy[2];
-	struct sl_table_spec spec;   /* declared, or the default (mask, fields from flows) */
-	bool declared;               /* spec came from sl_pipeline_table_declare */
-	bool dirty;                  /* the standby copy differs from the live one */
-	bool rebuild;                /* standby's table object was replaced: rebuild, do not replay */
-	bool commit;                 /* fold pending changes (sl_table_commit) when publishing */
+	struct sl_table_spec spec; /* declared, or the default (mask, fields from flows) */
+	bool declared;             /* spec came from sl_pipeline_table_declare */
+	bool dirty;                /* the standby copy differs from the live one */
+	bool rebuild;              /* standby's table object was replaced: rebuild, do not replay */
+	bool commit;               /* fold pending changes (sl_table_commit) when publishing */
 	uint32_t version_seq;
-	uint32_t shape_seq;          /* last pl_dtable.shape given out */
+	uint32_t shape_seq; /* last pl_dtable.shape given out */
 	unsigned n_ops, ops_cap;
-	struct pl_op *ops;           /* changes since the last publish */
-	unsigned n_flows;            /* flows, miss entry included */
+	struct pl_op *ops; /* changes since the last publish */
+	unsigned n_flows;  /* flows, miss entry included */
 	unsigned cap;
-	struct sl_flow **flows;      /* every flow, for iteration and deletion */
-	struct sl_state *state;      /* kind state: the state table (atomic store/load), else NULL */
-	struct ffp_tinfo *ffp;       /* fast-path bookkeeping (ffp.c), NULL until needed */
+	struct sl_flow **flows; /* every flow, for iteration and deletion */
+	struct sl_state *state; /* kind state: the state table (atomic store/load), else NULL */
+	struct ffp_tinfo *ffp;  /* fast-path bookkeeping (ffp.c), NULL until needed */
 };
 
 /* A flow leaving the pipeline, freed after the next grace period. */
@@ -100,29 +100,30 @@ struct pl_accel {
 	bool ffp_no_model;           /* LUT wherever eligible, whatever the cost model says */
 	struct sl_ffp_auto ffp_auto; /* auto-promotion policy */
 	uint64_t ffp_auto_last;      /* TSC of the last auto-promotion check, 0 = none yet */
-	bool ffp_path_off;           /* whole-pipeline flow cache (path records) disabled (default on) */
-	uint32_t ffp_path_gen;       /* last path spec generation given out */
-	uint8_t path_inactive;       /* enum sl_flow_cache_inactive of the last spec built */
-	struct ffp_path_spec *path_spec; /* two slots (left-right), NULL until needed (ffp_path.c) */
+	bool ffp_path_off;     /* whole-pipeline flow cache (path records) disabled (default on) */
+	uint32_t ffp_path_gen; /* last path spec generation given out */
+	uint8_t path_inactive; /* enum sl_flow_cache_inactive of the last spec built */
+	struct ffp_path_spec
+		*path_spec; /* two slots (left-right), NULL until needed (ffp_path.c) */
 	const struct ffp_path_spec *path_live; /* the slot workers read (atomic), NULL: none */
-	uint32_t ll_epoch;           /* mark changes so far (atomic): part of path records' sig */
-	bool ll_ever;                /* an entry was marked or auto-promotion on (atomic, sticky) */
+	uint32_t ll_epoch; /* mark changes so far (atomic): part of path records' sig */
+	bool ll_ever;      /* an entry was marked or auto-promotion on (atomic, sticky) */
 	/* Search budget (budget.c); workers read these relaxed. */
-	uint32_t budget_share;       /* refill, 1/1024 of the elapsed cycles; 0 = off */
-	uint64_t budget_cost_cyc;    /* per-key search cost from which a table is budgeted */
-	uint64_t budget_depth_cyc;   /* bucket size: 50 ms of refill */
+	uint32_t budget_share;          /* refill, 1/1024 of the elapsed cycles; 0 = off */
+	uint64_t budget_cost_cyc;       /* per-key search cost from which a table is budgeted */
+	uint64_t budget_depth_cyc;      /* bucket size: 50 ms of refill */
 	struct sl_search_budget budget; /* as set (sl_pipeline_search_budget_get) */
 };
 
 struct sl_pipeline {
 	struct pl_table tables[SL_TABLES_MAX];
-	int last_table;  /* highest table in use, -1 if none */
-	unsigned n_ports;               /* the highest numbered port present */
-	bool port_up[PL_PORTS_MAX + 1]; /* [1..n_ports]; single-byte stores, read by workers */
+	int last_table;                      /* highest table in use, -1 if none */
+	unsigned n_ports;                    /* the highest numbered port present */
+	bool port_up[PL_PORTS_MAX + 1];      /* [1..n_ports]; single-byte stores, read by workers */
 	bool port_present[PL_PORTS_MAX + 1]; /* a port absent (never added, deleted) is not down */
-	bool local_present;             /* LOCAL: a port to the host stack exists */
-	bool local_up;                  /* ... and is live (its own flag: its number is no index) */
-	enum sl_pipeline_fail fail;     /* why the last control call failed */
+	bool local_present;                  /* LOCAL: a port to the host stack exists */
+	bool local_up;              /* ... and is live (its own flag: its number is no index) */
+	enum sl_pipeline_fail fail; /* why the last control call failed */
 	sl_pipeline_sync_fn sync;
 	void *sync_arg;
 	sl_flow_removed_fn removed;
@@ -132,11 +133,11 @@ struct sl_pipeline {
 	struct pl_groups *groups;
 	struct pl_meters *meters;
 	struct pl_queues *queues; /* queue.c; NULL until the first queue (atomic pointer) */
-	struct pl_fdb *fdb;   /* output:NORMAL's MAC learning table (normal.c) */
-	bool shared_counters; /* several workers: flow and group counters by atomic add */
-	bool invalid_ttl_pin; /* expired TTLs also go to the controller (atomic byte) */
+	struct pl_fdb *fdb;       /* output:NORMAL's MAC learning table (normal.c) */
+	bool shared_counters;     /* several workers: flow and group counters by atomic add */
+	bool invalid_ttl_pin;     /* expired TTLs also go to the controller (atomic byte) */
 	/* State tables (state_stage.c): ids of tables that are or were state tables (grows only). */
-	unsigned n_state_ids;           /* atomic store/load: workers scan the ids below it */
+	unsigned n_state_ids; /* atomic store/load: workers scan the ids below it */
 	uint8_t state_ids[SL_TABLES_MAX];
 	struct pl_accel accel;
 };
@@ -228,14 +229,14 @@ struct action_set {
 
 /* Per-packet state while a burst is in the pipeline. */
 struct pkt_state {
-	uint32_t pending_out;  /* last output not yet emitted (0: none) */
-	uint8_t skip_reason;   /* why the last attempted output did not happen */
-	bool has_set;          /* action set non-empty */
-	bool has_queue;        /* a set_queue ran: outputs go through queue_id (queue.c) */
-	uint8_t group_depth;   /* groups the packet is inside now (exec_group), 0 outside */
-	uint32_t queue_id;     /* valid with has_queue */
+	uint32_t pending_out;       /* last output not yet emitted (0: none) */
+	uint8_t skip_reason;        /* why the last attempted output did not happen */
+	bool has_set;               /* action set non-empty */
+	bool has_queue;             /* a set_queue ran: outputs go through queue_id (queue.c) */
+	uint8_t group_depth;        /* groups the packet is inside now (exec_group), 0 outside */
+	uint32_t queue_id;          /* valid with has_queue */
 	const struct sl_flow *flow; /* flow whose instructions run (packet-in details) */
-	struct sl_pin pin;     /* details of a pending output to the controller */
+	struct sl_pin pin;          /* details of a pending output to the controller */
 	struct action_set aset;
 };
 
@@ -257,7 +258,7 @@ struct dc_entry {
 	uint32_t version; /* table version when filled; 0 = empty (tables start at 1) */
 	uint8_t table_id;
 	uint8_t pad[3];
-	void *data;       /* the winning flow, or NULL for a cached miss */
+	void *data; /* the winning flow, or NULL for a cached miss */
 	uint8_t key[DC_KEY_MAX];
 } __attribute__((aligned(64)));
 
@@ -321,18 +322,19 @@ struct ffp_path_spec;
  */
 #define PL_BUDGET_MIN_MASKS 32
 struct pl_budget {
-	int64_t tokens;                /* cycles of budgeted search left (>= -depth) */
-	uint64_t last;                 /* TSC of the last refill */
-	uint64_t searches;             /* keys searched in budgeted tables */
-	uint64_t cycles;               /* ... and their cycles */
-	uint32_t cost[SL_TABLES_MAX];  /* per table: cycles per key, moving average (1/8) */
+	int64_t tokens;               /* cycles of budgeted search left (>= -depth) */
+	uint64_t last;                /* TSC of the last refill */
+	uint64_t searches;            /* keys searched in budgeted tables */
+	uint64_t cycles;              /* ... and their cycles */
+	uint32_t cost[SL_TABLES_MAX]; /* per table: cycles per key, moving average (1/8) */
 };
 
 struct sl_pipeline_ctx {
 	uint8_t keys[SL_BURST_MAX][SL_KEY_MAX] SL_CACHE_ALIGNED;
 	const uint8_t *keyp[SL_BURST_MAX];
 	void *hits[SL_BURST_MAX];
-	uint8_t dup_of[SL_BURST_MAX]; /* register_keys: the lane whose key and answer a lane takes */
+	uint8_t dup_of
+		[SL_BURST_MAX]; /* register_keys: the lane whose key and answer a lane takes */
 	struct pkt_state st[SL_BURST_MAX];
 	uint64_t lanes_at[SL_TABLES_MAX + 2]; /* lanes waiting at each table */
 	uint64_t table_bits[4];               /* tables with waiting lanes */
@@ -344,14 +346,14 @@ struct sl_pipeline_ctx {
 	uint64_t copies;
 	uint64_t dc_hits;
 	uint64_t dc_misses;
-	uint64_t now;                         /* time of the burst (set_state timeouts) */
+	uint64_t now;                        /* time of the burst (set_state timeouts) */
 	uint32_t chain_max;                  /* longest goto chain a packet took (tables) */
 	uint8_t chain_at[SL_TABLES_MAX + 2]; /* this burst: longest chain reaching each table */
 	struct dc_entry *dc_ents[SL_BURST_MAX];
-	uint64_t ll_lanes;           /* lanes whose packet is still low-latency (ffp.h) */
-	struct ffp_ctx *ffp;         /* this worker's LUTs and class counters */
-	struct sl_trace *trace;      /* sl_pipeline_trace's context only: record, change nothing */
-	struct pl_budget budget;     /* search budget (budget.c) */
+	uint64_t ll_lanes;       /* lanes whose packet is still low-latency (ffp.h) */
+	struct ffp_ctx *ffp;     /* this worker's LUTs and class counters */
+	struct sl_trace *trace;  /* sl_pipeline_trace's context only: record, change nothing */
+	struct pl_budget budget; /* search budget (budget.c) */
 	uint8_t scratch[SL_GROUP_CHAIN_MAX][PL_SCRATCH_SIZE]; /* one per group depth (chaining) */
 	struct dc_entry dc[DC_ENTRIES];
 };
@@ -376,30 +378,30 @@ struct pl_bucket {
 	bool modifies;             /* has actions that change the packet (needs its own copy) */
 	struct sl_action *actions; /* as given (group_desc shows them) */
 	uint8_t n_run;
-	struct sl_action *run;     /* what runs: the actions as an action set, group refs resolved */
+	struct sl_action *run; /* what runs: the actions as an action set, group refs resolved */
 	uint64_t n_packets, n_bytes; /* pl_count: atomic with several workers */
 };
 
 struct pl_group {
 	uint8_t type;
 	uint16_t n_buckets;
-	bool has_select;           /* select_map holds a live choice */
+	bool has_select; /* select_map holds a live choice */
 	uint8_t select_map[PL_SELECT_SLOTS];
 	struct pl_bucket buckets[];
 };
 
 struct pl_group_slot {
 	uint32_t id;
-	struct pl_group *body;     /* atomic pointer store/load */
-	unsigned ref_count;        /* flows with a group action to this group */
-	unsigned n_forwarders;     /* groups whose buckets have a group action to this one */
-	unsigned n_watchers;       /* groups whose buckets watch this one */
-	bool live;                 /* liveness (pl_groups_liveness): atomic byte store/load */
+	struct pl_group *body; /* atomic pointer store/load */
+	unsigned ref_count;    /* flows with a group action to this group */
+	unsigned n_forwarders; /* groups whose buckets have a group action to this one */
+	unsigned n_watchers;   /* groups whose buckets watch this one */
+	bool live;             /* liveness (pl_groups_liveness): atomic byte store/load */
 	uint64_t n_packets, n_bytes;
 	uint64_t created_tsc;
-	uint32_t walk;             /* control-thread graph walks: the walk that saw it last */
-	uint8_t walk_state;        /* ... 1 while on its path, 2 when done */
-	uint8_t walk_value;        /* ... what it gave (chain height, liveness) */
+	uint32_t walk;      /* control-thread graph walks: the walk that saw it last */
+	uint8_t walk_state; /* ... 1 while on its path, 2 when done */
+	uint8_t walk_value; /* ... what it gave (chain height, liveness) */
 };
 
 int pl_groups_create(struct sl_pipeline *pl);
@@ -442,9 +444,9 @@ pl_gcra_take(uint64_t *tat, uint64_t tau, uint64_t now, uint64_t inc)
 
 struct pl_meter_band {
 	struct sl_meter_band_spec spec;
-	uint64_t inc;  /* cost: pktps, 1/16 cycles a packet; kbps, 2^-16 of those a byte */
-	uint64_t tau;  /* burst tolerance, 1/16 cycles */
-	uint64_t tat;  /* theoretical arrival time, 1/16 cycles (CAS by the workers) */
+	uint64_t inc; /* cost: pktps, 1/16 cycles a packet; kbps, 2^-16 of those a byte */
+	uint64_t tau; /* burst tolerance, 1/16 cycles */
+	uint64_t tat; /* theoretical arrival time, 1/16 cycles (CAS by the workers) */
 	uint64_t n_packets, n_bytes; /* pl_count: packets this band was applied to */
 } __attribute__((aligned(64)));
 
@@ -456,8 +458,8 @@ struct pl_meter {
 
 struct pl_meter_slot {
 	uint32_t id;
-	struct pl_meter *body;     /* atomic pointer store/load */
-	unsigned ref_count;        /* flows with a meter instruction to this meter */
+	struct pl_meter *body; /* atomic pointer store/load */
+	unsigned ref_count;    /* flows with a meter instruction to this meter */
 	uint64_t n_packets, n_bytes;
 	uint64_t created_tsc;
 };
@@ -508,8 +510,8 @@ uint64_t pl_budget_lookup(const struct sl_pipeline *pl, const struct pl_dtable *
 /* Shared control-path helpers (pipeline.c). */
 int pl_err(struct sl_pipeline *pl, enum sl_pipeline_fail why, char *err, size_t size, int rc,
 	   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-int pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n,
-		     char *err, size_t err_size);
+int pl_check_actions(struct sl_pipeline *pl, const struct sl_action *a, unsigned n, char *err,
+		     size_t err_size);
 void flow_free(struct sl_flow *f);
 
 #endif /* SL_PIPELINE_PRIV_H */

@@ -211,10 +211,12 @@ normal_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct 
 	uint32_t port;
 
 	sl_pkt_parse_l2(q);
-	vlan = p->n_vlans ? (uint16_t)((p->data[p->vlan_ofs] << 8 | p->data[p->vlan_ofs + 1]) & 0xfff)
-			  : 0;
-	if (!(p->data[6] & 1) && ((p->in_port >= 1 && p->in_port <= pl->n_ports) ||
-				   p->in_port == SL_PORT_LOCAL) && ctx->trace == NULL)
+	vlan = p->n_vlans
+		       ? (uint16_t)((p->data[p->vlan_ofs] << 8 | p->data[p->vlan_ofs + 1]) & 0xfff)
+		       : 0;
+	if (!(p->data[6] & 1) &&
+	    ((p->in_port >= 1 && p->in_port <= pl->n_ports) || p->in_port == SL_PORT_LOCAL) &&
+	    ctx->trace == NULL)
 		pl_fdb_learn(pl->fdb, vlan, p->data + 6, p->in_port, ctx->now);
 	port = p->data[0] & 1 ? 0 : pl_fdb_lookup(pl->fdb, vlan, p->data, ctx->now);
 	if (port == 0) {
@@ -236,7 +238,7 @@ do_output(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pkt_
 		st->pin.tunnel_id = p->tunnel_id;
 		if (f != NULL) {
 			st->pin.reason = (f->insn_flags & SL_INSN_TABLE_MISS) ? SL_PIN_NO_MATCH
-									     : SL_PIN_ACTION;
+									      : SL_PIN_ACTION;
 			st->pin.table_id = f->table_id;
 			st->pin.cookie = f->cookie;
 		} else {
@@ -380,8 +382,9 @@ push_mpls(struct sl_pkt *p, uint16_t ethertype)
 		uint32_t label = p->eth_type == 0x86dd ? 2 : 0, tc = 0, ttl = 64;
 		if (p->ip_end != 0) {
 			const uint8_t *ip = p->data + p->l3_ofs;
-			unsigned tos = p->eth_type == 0x0800 ? ip[1]
-							     : (unsigned)((ip[0] & 0xf) << 4 | ip[1] >> 4);
+			unsigned tos = p->eth_type == 0x0800
+					       ? ip[1]
+					       : (unsigned)((ip[0] & 0xf) << 4 | ip[1] >> 4);
 			uint8_t t = ip[p->eth_type == 0x0800 ? 8 : 7];
 			tc = (tos >> 2) & 7;
 			ttl = t ? t : 64;
@@ -535,7 +538,8 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 	switch (a->type) {
 	case SL_ACT_OUTPUT:
 		if (a->output.port == SL_PORT_CONTROLLER) {
-			flush_pending(ctx, st, p, hooks); /* st->pin belongs to the pending output */
+			flush_pending(ctx, st, p,
+				      hooks); /* st->pin belongs to the pending output */
 			st->pin.max_len = a->output.max_len;
 		}
 		do_output(pl, ctx, st, p, a->output.port, hooks);
@@ -590,7 +594,8 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 			p->data[mo] = p->data[o];
 		} else if ((p->data[p->l3_ofs] >> 4) == 4) {
 			/* The inner IPv4 header is not at eth_type level: fix its checksum by hand. */
-			uint8_t old[2] = {p->data[o], p->data[o + 1]}, nw[2] = {p->data[mo], old[1]};
+			uint8_t old[2] = {p->data[o], p->data[o + 1]},
+				nw[2] = {p->data[mo], old[1]};
 			uint16_t cs;
 			memcpy(&cs, p->data + p->l3_ofs + 10, 2);
 			cs = sl_csum_update(cs, old, nw, 2);
@@ -717,10 +722,10 @@ aset_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct p
 	     struct sl_pkt *p, const struct sl_pipeline_hooks *hooks, uint8_t *reason)
 {
 	const struct action_set *as = &st->aset;
-	const struct sl_action *order[] = {as->copy_ttl_in,  as->pop_vlan,  as->pop_mpls,
-					   as->pop_pbb,      as->push_mpls, as->push_pbb,
+	const struct sl_action *order[] = {as->copy_ttl_in,  as->pop_vlan,     as->pop_mpls,
+					   as->pop_pbb,      as->push_mpls,    as->push_pbb,
 					   as->push_vlan,    as->copy_ttl_out, as->dec_ttl,
-					   as->dec_mpls_ttl, as->set_ttl,   as->set_mpls_ttl};
+					   as->dec_mpls_ttl, as->set_ttl,      as->set_mpls_ttl};
 
 	for (unsigned i = 0; i < SL_ARRAY_SIZE(order); i++)
 		if (order[i] != NULL && !exec_action(pl, ctx, st, p, order[i], hooks, reason))
@@ -1071,25 +1076,22 @@ plain_ttl_output(const struct sl_pipeline *pl, const struct sl_flow *f, struct s
  * may refuse lanes instead (budget.c): *refused, neither found nor cached.
  */
 static uint64_t
-cached_lookup(const struct sl_pipeline *pl, const struct pl_dtable *pt,
-	      struct sl_pipeline_ctx *ctx, uint64_t lanes, uint8_t table_id, bool keeping_up,
-	      uint64_t *refused)
+cached_lookup(const struct sl_pipeline *pl, const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx,
+	      uint64_t lanes, uint8_t table_id, bool keeping_up, uint64_t *refused)
 {
 	unsigned size = pt->layout.key_size, i;
 	uint32_t version = pt->version;
 	uint64_t hit = 0, todo = 0;
 
 	/* Stage A: hash and prefetch every lane's entry. */
-	SL_FOR_EACH_LANE(i, lanes)
-	{
-		struct dc_entry *e = &ctx->dc[dc_hash(ctx->keys[i], size, table_id) &
-					      (DC_ENTRIES - 1)];
+	SL_FOR_EACH_LANE (i, lanes) {
+		struct dc_entry *e =
+			&ctx->dc[dc_hash(ctx->keys[i], size, table_id) & (DC_ENTRIES - 1)];
 		ctx->dc_ents[i] = e;
 		sl_prefetch0(e);
 	}
 	/* Stage B: answer the lanes whose entry is current. */
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		const struct dc_entry *e = ctx->dc_ents[i];
 
 		if (e->version == version && e->table_id == table_id &&
@@ -1110,8 +1112,7 @@ cached_lookup(const struct sl_pipeline *pl, const struct pl_dtable *pt,
 		*refused = pl_budget_lookup(pl, pt, ctx, table_id, keeping_up, &todo, &found);
 	else
 		found = sl_table_lookup_burst(pt->tbl, ctx->keyp, todo, ctx->hits);
-	SL_FOR_EACH_LANE(i, todo)
-	{
+	SL_FOR_EACH_LANE (i, todo) {
 		struct dc_entry *e = ctx->dc_ents[i];
 
 		e->version = version;
@@ -1129,8 +1130,7 @@ guard_lanes(const struct pl_dtable *pt, struct sl_pkt *pkts, uint64_t lanes)
 	uint64_t ok = 0;
 	unsigned i;
 
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		bool pass = true;
 		/* Guards are dl_type (2 bytes) or nw_proto (1 byte): compare both bytes. */
 		for (unsigned g = 0; g < pt->n_guards; g++) {
@@ -1176,8 +1176,8 @@ all_hit_goto(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 {
 	unsigned i;
 
-	if ((f->insn_flags & (SL_INSN_APPLY | SL_INSN_WRITE | SL_INSN_CLEAR | SL_INSN_METADATA |
-			      SL_INSN_METER)) ||
+	if ((f->insn_flags &
+	     (SL_INSN_APPLY | SL_INSN_WRITE | SL_INSN_CLEAR | SL_INSN_METADATA | SL_INSN_METER)) ||
 	    f->goto_table < 0)
 		return false;
 	ctx->tstats[t].matched += (uint64_t)__builtin_popcountll(lanes);
@@ -1185,16 +1185,14 @@ all_hit_goto(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 		ctx->ll_lanes &= ~lanes;
 	if (lb->lanes != lanes) {
 		lb->bytes = 0;
-		SL_FOR_EACH_LANE(i, lanes)
-		{
+		SL_FOR_EACH_LANE (i, lanes) {
 			lb->bytes += pkts[i].len;
 		}
 		lb->lanes = lanes;
 	}
 	uint64_t bytes = lb->bytes;
 	if (ctx->ffp->pspec != NULL) {
-		SL_FOR_EACH_LANE(i, lanes & ctx->ffp->ptrack)
-		{
+		SL_FOR_EACH_LANE (i, lanes & ctx->ffp->ptrack) {
 			pl_ffp_path_hop(ctx, i, t, f, f->goto_table);
 		}
 	}
@@ -1307,8 +1305,7 @@ struct table_pass {
 
 /* Every lane waits at table 0; a frame shorter than an Ethernet header is no packet. */
 static SL_ALWAYS_INLINE void
-burst_begin(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, unsigned n,
-	    struct burst *b)
+burst_begin(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, unsigned n, struct burst *b)
 {
 	for (unsigned i = 0; i < n; i++) {
 		ctx->st[i].pending_out = 0;
@@ -1335,13 +1332,13 @@ static SL_ALWAYS_INLINE void
 burst_paths(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
 	    struct burst *b)
 {
-	uint64_t by_path = b->tracing ? 0 : pl_ffp_path_lookup(pl, ctx, pkts, b->out_ports, &b->n_out);
+	uint64_t by_path =
+		b->tracing ? 0 : pl_ffp_path_lookup(pl, ctx, pkts, b->out_ports, &b->n_out);
 	unsigned i;
 
-	SL_FOR_EACH_LANE(i, by_path)
-	{
-		b->n_out += path_run(pl, ctx, ctx->ffp->prec[i], &pkts[i], i, b->hooks, b->out_ports,
-				     b->drops);
+	SL_FOR_EACH_LANE (i, by_path) {
+		b->n_out += path_run(pl, ctx, ctx->ffp->prec[i], &pkts[i], i, b->hooks,
+				     b->out_ports, b->drops);
 	}
 	b->track = ctx->ffp->pspec != NULL && !b->tracing;
 }
@@ -1366,8 +1363,7 @@ register_keys(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct sl
 
 	sl_key_extract(&pt->layout, &pkts[src], ctx->keys[src]);
 	ctx->keyp[src] = key;
-	SL_FOR_EACH_LANE(i, look & (look - 1))
-	{
+	SL_FOR_EACH_LANE (i, look & (look - 1)) {
 		if (sl_likely(pkts[i].in_port == port && pkts[i].metadata == md)) {
 			dups |= UINT64_C(1) << i;
 			ctx->dup_of[i] = (uint8_t)src;
@@ -1391,8 +1387,7 @@ register_answers(struct sl_pipeline_ctx *ctx, uint64_t dups, uint64_t hit, uint6
 	uint64_t found = 0;
 	unsigned i;
 
-	SL_FOR_EACH_LANE(i, dups)
-	{
+	SL_FOR_EACH_LANE (i, dups) {
 		unsigned src = ctx->dup_of[i];
 		if (hit >> src & 1) {
 			ctx->hits[i] = ctx->hits[src];
@@ -1414,8 +1409,7 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 
 	if (pt->all_hit != NULL) {
 		/* Every lane hits the table's one entry (pipeline_priv.h). */
-		SL_FOR_EACH_LANE(i, tp->lanes)
-		{
+		SL_FOR_EACH_LANE (i, tp->lanes) {
 			ctx->hits[i] = pt->all_hit;
 		}
 		tp->hit = tp->lanes;
@@ -1428,8 +1422,7 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 		if (pt->layout.meta_only && pt->n_guards == 0 && !lut_on && look != 0)
 			dups = register_keys(pt, ctx, pkts, look);
 		else {
-			SL_FOR_EACH_LANE(i, look)
-			{
+			SL_FOR_EACH_LANE (i, look) {
 				sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
 				ctx->keyp[i] = ctx->keys[i];
 			}
@@ -1462,8 +1455,7 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 		}
 	}
 	if (pt->miss != NULL) {
-		SL_FOR_EACH_LANE(i, tp->lanes & ~tp->hit)
-		{
+		SL_FOR_EACH_LANE (i, tp->lanes & ~tp->hit) {
 			ctx->hits[i] = pt->miss;
 		}
 		tp->hit = tp->lanes;
@@ -1488,13 +1480,11 @@ table_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct 
 
 	/* A trace has one lane: its hit is recorded before what the entry's actions meet. */
 	if (b->tracing) {
-		SL_FOR_EACH_LANE(i, tp->hit)
-		{
+		SL_FOR_EACH_LANE (i, tp->hit) {
 			trace_step(ctx, SL_TRACE_HIT, t, ctx->hits[i], 0);
 		}
 	}
-	SL_FOR_EACH_LANE(i, tp->hit)
-	{
+	SL_FOR_EACH_LANE (i, tp->hit) {
 		struct pkt_state *st = &ctx->st[i];
 		struct sl_flow *f = ctx->hits[i];
 		uint8_t reason = SL_DROP_NO_OUTPUT;
@@ -1554,8 +1544,7 @@ table_misses(struct sl_pipeline_ctx *ctx, const struct table_pass *tp, struct bu
 {
 	unsigned i;
 
-	SL_FOR_EACH_LANE(i, tp->lanes & ~tp->hit)
-	{
+	SL_FOR_EACH_LANE (i, tp->lanes & ~tp->hit) {
 		if (b->tracing)
 			trace_step(ctx, SL_TRACE_MISS, tp->t, NULL, 0);
 		if (b->track && (ctx->ffp->ptrack >> i & 1))
@@ -1568,11 +1557,10 @@ table_misses(struct sl_pipeline_ctx *ctx, const struct table_pass *tp, struct bu
 	 */
 	if (sl_unlikely(tp->refused != 0)) {
 		ctx->ffp->ptrack &= ~tp->refused;
-		SL_FOR_EACH_LANE(i, tp->refused)
-		{
+		SL_FOR_EACH_LANE (i, tp->refused) {
 			ctx->st[i].pending_out = 0;
-			b->n_out += finish(ctx, &ctx->st[i], i, SL_DROP_SEARCH_BUDGET,
-					   b->out_ports, b->drops);
+			b->n_out += finish(ctx, &ctx->st[i], i, SL_DROP_SEARCH_BUDGET, b->out_ports,
+					   b->drops);
 		}
 	}
 }
@@ -1596,7 +1584,8 @@ table_run(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_p
 		b->lb.lanes = 0;
 		pl_state_stage(pl, ctx, t, pkts, tp.lanes);
 		if (b->tracing)
-			trace_step(ctx, SL_TRACE_STATE, t, NULL, pkts[__builtin_ctzll(tp.lanes)].state);
+			trace_step(ctx, SL_TRACE_STATE, t, NULL,
+				   pkts[__builtin_ctzll(tp.lanes)].state);
 		/* A state stage always leads to table t + 1: one more table of the chain. */
 		ctx->chain_at[t + 1] = SL_MAX(ctx->chain_at[t + 1], tp.depth);
 		return;
@@ -1697,8 +1686,8 @@ sl_pipeline_drop_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ct
 }
 
 void
-sl_pipeline_cache_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs,
-			uint64_t *hits, uint64_t *misses)
+sl_pipeline_cache_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_ctxs, uint64_t *hits,
+			uint64_t *misses)
 {
 	*hits = *misses = 0;
 	for (unsigned c = 0; c < n_ctxs; c++) {

@@ -21,11 +21,11 @@
 #include <string.h>
 
 struct pl_queue {
-	uint8_t used;      /* atomic: the slot holds a queue (id and rates are set first) */
+	uint8_t used; /* atomic: the slot holds a queue (id and rates are set first) */
 	uint32_t id;
-	uint64_t inc;      /* 2^-16 of 1/16 cycles a byte (relaxed: a change may mix for a packet) */
-	uint64_t tau;      /* burst tolerance, 1/16 cycles */
-	uint64_t tat;      /* theoretical arrival time, 1/16 cycles (CAS by the workers) */
+	uint64_t inc; /* 2^-16 of 1/16 cycles a byte (relaxed: a change may mix for a packet) */
+	uint64_t tau; /* burst tolerance, 1/16 cycles */
+	uint64_t tat; /* theoretical arrival time, 1/16 cycles (CAS by the workers) */
 	uint64_t tx_packets, tx_bytes, tx_errors; /* pl_count */
 	struct sl_queue_spec spec;                /* control thread */
 	uint64_t born_tsc;

@@ -37,7 +37,7 @@ state_of(const struct sl_pipeline *pl, unsigned t)
 
 void
 pl_state_stage(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, unsigned t,
-               struct sl_pkt *pkts, uint64_t lanes)
+	       struct sl_pkt *pkts, uint64_t lanes)
 {
 	struct sl_state *s = state_of(pl, t);
 	unsigned i, next = t + 1;
@@ -63,10 +63,10 @@ pl_state_stage(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, unsign
 
 void
 pl_state_exec(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *p,
-              const struct sl_action *a)
+	      const struct sl_action *a)
 {
-	unsigned t =
-	    a->set_state.table_id == SL_STATE_TABLE_AUTO ? p->state_table : a->set_state.table_id;
+	unsigned t = a->set_state.table_id == SL_STATE_TABLE_AUTO ? p->state_table
+								  : a->set_state.table_id;
 	struct sl_state *s;
 
 	if (t >= SL_TABLES_MAX || (s = state_of(pl, t)) == NULL)
@@ -111,12 +111,12 @@ pl_state_declare(struct sl_pipeline *pl, const struct sl_table_spec *ts, char *e
 {
 	struct pl_table *pt = &pl->tables[ts->table_id];
 	struct sl_state_params p = {
-	    .lookup = ts->fields,
-	    .n_lookup = ts->n_fields,
-	    .update = ts->update,
-	    .n_update = ts->n_update,
-	    .capacity = ts->max_entries,
-	    .tsc_hz = sl_pipeline_tsc_hz(),
+		.lookup = ts->fields,
+		.n_lookup = ts->n_fields,
+		.update = ts->update,
+		.n_update = ts->n_update,
+		.capacity = ts->max_entries,
+		.tsc_hz = sl_pipeline_tsc_hz(),
 	};
 	struct sl_state *s, *old;
 	char msg[160];
@@ -124,16 +124,16 @@ pl_state_declare(struct sl_pipeline *pl, const struct sl_table_spec *ts, char *e
 
 	if (ts->table_id + 1u >= SL_TABLES_MAX)
 		return pl_err(pl, SL_FAIL_BAD_TABLE_ID, err, err_size, -EINVAL,
-		              "table %u: a state table needs a next table (ids up to %u)",
-		              ts->table_id, SL_TABLES_MAX - 2);
+			      "table %u: a state table needs a next table (ids up to %u)",
+			      ts->table_id, SL_TABLES_MAX - 2);
 	if (ts->n_update > SL_STATE_FIELDS_MAX)
 		return pl_err(pl, SL_FAIL_BAD_TABLE_CONFIG, err, err_size, -EINVAL,
-		              "table %u: update scope of %u fields (max %d)", ts->table_id,
-		              ts->n_update, SL_STATE_FIELDS_MAX);
+			      "table %u: update scope of %u fields (max %d)", ts->table_id,
+			      ts->n_update, SL_STATE_FIELDS_MAX);
 	rc = sl_state_create(&p, &s, msg, sizeof(msg));
 	if (rc < 0)
 		return pl_err(pl, rc == -ENOMEM ? SL_FAIL_NOMEM : SL_FAIL_BAD_TABLE_CONFIG, err,
-		              err_size, rc, "table %u: %s", ts->table_id, msg);
+			      err_size, rc, "table %u: %s", ts->table_id, msg);
 	old = pt->state;
 	pt->spec = *ts;
 	pt->declared = true;
@@ -193,7 +193,7 @@ full_mask(const struct sl_field *f, uint8_t *mask)
 /* Build the lookup-scope key from an exact match on every scope field. */
 static int
 key_from_match(struct sl_pipeline *pl, const struct sl_state *s, unsigned table_id,
-               const struct sl_match *m, uint8_t *key, char *err, size_t err_size)
+	       const struct sl_match *m, uint8_t *key, char *err, size_t err_size)
 {
 	const struct sl_key_layout *l = sl_state_layout(s, false);
 	char name[48];
@@ -205,7 +205,7 @@ key_from_match(struct sl_pipeline *pl, const struct sl_state *s, unsigned table_
 		    f->id != SL_FIELD_IP_PROTO) {
 			sl_field_format(f, name, sizeof(name));
 			return pl_err(pl, SL_FAIL_BAD_MATCH, err, err_size, -EINVAL,
-			              "table %u: %s is not in the lookup scope", table_id, name);
+				      "table %u: %s is not in the lookup scope", table_id, name);
 		}
 	}
 	for (unsigned i = 0; i < l->n_fields; i++) {
@@ -216,11 +216,11 @@ key_from_match(struct sl_pipeline *pl, const struct sl_state *s, unsigned table_
 		sl_field_format(&l->fields[i], name, sizeof(name));
 		if (mf == NULL)
 			return pl_err(pl, SL_FAIL_BAD_MATCH, err, err_size, -EINVAL,
-			              "table %u: lookup-scope field %s missing", table_id, name);
+				      "table %u: lookup-scope field %s missing", table_id, name);
 		full_mask(&l->fields[i], full);
 		if (memcmp(mf->mask, full, size) != 0)
 			return pl_err(pl, SL_FAIL_BAD_MATCH, err, err_size, -EINVAL,
-			              "table %u: %s must be exact, not masked", table_id, name);
+				      "table %u: %s must be exact, not masked", table_id, name);
 		memcpy(key + l->offsets[i], mf->value, size);
 	}
 	return 0;
@@ -229,7 +229,7 @@ key_from_match(struct sl_pipeline *pl, const struct sl_state *s, unsigned table_
 /* Apply or post one command. */
 static int
 command(struct sl_pipeline *pl, struct sl_state *s, const struct sl_state_cmd *c, char *err,
-        size_t err_size)
+	size_t err_size)
 {
 	int rc;
 
@@ -237,14 +237,14 @@ command(struct sl_pipeline *pl, struct sl_state *s, const struct sl_state_cmd *c
 		rc = sl_state_cmd_apply(s, c, sl_pipeline_tsc());
 		if (rc == -ENOSPC)
 			return pl_err(pl, SL_FAIL_TABLE_FULL, err, err_size, rc,
-			              "state table full (%u entries)", sl_state_capacity(s));
+				      "state table full (%u entries)", sl_state_capacity(s));
 		return rc == -ENOENT ? 0 : rc;
 	}
 	for (unsigned waited = 0; (rc = sl_state_ctl_post(s, c)) == -ENOBUFS;
 	     waited += CMD_POLL_US) {
 		if (waited >= CMD_WAIT_US)
 			return pl_err(pl, SL_FAIL_NONE, err, err_size, -EBUSY,
-			              "the worker does not take state commands");
+				      "the worker does not take state commands");
 		usleep(CMD_POLL_US);
 	}
 	return rc;
@@ -252,7 +252,7 @@ command(struct sl_pipeline *pl, struct sl_state *s, const struct sl_state_cmd *c
 
 int
 sl_pipeline_state_set(struct sl_pipeline *pl, unsigned table_id, const struct sl_match *key,
-                      const struct sl_state_set *a, char *err, size_t err_size)
+		      const struct sl_state_set *a, char *err, size_t err_size)
 {
 	struct sl_state *s = state_for_ctl(pl, table_id, err, err_size);
 	struct sl_state_cmd c = {.op = SL_STATE_CMD_SET, .set = *a};
@@ -267,7 +267,7 @@ sl_pipeline_state_set(struct sl_pipeline *pl, unsigned table_id, const struct sl
 
 int
 sl_pipeline_state_del(struct sl_pipeline *pl, unsigned table_id, const struct sl_match *key,
-                      char *err, size_t err_size)
+		      char *err, size_t err_size)
 {
 	struct sl_state *s = state_for_ctl(pl, table_id, err, err_size);
 	struct sl_state_cmd c = {.op = key ? SL_STATE_CMD_DEL : SL_STATE_CMD_CLEAR};
@@ -348,7 +348,7 @@ sl_pipeline_state_stats(struct sl_pipeline *pl, unsigned table_id, struct sl_sta
 
 int
 sl_pipeline_state_dump(struct sl_pipeline *pl, unsigned table_id, sl_pipeline_state_fn fn,
-                       void *arg)
+		       void *arg)
 {
 	struct sl_state *s = state_for_ctl(pl, table_id, NULL, 0);
 	struct dump_arg d = {.fn = fn, .arg = arg};

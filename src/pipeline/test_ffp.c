@@ -270,9 +270,8 @@ path_tests(void)
 	CHECK(run(4, &ll) == 2 && ll, "first burst: through the tables");
 	CHECK(path().inserts == 1 && path().hits == 0, "one record (4 lanes, one key)");
 	CHECK(run(4, &ll) == 2 && ll && path().hits == 4, "second burst: answered by the record");
-	CHECK(flow_packets(0, 1) == 8 && flow_packets(1, 3) == 8,
-	      "both entries credited: %lu %lu", (unsigned long)flow_packets(0, 1),
-	      (unsigned long)flow_packets(1, 3));
+	CHECK(flow_packets(0, 1) == 8 && flow_packets(1, 3) == 8, "both entries credited: %lu %lu",
+	      (unsigned long)flow_packets(0, 1), (unsigned long)flow_packets(1, 3));
 	CHECK(lookups(0) == 8 && lookups(1) == 8, "table counters: %lu %lu",
 	      (unsigned long)lookups(0), (unsigned long)lookups(1));
 
@@ -283,7 +282,8 @@ path_tests(void)
 	mkframe(0x0a020101, 0xc0a80101);
 	CHECK(run(2, &ll) == 2 && !ll && path().inserts == 2, "normal: a record");
 	uint64_t h0 = path().hits;
-	CHECK(run(2, &ll) == 2 && !ll && path().hits == h0 + 2, "normal: answered, not low-latency");
+	CHECK(run(2, &ll) == 2 && !ll && path().hits == h0 + 2,
+	      "normal: answered, not low-latency");
 	/* Marking its entry makes the record stale: the packet is low-latency from then on. */
 	filter(&flt, NULL, 0, 2);
 	CHECK(sl_pipeline_flow_set_ll(pl, &flt, true) == 1, "marked");
@@ -340,7 +340,8 @@ path_tests(void)
 		add(1, 0, 0, 0, 0, 0, false, -1, 3, 9);
 		CHECK(run(1, &ll) == 3, "miss entry: output 3");
 		filter(&flt, NULL, 1, 9);
-		CHECK(sl_pipeline_flow_del(pl, &flt, SL_FLOW_REMOVED_DELETE) == 1, "miss entry deleted");
+		CHECK(sl_pipeline_flow_del(pl, &flt, SL_FLOW_REMOVED_DELETE) == 1,
+		      "miss entry deleted");
 		CHECK(run(1, &ll) == SL_PORT_DROP, "dropped again");
 		mkframe(0x0a010101, 0xc0a80101);
 	}
@@ -373,7 +374,8 @@ path_tests(void)
 		SL_VERIFY(sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) == 0);
 		mkframe(0x0a010101, 0xc0a80201);
 		uint64_t ins = path().inserts, h2 = path().hits;
-		CHECK(run(1, &ll) == 3 && ll && path().inserts == ins + 1, "set_field path recorded");
+		CHECK(run(1, &ll) == 3 && ll && path().inserts == ins + 1,
+		      "set_field path recorded");
 		static uint8_t f2[SL_BURST_MAX][LEN];
 		struct sl_pkt pk[2];
 		uint32_t outs[2];
@@ -410,11 +412,13 @@ path_tests(void)
 			      flow_packets(1, 3) == p1 + 4,
 		      "flushed: %lu %lu", (unsigned long)(flow_packets(0, 1) - p0),
 		      (unsigned long)(flow_packets(1, 3) - p1));
-		CHECK(run(2, &ll) == 2 && ll && sl_pipeline_ctx_credits_pending(ctx), "2 more pending");
+		CHECK(run(2, &ll) == 2 && ll && sl_pipeline_ctx_credits_pending(ctx),
+		      "2 more pending");
 		add(0, 50, 0x0b000000, 8, 0, 0, false, -1, 3, 11); /* stale, not in the way */
 		CHECK(run(1, &ll) == 2 && ll, "through the tables, record re-filled");
 		CHECK(flow_packets(0, 1) == p0 + 7 && flow_packets(1, 3) == p1 + 7,
-		      "re-fill credited the old entries: %lu", (unsigned long)(flow_packets(0, 1) - p0));
+		      "re-fill credited the old entries: %lu",
+		      (unsigned long)(flow_packets(0, 1) - p0));
 		sl_pipeline_ctx_flush_credits(pl, ctx);
 		CHECK(flow_packets(0, 1) == p0 + 7, "nothing credited twice");
 		sl_pipeline_ctx_defer_credits(ctx, false);
@@ -554,14 +558,15 @@ main(void)
 	CHECK(lut(0).invalidations == inv0 + 1, "invalidated");
 
 	/* The flow spec carries the mark back (dump-flows shows low_latency). */
-	CHECK(sl_pipeline_flow_iterate(pl, 1, spec_check, NULL) == 1, "cookie 3 marked in its spec");
+	CHECK(sl_pipeline_flow_iterate(pl, 1, spec_check, NULL) == 1,
+	      "cookie 3 marked in its spec");
 
 	/* Per-class counters add up to the packets run. */
 	const struct sl_pipeline_ctx *cs[1] = {ctx};
 	struct sl_ffp_class_stats cl;
 	sl_pipeline_ffp_class_stats(cs, 1, &cl);
-	CHECK(cl.packets[0] > 0 && cl.packets[1] > 0 &&
-		      cl.latency[0].count == cl.packets[0] && cl.latency[1].count == cl.packets[1],
+	CHECK(cl.packets[0] > 0 && cl.packets[1] > 0 && cl.latency[0].count == cl.packets[0] &&
+		      cl.latency[1].count == cl.packets[1],
 	      "class counters %lu %lu", (unsigned long)cl.packets[0], (unsigned long)cl.packets[1]);
 	CHECK(sl_ffp_hist_quantile_ns(&cl.latency[1], 0.5) > 0, "latency recorded");
 

@@ -167,7 +167,8 @@ modify(const struct sl_group_spec *gs)
 static void
 test_select_indirect(void)
 {
-	struct sl_group_spec ind = group(2, SL_GROUP_INDIRECT, 1), sel = group(1, SL_GROUP_SELECT, 2);
+	struct sl_group_spec ind = group(2, SL_GROUP_INDIRECT, 1),
+			     sel = group(1, SL_GROUP_SELECT, 2);
 	uint8_t f[FRAME];
 
 	bucket_push(&ind, 0, act_set_mac(SL_FIELD_ETH_DST, mac_a));
@@ -258,8 +259,9 @@ test_nested_all(void)
 	}
 	CHECK(n_copies == 2 && seen[1] && seen[2] && seen[3], "%u copies, ports 1-3 seen",
 	      n_copies);
-	CHECK(group_packets(10, 0) == 1 && group_packets(10, 1) == 1 && group_packets(11, -1) == 1 &&
-		      group_packets(11, 0) == 1 && group_packets(11, 1) == 1,
+	CHECK(group_packets(10, 0) == 1 && group_packets(10, 1) == 1 &&
+		      group_packets(11, -1) == 1 && group_packets(11, 0) == 1 &&
+		      group_packets(11, 1) == 1,
 	      "every bucket counted once");
 	sl_pipeline_group_del(pl, SL_GROUP_ID_ALL);
 	sl_pipeline_publish(pl);
@@ -269,7 +271,8 @@ test_nested_all(void)
 static void
 test_refusals(void)
 {
-	struct sl_group_spec a = group(20, SL_GROUP_INDIRECT, 1), b = group(21, SL_GROUP_INDIRECT, 1);
+	struct sl_group_spec a = group(20, SL_GROUP_INDIRECT, 1),
+			     b = group(21, SL_GROUP_INDIRECT, 1);
 	struct sl_group_spec c = group(22, SL_GROUP_INDIRECT, 1);
 
 	bucket_push(&a, 0, act_group(20));
@@ -319,7 +322,8 @@ test_refusals(void)
 	CHECK(add(&top) == -EOPNOTSUPP && sl_pipeline_fail(pl) == SL_FAIL_GROUP_CHAINING,
 	      "a chain of %u groups: %s", SL_GROUP_CHAIN_MAX + 1, err);
 	/* Lengthening from below counts the groups above. */
-	struct sl_group_spec extra = group(99, SL_GROUP_INDIRECT, 1), low = group(100, SL_GROUP_INDIRECT, 1);
+	struct sl_group_spec extra = group(99, SL_GROUP_INDIRECT, 1),
+			     low = group(100, SL_GROUP_INDIRECT, 1);
 	bucket_push(&extra, 0, act_output(2));
 	bucket_push(&low, 0, act_group(99));
 	CHECK(add(&extra) == 0 && modify(&low) == -EOPNOTSUPP, "100 -> 99 under 7 more groups");
@@ -402,7 +406,8 @@ test_watch_group(void)
 static void
 test_worker_bound(void)
 {
-	struct sl_group_spec a = group(40, SL_GROUP_INDIRECT, 1), b = group(41, SL_GROUP_INDIRECT, 1);
+	struct sl_group_spec a = group(40, SL_GROUP_INDIRECT, 1),
+			     b = group(41, SL_GROUP_INDIRECT, 1);
 	uint8_t f[FRAME], drop = 0;
 	uint64_t drops[SL_DROP__MAX];
 	const struct sl_pipeline_ctx *cs[1] = {ctx};

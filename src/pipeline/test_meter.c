@@ -67,8 +67,8 @@ static void
 test_control(void)
 {
 	const struct sl_meter_band_spec drop = {.type = SL_BAND_DROP, .rate = 1000, .burst = 100};
-	const struct sl_meter_band_spec remark = {.type = SL_BAND_DSCP_REMARK, .rate = 500,
-						  .prec_level = 1};
+	const struct sl_meter_band_spec remark = {
+		.type = SL_BAND_DSCP_REMARK, .rate = 500, .prec_level = 1};
 	struct sl_meter_band_spec b2[2] = {drop, remark};
 	struct sl_meter_spec ms = meter(1, SL_METER_KBPS | SL_METER_BURST | SL_METER_STATS, 2, b2);
 	struct sl_meter_spec got;
@@ -98,8 +98,8 @@ test_control(void)
 		{meter(2, SL_METER_PKTPS, 1, &(struct sl_meter_band_spec){.type = SL_BAND_DROP}),
 		 SL_FAIL_BAD_RATE},
 		{meter(2, SL_METER_PKTPS, 1,
-		       &(struct sl_meter_band_spec){.type = SL_BAND_DSCP_REMARK, .rate = 1,
-						    .prec_level = 4}),
+		       &(struct sl_meter_band_spec){
+			       .type = SL_BAND_DSCP_REMARK, .rate = 1, .prec_level = 4}),
 		 SL_FAIL_BAD_BAND_VALUE},
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -123,8 +123,8 @@ test_control(void)
 	      "a flow naming meter 7, which does not exist");
 	CHECK(flow_with_meter(1, 10) == 0 && flow_with_meter(1, 11) == 0, "%s", err);
 	sl_pipeline_publish(pl);
-	CHECK(sl_pipeline_meter_get(pl, 1, NULL, &st) == 0 && st.flow_count == 2,
-	      "flow_count %u", st.flow_count);
+	CHECK(sl_pipeline_meter_get(pl, 1, NULL, &st) == 0 && st.flow_count == 2, "flow_count %u",
+	      st.flow_count);
 	struct sl_flow_filter flt;
 	sl_flow_filter_init(&flt);
 	flt.meter_id = 1;

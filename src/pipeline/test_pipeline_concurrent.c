@@ -38,9 +38,9 @@
 
 static struct sl_pipeline *pl;
 static struct sl_pipeline_ctx *ctx;
-static volatile uint64_t epoch;  /* quiescent states the worker reported */
+static volatile uint64_t epoch; /* quiescent states the worker reported */
 static volatile int stop;
-static volatile int waiting;     /* the control thread waits for a quiescent state */
+static volatile int waiting; /* the control thread waits for a quiescent state */
 static bool deferred;
 static uint64_t bad_outcomes;
 static uint64_t removed_pkts;
@@ -222,7 +222,7 @@ main(int argc, char **argv)
 	SL_VERIFY(sl_pipeline_create(&pl) == 0);
 	sl_pipeline_ports_set(pl, 4, up);
 	sl_pipeline_ffp_cost_model(pl, false); /* a LUT however small the table (before sync) */
-	if (deferred) { /* table 1: one low-latency entry, output 2 */
+	if (deferred) {                        /* table 1: one low-latency entry, output 2 */
 		sl_flow_spec_init(&fs);
 		fs.table_id = 1;
 		fs.priority = 1;
@@ -244,11 +244,11 @@ main(int argc, char **argv)
 	g9.group_id = 9;
 	g9.type = SL_GROUP_FF;
 	g9.n_buckets = 2;
-	g9.buckets[0] = (struct sl_bucket_spec){.watch_port = SL_PORT_ANY, .watch_group = 8,
-						.n_actions = 1};
+	g9.buckets[0] = (struct sl_bucket_spec){
+		.watch_port = SL_PORT_ANY, .watch_group = 8, .n_actions = 1};
 	g9.buckets[0].actions[0] = (struct sl_action){.type = SL_ACT_GROUP, .group_id = 8};
-	g9.buckets[1] = (struct sl_bucket_spec){.watch_port = 3, .watch_group = SL_GROUP_ID_ANY,
-						.n_actions = 1};
+	g9.buckets[1] = (struct sl_bucket_spec){
+		.watch_port = 3, .watch_group = SL_GROUP_ID_ANY, .n_actions = 1};
 	g9.buckets[1].actions[0] = (struct sl_action){.type = SL_ACT_OUTPUT, .output.port = 3};
 	SL_VERIFY(sl_pipeline_group_add(pl, &g9, err, sizeof(err)) == 0);
 	group_spec(SL_GROUP_SELECT);
@@ -268,11 +268,15 @@ main(int argc, char **argv)
 			unsigned dst = (unsigned)(rnd() % (N_DSTS + 1)); /* N_DSTS: no nw_dst */
 			unsigned prio = 100 + (unsigned)(rnd() % 3);
 			switch (rnd() % 8) {
-			case 0: case 1: case 2: /* add or replace */
+			case 0:
+			case 1:
+			case 2: /* add or replace */
 				spec_for(&fs, dst, prio, 2 + (uint32_t)(rnd() % 3), rnd() % 4 == 0);
-				CHECK(sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) == 0, "%s", err);
+				CHECK(sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) == 0, "%s",
+				      err);
 				break;
-			case 3: case 4: { /* delete strict */
+			case 3:
+			case 4: { /* delete strict */
 				unsigned n;
 				spec_for(&fs, dst, prio, 2, false);
 				sl_flow_filter_init(&flt);
@@ -289,7 +293,9 @@ main(int argc, char **argv)
 				sl_flow_filter_init(&flt);
 				flt.cookie = dst;
 				flt.cookie_mask = UINT64_MAX;
-				CHECK(sl_pipeline_flow_modify(pl, &flt, &fs, &n, err, sizeof(err)) == 0, "%s", err);
+				CHECK(sl_pipeline_flow_modify(pl, &flt, &fs, &n, err,
+							      sizeof(err)) == 0,
+				      "%s", err);
 				break;
 			}
 			case 7: { /* low-latency mark set or cleared, by cookie */
@@ -297,29 +303,35 @@ main(int argc, char **argv)
 				flt.cookie = dst;
 				flt.cookie_mask = UINT64_MAX;
 				sl_pipeline_flow_set_ll(pl, &flt, rnd() % 2);
-				if (rnd() % 64 == 0) { /* group delete (removes its flows) and re-add */
+				if (rnd() % 64 ==
+				    0) { /* group delete (removes its flows) and re-add */
 					sl_pipeline_group_del(pl, 7);
 					group_spec(SL_GROUP_INDIRECT);
-					CHECK(sl_pipeline_group_add(pl, &gs, err, sizeof(err)) == 0, "%s", err);
+					CHECK(sl_pipeline_group_add(pl, &gs, err, sizeof(err)) == 0,
+					      "%s", err);
 				}
 				break;
 			}
 			case 6: /* group modify; the chained group 8 too, and port 4 down or up */
 				group_spec(rnd() % 2 ? SL_GROUP_ALL : SL_GROUP_FF);
-				CHECK(sl_pipeline_group_modify(pl, &gs, err, sizeof(err)) == 0, "%s", err);
+				CHECK(sl_pipeline_group_modify(pl, &gs, err, sizeof(err)) == 0,
+				      "%s", err);
 				if (rnd() % 4 == 0) {
 					group8_spec(&g8);
-					CHECK(sl_pipeline_group_modify(pl, &g8, err, sizeof(err)) == 0,
+					CHECK(sl_pipeline_group_modify(pl, &g8, err, sizeof(err)) ==
+						      0,
 					      "%s", err);
 				}
 				if (rnd() % 4 == 0)
 					sl_pipeline_port_set_live(pl, 4, rnd() % 2);
 				break;
 			default:
-				if (rnd() % 64 == 0) { /* group delete (removes its flows) and re-add */
+				if (rnd() % 64 ==
+				    0) { /* group delete (removes its flows) and re-add */
 					sl_pipeline_group_del(pl, 7);
 					group_spec(SL_GROUP_INDIRECT);
-					CHECK(sl_pipeline_group_add(pl, &gs, err, sizeof(err)) == 0, "%s", err);
+					CHECK(sl_pipeline_group_add(pl, &gs, err, sizeof(err)) == 0,
+					      "%s", err);
 				}
 				break;
 			}

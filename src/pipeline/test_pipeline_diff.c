@@ -53,7 +53,7 @@
 #define FRAME_LEN 160
 #define STAMP_OFS 128 /* stamps at 128 + 2 * table; random fields stay below 96 */
 #define GSTAMP_OFS (STAMP_OFS + 2 * N_TABLES_MAX) /* groups' stamps: 2 bytes per chain level */
-#define N_PORTS 4  /* flows and groups output to 1..N_PORTS */
+#define N_PORTS 4                                 /* flows and groups output to 1..N_PORTS */
 #define WATCHED_PORT_A (N_PORTS + 1) /* fast failover watches these; they go up and down */
 #define WATCHED_PORT_B (N_PORTS + 2)
 #define MAX_FLOWS 200
@@ -92,18 +92,26 @@ rndn(unsigned n)
 
 /* Fields each table matches. */
 static struct sl_field fields_mask0[] = {
-	{.id = SL_FIELD_ETH_DST}, {.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IP_PROTO},
-	{.id = SL_FIELD_IPV4_SRC}, {.id = SL_FIELD_UDP_DST}, {.id = SL_FIELD_VLAN_VID},
+	{.id = SL_FIELD_ETH_DST},
+	{.id = SL_FIELD_ETH_TYPE},
+	{.id = SL_FIELD_IP_PROTO},
+	{.id = SL_FIELD_IPV4_SRC},
+	{.id = SL_FIELD_UDP_DST},
+	{.id = SL_FIELD_VLAN_VID},
 	{.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4, .raw_bit_off = 67, .raw_n_bits = 13},
 };
-static struct sl_field fields_exact[] = {{.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IP_DSCP},
-					 {.id = SL_FIELD_IN_PORT}};
+static struct sl_field fields_exact[] = {
+	{.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IP_DSCP}, {.id = SL_FIELD_IN_PORT}};
 static struct sl_field field_lpm_v4 = {.id = SL_FIELD_IPV4_DST};
-static struct sl_field field_lpm_raw = {.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_PKT,
-					.raw_bit_off = 8 * 40 + 3, .raw_n_bits = 45};
+static struct sl_field field_lpm_raw = {.id = SL_FIELD_RAW,
+					.raw_base = SL_RAW_BASE_PKT,
+					.raw_bit_off = 8 * 40 + 3,
+					.raw_n_bits = 45};
 static struct sl_field field_direct = {.id = SL_FIELD_METADATA};
 static struct sl_field fields_mask1[] = {
-	{.id = SL_FIELD_METADATA}, {.id = SL_FIELD_IPV4_DST}, {.id = SL_FIELD_ETH_SRC},
+	{.id = SL_FIELD_METADATA},
+	{.id = SL_FIELD_IPV4_DST},
+	{.id = SL_FIELD_ETH_SRC},
 	{.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L3, .raw_bit_off = 70, .raw_n_bits = 30},
 };
 
@@ -134,7 +142,7 @@ struct model_bucket {
 	uint32_t watch_port, watch_group; /* SL_PORT_ANY, SL_GROUP_ID_ANY: none */
 	uint32_t group;                   /* chained group, or 0: output */
 	uint32_t out;
-	uint64_t packets;                 /* since the group's last modify */
+	uint64_t packets; /* since the group's last modify */
 };
 struct model_group {
 	uint32_t id;
@@ -294,8 +302,9 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 	if (plain)
 		goto next;
 	if (no_stamps) {
-		static const struct sl_field rewrites[] = {
-			{.id = SL_FIELD_ETH_SRC}, {.id = SL_FIELD_IPV4_DST}, {.id = SL_FIELD_UDP_DST}};
+		static const struct sl_field rewrites[] = {{.id = SL_FIELD_ETH_SRC},
+							   {.id = SL_FIELD_IPV4_DST},
+							   {.id = SL_FIELD_UDP_DST}};
 		unsigned what = 1 + rndn(7); /* bit 0: metadata, bit 1: a rewrite, bit 2: dec_ttl */
 		if (what & 2) {
 			const struct sl_field *f = &rewrites[rndn(SL_ARRAY_SIZE(rewrites))];
@@ -322,7 +331,8 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 	/* Stamp the flow id into the frame. */
 	a = &fs->insns.apply[fs->insns.n_apply++];
 	a->type = SL_ACT_SET_FIELD;
-	a->set_field.f = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_PKT,
+	a->set_field.f = (struct sl_field){.id = SL_FIELD_RAW,
+					   .raw_base = SL_RAW_BASE_PKT,
 					   .raw_bit_off = (uint16_t)(8 * (STAMP_OFS + 2 * t)),
 					   .raw_n_bits = 16};
 	a->set_field.value[0] = (uint8_t)(uid >> 8);
@@ -375,9 +385,11 @@ mgroup_spec(const struct model_group *g, struct sl_group_spec *gs)
 		bs->watch_group = mb->watch_group;
 		struct sl_action *a = &bs->actions[bs->n_actions++];
 		a->type = SL_ACT_SET_FIELD;
-		a->set_field.f = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_PKT,
-						   .raw_bit_off = (uint16_t)(8 * (GSTAMP_OFS + 2 * g->level)),
-						   .raw_n_bits = 16};
+		a->set_field.f = (struct sl_field){
+			.id = SL_FIELD_RAW,
+			.raw_base = SL_RAW_BASE_PKT,
+			.raw_bit_off = (uint16_t)(8 * (GSTAMP_OFS + 2 * g->level)),
+			.raw_n_bits = 16};
 		a->set_field.value[0] = (uint8_t)g->id;
 		a->set_field.value[1] = (uint8_t)b;
 		a = &bs->actions[bs->n_actions++];
@@ -404,22 +416,22 @@ groups_create(struct sl_pipeline *pl)
 	for (unsigned i = 0; i < n_mgroups; i++)
 		for (unsigned b = 0; b < 3; b++)
 			mgroups[i].b[b] = none;
-	mgroups[0] = (struct model_group){.id = 10, .type = SL_GROUP_INDIRECT, .level = 2,
-					  .n_buckets = 1, .b = {none}};
-	mgroups[1] = (struct model_group){.id = 11, .type = SL_GROUP_INDIRECT, .level = 0,
-					  .n_buckets = 1, .b = {none}};
-	mgroups[2] = (struct model_group){.id = 21, .type = SL_GROUP_FF, .level = 2,
-					  .n_buckets = 1, .b = {none}};
+	mgroups[0] = (struct model_group){
+		.id = 10, .type = SL_GROUP_INDIRECT, .level = 2, .n_buckets = 1, .b = {none}};
+	mgroups[1] = (struct model_group){
+		.id = 11, .type = SL_GROUP_INDIRECT, .level = 0, .n_buckets = 1, .b = {none}};
+	mgroups[2] = (struct model_group){
+		.id = 21, .type = SL_GROUP_FF, .level = 2, .n_buckets = 1, .b = {none}};
 	mgroups[2].b[0].watch_port = WATCHED_PORT_B;
-	mgroups[3] = (struct model_group){.id = 20, .type = SL_GROUP_FF, .level = 1,
-					  .n_buckets = 3, .b = {none, none, none}};
+	mgroups[3] = (struct model_group){
+		.id = 20, .type = SL_GROUP_FF, .level = 1, .n_buckets = 3, .b = {none, none, none}};
 	mgroups[3].b[0].watch_port = WATCHED_PORT_A;
 	mgroups[3].b[0].group = 10;
 	mgroups[3].b[1].watch_group = 21;
 	mgroups[3].b[1].group = 21;
 	mgroups[3].b[2].watch_port = 1;
-	mgroups[4] = (struct model_group){.id = 30, .type = SL_GROUP_SELECT, .level = 0,
-					  .n_buckets = 2, .b = {none, none}};
+	mgroups[4] = (struct model_group){
+		.id = 30, .type = SL_GROUP_SELECT, .level = 0, .n_buckets = 2, .b = {none, none}};
 	mgroups[4].b[0].group = 10; /* weight 0: never chosen */
 	mgroups[4].b[1].weight = 1;
 	mgroups[4].b[1].group = 20;
@@ -461,10 +473,11 @@ ref_group_live(uint32_t id)
 	for (unsigned b = 0; b < g->n_buckets; b++) {
 		const struct model_bucket *mb = &g->b[b];
 		if (g->type == SL_GROUP_SELECT ? mb->weight > 0
-		    : g->type != SL_GROUP_FF    ? true
-						: (mb->watch_port != SL_PORT_ANY && port_live[mb->watch_port]) ||
-						  (mb->watch_group != SL_GROUP_ID_ANY &&
-						   ref_group_live(mb->watch_group)))
+		    : g->type != SL_GROUP_FF
+			    ? true
+			    : (mb->watch_port != SL_PORT_ANY && port_live[mb->watch_port]) ||
+				      (mb->watch_group != SL_GROUP_ID_ANY &&
+				       ref_group_live(mb->watch_group)))
 			return true;
 	}
 	return false;
@@ -480,8 +493,7 @@ ref_group(struct sl_pkt *p, uint32_t id, uint32_t *pending, uint8_t *skip)
 	g->packets++;
 	for (unsigned b = 0; b < g->n_buckets && mb == NULL; b++) {
 		struct model_bucket *c = &g->b[b];
-		if (g->type == SL_GROUP_INDIRECT ||
-		    (g->type == SL_GROUP_SELECT && c->weight > 0) ||
+		if (g->type == SL_GROUP_INDIRECT || (g->type == SL_GROUP_SELECT && c->weight > 0) ||
 		    (g->type == SL_GROUP_FF &&
 		     ((c->watch_port != SL_PORT_ANY && port_live[c->watch_port]) ||
 		      (c->watch_group != SL_GROUP_ID_ANY && ref_group_live(c->watch_group)))))
@@ -521,8 +533,10 @@ check_group_counters(struct sl_pipeline *pl, unsigned round)
 			ok = st.bucket_packets[b] == g->b[b].packets;
 		if (!ok) {
 			bad++;
-			fprintf(stderr, "GROUP COUNTERS round %u group %u: %" PRIu64 " packets, ref %"
-				PRIu64 "\n", round, g->id, st.n_packets, g->packets);
+			fprintf(stderr,
+				"GROUP COUNTERS round %u group %u: %" PRIu64
+				" packets, ref %" PRIu64 "\n",
+				round, g->id, st.n_packets, g->packets);
 		}
 	}
 	return bad;
@@ -593,7 +607,8 @@ add_flow(struct sl_pipeline *pl, unsigned t, uint16_t uid)
 			if (!flows[t][i].live)
 				continue;
 			to_rule(t, &flows[t][i].fs, &o, NULL);
-			if (!memcmp(o.value, r.value, SL_KEY_MAX) && !memcmp(o.mask, r.mask, SL_KEY_MAX))
+			if (!memcmp(o.value, r.value, SL_KEY_MAX) &&
+			    !memcmp(o.mask, r.mask, SL_KEY_MAX))
 				return false;
 		}
 	} else {
@@ -611,8 +626,7 @@ add_flow(struct sl_pipeline *pl, unsigned t, uint16_t uid)
 	if (slot == n_flows[t])
 		n_flows[t]++;
 	if (kind_of[t] != T_MASK0 && kind_of[t] != T_MASK1 && kind_of[t] != T_ALL &&
-	    match_empty(&mf->fs.match) &&
-	    mf->fs.priority == 0)
+	    match_empty(&mf->fs.match) && mf->fs.priority == 0)
 		miss_flows[t] = mf;
 	else
 		SL_VERIFY(sl_ref_add(refs[t], &r) == 0);
@@ -872,16 +886,20 @@ check_flow(const struct sl_flow *f, void *arg)
 		const struct model_flow *mf = &flows[t][i];
 		if (!mf->live || mf->fs.priority != f->priority)
 			continue;
-		if (sl_flow_packets(f) != mf->packets || sl_flow_bytes(f) != mf->packets * FRAME_LEN) {
+		if (sl_flow_packets(f) != mf->packets ||
+		    sl_flow_bytes(f) != mf->packets * FRAME_LEN) {
 			if (cc->bad++ < 5)
-				fprintf(stderr, "COUNTERS table %u prio %u: %" PRIu64 " packets %" PRIu64
-					" bytes, ref %" PRIu64 " packets\n", t, f->priority,
-					sl_flow_packets(f), sl_flow_bytes(f), mf->packets);
+				fprintf(stderr,
+					"COUNTERS table %u prio %u: %" PRIu64 " packets %" PRIu64
+					" bytes, ref %" PRIu64 " packets\n",
+					t, f->priority, sl_flow_packets(f), sl_flow_bytes(f),
+					mf->packets);
 		}
 		return 0;
 	}
 	cc->bad++;
-	fprintf(stderr, "COUNTERS table %u: flow at priority %u not in the model\n", t, f->priority);
+	fprintf(stderr, "COUNTERS table %u: flow at priority %u not in the model\n", t,
+		f->priority);
 	return 0;
 }
 
@@ -906,11 +924,12 @@ check_counters(struct sl_pipeline *pl, const struct sl_pipeline_ctx *ctx, unsign
 		if (cc.packets != model || ts.lookups != ref_lookups[t] ||
 		    ts.matched != ref_matched[t]) {
 			cc.bad++;
-			fprintf(stderr, "COUNTERS round %u table %u (kind %u): flows %" PRIu64
+			fprintf(stderr,
+				"COUNTERS round %u table %u (kind %u): flows %" PRIu64
 				" packets vs ref %" PRIu64 ", lookups %" PRIu64 "/%" PRIu64
-				", matched %" PRIu64 "/%" PRIu64 "\n", round, t, kind_of[t],
-				cc.packets, model, ts.lookups, ref_lookups[t], ts.matched,
-				ref_matched[t]);
+				", matched %" PRIu64 "/%" PRIu64 "\n",
+				round, t, kind_of[t], cc.packets, model, ts.lookups, ref_lookups[t],
+				ts.matched, ref_matched[t]);
 		}
 		bad += cc.bad;
 	}
@@ -933,7 +952,8 @@ main(int argc, char **argv)
 	char err[256];
 
 	if (rounds == 0 || n_packets < rounds) {
-		fprintf(stderr, "usage: test_pipeline_diff [N_PACKETS >= ROUNDS] [SEED] [ROUNDS >= 1]\n");
+		fprintf(stderr,
+			"usage: test_pipeline_diff [N_PACKETS >= ROUNDS] [SEED] [ROUNDS >= 1]\n");
 		return 2;
 	}
 	for (unsigned round = 0; round < rounds; round++) {
@@ -1025,9 +1045,9 @@ main(int argc, char **argv)
 			rf[nrf++] = (struct sl_field){.id = SL_FIELD_ETH_TYPE};
 			rf[nrf++] = (struct sl_field){.id = SL_FIELD_IP_PROTO};
 			SL_VERIFY(sl_key_layout_init(&layouts[t], rf, nrf) == 0);
-			struct sl_table_params p = {.kind = ts.kind == SL_TABLE_LPM ? SL_TABLE_LPM
-										  : SL_TABLE_TERNARY,
-						    .key_size = layouts[t].key_size};
+			struct sl_table_params p = {
+				.kind = ts.kind == SL_TABLE_LPM ? SL_TABLE_LPM : SL_TABLE_TERNARY,
+				.key_size = layouts[t].key_size};
 			if (ts.kind == SL_TABLE_LPM)
 				p.lpm_bits = (uint16_t)sl_field_bits(&ts.fields[0]);
 			refs[t] = sl_ref_create(&p);
@@ -1038,7 +1058,10 @@ main(int argc, char **argv)
 			port_live[q] = true;
 		groups_create(pl);
 		for (unsigned t = 0; t < N_TABLES; t++)
-			for (unsigned i = 0; i < (kind_of[t] == T_DIRECT ? 12 : kind_of[t] == T_ALL ? 1 : 80); i++)
+			for (unsigned i = 0; i < (kind_of[t] == T_DIRECT ? 12
+						  : kind_of[t] == T_ALL  ? 1
+									 : 80);
+			     i++)
 				add_flow(pl, t, uid++);
 		sl_pipeline_commit(pl);
 		ctx = sl_pipeline_ctx_create(pl);
@@ -1058,10 +1081,12 @@ main(int argc, char **argv)
 			pool_port[k] = pp.in_port;
 		}
 
-		unsigned long target = n_packets / rounds + (round == rounds - 1 ? n_packets % rounds : 0);
+		unsigned long target =
+			n_packets / rounds + (round == rounds - 1 ? n_packets % rounds : 0);
 		unsigned long local = 0;
 		while (local < target) {
-			static uint8_t frames[SL_BURST_MAX][FRAME_LEN + 8], ref_frames[SL_BURST_MAX][FRAME_LEN + 8];
+			static uint8_t frames[SL_BURST_MAX][FRAME_LEN + 8],
+				ref_frames[SL_BURST_MAX][FRAME_LEN + 8];
 			struct sl_pkt pkts[SL_BURST_MAX], rp;
 			uint32_t outs[SL_BURST_MAX];
 			uint8_t drops[SL_BURST_MAX];
@@ -1075,14 +1100,17 @@ main(int argc, char **argv)
 					unsigned k = rndn(POOL);
 					memcpy(frames[i], pool[k], FRAME_LEN);
 					memset(frames[i] + STAMP_OFS, 0, 2 * N_TABLES_MAX);
-					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0, pool_port[k]);
+					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0,
+						    pool_port[k]);
 					pkts[i].metadata = pool_md[k];
 				} else {
 					random_frame(frames[i]);
-					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0, 1 + rndn(N_PORTS));
+					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0,
+						    1 + rndn(N_PORTS));
 					for (unsigned k = rndn(3); k > 0; k--)
 						aim_at_rule(frames[i], &pkts[i]);
-					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0, pkts[i].in_port);
+					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0,
+						    pkts[i].in_port);
 					pkts[i].metadata = rndn(16);
 					if (rndn(8) == 0) {
 						unsigned k = rndn(POOL);
@@ -1097,7 +1125,8 @@ main(int argc, char **argv)
 				 * dropped must not answer the same key with another TTL.
 				 */
 				if (no_stamps && rndn(8) == 0)
-					frames[i][frames[i][12] == 0x86 ? 21 : 22] = (uint8_t)rndn(3);
+					frames[i][frames[i][12] == 0x86 ? 21 : 22] =
+						(uint8_t)rndn(3);
 				md0[i] = pkts[i].metadata;
 				memcpy(ref_frames[i], frames[i], FRAME_LEN);
 			}
@@ -1110,16 +1139,19 @@ main(int argc, char **argv)
 				uint32_t rout;
 				uint8_t rdrop;
 				sl_pkt_init(&rp, ref_frames[i], FRAME_LEN, 0, pkts[i].in_port);
-				rp.metadata = md0[i]; /* the metadata the real packet started with */
+				rp.metadata =
+					md0[i]; /* the metadata the real packet started with */
 				ref_run(&rp, &rout, &rdrop);
 				(void)rdrop;
 				bool ok = rout == outs[i] &&
 					  memcmp(ref_frames[i], frames[i], FRAME_LEN) == 0;
 				if (!ok && mismatches < 10) {
-					fprintf(stderr, "MISMATCH packet %lu (round %u, %u tables): out %u vs ref %u; stamps real/ref:",
+					fprintf(stderr,
+						"MISMATCH packet %lu (round %u, %u tables): out %u vs ref %u; stamps real/ref:",
 						done + i, round, N_TABLES, outs[i], rout);
 					for (unsigned k = 0; k < N_TABLES; k++)
-						fprintf(stderr, " %02x%02x/%02x%02x", frames[i][STAMP_OFS + 2 * k],
+						fprintf(stderr, " %02x%02x/%02x%02x",
+							frames[i][STAMP_OFS + 2 * k],
 							frames[i][STAMP_OFS + 2 * k + 1],
 							ref_frames[i][STAMP_OFS + 2 * k],
 							ref_frames[i][STAMP_OFS + 2 * k + 1]);
@@ -1133,22 +1165,35 @@ main(int argc, char **argv)
 					fprintf(stderr, "\n");
 					if (getenv("SL_DIFF_DEBUG") != NULL && mismatches == 0) {
 						for (unsigned t = 0; t < N_TABLES; t++)
-							fprintf(stderr, "table %u kind %u\n", t, kind_of[t]);
-						fprintf(stderr, "md0 %lu in_port %u\n", (unsigned long)md0[i], pkts[i].in_port);
+							fprintf(stderr, "table %u kind %u\n", t,
+								kind_of[t]);
+						fprintf(stderr, "md0 %lu in_port %u\n",
+							(unsigned long)md0[i], pkts[i].in_port);
 						for (unsigned k = 0; k < n_flows[0]; k++) {
 							const struct model_flow *mf = &flows[0][k];
-							const struct sl_action *a = &mf->fs.insns.apply[0];
+							const struct sl_action *a =
+								&mf->fs.insns.apply[0];
 							if (!mf->live)
 								continue;
-							fprintf(stderr, "  %02x%02x prio %u flags %x:", a->set_field.value[0], a->set_field.value[1], mf->fs.priority, mf->fs.flags);
-							for (unsigned q = 0; q < mf->fs.match.n_fields; q++) {
-								const struct sl_match_field *m = &mf->fs.match.fields[q];
+							fprintf(stderr,
+								"  %02x%02x prio %u flags %x:",
+								a->set_field.value[0],
+								a->set_field.value[1],
+								mf->fs.priority, mf->fs.flags);
+							for (unsigned q = 0;
+							     q < mf->fs.match.n_fields; q++) {
+								const struct sl_match_field *m =
+									&mf->fs.match.fields[q];
 								fprintf(stderr, " f%u=", m->f.id);
-								for (unsigned b = 0; b < sl_field_size(&m->f); b++)
-									fprintf(stderr, "%02x", m->value[b]);
+								for (unsigned b = 0;
+								     b < sl_field_size(&m->f); b++)
+									fprintf(stderr, "%02x",
+										m->value[b]);
 								fprintf(stderr, "/");
-								for (unsigned b = 0; b < sl_field_size(&m->f); b++)
-									fprintf(stderr, "%02x", m->mask[b]);
+								for (unsigned b = 0;
+								     b < sl_field_size(&m->f); b++)
+									fprintf(stderr, "%02x",
+										m->mask[b]);
 							}
 							fprintf(stderr, "\n");
 						}
@@ -1221,7 +1266,11 @@ main(int argc, char **argv)
 			ptot.stale += ps.stale;
 			ptot.evictions += ps.evictions;
 			if (getenv("SL_DIFF_VERBOSE") != NULL)
-				fprintf(stderr, "round %u: %u tables, no_stamps %d, path spec %u tables %u B, %lu hits, %lu misses, %lu inserts, %lu stale\n", round, N_TABLES, no_stamps, ps.n_tables, ps.key_bytes, (unsigned long)ps.hits, (unsigned long)ps.misses, (unsigned long)ps.inserts, (unsigned long)ps.stale);
+				fprintf(stderr,
+					"round %u: %u tables, no_stamps %d, path spec %u tables %u B, %lu hits, %lu misses, %lu inserts, %lu stale\n",
+					round, N_TABLES, no_stamps, ps.n_tables, ps.key_bytes,
+					(unsigned long)ps.hits, (unsigned long)ps.misses,
+					(unsigned long)ps.inserts, (unsigned long)ps.stale);
 		}
 		counter_mismatches += check_counters(pl, ctx, round);
 		counter_mismatches += check_group_counters(pl, round);
@@ -1249,9 +1298,9 @@ main(int argc, char **argv)
 	       (unsigned long)ptot.hits, (unsigned long)ptot.inserts, (unsigned long)ptot.stale,
 	       (unsigned long)ptot.evictions);
 	/* The fast path must have been exercised, or the comparison proves nothing about it. */
-	if (n_packets >= 100000 && (tot.hits == 0 || tot.verifications == 0 ||
-				    tot.invalidations == 0 || (rounds >= 3 && (ptot.hits == 0 ||
-									ptot.stale == 0)))) {
+	if (n_packets >= 100000 &&
+	    (tot.hits == 0 || tot.verifications == 0 || tot.invalidations == 0 ||
+	     (rounds >= 3 && (ptot.hits == 0 || ptot.stale == 0)))) {
 		fprintf(stderr, "FAIL: the fast path was not exercised\n");
 		return 1;
 	}

@@ -230,10 +230,11 @@ main(int argc, char **argv)
 	       (unsigned long)gst.n_packets, (unsigned long)gst.bucket_packets[0],
 	       (unsigned long)gst.bucket_packets[1]);
 	CHECK(bad == 0, "%lu bad outcomes", (unsigned long)bad);
-	CHECK(ts.matched == sent, "per-context table counters: %lu of %lu", (unsigned long)ts.matched,
-	      (unsigned long)sent);
+	CHECK(ts.matched == sent, "per-context table counters: %lu of %lu",
+	      (unsigned long)ts.matched, (unsigned long)sent);
 	CHECK(flows == sent, "flow counters lost %ld hits", (long)(sent - flows));
-	CHECK(gst.n_packets == to_group, "group counter lost %ld", (long)(to_group - gst.n_packets));
+	CHECK(gst.n_packets == to_group, "group counter lost %ld",
+	      (long)(to_group - gst.n_packets));
 	CHECK(gst.bucket_packets[0] + gst.bucket_packets[1] == gst.n_packets, "bucket counters");
 	for (unsigned i = 0; i < N_THREADS; i++)
 		sl_pipeline_ctx_destroy(thr[i].ctx);

@@ -113,13 +113,13 @@ run1(uint32_t in_port, uint8_t dmac, uint8_t smac, uint32_t src, uint32_t dst, u
 #define C 0x0a000003u
 
 static const char *const knock[] = {
-    "table=0,kind=state,lookup=nw_src,update=nw_src,size=1024",
-    "table=1,priority=100,state=3,tcp,tcp_dst=22,actions=set_state(3,idle_ms=60000),output:2",
-    "table=1,priority=90,udp,udp_dst=1111,actions=set_state:1",
-    "table=1,priority=80,state=1,udp,udp_dst=2222,actions=set_state:2",
-    "table=1,priority=80,state=2,udp,udp_dst=3333,actions=set_state(3,idle_ms=60000)",
-    "table=1,priority=0,actions=set_state:0",
-    NULL,
+	"table=0,kind=state,lookup=nw_src,update=nw_src,size=1024",
+	"table=1,priority=100,state=3,tcp,tcp_dst=22,actions=set_state(3,idle_ms=60000),output:2",
+	"table=1,priority=90,udp,udp_dst=1111,actions=set_state:1",
+	"table=1,priority=80,state=1,udp,udp_dst=2222,actions=set_state:2",
+	"table=1,priority=80,state=2,udp,udp_dst=3333,actions=set_state(3,idle_ms=60000)",
+	"table=1,priority=0,actions=set_state:0",
+	NULL,
 };
 
 static uint32_t
@@ -166,14 +166,14 @@ test_port_knocking(void)
 	CHECK(ssh(C) == 2, "opened by the controller");
 	CHECK(sl_flow_parse_filter("ip,nw_dst=10.0.0.3", &fs, NULL) == 0, "filter");
 	CHECK(sl_pipeline_state_set(pl, 0, &fs.match, &open, err, sizeof(err)) == -EINVAL &&
-	          strstr(err, "nw_dst") != NULL,
+		      strstr(err, "nw_dst") != NULL,
 	      "field outside the scope: %s", err);
 	CHECK(sl_flow_parse_filter("ip,nw_src=10.0.0.0/8", &fs, NULL) == 0, "filter");
 	CHECK(sl_pipeline_state_set(pl, 0, &fs.match, &open, err, sizeof(err)) == -EINVAL &&
-	          strstr(err, "masked") != NULL,
+		      strstr(err, "masked") != NULL,
 	      "masked key: %s", err);
 	CHECK(sl_pipeline_state_set(pl, 1, &fs.match, &open, err, sizeof(err)) == -EINVAL &&
-	          strstr(err, "not a state table") != NULL,
+		      strstr(err, "not a state table") != NULL,
 	      "table 1: %s", err);
 	const struct sl_state *st = sl_pipeline_state_table(pl, 0);
 	struct sl_state_stats ss;
@@ -187,11 +187,11 @@ static void
 test_timeout(void)
 {
 	static const char *const lines[] = {
-	    "table=0,kind=state,lookup=nw_src,size=16",
-	    "table=1,priority=100,state=0,udp,actions=set_state(5,hard_ms=1,rollback=7)",
-	    "table=1,priority=100,state=5,udp,actions=output:2",
-	    "table=1,priority=100,state=7,udp,actions=output:3",
-	    NULL,
+		"table=0,kind=state,lookup=nw_src,size=16",
+		"table=1,priority=100,state=0,udp,actions=set_state(5,hard_ms=1,rollback=7)",
+		"table=1,priority=100,state=5,udp,actions=output:2",
+		"table=1,priority=100,state=7,udp,actions=output:3",
+		NULL,
 	};
 	load(lines);
 	CHECK(udp(A, 1) == 0, "state 0: sets 5");
@@ -211,14 +211,14 @@ test_mac_learning(void)
 	lines[n++] = "table=0,kind=state,lookup=dl_dst,update=dl_src,size=4096";
 	for (unsigned i = 1; i <= 3; i++) {
 		snprintf(buf[n], sizeof(buf[n]),
-		         "table=1,priority=10,in_port=%u,state=0,actions=set_state:%u,FLOOD", i, i);
+			 "table=1,priority=10,in_port=%u,state=0,actions=set_state:%u,FLOOD", i, i);
 		lines[n] = buf[n];
 		n++;
 		for (unsigned j = 1; j <= 3; j++) {
 			snprintf(buf[n], sizeof(buf[n]),
-			         "table=1,priority=10,in_port=%u,state=%u,actions=set_state:%u,"
-			         "output:%u",
-			         i, j, i, j);
+				 "table=1,priority=10,in_port=%u,state=%u,actions=set_state:%u,"
+				 "output:%u",
+				 i, j, i, j);
 			lines[n] = buf[n];
 			n++;
 		}
@@ -244,11 +244,11 @@ test_scopes(void)
 {
 	/* The reply updates the request's flow: only replied-to flows pass. */
 	static const char *const lines[] = {
-	    "table=0,kind=state,lookup=nw_src+nw_dst,update=nw_dst+nw_src,size=1024",
-	    "table=1,priority=10,in_port=1,actions=output:2",
-	    "table=1,priority=10,in_port=2,actions=set_state:1,output:1",
-	    "table=1,priority=20,in_port=1,state=1,actions=set_state(2,table=0),output:3",
-	    NULL,
+		"table=0,kind=state,lookup=nw_src+nw_dst,update=nw_dst+nw_src,size=1024",
+		"table=1,priority=10,in_port=1,actions=output:2",
+		"table=1,priority=10,in_port=2,actions=set_state:1,output:1",
+		"table=1,priority=20,in_port=1,state=1,actions=set_state(2,table=0),output:3",
+		NULL,
 	};
 	load(lines);
 	CHECK(run1(1, 2, 1, A, B, 17, 1, 2, 0) == 2, "request A->B: state 0");
@@ -264,7 +264,7 @@ test_scopes(void)
 	int fn(const struct sl_match *key, const struct sl_state_entry_info *e, void *arg);
 	CHECK(sl_pipeline_state_dump(pl, 0, fn, &d) == 0 && d.n == 2, "dump: %u entries", d.n);
 	CHECK(strstr(d.text, "ip,nw_src=10.0.0.1,nw_dst=10.0.0.2 state=1;") &&
-	          strstr(d.text, "ip,nw_src=10.0.0.2,nw_dst=10.0.0.1 state=2;"),
+		      strstr(d.text, "ip,nw_src=10.0.0.2,nw_dst=10.0.0.1 state=2;"),
 	      "dump: %s", d.text);
 }
 
@@ -293,26 +293,26 @@ test_syntax(void)
 	char buf[512], err[256];
 
 	CHECK(sl_table_spec_parse("table=3,kind=state,lookup=nw_src+tcp_src,"
-	                          "update=nw_dst+tcp_dst,size=100,name=conn",
-	                          &ts, &pe) == 0,
+				  "update=nw_dst+tcp_dst,size=100,name=conn",
+				  &ts, &pe) == 0,
 	      "%s", pe.msg);
 	sl_table_spec_format(&ts, buf, sizeof(buf));
 	CHECK(strcmp(buf, "table=3,kind=state,lookup=nw_src+tcp_src,update=nw_dst+tcp_dst,"
-	                  "size=100,name=conn") == 0,
+			  "size=100,name=conn") == 0,
 	      "format: %s", buf);
 	CHECK(sl_table_spec_parse("table=3,kind=mask,fields=nw_src,update=nw_dst", &ts, &pe) ==
-	          -EINVAL,
+		      -EINVAL,
 	      "update= on a mask table");
 	CHECK(sl_table_spec_parse("table=3,kind=state,lookup=nw_src,update=nw_dst+tcp_dst", &ts,
-	                          &pe) == -EINVAL &&
-	          strstr(pe.msg, "pair up"),
+				  &pe) == -EINVAL &&
+		      strstr(pe.msg, "pair up"),
 	      "scope sizes: %s", pe.msg);
 	CHECK(sl_table_spec_parse("table=3,kind=state,size=5", &ts, &pe) == -EINVAL,
 	      "state without lookup");
 	static const char *const round[] = {
-	    "table=1, priority=5,state=3 actions=set_state:4,output:2",
-	    "table=1, priority=5,state=3 actions=set_state(4,table=0,idle_ms=10,hard_ms=20,"
-	    "rollback=1),goto_table:2",
+		"table=1, priority=5,state=3 actions=set_state:4,output:2",
+		"table=1, priority=5,state=3 actions=set_state(4,table=0,idle_ms=10,hard_ms=20,"
+		"rollback=1),goto_table:2",
 	};
 	for (unsigned i = 0; i < SL_ARRAY_SIZE(round); i++) {
 		CHECK(sl_flow_parse(round[i], &fs, &pe) == 0, "%s: %s", round[i], pe.msg);
@@ -320,7 +320,7 @@ test_syntax(void)
 		CHECK(strcmp(buf, round[i]) == 0, "round trip: %s", buf);
 	}
 	CHECK(sl_flow_parse("actions=set_state(1,idle=5)", &fs, &pe) == -EINVAL &&
-	          strstr(pe.msg, "idle_ms"),
+		      strstr(pe.msg, "idle_ms"),
 	      "unknown key: %s", pe.msg);
 	CHECK(sl_flow_parse("actions=set_state:x", &fs, &pe) == -EINVAL, "bad state");
 
@@ -328,11 +328,11 @@ test_syntax(void)
 	load((const char *const[]){"table=0,kind=state,lookup=nw_src", NULL});
 	CHECK(sl_flow_parse("table=0,actions=output:1", &fs, &pe) == 0, "parse");
 	CHECK(sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) == -EINVAL &&
-	          strstr(err, "state table"),
+		      strstr(err, "state table"),
 	      "flow in a state table: %s", err);
 	CHECK(sl_flow_parse("table=1,actions=set_state(1,table=2)", &fs, &pe) == 0, "parse");
 	CHECK(sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) == -EINVAL &&
-	          strstr(err, "table 2 is not a state table"),
+		      strstr(err, "table 2 is not a state table"),
 	      "set_state to a non-state table: %s", err);
 	CHECK(sl_flow_parse("table=1,actions=write_actions(set_state:1)", &fs, &pe) == 0, "%s",
 	      pe.msg);

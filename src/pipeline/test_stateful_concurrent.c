@@ -153,9 +153,9 @@ int
 main(int argc, char **argv)
 {
 	static const char *const flows[] = {
-	    "table=1,priority=10,udp,udp_dst=1,actions=set_state:5,output:2",
-	    "table=1,priority=20,state=9,udp,udp_dst=2,actions=output:3",
-	    "table=1,priority=10,udp,udp_dst=2,actions=output:2",
+		"table=1,priority=10,udp,udp_dst=1,actions=set_state:5,output:2",
+		"table=1,priority=20,state=9,udp,udp_dst=2,actions=output:3",
+		"table=1,priority=10,udp,udp_dst=2,actions=output:2",
 	};
 	unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 300;
 	struct dump_check d = {0};

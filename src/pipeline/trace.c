@@ -181,12 +181,17 @@ sl_trace_frame(const struct sl_match *m, uint8_t *buf, size_t cap, struct sl_pkt
 	}
 	if (l4 != 0) {
 		uint64_t icmp6 = value_of(m, SL_FIELD_ICMPV6_TYPE, 0);
-		n_l4 = proto == 6 ? 20 : proto == 17 ? 8 : proto == 132 ? 12 : proto == 1 ? 8
-		       : proto == 58 ? (icmp6 == 135 || icmp6 == 136 ? 24 : 8) : 0;
+		n_l4 = proto == 6     ? 20
+		       : proto == 17  ? 8
+		       : proto == 132 ? 12
+		       : proto == 1   ? 8
+		       : proto == 58  ? (icmp6 == 135 || icmp6 == 136 ? 24 : 8)
+				      : 0;
 		if (proto == 6)
 			d[l4 + 12] = 5 << 4;
-		if (proto == 58 && n_l4 == 24 && (find(m, SL_FIELD_IPV6_ND_SLL) != NULL ||
-						  find(m, SL_FIELD_IPV6_ND_TLL) != NULL)) {
+		if (proto == 58 && n_l4 == 24 &&
+		    (find(m, SL_FIELD_IPV6_ND_SLL) != NULL ||
+		     find(m, SL_FIELD_IPV6_ND_TLL) != NULL)) {
 			d[l4 + 24] = icmp6 == 135 ? 1 : 2; /* the link-layer address option */
 			d[l4 + 25] = 1;
 			n_l4 += 8;
@@ -237,7 +242,8 @@ sl_trace_frame(const struct sl_match *m, uint8_t *buf, size_t cap, struct sl_pkt
 		uint8_t ph[4] = {0, 0, 0, proto};
 		wr16(d + l4 + off, 0);
 		if (proto != 1) { /* pseudo-header */
-			sum = eth == 0x0800 ? csum_add(0, d + l3 + 12, 8) : csum_add(0, d + l3 + 8, 32);
+			sum = eth == 0x0800 ? csum_add(0, d + l3 + 12, 8)
+					    : csum_add(0, d + l3 + 8, 32);
 			sum += n;
 			sum = csum_add(sum, ph, 4);
 		}
@@ -267,10 +273,10 @@ struct sl_trace_live {
 	const struct sl_pipeline *pl;
 	unsigned n_wanted;
 	unsigned n_workers;
-	uint32_t in_port;               /* 0: any */
-	unsigned claimed;               /* records handed out (atomic; may run past n_wanted) */
-	unsigned done;                  /* records finished (atomic) */
-	uint8_t *ready;                 /* per record: 1 once finished (release) */
+	uint32_t in_port; /* 0: any */
+	unsigned claimed; /* records handed out (atomic; may run past n_wanted) */
+	unsigned done;    /* records finished (atomic) */
+	uint8_t *ready;   /* per record: 1 once finished (release) */
 	struct live_worker *workers;
 	struct sl_trace_live_rec *recs;
 };

@@ -30,15 +30,24 @@ static const struct {
 	const char *alias;
 	enum sl_field_id id;
 } aliases[] = {
-	{"eth_dst", SL_FIELD_ETH_DST},   {"eth_src", SL_FIELD_ETH_SRC},
-	{"eth_type", SL_FIELD_ETH_TYPE}, {"vlan_vid", SL_FIELD_VLAN_VID},
-	{"vlan_pcp", SL_FIELD_VLAN_PCP}, {"ip_proto", SL_FIELD_IP_PROTO},
-	{"ipv4_src", SL_FIELD_IPV4_SRC}, {"ipv4_dst", SL_FIELD_IPV4_DST},
-	{"ip_ecn", SL_FIELD_IP_ECN},     {"icmpv4_type", SL_FIELD_ICMPV4_TYPE},
-	{"icmpv4_code", SL_FIELD_ICMPV4_CODE}, {"ipv6_flabel", SL_FIELD_IPV6_FLABEL},
-	{"ipv6_nd_target", SL_FIELD_IPV6_ND_TARGET}, {"arp_spa", SL_FIELD_ARP_SPA},
-	{"ip_ttl", SL_FIELD_IP_TTL},     {"tunnel_id", SL_FIELD_TUNNEL_ID},
-	{"ipv6_nd_sll", SL_FIELD_IPV6_ND_SLL}, {"ipv6_nd_tll", SL_FIELD_IPV6_ND_TLL},
+	{"eth_dst", SL_FIELD_ETH_DST},
+	{"eth_src", SL_FIELD_ETH_SRC},
+	{"eth_type", SL_FIELD_ETH_TYPE},
+	{"vlan_vid", SL_FIELD_VLAN_VID},
+	{"vlan_pcp", SL_FIELD_VLAN_PCP},
+	{"ip_proto", SL_FIELD_IP_PROTO},
+	{"ipv4_src", SL_FIELD_IPV4_SRC},
+	{"ipv4_dst", SL_FIELD_IPV4_DST},
+	{"ip_ecn", SL_FIELD_IP_ECN},
+	{"icmpv4_type", SL_FIELD_ICMPV4_TYPE},
+	{"icmpv4_code", SL_FIELD_ICMPV4_CODE},
+	{"ipv6_flabel", SL_FIELD_IPV6_FLABEL},
+	{"ipv6_nd_target", SL_FIELD_IPV6_ND_TARGET},
+	{"arp_spa", SL_FIELD_ARP_SPA},
+	{"ip_ttl", SL_FIELD_IP_TTL},
+	{"tunnel_id", SL_FIELD_TUNNEL_ID},
+	{"ipv6_nd_sll", SL_FIELD_IPV6_ND_SLL},
+	{"ipv6_nd_tll", SL_FIELD_IPV6_ND_TLL},
 };
 
 unsigned
@@ -58,9 +67,9 @@ sl_field_equal(const struct sl_field *a, const struct sl_field *b)
 {
 	if (a->id != b->id)
 		return false;
-	return a->id != SL_FIELD_RAW || (a->raw_base == b->raw_base &&
-					 a->raw_bit_off == b->raw_bit_off &&
-					 a->raw_n_bits == b->raw_n_bits);
+	return a->id != SL_FIELD_RAW ||
+	       (a->raw_base == b->raw_base && a->raw_bit_off == b->raw_bit_off &&
+		a->raw_n_bits == b->raw_n_bits);
 }
 
 const char *
@@ -145,8 +154,8 @@ sl_field_format(const struct sl_field *f, char *buf, size_t size)
 	static const char *const bases[] = {"pkt", "l3", "l4"};
 
 	if (f->id == SL_FIELD_RAW)
-		return snprintf(buf, size, "raw(%s,%u,%u)", bases[f->raw_base % 3],
-				f->raw_bit_off, f->raw_n_bits);
+		return snprintf(buf, size, "raw(%s,%u,%u)", bases[f->raw_base % 3], f->raw_bit_off,
+				f->raw_n_bits);
 	return snprintf(buf, size, "%s", sl_field_name(f->id));
 }
 
@@ -563,8 +572,14 @@ mpls_ofs(struct sl_pkt *p)
  * headers are walked, within the datagram.
  */
 enum {
-	IEH_NONEXT = 1 << 0, IEH_ESP = 1 << 1,    IEH_AUTH = 1 << 2,  IEH_DEST = 1 << 3,
-	IEH_FRAG = 1 << 4,   IEH_ROUTER = 1 << 5, IEH_HOP = 1 << 6,   IEH_UNREP = 1 << 7,
+	IEH_NONEXT = 1 << 0,
+	IEH_ESP = 1 << 1,
+	IEH_AUTH = 1 << 2,
+	IEH_DEST = 1 << 3,
+	IEH_FRAG = 1 << 4,
+	IEH_ROUTER = 1 << 5,
+	IEH_HOP = 1 << 6,
+	IEH_UNREP = 1 << 7,
 	IEH_UNSEQ = 1 << 8,
 };
 
@@ -582,14 +597,34 @@ ipv6_exthdr(struct sl_pkt *p)
 	for (int i = 0; i < 8; i++, first = 0) {
 		unsigned bit, rank, hlen;
 		switch (nh) {
-		case 0: bit = IEH_HOP; rank = 0; break;
-		case 60: bit = IEH_DEST; rank = n_dest == 0 && !(flags & IEH_ROUTER) ? 1 : 6; break;
-		case 43: bit = IEH_ROUTER; rank = 2; break;
-		case 44: bit = IEH_FRAG; rank = 3; break;
-		case 51: bit = IEH_AUTH; rank = 4; break;
-		case 50: bit = IEH_ESP; rank = 5; break;
-		case 59: return flags | IEH_NONEXT;
-		default: return flags; /* an upper-layer header */
+		case 0:
+			bit = IEH_HOP;
+			rank = 0;
+			break;
+		case 60:
+			bit = IEH_DEST;
+			rank = n_dest == 0 && !(flags & IEH_ROUTER) ? 1 : 6;
+			break;
+		case 43:
+			bit = IEH_ROUTER;
+			rank = 2;
+			break;
+		case 44:
+			bit = IEH_FRAG;
+			rank = 3;
+			break;
+		case 51:
+			bit = IEH_AUTH;
+			rank = 4;
+			break;
+		case 50:
+			bit = IEH_ESP;
+			rank = 5;
+			break;
+		case 59:
+			return flags | IEH_NONEXT;
+		default:
+			return flags; /* an upper-layer header */
 		}
 		if ((flags & bit) && !(bit == IEH_DEST && n_dest == 1))
 			flags |= IEH_UNREP;
@@ -600,7 +635,9 @@ ipv6_exthdr(struct sl_pkt *p)
 		flags |= bit;
 		if (bit == IEH_ESP || ofs + 8 > p->ip_end)
 			return flags; /* encrypted, or the rest is not in the datagram */
-		hlen = bit == IEH_FRAG ? 8 : bit == IEH_AUTH ? (d[ofs + 1] + 2u) * 4 : (d[ofs + 1] + 1u) * 8;
+		hlen = bit == IEH_FRAG   ? 8
+		       : bit == IEH_AUTH ? (d[ofs + 1] + 2u) * 4
+					 : (d[ofs + 1] + 1u) * 8;
 		if (bit == IEH_FRAG && (rd16(d + ofs + 2) & 0xfff8) != 0)
 			return flags; /* a later fragment: what follows is payload */
 		nh = d[ofs];
@@ -717,12 +754,14 @@ field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 	case SL_FIELD_ICMPV4_TYPE:
 	case SL_FIELD_ICMPV4_CODE:
 		o = l4_with(p, 1, 2);
-		out[0] = o >= 0 && p->eth_type == 0x0800 ? d[o + (f->id == SL_FIELD_ICMPV4_CODE)] : 0;
+		out[0] = o >= 0 && p->eth_type == 0x0800 ? d[o + (f->id == SL_FIELD_ICMPV4_CODE)]
+							 : 0;
 		return;
 	case SL_FIELD_ICMPV6_TYPE:
 	case SL_FIELD_ICMPV6_CODE:
 		o = l4_with(p, 58, 2);
-		out[0] = o >= 0 && p->eth_type == 0x86dd ? d[o + (f->id == SL_FIELD_ICMPV6_CODE)] : 0;
+		out[0] = o >= 0 && p->eth_type == 0x86dd ? d[o + (f->id == SL_FIELD_ICMPV6_CODE)]
+							 : 0;
 		return;
 	case SL_FIELD_IPV6_ND_TARGET:
 		o = l4_with(p, 58, 24);
@@ -779,7 +818,8 @@ field_read(struct sl_pkt *p, const struct sl_field *f, uint8_t *out)
 		return;
 	case SL_FIELD_MPLS_LABEL:
 		if ((o = mpls_ofs(p)) >= 0) {
-			uint32_t lbl = (uint32_t)d[o] << 12 | (uint32_t)d[o + 1] << 4 | d[o + 2] >> 4;
+			uint32_t lbl =
+				(uint32_t)d[o] << 12 | (uint32_t)d[o + 1] << 4 | d[o + 2] >> 4;
 			put_be(out, 3, lbl);
 		} else {
 			memset(out, 0, 3);
@@ -922,8 +962,7 @@ sctp_crc_recompute(struct sl_pkt *p, unsigned l4)
 }
 
 static void
-write_bits(struct sl_pkt *p, unsigned base, unsigned bit_off, unsigned n_bits,
-	   const uint8_t *value)
+write_bits(struct sl_pkt *p, unsigned base, unsigned bit_off, unsigned n_bits, const uint8_t *value)
 {
 	unsigned size = SL_DIV_ROUND_UP(n_bits, 8);
 
@@ -1166,7 +1205,8 @@ key_op_compile(struct sl_key_layout *l, unsigned i, uint8_t dst)
 		return;
 	case SL_FIELD_IPV4_SRC:
 	case SL_FIELD_IPV4_DST: /* ipv4_l3 */
-		key_op_copy(op, SL_KOP_L3_IPV4, 0x0800, f->id == SL_FIELD_IPV4_SRC ? 12 : 16, 4, 20);
+		key_op_copy(op, SL_KOP_L3_IPV4, 0x0800, f->id == SL_FIELD_IPV4_SRC ? 12 : 16, 4,
+			    20);
 		l->need_l2 = 1;
 		return;
 	case SL_FIELD_IPV6_SRC:
@@ -1292,9 +1332,9 @@ sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigne
 		l->offsets[l->n_fields] = (uint8_t)ofs;
 		key_op_compile(l, l->n_fields, (uint8_t)ofs);
 		ofs += sl_field_size(f);
-		if (f->id == SL_FIELD_RAW ? f->raw_base == SL_RAW_BASE_L4
-					  : fields[f->id].layer == SL_LAYER_L4 ||
-						    f->id == SL_FIELD_IP_PROTO)
+		if (f->id == SL_FIELD_RAW
+			    ? f->raw_base == SL_RAW_BASE_L4
+			    : fields[f->id].layer == SL_LAYER_L4 || f->id == SL_FIELD_IP_PROTO)
 			l->need_l4 = 1;
 		l->n_fields++;
 	}

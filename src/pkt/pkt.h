@@ -110,8 +110,8 @@ enum sl_raw_base {
  * Two references name the same field when sl_field_equal() says so.
  */
 struct sl_field {
-	uint8_t id;       /* enum sl_field_id */
-	uint8_t raw_base; /* enum sl_raw_base, raw fields only */
+	uint8_t id;           /* enum sl_field_id */
+	uint8_t raw_base;     /* enum sl_raw_base, raw fields only */
 	uint16_t raw_bit_off; /* bit offset from the base, raw fields only */
 	uint16_t raw_n_bits;  /* 1..SL_RAW_BITS_MAX, raw fields only */
 };
@@ -201,13 +201,14 @@ struct sl_pkt {
 	uint8_t l4_ok;     /* with l4_ofs: the L4 header of ip_proto is whole (sl_pkt_l4_whole) */
 	uint32_t in_port;  /* OpenFlow ingress port */
 	uint64_t metadata; /* OpenFlow metadata register */
-	uint64_t tunnel_id; /* OpenFlow tunnel_id: 0 on ingress (no tunnel ports yet), set_field sets it */
-	uint32_t state;    /* flow state loaded by the last state table (src/state), 0 = default */
+	uint64_t
+		tunnel_id; /* OpenFlow tunnel_id: 0 on ingress (no tunnel ports yet), set_field sets it */
+	uint32_t state; /* flow state loaded by the last state table (src/state), 0 = default */
 	uint8_t state_table; /* the table that loaded it, 0xff = none */
 	uint32_t state_slot; /* state table's hint for set_state (src/state), UINT32_MAX = none */
 	uint32_t state_gen;  /* ... valid while the table's generation is this */
 	const void *state_owner; /* ... and only for this table */
-	void *opaque;      /* the owner's buffer (an rte_mbuf in the datapath) */
+	void *opaque;            /* the owner's buffer (an rte_mbuf in the datapath) */
 };
 
 /**
@@ -403,12 +404,12 @@ struct sl_key_move {
 };
 
 struct sl_key_layout {
-	uint8_t n_fields;                        /* fields in the layout */
-	uint8_t need_l4;                         /* some field needs L4 parsing */
-	uint16_t key_size;                       /* bytes, multiple of 8, <= SL_KEY_MAX */
+	uint8_t n_fields;                          /* fields in the layout */
+	uint8_t need_l4;                           /* some field needs L4 parsing */
+	uint16_t key_size;                         /* bytes, multiple of 8, <= SL_KEY_MAX */
 	struct sl_field fields[SL_KEY_FIELDS_MAX]; /* the fields */
-	uint8_t offsets[SL_KEY_FIELDS_MAX];      /* byte offset of each field in the key */
-	uint8_t need_l2;                         /* some op reads a parsed L2 value */
+	uint8_t offsets[SL_KEY_FIELDS_MAX];        /* byte offset of each field in the key */
+	uint8_t need_l2;                           /* some op reads a parsed L2 value */
 	uint8_t meta_only;                       /* only in_port and metadata: no frame byte read */
 	struct sl_key_op ops[SL_KEY_FIELDS_MAX]; /* one per field, in field order */
 	uint8_t n_moves;                         /* IPv4 shape (struct sl_key_move) */
@@ -450,10 +451,10 @@ static inline uint16_t
 sl_csum_update(uint16_t csum_be, const uint8_t *old, const uint8_t *new_, unsigned n_bytes)
 {
 	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), folded over 16-bit words. */
-	uint32_t sum = (uint16_t)~(uint16_t)((csum_be >> 8) | (csum_be << 8));
+	uint32_t sum = (uint16_t) ~(uint16_t)((csum_be >> 8) | (csum_be << 8));
 
 	for (unsigned i = 0; i + 1 < n_bytes; i += 2) {
-		sum += (uint16_t)~(uint16_t)(old[i] << 8 | old[i + 1]);
+		sum += (uint16_t) ~(uint16_t)(old[i] << 8 | old[i + 1]);
 		sum += (uint16_t)(new_[i] << 8 | new_[i + 1]);
 	}
 	while (sum >> 16)

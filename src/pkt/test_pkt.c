@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static uint16_t
 csum(const uint8_t *d, unsigned n, uint32_t sum)
 {
@@ -44,7 +43,10 @@ build_udp4(uint8_t *f, bool vlan)
 	ip[10] = (uint8_t)(c >> 8);
 	ip[11] = (uint8_t)c;
 	uint8_t *udp = ip + 20;
-	memcpy(udp, "\x04\x00\x13\x89\x00\x0c\x00\x00" "abcd", 12);
+	memcpy(udp,
+	       "\x04\x00\x13\x89\x00\x0c\x00\x00"
+	       "abcd",
+	       12);
 	uint32_t ph = csum(ip + 12, 8, 17 + 12);
 	c = (uint16_t)~csum(udp, 12, ph);
 	udp[6] = (uint8_t)(c >> 8);
@@ -94,12 +96,14 @@ test_ipv4(void)
 	sl_pkt_field_read(&p, &fld, out);
 	CHECK(out[3] == 3, "in_port");
 	/* Raw fields: UDP dst port as {l4, 16, 16}; 12 bits at an odd offset. */
-	fld = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4, .raw_bit_off = 16,
+	fld = (struct sl_field){.id = SL_FIELD_RAW,
+				.raw_base = SL_RAW_BASE_L4,
+				.raw_bit_off = 16,
 				.raw_n_bits = 16};
 	sl_pkt_field_read(&p, &fld, out);
 	CHECK(out[0] == 0x13 && out[1] == 0x89, "raw l4 port");
-	fld = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L3, .raw_bit_off = 4,
-				.raw_n_bits = 12};
+	fld = (struct sl_field){
+		.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L3, .raw_bit_off = 4, .raw_n_bits = 12};
 	sl_pkt_field_read(&p, &fld, out);
 	CHECK(out[0] == 0x05 && out[1] == 0xb9, "raw unaligned %02x%02x", out[0], out[1]);
 	/* Set fields keep checksums valid. */
@@ -185,7 +189,7 @@ test_ip_lies(void)
 {
 	static const struct {
 		const char *what;
-		unsigned ofs;  /* byte of the IPv4 header to change */
+		unsigned ofs; /* byte of the IPv4 header to change */
 		uint8_t value;
 	} lies[] = {
 		{"total length past the frame", 3, 33},
@@ -194,11 +198,13 @@ test_ip_lies(void)
 		{"header length past the total length", 0, 0x49},
 	};
 	static const enum sl_field_id l3l4[] = {
-		SL_FIELD_IP_DSCP, SL_FIELD_IP_ECN, SL_FIELD_IP_PROTO, SL_FIELD_IP_TTL,
-		SL_FIELD_IPV4_SRC, SL_FIELD_IPV4_DST, SL_FIELD_UDP_SRC, SL_FIELD_UDP_DST,
+		SL_FIELD_IP_DSCP,  SL_FIELD_IP_ECN,   SL_FIELD_IP_PROTO, SL_FIELD_IP_TTL,
+		SL_FIELD_IPV4_SRC, SL_FIELD_IPV4_DST, SL_FIELD_UDP_SRC,  SL_FIELD_UDP_DST,
 	};
-	struct sl_field layout_fields[] = {{.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IP_DSCP},
-					   {.id = SL_FIELD_IPV4_SRC}, {.id = SL_FIELD_UDP_DST}};
+	struct sl_field layout_fields[] = {{.id = SL_FIELD_ETH_TYPE},
+					   {.id = SL_FIELD_IP_DSCP},
+					   {.id = SL_FIELD_IPV4_SRC},
+					   {.id = SL_FIELD_UDP_DST}};
 	struct sl_key_layout l;
 	uint8_t f[160], copy[160], out[16], key[SL_KEY_MAX];
 	struct sl_pkt p;
@@ -224,9 +230,9 @@ test_ip_lies(void)
 		sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
 		struct sl_field src = {.id = SL_FIELD_IPV4_SRC}, dscp = {.id = SL_FIELD_IP_DSCP};
 		CHECK(sl_pkt_field_write(&p, &src, (const uint8_t *)"\x01\x02\x03\x04") ==
-				  -ENOENT &&
-			  sl_pkt_field_write(&p, &dscp, (const uint8_t *)"\x2e") == -ENOENT &&
-			  memcmp(f, copy, len) == 0,
+				      -ENOENT &&
+			      sl_pkt_field_write(&p, &dscp, (const uint8_t *)"\x2e") == -ENOENT &&
+			      memcmp(f, copy, len) == 0,
 		      "%s: set_field finds no header and writes nothing", lies[k].what);
 	}
 
@@ -299,8 +305,10 @@ test_malformed(void)
 			struct sl_field fld = {.id = (uint8_t)id};
 			sl_pkt_field_read(&p, &fld, out);
 		}
-		struct sl_field raw = {.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4,
-				       .raw_bit_off = 3, .raw_n_bits = 128};
+		struct sl_field raw = {.id = SL_FIELD_RAW,
+				       .raw_base = SL_RAW_BASE_L4,
+				       .raw_bit_off = 3,
+				       .raw_n_bits = 128};
 		sl_pkt_field_read(&p, &raw, out);
 	}
 	CHECK(1, "truncations survived");
@@ -408,8 +416,10 @@ test_llc_snap(void)
 		      "snap ipv4: L2, LLC/SNAP and nw_dst untouched");
 		CHECK(read32(&p, SL_FIELD_IPV4_SRC) == 0xc0a80102, "snap ipv4: nw_src written");
 		/* The key (any layout) is the field reads: the IPv4 shortcut must not take it. */
-		struct sl_field lf[4] = {{.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IPV4_DST},
-					 {.id = SL_FIELD_UDP_DST}, {.id = SL_FIELD_IP_PROTO}};
+		struct sl_field lf[4] = {{.id = SL_FIELD_ETH_TYPE},
+					 {.id = SL_FIELD_IPV4_DST},
+					 {.id = SL_FIELD_UDP_DST},
+					 {.id = SL_FIELD_IP_PROTO}};
 		struct sl_key_layout l;
 		uint8_t key[SL_KEY_MAX];
 		CHECK(sl_key_layout_init(&l, lf, 4) == 0, "layout");
@@ -426,7 +436,8 @@ test_llc_snap(void)
 	sl_pkt_init(&p, f, (uint16_t)len, 0, 1);
 	CHECK(read16(&p, SL_FIELD_ETH_TYPE) == SL_ETH_TYPE_NOT_ETH, "snap, other OUI: 0x05ff");
 	CHECK(p.l2_end == 14 && read32(&p, SL_FIELD_IPV4_SRC) == 0 &&
-	      read16(&p, SL_FIELD_UDP_DST) == 0, "snap, other OUI: no L3");
+		      read16(&p, SL_FIELD_UDP_DST) == 0,
+	      "snap, other OUI: no L3");
 	struct sl_field src = {.id = SL_FIELD_IPV4_SRC};
 	CHECK(sl_pkt_field_write(&p, &src, (const uint8_t *)"\x01\x02\x03\x04") == -ENOENT,
 	      "snap, other OUI: set nw_src finds no header");
@@ -493,7 +504,7 @@ test_ipv6(void)
 	f[16] = 0xbc;
 	f[17] = 0xde;
 	f[19] = 8 + 24; /* payload length: hop-by-hop + neighbour solicitation */
-	f[20] = 0; /* hop-by-hop */
+	f[20] = 0;      /* hop-by-hop */
 	f[21] = 64;
 	f[22 + 16 + 15] = 2; /* dst ::2 */
 	/* hop-by-hop header of 8 bytes, next = 58 (ICMPv6) */
@@ -519,8 +530,10 @@ test_ipv6(void)
 static void
 test_layout(void)
 {
-	struct sl_field fs[] = {{.id = SL_FIELD_ETH_DST}, {.id = SL_FIELD_IPV6_SRC},
-				{.id = SL_FIELD_ETH_DST}, {.id = SL_FIELD_TCP_DST}};
+	struct sl_field fs[] = {{.id = SL_FIELD_ETH_DST},
+				{.id = SL_FIELD_IPV6_SRC},
+				{.id = SL_FIELD_ETH_DST},
+				{.id = SL_FIELD_TCP_DST}};
 	struct sl_key_layout l;
 
 	CHECK(sl_key_layout_init(&l, fs, 4) == 0, "layout");
@@ -528,8 +541,10 @@ test_layout(void)
 	      l.n_fields, l.key_size);
 	struct sl_field many[13];
 	for (int i = 0; i < 13; i++)
-		many[i] = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = 0,
-					    .raw_bit_off = (uint16_t)(128 * i), .raw_n_bits = 128};
+		many[i] = (struct sl_field){.id = SL_FIELD_RAW,
+					    .raw_base = 0,
+					    .raw_bit_off = (uint16_t)(128 * i),
+					    .raw_n_bits = 128};
 	CHECK(sl_key_layout_init(&l, many, 12) == 0 && l.key_size == SL_KEY_MAX, "192-byte key");
 	CHECK(sl_key_layout_init(&l, many, 13) == -E2BIG, "key too large");
 	/* Every named field at once fits one key: any OpenFlow match, any union of them. */

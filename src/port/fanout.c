@@ -40,17 +40,16 @@
 
 #include "../log/log.h"
 
-typedef int (*setsockopt_fn)(int fd, int level, int optname, const void *optval,
-			     socklen_t optlen);
+typedef int (*setsockopt_fn)(int fd, int level, int optname, const void *optval, socklen_t optlen);
 
 /* Remembered remaps: one per colliding port, a handful per process. */
 #define REMAPS_MAX 64
 
 struct remap {
-	uint32_t arg;       /* what the PMD asked: id | (mode | flags) << 16 */
-	unsigned ifindex;   /* the interface its socket is bound to */
-	uint32_t new_arg;   /* the same with the kernel's free id */
-	int anchor_fd;      /* a socket that joined new_arg's group */
+	uint32_t arg;     /* what the PMD asked: id | (mode | flags) << 16 */
+	unsigned ifindex; /* the interface its socket is bound to */
+	uint32_t new_arg; /* the same with the kernel's free id */
+	int anchor_fd;    /* a socket that joined new_arg's group */
 };
 
 static struct remap remaps[REMAPS_MAX];

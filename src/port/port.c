@@ -39,7 +39,8 @@ find_port(const char *devargs, uint16_t *id)
 	struct rte_dev_iterator it;
 	uint16_t pid;
 
-	RTE_ETH_FOREACH_MATCHING_DEV(pid, devargs, &it) {
+	RTE_ETH_FOREACH_MATCHING_DEV(pid, devargs, &it)
+	{
 		*id = pid;
 		rte_eth_iterator_cleanup(&it);
 		return 0;
@@ -83,8 +84,9 @@ probe_diagnose(const char *devargs, char *why, size_t size)
 		if ((strcmp(key, "iface") == 0 || strcmp(key, "rx_iface") == 0 ||
 		     strcmp(key, "tx_iface") == 0 || strcmp(key, "rx_iface_in") == 0) &&
 		    strncmp(devargs, "net_tap", 7) != 0 && if_nametoindex(val) == 0) {
-			snprintf(why, size, "%s '%s': no such network interface (in this namespace)",
-				 key, val);
+			snprintf(why, size,
+				 "%s '%s': no such network interface (in this namespace)", key,
+				 val);
 			return true;
 		}
 	}
@@ -100,8 +102,8 @@ static bool
 devargs_numbers_bad(const char *devargs, char *why, size_t size)
 {
 	static const char *const numeric[] = {
-		"size",	      "copy",	     "no-rx",	     "infinite_rx", "qpairs",
-		"blocksz",    "framesz",     "framecnt",     "qdisc_bypass", "start_queue",
+		"size",        "copy",        "no-rx",      "infinite_rx",  "qpairs",
+		"blocksz",     "framesz",     "framecnt",   "qdisc_bypass", "start_queue",
 		"queue_count", "busy_budget", "force_copy", "shared_umem",
 	};
 	char buf[SL_PORT_DEVARGS_MAX], *save = NULL, *kv;
@@ -226,10 +228,11 @@ sl_port_args_parse(const char *spec, struct sl_port_args *a, char *err, size_t e
 	for (kv = strtok_r(buf, ",", &save); kv != NULL; kv = strtok_r(NULL, ",", &save)) {
 		if (strncmp(kv, "name=", 5) == 0) {
 			if (!sl_port_name_valid(kv + 5)) {
-				snprintf(err, err_size,
-					 "port '%s': bad name '%s' (1..%d characters of A-Z a-z 0-9 "
-					 "_ . - :, not a number, not LOCAL)",
-					 spec, kv + 5, SL_PORT_NAME_MAX);
+				snprintf(
+					err, err_size,
+					"port '%s': bad name '%s' (1..%d characters of A-Z a-z 0-9 "
+					"_ . - :, not a number, not LOCAL)",
+					spec, kv + 5, SL_PORT_NAME_MAX);
 				return -EINVAL;
 			}
 			snprintf(a->name, sizeof(a->name), "%s", kv + 5);
@@ -251,8 +254,8 @@ sl_port_args_parse(const char *spec, struct sl_port_args *a, char *err, size_t e
 	}
 	if (n == 0 || a->devargs[0] == '\0' || strchr(a->devargs, '=') == a->devargs ||
 	    strchr(spec, ',') == spec) {
-		snprintf(err, err_size, "port '%s': no device (expected DEVARGS[,name=NAME][,ofport=N])",
-			 spec);
+		snprintf(err, err_size,
+			 "port '%s': no device (expected DEVARGS[,name=NAME][,ofport=N])", spec);
 		return -EINVAL;
 	}
 	return 0;
@@ -329,8 +332,10 @@ sl_port_open(const char *devargs, const char *name, uint32_t of_no, struct rte_m
 	memset(port, 0, sizeof(*port));
 	iface_name_of(devargs, dflt, sizeof(dflt));
 	if (name[0] == '\0' && dflt[0] != '\0' && !sl_port_name_valid(dflt)) {
-		snprintf(err, err_size, "port '%s': the default name '%s' is not a port name: give "
-			 "name=NAME", devargs, dflt);
+		snprintf(err, err_size,
+			 "port '%s': the default name '%s' is not a port name: give "
+			 "name=NAME",
+			 devargs, dflt);
 		return -EINVAL;
 	}
 	if (find_port(devargs, &id) < 0) {
@@ -345,10 +350,11 @@ sl_port_open(const char *devargs, const char *name, uint32_t of_no, struct rte_m
 			if (probe_diagnose(devargs, why, sizeof(why)))
 				snprintf(err, err_size, "port '%s': %s", devargs, why);
 			else
-				snprintf(err, err_size,
-					 "port '%s': the EAL cannot attach it: unknown device name or "
-					 "arguments its driver refuses (see the EAL lines above)",
-					 devargs);
+				snprintf(
+					err, err_size,
+					"port '%s': the EAL cannot attach it: unknown device name or "
+					"arguments its driver refuses (see the EAL lines above)",
+					devargs);
 			return -EINVAL;
 		}
 		probed = true;
@@ -372,7 +378,8 @@ sl_port_open(const char *devargs, const char *name, uint32_t of_no, struct rte_m
 	if (n_rxq > 1) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf =
-			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
+			info.flow_type_rss_offloads;
 	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
@@ -402,7 +409,8 @@ sl_port_open(const char *devargs, const char *name, uint32_t of_no, struct rte_m
 		rc = fail(err, err_size, rc, devargs, "start");
 		goto remove;
 	}
-	rte_eth_promiscuous_enable(id); /* not every PMD supports it; a switch wants it where it can */
+	rte_eth_promiscuous_enable(
+		id); /* not every PMD supports it; a switch wants it where it can */
 	port->dpdk_id = id;
 	port->of_no = of_no;
 	port->n_rxq = n_rxq;

@@ -56,10 +56,10 @@ struct rte_mempool;
 
 /** An open port. */
 struct sl_port {
-	uint16_t dpdk_id;  /* ethdev port id */
-	uint32_t of_no;    /* OpenFlow port number: 1..SL_PORTS_MAX or SL_PORT_NO_LOCAL; 0: free */
-	char name[SL_PORT_NAME_MAX + 1]; /* user-facing name (see above) */
-	char dev_name[64]; /* ethdev name (e.g. net_pcap0) */
+	uint16_t dpdk_id; /* ethdev port id */
+	uint32_t of_no;   /* OpenFlow port number: 1..SL_PORTS_MAX or SL_PORT_NO_LOCAL; 0: free */
+	char name[SL_PORT_NAME_MAX + 1];   /* user-facing name (see above) */
+	char dev_name[64];                 /* ethdev name (e.g. net_pcap0) */
 	char devargs[SL_PORT_DEVARGS_MAX]; /* as given to DPDK (name= and ofport= taken out) */
 	uint8_t mac[6];
 	uint16_t n_rxq;
@@ -90,8 +90,8 @@ struct sl_port_hw_stats {
 /** What a port's arguments ask for: DEVARGS[,name=NAME][,ofport=N]. */
 struct sl_port_args {
 	char devargs[SL_PORT_DEVARGS_MAX]; /* for DPDK: the arguments without name= and ofport= */
-	char name[SL_PORT_NAME_MAX + 1]; /* "" unless name= was given */
-	uint32_t of_no;    /* ofport=N, else 0 (the caller picks) */
+	char name[SL_PORT_NAME_MAX + 1];   /* "" unless name= was given */
+	uint32_t of_no;                    /* ofport=N, else 0 (the caller picks) */
 };
 
 /**

@@ -21,7 +21,8 @@
 static int
 packet_socket(void)
 {
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET,
+				  .sll_protocol = htons(ETH_P_ALL),
 				  .sll_ifindex = (int)if_nametoindex("lo")};
 	int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 
@@ -52,8 +53,9 @@ int
 main(void)
 {
 	/* What DPDK's af_packet PMD asks for. */
-	const uint32_t mode = (PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG |
-			       PACKET_FANOUT_FLAG_ROLLOVER) << 16;
+	const uint32_t mode =
+		(PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG | PACKET_FANOUT_FLAG_ROLLOVER)
+		<< 16;
 	const uint32_t taken = 0x1234, free_id = 0x4321;
 	struct ifreq ifr;
 	int other, q0, q1, q2, fd;

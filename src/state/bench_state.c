@@ -62,11 +62,11 @@ run(bool mac, unsigned n_flows, uint64_t hz)
 	struct sl_field nw = {.id = SL_FIELD_IPV4_SRC};
 	struct sl_field dst = {.id = SL_FIELD_ETH_DST}, src = {.id = SL_FIELD_ETH_SRC};
 	struct sl_state_params p = {.lookup = mac ? &dst : &nw,
-	                            .n_lookup = 1,
-	                            .update = mac ? &src : NULL,
-	                            .n_update = mac ? 1 : 0,
-	                            .capacity = (mac ? 2 : 1) * n_flows + 1024,
-	                            .tsc_hz = hz};
+				    .n_lookup = 1,
+				    .update = mac ? &src : NULL,
+				    .n_update = mac ? 1 : 0,
+				    .capacity = (mac ? 2 : 1) * n_flows + 1024,
+				    .tsc_hz = hz};
 	struct sl_state_set a = {.state = mac ? 1 : 3, .idle_ms = mac ? 300000 : 10000};
 	struct sl_state_set pre = {.state = mac ? 2 : 3};
 	static uint8_t keys[SL_BURST_MAX][SL_KEY_MAX];

@@ -40,10 +40,10 @@
 #endif
 
 /* fl: a way's flags and idle timeout. */
-#define F_LIVE (1u << 31) /* the way holds a key */
-#define F_SLOW (1u << 30) /* timeouts in the cold part: every hit reads it */
-#define F_DL (1u << 29)   /* dl is a deadline (else: no timeout) */
-#define F_RB0 (1u << 28)  /* rollback state is 0 */
+#define F_LIVE (1u << 31)  /* the way holds a key */
+#define F_SLOW (1u << 30)  /* timeouts in the cold part: every hit reads it */
+#define F_DL (1u << 29)    /* dl is a deadline (else: no timeout) */
+#define F_RB0 (1u << 28)   /* rollback state is 0 */
 #define F_IDLE 0x0fffffffu /* idle timeout in ms (0: none); a hit sets dl = now + it */
 /* Longest timeout kept in dl: far below 2^31 ms, so that serial comparisons hold. */
 #define FAST_MAX_MS F_IDLE
@@ -85,7 +85,7 @@ struct sl_state {
 	unsigned key_size;
 	unsigned ways;        /* W: ways per bucket, 1..WAYS_MAX */
 	unsigned bucket_size; /* bytes per bucket, a multiple of 64 */
-	bool same_scope; /* update scope == lookup scope: lookups find the update slot */
+	bool same_scope;      /* update scope == lookup scope: lookups find the update slot */
 	uint32_t n_buckets;
 	size_t map_size; /* bytes mapped for buckets + cold entries */
 	uint32_t capacity;
@@ -170,14 +170,14 @@ sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *er
 		return fail(err, err_size, -EINVAL, "a state table needs a lookup scope");
 	if (p->n_lookup > SL_STATE_FIELDS_MAX || n_upd > SL_STATE_FIELDS_MAX)
 		return fail(err, err_size, -EINVAL, "a scope has at most %d fields (got %u)",
-		            SL_STATE_FIELDS_MAX, SL_MAX(p->n_lookup, n_upd));
+			    SL_STATE_FIELDS_MAX, SL_MAX(p->n_lookup, n_upd));
 	if (n_upd != p->n_lookup)
 		return fail(err, err_size, -EINVAL,
-		            "lookup scope has %u fields, update scope %u: they must pair up",
-		            p->n_lookup, n_upd);
+			    "lookup scope has %u fields, update scope %u: they must pair up",
+			    p->n_lookup, n_upd);
 	if (cap > SL_STATE_CAPACITY_MAX)
 		return fail(err, err_size, -EINVAL, "state table size %u exceeds %u", cap,
-		            SL_STATE_CAPACITY_MAX);
+			    SL_STATE_CAPACITY_MAX);
 	if (p->tsc_hz == 0)
 		return fail(err, err_size, -EINVAL, "tsc_hz is 0");
 	for (unsigned i = 0; i < p->n_lookup; i++) {
@@ -192,16 +192,16 @@ sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *er
 			sl_field_format(a, an, sizeof(an));
 			sl_field_format(b, name, sizeof(name));
 			return fail(err, err_size, -EINVAL,
-			            "scope field %u: lookup %s (%u bits) and update %s (%u bits) "
-			            "differ in width",
-			            i + 1, an, sl_field_bits(a), name, sl_field_bits(b));
+				    "scope field %u: lookup %s (%u bits) and update %s (%u bits) "
+				    "differ in width",
+				    i + 1, an, sl_field_bits(a), name, sl_field_bits(b));
 		}
 		for (unsigned k = 0; k < i; k++)
 			if (sl_field_equal(&p->lookup[k], a) || sl_field_equal(&upd[k], b)) {
 				sl_field_format(sl_field_equal(&p->lookup[k], a) ? a : b, name,
-				                sizeof(name));
+						sizeof(name));
 				return fail(err, err_size, -EINVAL, "duplicate field %s in a scope",
-				            name);
+					    name);
 			}
 	}
 	s = aligned_alloc(64, (sizeof(*s) + 63) & ~(size_t)63);
@@ -212,8 +212,8 @@ sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *er
 	    (rc = sl_key_layout_init(&s->update, upd, n_upd)) < 0 ||
 	    s->lookup.key_size > SL_STATE_KEY_MAX) {
 		free(s);
-		return fail(err, err_size, rc < 0 ? rc : -E2BIG, "scope does not fit a key of %d bytes",
-			    SL_STATE_KEY_MAX);
+		return fail(err, err_size, rc < 0 ? rc : -E2BIG,
+			    "scope does not fit a key of %d bytes", SL_STATE_KEY_MAX);
 	}
 	s->key_size = s->lookup.key_size;
 	bucket_shape(s->key_size, &s->ways, &s->bucket_size);
@@ -233,7 +233,7 @@ sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *er
 	size_t bkt_bytes = (size_t)s->n_buckets * s->bucket_size;
 	s->map_size = bkt_bytes + (size_t)s->n_buckets * s->ways * sizeof(struct st_cold);
 	void *mem =
-	    mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
 		s->map_size = 0;
 		sl_state_destroy(s);
@@ -445,10 +445,10 @@ g_match(struct geo g, uint8_t *bk, const uint8_t *key)
 		uint64_t k;
 		memcpy(&k, key, 8);
 		__m256i eq = _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)bk),
-		                                _mm256_set1_epi64x((long long)k));
+						_mm256_set1_epi64x((long long)k));
 		uint32_t km = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(eq));
 		uint32_t lm = (uint32_t)_mm_movemask_ps(
-		    _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)fl)));
+			_mm_castsi128_ps(_mm_loadu_si128((const __m128i *)fl)));
 		return km & lm & 7u;
 	}
 #endif
@@ -599,8 +599,8 @@ way_fill(struct sl_state *s, uint32_t b, unsigned w, const struct sl_state_set *
 {
 	uint8_t *bk = bkt(s, b);
 	struct st_cold *c = cold_at(s, b, w);
-	bool slow = (a->idle_ms && a->hard_ms) || a->idle_ms > FAST_MAX_MS ||
-	            a->hard_ms > FAST_MAX_MS;
+	bool slow =
+		(a->idle_ms && a->hard_ms) || a->idle_ms > FAST_MAX_MS || a->hard_ms > FAST_MAX_MS;
 	uint32_t fl = F_LIVE | (a->rollback == 0 ? F_RB0 : 0), dl = 0;
 
 	if (slow)
@@ -630,7 +630,7 @@ way_fill(struct sl_state *s, uint32_t b, unsigned w, const struct sl_state_set *
  */
 static SL_ALWAYS_INLINE_GEO void
 g_way_set(struct sl_state *s, struct geo g, uint32_t b, unsigned w, const struct sl_state_set *a,
-          uint64_t now)
+	  uint64_t now)
 {
 	uint8_t *bk = g_bkt(s, g, b);
 	uint32_t fl = g_fl(g, bk)[w];
@@ -641,7 +641,7 @@ g_way_set(struct sl_state *s, struct geo g, uint32_t b, unsigned w, const struct
 	    (fl & F_IDLE) == a->idle_ms && ((fl & F_DL) != 0) == (a->idle_ms != 0)) {
 		if (a->idle_ms)
 			__atomic_store_n(&g_dl(g, bk)[w], (uint32_t)now + a->idle_ms,
-			                 __ATOMIC_RELAXED);
+					 __ATOMIC_RELAXED);
 		return;
 	}
 	write_begin(s, bk);
@@ -722,7 +722,7 @@ bucket_make_room(struct sl_state *s, uint32_t b, unsigned depth)
 				if ((tw = bucket_free_way(s, b)) >= 0)
 					return tw;
 				key_place(s, key_hash(b_key(s, bkt(s, b), w), s->key_size), &o1,
-				          &o2);
+					  &o2);
 				alt = o1 == b ? o2 : o1;
 				tw = alt == b ? -1 : bucket_free_way(s, alt);
 			}
@@ -747,8 +747,7 @@ bucket_expired_way(const struct sl_state *s, uint32_t b, uint64_t now)
 	for (unsigned w = 0; w < s->ways; w++) {
 		uint32_t fl = b_fl(s, bk)[w];
 		const struct st_cold *c = cold_at(s, b, w);
-		if ((fl & F_LIVE) && c->rollback == 0 &&
-		    way_expired(fl, b_dl(s, bk)[w], c, now))
+		if ((fl & F_LIVE) && c->rollback == 0 && way_expired(fl, b_dl(s, bk)[w], c, now))
 			return (int)w;
 	}
 	return -1;
@@ -882,8 +881,8 @@ sl_state_get_key(const struct sl_state *s, const uint8_t *key, uint64_t now)
 	bk = bkt(s, b);
 	fl = b_fl(s, bk)[w];
 	return way_expired(fl, b_dl(s, bk)[w], cold_at(s, b, w), to_ms(s, now))
-	           ? cold_at(s, b, w)->rollback
-	           : b_state(s, bk)[w];
+		       ? cold_at(s, b, w)->rollback
+		       : b_state(s, bk)[w];
 }
 
 /*
@@ -902,7 +901,7 @@ struct probe {
 
 static SL_ALWAYS_INLINE_GEO void
 probe_hash(const struct sl_state *s, struct geo g, struct probe *pr, uint64_t lanes,
-           uint8_t (*keys)[SL_KEY_MAX])
+	   uint8_t (*keys)[SL_KEY_MAX])
 {
 	unsigned i;
 
@@ -914,7 +913,7 @@ probe_hash(const struct sl_state *s, struct geo g, struct probe *pr, uint64_t la
 
 static SL_ALWAYS_INLINE_GEO void
 probe_b1(const struct sl_state *s, struct geo g, struct probe *pr, uint64_t lanes,
-         uint8_t (*keys)[SL_KEY_MAX])
+	 uint8_t (*keys)[SL_KEY_MAX])
 {
 	unsigned i;
 
@@ -951,7 +950,7 @@ probe_b2(const struct sl_state *s, struct geo g, struct probe *pr, uint8_t (*key
  */
 static SL_ALWAYS_INLINE_GEO int64_t
 probe_resolve(const struct sl_state *s, struct geo g, const struct probe *pr, unsigned i,
-              const uint8_t *key)
+	      const uint8_t *key)
 {
 	int64_t c = pr->slot[i];
 	uint8_t *bk;
@@ -966,7 +965,7 @@ probe_resolve(const struct sl_state *s, struct geo g, const struct probe *pr, un
 
 static SL_ALWAYS_INLINE_GEO void
 lookup_burst(struct sl_state *s, struct geo g, struct sl_pkt *pkts, uint64_t lanes, uint64_t now,
-             uint8_t (*keys)[SL_KEY_MAX])
+	     uint8_t (*keys)[SL_KEY_MAX])
 {
 	struct probe lk, up;
 	uint8_t ukeys[SL_BURST_MAX][SL_KEY_MAX] __attribute__((aligned(8)));
@@ -1048,7 +1047,7 @@ lookup_burst(struct sl_state *s, struct geo g, struct sl_pkt *pkts, uint64_t lan
 
 void
 sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, uint64_t now,
-                      uint8_t (*keys)[SL_KEY_MAX])
+		      uint8_t (*keys)[SL_KEY_MAX])
 {
 	if (s->key_size == 8)
 		lookup_burst(s, GEO8, pkts, lanes, now, keys);
@@ -1066,7 +1065,7 @@ sl_state_claim(struct sl_state *s, const void *who)
 	if (w != NULL)
 		return false;
 	return __atomic_compare_exchange_n(&s->writer, &w, who, false, __ATOMIC_ACQ_REL,
-	                                   __ATOMIC_ACQUIRE) ||
+					   __ATOMIC_ACQUIRE) ||
 	       w == who;
 }
 
@@ -1102,7 +1101,8 @@ bkt_read(const struct sl_state *s, uint32_t b, struct bkt_copy *c, unsigned max_
 			c->dl[w] = __atomic_load_n(&b_dl(s, bk)[w], __ATOMIC_RELAXED);
 			memcpy(c->keys[w], b_key(s, bk, w), s->key_size);
 			c->cold[w] = *cold_at(s, b, w);
-			c->cold[w].last = __atomic_load_n(&cold_at(s, b, w)->last, __ATOMIC_RELAXED);
+			c->cold[w].last =
+				__atomic_load_n(&cold_at(s, b, w)->last, __ATOMIC_RELAXED);
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(h, __ATOMIC_RELAXED) != s1)
@@ -1115,7 +1115,7 @@ bkt_read(const struct sl_state *s, uint32_t b, struct bkt_copy *c, unsigned max_
 
 void
 sl_state_peek_burst(const struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, uint64_t now,
-                    uint8_t (*keys)[SL_KEY_MAX])
+		    uint8_t (*keys)[SL_KEY_MAX])
 {
 	uint64_t ms = to_ms(s, now);
 	unsigned i;
@@ -1137,8 +1137,8 @@ sl_state_peek_burst(const struct sl_state *s, struct sl_pkt *pkts, uint64_t lane
 				    key_equal(c.keys[w], keys[i], s->key_size)) {
 					found = true;
 					st = way_expired(c.fl[w], c.dl[w], &c.cold[w], ms)
-					         ? c.cold[w].rollback
-					         : c.state[w];
+						     ? c.cold[w].rollback
+						     : c.state[w];
 				}
 			if (k == 0 && hdr_ovf(c.hdr) == 0)
 				break;
@@ -1259,8 +1259,8 @@ sl_state_dump(const struct sl_state *s, uint64_t now, sl_state_dump_fn fn, void 
 				info.idle_ms = info.hard_ms = 0;
 			} else if (fl & F_SLOW) {
 				if (cd->idle_ms != 0)
-					info.idle_left_ms =
-					    clamp_ms(cd->idle_ms - (ms > cd->last ? ms - cd->last : 0));
+					info.idle_left_ms = clamp_ms(
+						cd->idle_ms - (ms > cd->last ? ms - cd->last : 0));
 				if (cd->hard_at != 0)
 					info.hard_left_ms = clamp_ms(cd->hard_at - ms);
 			} else if (fl & F_DL) {

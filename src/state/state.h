@@ -184,7 +184,7 @@ typedef int (*sl_state_dump_fn)(const struct sl_state_entry_info *e, void *arg);
  *         -ENOMEM.  Control thread.
  */
 int sl_state_create(const struct sl_state_params *p, struct sl_state **out, char *err,
-                    size_t err_size);
+		    size_t err_size);
 
 /** Destroy (NULL-safe).  Control thread, after the last worker left it (grace period). */
 void sl_state_destroy(struct sl_state *s);
@@ -214,7 +214,7 @@ size_t sl_state_footprint_for(uint32_t capacity, unsigned key_size);
  * Writer (the worker).
  */
 void sl_state_lookup_burst(struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes, uint64_t now,
-                           uint8_t (*keys)[SL_KEY_MAX]);
+			   uint8_t (*keys)[SL_KEY_MAX]);
 
 /**
  * Make @who (a worker's identity, e.g. its pipeline context) the table's
@@ -231,7 +231,7 @@ bool sl_state_claim(struct sl_state *s, const void *who);
  * counts, and a passed timeout yields the rollback state.  Any worker.
  */
 void sl_state_peek_burst(const struct sl_state *s, struct sl_pkt *pkts, uint64_t lanes,
-                         uint64_t now, uint8_t (*keys)[SL_KEY_MAX]);
+			 uint64_t now, uint8_t (*keys)[SL_KEY_MAX]);
 
 /** Count a set_state refused to a worker that is not the writer.  Any worker (atomic). */
 void sl_state_count_foreign(struct sl_state *s);
@@ -243,7 +243,7 @@ void sl_state_count_foreign(struct sl_state *s);
  *         (counted in `refused`).  Writer (the worker).
  */
 int sl_state_set_pkt(struct sl_state *s, struct sl_pkt *p, const struct sl_state_set *a,
-                     uint64_t now);
+		     uint64_t now);
 
 /**
  * Set the state of a key (lookup-scope encoding); state 0 with rollback 0
@@ -252,7 +252,7 @@ int sl_state_set_pkt(struct sl_state *s, struct sl_pkt *p, const struct sl_state
  * @return 0 or -ENOSPC (refused).  Writer.
  */
 int sl_state_set_key(struct sl_state *s, const uint8_t *key, const struct sl_state_set *a,
-                     uint64_t now);
+		     uint64_t now);
 
 /** Remove a key's entry.  @return 0 or -ENOENT.  Writer. */
 int sl_state_del_key(struct sl_state *s, const uint8_t *key);

@@ -40,11 +40,11 @@ make(uint32_t capacity, bool symmetric)
 {
 	struct sl_field lk[2] = {F_SRC, F_DST}, up[2] = {F_DST, F_SRC};
 	struct sl_state_params p = {.lookup = lk,
-	                            .n_lookup = 2,
-	                            .update = symmetric ? up : NULL,
-	                            .n_update = symmetric ? 2 : 0,
-	                            .capacity = capacity,
-	                            .tsc_hz = 1000 /* one tick per millisecond */};
+				    .n_lookup = 2,
+				    .update = symmetric ? up : NULL,
+				    .n_update = symmetric ? 2 : 0,
+				    .capacity = capacity,
+				    .tsc_hz = 1000 /* one tick per millisecond */};
 	struct sl_state *s = NULL;
 	char err[128];
 	int rc = sl_state_create(&p, &s, err, sizeof(err));
@@ -72,7 +72,7 @@ set1(struct sl_state *s, uint32_t src, uint32_t dst, uint32_t state, uint32_t ro
      uint32_t idle, uint32_t hard, uint64_t now)
 {
 	struct sl_state_set a = {
-	    .state = state, .rollback = rollback, .idle_ms = idle, .hard_ms = hard};
+		.state = state, .rollback = rollback, .idle_ms = idle, .hard_ms = hard};
 	uint8_t f[64];
 	struct sl_pkt p;
 
@@ -394,11 +394,11 @@ ref_set(uint32_t k, const struct sl_state_set *a, uint64_t now)
 		return;
 	}
 	*e = (struct ref_ent){.used = true,
-	                      .state = a->state,
-	                      .rollback = a->rollback,
-	                      .idle = a->idle_ms,
-	                      .hard_deadline = a->hard_ms ? now + a->hard_ms : 0,
-	                      .last = now};
+			      .state = a->state,
+			      .rollback = a->rollback,
+			      .idle = a->idle_ms,
+			      .hard_deadline = a->hard_ms ? now + a->hard_ms : 0,
+			      .last = now};
 }
 
 static uint64_t rng = 0x12345678;
@@ -422,7 +422,7 @@ dump_check(const struct sl_state_entry_info *e, void *arg)
 {
 	struct dump_ctx *d = arg;
 	uint32_t k = (uint32_t)e->key[0] << 24 | (uint32_t)e->key[1] << 16 |
-	             (uint32_t)e->key[2] << 8 | e->key[3];
+		     (uint32_t)e->key[2] << 8 | e->key[3];
 
 	d->n++;
 	if (k >= REF_KEYS || !ref[k].used || ref_lookup(k, d->now, false) != e->state)
@@ -456,7 +456,7 @@ test_differential_run(uint32_t capacity, bool wide)
 {
 	struct sl_field lk[3] = {F_SRC, {.id = SL_FIELD_ETH_SRC}, {.id = SL_FIELD_ETH_DST}};
 	struct sl_state_params p = {
-	    .lookup = lk, .n_lookup = wide ? 3 : 1, .capacity = capacity, .tsc_hz = 1000};
+		.lookup = lk, .n_lookup = wide ? 3 : 1, .capacity = capacity, .tsc_hz = 1000};
 	static uint8_t keys[SL_BURST_MAX][SL_KEY_MAX];
 	struct sl_pkt peek[SL_BURST_MAX];
 	static uint8_t frames[SL_BURST_MAX][64];
@@ -475,9 +475,9 @@ test_differential_run(uint32_t capacity, bool wide)
 		now += rnd(4) == 0 ? rnd(60) : 0;
 		if (op < 3) {
 			struct sl_state_set a = {.state = rnd(4),
-			                         .rollback = rnd(3),
-			                         .idle_ms = rnd(3) ? 0 : 1 + rnd(50),
-			                         .hard_ms = rnd(3) ? 0 : 1 + rnd(100)};
+						 .rollback = rnd(3),
+						 .idle_ms = rnd(3) ? 0 : 1 + rnd(50),
+						 .hard_ms = rnd(3) ? 0 : 1 + rnd(100)};
 			/* Now and then timeouts too long for the 32-bit deadlines (slow entries). */
 			if (rnd(16) == 0)
 				a.idle_ms = (1u << 28) + rnd(50);
@@ -516,10 +516,10 @@ test_differential_run(uint32_t capacity, bool wide)
 				checks++;
 				if (pkts[i].state != want[i] && ++mismatches < 5)
 					fprintf(stderr, "round %u lane %u: %u vs model %u\n", round,
-					        i, pkts[i].state, want[i]);
+						i, pkts[i].state, want[i]);
 				if (peek[i].state != want[i] && ++mismatches < 5)
 					fprintf(stderr, "round %u lane %u: peek %u vs model %u\n",
-					        round, i, peek[i].state, want[i]);
+						round, i, peek[i].state, want[i]);
 			}
 			/*
 			 * set_state on some lanes, as an XFSM table would: through the
@@ -539,8 +539,8 @@ test_differential_run(uint32_t capacity, bool wide)
 					sl_pkt_field_write(&pkts[i], &f, v);
 				}
 				struct sl_state_set a = {.state = rnd(3),
-				                         .rollback = rnd(2),
-				                         .idle_ms = rnd(2) ? 0 : 1 + rnd(50)};
+							 .rollback = rnd(2),
+							 .idle_ms = rnd(2) ? 0 : 1 + rnd(50)};
 				ref_lookup(k, now, false);
 				CHECK(sl_state_set_pkt(s, &pkts[i], &a, now) == 0, "set_pkt");
 				ref_set(k, &a, now);
@@ -605,7 +605,7 @@ test_differential_scopes(void)
 			checks++;
 			if (pkts[i].state != want[i] && ++mismatches < 5)
 				fprintf(stderr, "scopes round %u lane %u: %u vs model %u\n", round,
-				        i, pkts[i].state, want[i]);
+					i, pkts[i].state, want[i]);
 		}
 		for (unsigned i = 0; i < n; i++) {
 			if (rnd(3) == 0)
@@ -618,8 +618,8 @@ test_differential_scopes(void)
 				sl_pkt_field_write(&pkts[i], &f, v);
 			}
 			struct sl_state_set a = {.state = rnd(3),
-			                         .rollback = rnd(2),
-			                         .idle_ms = rnd(2) ? 0 : 1 + rnd(50)};
+						 .rollback = rnd(2),
+						 .idle_ms = rnd(2) ? 0 : 1 + rnd(50)};
 			uint32_t k = dst[i] * SIDE + src[i]; /* the update key (dst, src) */
 			ref_lookup(k, now, false);
 			CHECK(sl_state_set_pkt(s, &pkts[i], &a, now) == 0, "set_pkt");
@@ -692,8 +692,8 @@ worker(void *arg)
 		for (unsigned i = 0; i < 32; i++) {
 			uint32_t k = (uint32_t)((n * 32 + i) % (2 * CK));
 			if (k < CK) {
-				struct sl_state_set a = {.state =
-				                             k * 1000 + (uint32_t)(n % 1000) + 1};
+				struct sl_state_set a = {.state = k * 1000 + (uint32_t)(n % 1000) +
+								  1};
 				sl_state_set_pkt(cs, &pkts[i], &a, n);
 			}
 		}
@@ -728,7 +728,7 @@ test_concurrent(void)
 	for (unsigned round = 0; round < 200; round++) {
 		for (uint32_t k = CK; k < 2 * CK; k++) {
 			struct sl_state_cmd c = {.op = SL_STATE_CMD_SET,
-			                         .set = {.state = k * 1000 + 7}};
+						 .set = {.state = k * 1000 + 7}};
 			c.key[2] = (uint8_t)(k >> 8);
 			c.key[3] = (uint8_t)k;
 			while (sl_state_ctl_post(cs, &c) == -ENOBUFS)

@@ -10,7 +10,7 @@
 #include <rte_cycles.h>
 
 const char *const sl_stats_latency_class_names[SL_STATS_LATENCY_CLASSES] = {"pipeline",
-									      "packet_in"};
+									    "packet_in"};
 
 static unsigned
 ctxs_read(const struct sl_stats_src *s, const struct sl_pipeline_ctx *ctxs[])
@@ -46,8 +46,7 @@ sl_stats_drops_read(const struct sl_stats_src *s, uint64_t drops[SL_DROP__MAX])
 }
 
 bool
-sl_stats_table_read(const struct sl_stats_src *s, unsigned t, bool full,
-		    struct sl_stats_table *out)
+sl_stats_table_read(const struct sl_stats_src *s, unsigned t, bool full, struct sl_stats_table *out)
 {
 	const struct sl_pipeline_ctx *ctxs[SL_DISPATCH_WORKERS_MAX];
 	unsigned n_ctxs = ctxs_read(s, ctxs);

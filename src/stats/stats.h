@@ -40,7 +40,7 @@ struct sl_stats_port {
 	struct sl_worker_port_stats sw; /* what the workers counted (tx_drops: tx queue full) */
 	struct sl_port_hw_stats hw;     /* what the PMD counted (imissed: rx ring full) */
 	struct sl_port_link link;
-	bool live;                      /* usable for fast failover (OpenFlow port state) */
+	bool live; /* usable for fast failover (OpenFlow port state) */
 };
 
 /**
@@ -57,14 +57,14 @@ void sl_stats_drops_read(const struct sl_stats_src *s, uint64_t drops[SL_DROP__M
 
 /** One flow table. */
 struct sl_stats_table {
-	bool in_use;                        /* declared, has flows, or was looked up */
-	const struct sl_table_spec *spec;   /* kind, name, fields, capacity */
-	unsigned flows;                     /* OpenFlow entries */
+	bool in_use;                         /* declared, has flows, or was looked up */
+	const struct sl_table_spec *spec;    /* kind, name, fields, capacity */
+	unsigned flows;                      /* OpenFlow entries */
 	struct sl_pipeline_table_stats hits; /* lookups, matched, missed (all workers) */
-	struct sl_table_stats store;        /* the classifier's entries, memory, rebuilds */
-	bool is_state;                      /* an OpenState table: @state is set */
-	struct sl_state_stats state;        /* its states (store.n_entries and mem_bytes too) */
-	uint64_t search_cycles;             /* a cache-missing search, cycles per key (search
+	struct sl_table_stats store;         /* the classifier's entries, memory, rebuilds */
+	bool is_state;                       /* an OpenState table: @state is set */
+	struct sl_state_stats state;         /* its states (store.n_entries and mem_bytes too) */
+	uint64_t search_cycles;              /* a cache-missing search, cycles per key (search
 					       budget; 0: not measured) */
 };
 
@@ -86,8 +86,8 @@ struct sl_stats_datapath {
 	unsigned chain_traversed;          /* longest goto chain a packet took */
 	unsigned idle_sleep_max_us;        /* --idle-sleep-max (0: polls all the time) */
 	uint64_t idle_sleeps, idle_slept_ns;
-	uint64_t tsc_hz;                   /* cycles per second, for busy_cycles */
-	struct sl_search_budget budget;    /* --search-budget */
+	uint64_t tsc_hz;                            /* cycles per second, for busy_cycles */
+	struct sl_search_budget budget;             /* --search-budget */
 	struct sl_search_budget_stats budget_stats; /* its searches and refusals */
 };
 
@@ -104,16 +104,15 @@ extern const char *const sl_stats_latency_class_names[SL_STATS_LATENCY_CLASSES];
  * to a controller; empty without OpenFlow).
  * @return false for an unknown name.  Control thread.
  */
-bool sl_stats_latency_read(const struct sl_stats_src *s, const char *name,
-			   struct sl_lat_hist *out);
+bool sl_stats_latency_read(const struct sl_stats_src *s, const char *name, struct sl_lat_hist *out);
 
 /** The controller channel: the controller as a port, and the agent. */
 struct sl_stats_controller {
-	struct sl_worker_port_stats port;   /* rx: packet_outs; tx: packet-ins queued;
+	struct sl_worker_port_stats port;     /* rx: packet_outs; tx: packet-ins queued;
 					       tx_drops: packet-ins not queued */
 	struct sl_worker_pin_drops pin_drops; /* why packet-ins were not queued */
-	struct sl_ofswitch_stats of;        /* the agent's counters (zero without OpenFlow) */
-	unsigned connections;               /* controller connections up */
+	struct sl_ofswitch_stats of;          /* the agent's counters (zero without OpenFlow) */
+	unsigned connections;                 /* controller connections up */
 };
 
 /** Read the controller channel.  Control thread. */
@@ -122,9 +121,9 @@ void sl_stats_controller_read(const struct sl_stats_src *s, struct sl_stats_cont
 /** One worker lcore. */
 struct sl_stats_worker {
 	uint64_t packets, bursts, busy_cycles;
-	uint64_t tx_drops;                  /* its tx queues refused */
-	uint64_t drops[SL_DROP__MAX];       /* its pipeline drops by reason */
-	bool dispatched;                    /* fed by the I/O core: the fields below are set */
+	uint64_t tx_drops;            /* its tx queues refused */
+	uint64_t drops[SL_DROP__MAX]; /* its pipeline drops by reason */
+	bool dispatched;              /* fed by the I/O core: the fields below are set */
 	unsigned ring_used, ring_size;
 	struct sl_dispatch_worker_stats disp;
 };
@@ -137,12 +136,12 @@ void sl_stats_worker_read(const struct sl_stats_src *s, unsigned i, struct sl_st
 
 /** The I/O core (--dispatch io). */
 struct sl_stats_dispatch {
-	bool io;                            /* false: RSS, nothing below is set */
+	bool io; /* false: RSS, nothing below is set */
 	enum sl_sched sched;
-	double threshold;                   /* load factor that moves a Subflow (0..1) */
+	double threshold; /* load factor that moves a Subflow (0..1) */
 	uint64_t adjustments;
-	struct sl_worker_loop_stats loop;   /* the I/O core's rx loop */
-	uint64_t ring_full;                 /* packets dropped: a worker's ring was full */
+	struct sl_worker_loop_stats loop; /* the I/O core's rx loop */
+	uint64_t ring_full;               /* packets dropped: a worker's ring was full */
 };
 
 /** Read the dispatcher.  Control thread. */

@@ -42,23 +42,24 @@ struct port_retry {
 };
 
 struct sl_switch {
-	const char *name;             /* instance name (hugepage file prefix) */
-	bool eal_up;                  /* rte_eal_init succeeded: cleanup owed */
-	bool eal_multi_process;       /* EAL left hugepage files for secondary processes */
+	const char *name;       /* instance name (hugepage file prefix) */
+	bool eal_up;            /* rte_eal_init succeeded: cleanup owed */
+	bool eal_multi_process; /* EAL left hugepage files for secondary processes */
 	struct sl_pipeline *pl;
 	struct sl_tls_ctx *tls;
 	struct rte_mempool *mp;
-	struct sl_port *ports;        /* SL_PORT_SLOTS slots */
-	struct sl_worker *workers;    /* the group's lead */
-	struct sl_worker_io *io;      /* or NULL (RSS) */
+	struct sl_port *ports;     /* SL_PORT_SLOTS slots */
+	struct sl_worker *workers; /* the group's lead */
+	struct sl_worker_io *io;   /* or NULL (RSS) */
 	struct sl_fwd *fwd;
-	struct sl_ofswitch *ofsw;     /* or NULL */
-	struct sl_metrics *metrics;   /* or NULL */
-	bool mgmt_up;                 /* sl_mgmt_create ran: sl_mgmt_destroy owed */
+	struct sl_ofswitch *ofsw;   /* or NULL */
+	struct sl_metrics *metrics; /* or NULL */
+	bool mgmt_up;               /* sl_mgmt_create ran: sl_mgmt_destroy owed */
 	unsigned n_workers;
 	bool dispatch_io;
-	unsigned lcores[SL_DISPATCH_WORKERS_MAX + 1]; /* datapath lcores: workers, then the I/O core */
-	unsigned n_lcores;            /* 0: one lcore, the datapath runs on the main one */
+	unsigned lcores[SL_DISPATCH_WORKERS_MAX +
+			1]; /* datapath lcores: workers, then the I/O core */
+	unsigned n_lcores;  /* 0: one lcore, the datapath runs on the main one */
 	struct port_retry retry[SL_PORT_SLOTS];
 	/* sl_switch_run with one lcore: the control thread's part. */
 	sl_switch_control_fn control;
@@ -173,7 +174,8 @@ static bool
 eal_multi_process(char **eal_argv, int n)
 {
 	for (int i = 1; i < n; i++)
-		if (strcmp(eal_argv[i], "--in-memory") == 0 || strcmp(eal_argv[i], "--no-huge") == 0 ||
+		if (strcmp(eal_argv[i], "--in-memory") == 0 ||
+		    strcmp(eal_argv[i], "--no-huge") == 0 ||
 		    strcmp(eal_argv[i], "--no-shconf") == 0)
 			return false;
 	return true;
@@ -194,8 +196,10 @@ local_open(const char *name, struct rte_mempool *mp, uint16_t n_queues, struct s
 	char devargs[128], why[600] = "";
 
 	if (strlen(name) >= IFNAMSIZ)
-		snprintf(why, sizeof(why), "the switch name '%s' is longer than an interface name "
-			 "(%d characters)", name, IFNAMSIZ - 1);
+		snprintf(why, sizeof(why),
+			 "the switch name '%s' is longer than an interface name "
+			 "(%d characters)",
+			 name, IFNAMSIZ - 1);
 	else if (access("/dev/net/tun", R_OK | W_OK) < 0)
 		snprintf(why, sizeof(why), "/dev/net/tun: %s", strerror(errno));
 	else if (if_nametoindex(name) != 0)
@@ -203,8 +207,8 @@ local_open(const char *name, struct rte_mempool *mp, uint16_t n_queues, struct s
 	if (why[0] == '\0') {
 		/* Each worker transmits on its own queue, and every queue of a TAP must be read. */
 		snprintf(devargs, sizeof(devargs), "net_tap_local,iface=%s", name);
-		if (sl_port_open(devargs, name, SL_PORT_NO_LOCAL, mp, n_queues, n_queues, port,
-				 why, sizeof(why)) == 0) {
+		if (sl_port_open(devargs, name, SL_PORT_NO_LOCAL, mp, n_queues, n_queues, port, why,
+				 sizeof(why)) == 0) {
 			sl_port_link_down(port);
 			sl_pipeline_port_add(pl, SL_PORT_LOCAL, false);
 			return;
@@ -237,15 +241,18 @@ eal_start(struct sl_switch *sw, const struct sl_switch_params *p)
 		return -EINVAL;
 	/* dpdk-dumpcap talks to rte_pdump over EAL multi-process, absent with --in-memory/--no-huge. */
 	if (rte_pdump_init() < 0)
-		SL_LOG(INFO, app, "dpdk-dumpcap cannot attach (no EAL multi-process: --in-memory or "
-				  "--no-huge); use sluicectl capture");
+		SL_LOG(INFO, app,
+		       "dpdk-dumpcap cannot attach (no EAL multi-process: --in-memory or "
+		       "--no-huge); use sluicectl capture");
 	/* Rules after EAL: mask tables build their rte_acl accelerator with EAL memory. */
 	if (p->load != NULL && p->load(p->load_arg, sw->pl) < 0)
 		return -EINVAL;
 	rc = sl_pipeline_commit(sw->pl);
 	if (rc < 0)
-		fprintf(stderr, "sluice: warning: a table could not rebuild its accelerator (%s); "
-				"it keeps working on its incremental structure\n", strerror(-rc));
+		fprintf(stderr,
+			"sluice: warning: a table could not rebuild its accelerator (%s); "
+			"it keeps working on its incremental structure\n",
+			strerror(-rc));
 	return 0;
 }
 
@@ -259,9 +266,10 @@ lcores_pick(struct sl_switch *sw, const struct sl_switch_params *p)
 	     l = rte_get_next_lcore(l, 1, 0))
 		sw->lcores[sw->n_lcores++] = l;
 	if ((p->workers > 1 || p->dispatch_io) && sw->n_lcores < need) {
-		fprintf(stderr, "sluice: --workers %u%s needs %u datapath lcores besides the "
-				"main one; EAL has %u (give more, e.g. -- --lcores "
-				"0@0,1@1,2@1,...)\n",
+		fprintf(stderr,
+			"sluice: --workers %u%s needs %u datapath lcores besides the "
+			"main one; EAL has %u (give more, e.g. -- --lcores "
+			"0@0,1@1,2@1,...)\n",
 			p->workers, p->dispatch_io ? " with --dispatch io" : "", need,
 			rte_lcore_count() - 1);
 		return -EINVAL;
@@ -293,8 +301,10 @@ ports_open(struct sl_switch *sw, const struct sl_switch_params *p, uint16_t nrxq
 		rc = sl_port_open(a->devargs, a->name, a->of_no, sw->mp, nrxq, nq, port, err,
 				  sizeof(err));
 		if (rc == 0 && sl_port_find(sw->ports, port->name) != (int)a->of_no - 1) {
-			snprintf(err, sizeof(err), "port '%s': its name '%s' is another port's: give "
-				 "name=NAME", p->port_specs[i], port->name);
+			snprintf(err, sizeof(err),
+				 "port '%s': its name '%s' is another port's: give "
+				 "name=NAME",
+				 p->port_specs[i], port->name);
 			sl_port_close(port);
 			rc = -EINVAL;
 		}
@@ -312,8 +322,7 @@ ports_open(struct sl_switch *sw, const struct sl_switch_params *p, uint16_t nrxq
 
 /* The workers (and the I/O core), their forwarding modes. */
 static int
-datapath_create(struct sl_switch *sw, const struct sl_switch_params *p, char *err,
-		size_t err_size)
+datapath_create(struct sl_switch *sw, const struct sl_switch_params *p, char *err, size_t err_size)
 {
 	if (sl_worker_group_create(p->workers, sw->pl, sw->ports, sw->mp, (uint16_t)p->burst, 1024,
 				   &sw->workers) < 0 ||
@@ -371,7 +380,8 @@ agent_create(struct sl_switch *sw, const struct sl_switch_params *p, char *err, 
 	};
 	rc = sl_ofswitch_create(&sp, &sw->ofsw, err, err_size);
 	if (rc < 0) {
-		fprintf(stderr, "sluice: %s: %s\n", p->n_controllers ? "--controller" : "--mgmt", err);
+		fprintf(stderr, "sluice: %s: %s\n", p->n_controllers ? "--controller" : "--mgmt",
+			err);
 		return rc == -ENOMEM ? -ENOMEM : -EINVAL;
 	}
 	for (unsigned i = 0; i < p->n_controllers; i++) {
@@ -430,10 +440,10 @@ sl_switch_create(const struct sl_switch_params *p, struct sl_switch **out)
 	if (rc < 0)
 		goto fail;
 	if (p->metrics != NULL) {
-		struct sl_stats_src src = {.pl = sw->pl, .worker = sw->workers, .ports = sw->ports,
-					   .sw = sw->ofsw};
-		struct sl_metrics_params xp = {.listen = p->metrics, .switch_name = p->name,
-					       .src = &src};
+		struct sl_stats_src src = {
+			.pl = sw->pl, .worker = sw->workers, .ports = sw->ports, .sw = sw->ofsw};
+		struct sl_metrics_params xp = {
+			.listen = p->metrics, .switch_name = p->name, .src = &src};
 		rc = sl_metrics_create(&xp, &sw->metrics, err, sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "sluice: --metrics %s\n", err);
@@ -561,11 +571,12 @@ sl_switch_ports_recover(struct sl_switch *sw)
 			unsigned idx = if_nametoindex(p->kernel_iface);
 			if (idx == 0 || idx == p->kernel_ifindex)
 				continue;
-			snprintf(retry[s].spec, sizeof(retry[s].spec), "%s,name=%s,ofport=%u", p->devargs,
-				 p->name, p->of_no);
-			SL_LOG(NOTICE, app, "port %u (%s): interface %s is another one now (ifindex "
-			       "%u, was %u): opening the port again", p->of_no, p->name,
-			       p->kernel_iface, idx, p->kernel_ifindex);
+			snprintf(retry[s].spec, sizeof(retry[s].spec), "%s,name=%s,ofport=%u",
+				 p->devargs, p->name, p->of_no);
+			SL_LOG(NOTICE, app,
+			       "port %u (%s): interface %s is another one now (ifindex "
+			       "%u, was %u): opening the port again",
+			       p->of_no, p->name, p->kernel_iface, idx, p->kernel_ifindex);
 			if (sl_mgmt_port_del(p->name, &no, name, err, sizeof(err)) < 0) {
 				SL_LOG(WARNING, app, "port %s: %s", p->name, err);
 				retry[s].spec[0] = '\0';

@@ -46,50 +46,50 @@ typedef void (*sl_switch_control_fn)(struct sl_switch *sw, void *arg);
 
 /** What a switch is made of.  Strings and arrays must outlive the switch. */
 struct sl_switch_params {
-	const char *name;              /* instance: EAL file prefix, LOCAL's interface name */
-	char **eal_argv;               /* EAL's argv (argv[0] first) */
+	const char *name; /* instance: EAL file prefix, LOCAL's interface name */
+	char **eal_argv;  /* EAL's argv (argv[0] first) */
 	int eal_argc;
-	struct sl_pipeline *pl;        /* configured, ports numbered; the switch owns it */
-	sl_switch_load_fn load;        /* rules, after EAL (mask tables use EAL memory) */
+	struct sl_pipeline *pl; /* configured, ports numbered; the switch owns it */
+	sl_switch_load_fn load; /* rules, after EAL (mask tables use EAL memory) */
 	void *load_arg;
 	const char *const *log_levels; /* --log-level TYPE:LEVEL, in order, after EAL's own */
 	unsigned n_log_levels;
-	bool verbose;                  /* ofswitch and ofconn at info */
+	bool verbose; /* ofswitch and ofconn at info */
 
 	/* Datapath. */
-	unsigned mbufs;                /* the pool's mbufs */
-	unsigned burst;                /* rx burst (0: default) */
-	unsigned workers;              /* worker lcores, >= 1 */
-	bool dispatch_io;              /* an I/O core feeds the workers' rings (else RSS) */
-	int sched;                     /* enum sl_sched (I/O dispatch) */
+	unsigned mbufs;   /* the pool's mbufs */
+	unsigned burst;   /* rx burst (0: default) */
+	unsigned workers; /* worker lcores, >= 1 */
+	bool dispatch_io; /* an I/O core feeds the workers' rings (else RSS) */
+	int sched;        /* enum sl_sched (I/O dispatch) */
 	double sched_threshold;
-	unsigned worker_ring;          /* slots of each worker ring (I/O dispatch) */
-	unsigned rx_queues;            /* rx queues per port (0: one per worker, 1 with an I/O core) */
-	double pin_rate;               /* packet-ins per second, 0 = no limit */
-	unsigned idle_sleep_max;       /* us (0: pure polling) */
+	unsigned worker_ring;    /* slots of each worker ring (I/O dispatch) */
+	unsigned rx_queues;      /* rx queues per port (0: one per worker, 1 with an I/O core) */
+	double pin_rate;         /* packet-ins per second, 0 = no limit */
+	unsigned idle_sleep_max; /* us (0: pure polling) */
 
 	/* Ports. */
-	const char *const *port_specs; /* as given, for messages */
+	const char *const *port_specs;  /* as given, for messages */
 	struct sl_port_args *port_args; /* split and numbered; names are filled in when open */
 	unsigned n_ports;
-	unsigned max_port_no;          /* the highest port number given */
-	bool no_local;                 /* no LOCAL port */
+	unsigned max_port_no; /* the highest port number given */
+	bool no_local;        /* no LOCAL port */
 
 	/* Forwarding modes: *fwd_params is read after load (the flow file may set them). */
 	const struct sl_fwd_params *fwd_params;
-	const char *fwd_source;        /* for messages: "--fwd-mode" or "fwd-mode" */
+	const char *fwd_source; /* for messages: "--fwd-mode" or "fwd-mode" */
 
 	/* OpenFlow: the agent exists when there is a controller or a management target. */
 	const char *const *controllers;
 	unsigned n_controllers;
-	const char *mgmt_target;       /* "punix:PATH" of the management socket, or "" */
-	int mgmt_gid;                  /* group of the management and telemetry sockets, -1: none */
-	uint64_t dpid;                 /* 0: from the first port's MAC */
+	const char *mgmt_target; /* "punix:PATH" of the management socket, or "" */
+	int mgmt_gid;            /* group of the management and telemetry sockets, -1: none */
+	uint64_t dpid;           /* 0: from the first port's MAC */
 	enum sl_fail_mode fail_mode;
-	double probe_interval;         /* seconds */
-	struct sl_tls_ctx *tls;        /* for ssl:/pssl: targets, or NULL; the switch owns it */
+	double probe_interval;  /* seconds */
+	struct sl_tls_ctx *tls; /* for ssl:/pssl: targets, or NULL; the switch owns it */
 
-	const char *metrics;           /* [ADDR:]PORT of the Prometheus exporter, or NULL */
+	const char *metrics; /* [ADDR:]PORT of the Prometheus exporter, or NULL */
 };
 
 /**

@@ -139,8 +139,8 @@ bench(const char *label, unsigned bits, unsigned n_prefixes, unsigned (*len_fn)(
 			done += burst;
 		}
 		ns = now_ns() - start;
-		printf("%-10s %7u prefixes  burst %2u: %6.2f ns/lookup  (hit %.0f %%)\n", label,
-		       n, burst, ns / (double)done, 100.0 * (double)n_hits / (double)done);
+		printf("%-10s %7u prefixes  burst %2u: %6.2f ns/lookup  (hit %.0f %%)\n", label, n,
+		       burst, ns / (double)done, 100.0 * (double)n_hits / (double)done);
 		if (burst == 1)
 			break;
 	}

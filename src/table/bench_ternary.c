@@ -278,8 +278,8 @@ run_config(const char *name, unsigned n, unsigned n_shapes, bool distinct)
 	}
 	sl_ternary_info_get(hyd->impl, &info);
 	printf("%-34s %7u %6u | %9.1f %9.1f %9.1f  (delta %u rules / %u masks)\n", name, n,
-	       info.n_subs, median(v_tss, repeats), median(v_hyb, repeats),
-	       median(v_hyd, repeats), info.delta_rules, info.delta_subs);
+	       info.n_subs, median(v_tss, repeats), median(v_hyb, repeats), median(v_hyd, repeats),
+	       info.delta_rules, info.delta_subs);
 	sl_table_destroy(tss);
 	sl_table_destroy(hyb);
 	sl_table_destroy(hyd);
@@ -387,8 +387,8 @@ run_update_rates(unsigned n)
 		sl_table_add(t, &rules[j]);
 	}
 	sl_ternary_info_get(t->impl, &info);
-	printf("%u rules, hybrid:    churn (del+add) %.0f pairs/s, %" PRIu64 " rebuilds total\n",
-	       n, (n / 4) / (now() - t0), info.n_rebuilds);
+	printf("%u rules, hybrid:    churn (del+add) %.0f pairs/s, %" PRIu64 " rebuilds total\n", n,
+	       (n / 4) / (now() - t0), info.n_rebuilds);
 	t0 = now();
 	for (unsigned i = 0; i < n; i++)
 		sl_table_del(t, &rules[i], NULL);
@@ -401,8 +401,8 @@ int
 main(int argc, char **argv)
 {
 	char prefix[64];
-	char *eal_args[] = {argv[0], "--no-huge", "-m", "1024", "--no-pci", "--no-shconf",
-			    prefix, "-l", "0", "--log-level=error"};
+	char *eal_args[] = {argv[0],       "--no-huge", "-m", "1024", "--no-pci",
+			    "--no-shconf", prefix,      "-l", "0",    "--log-level=error"};
 	bool big = true, quick = false;
 
 	if (argc > 1)
@@ -441,10 +441,10 @@ main(int argc, char **argv)
 	if (big)
 		run_update_rates(100000);
 	{
-			char rundir[4096];
-			snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
-			rte_eal_cleanup();
-			sl_dir_remove(rundir); /* DPDK leaves /var/run/dpdk/PREFIX behind */
-		}
+		char rundir[4096];
+		snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
+		rte_eal_cleanup();
+		sl_dir_remove(rundir); /* DPDK leaves /var/run/dpdk/PREFIX behind */
+	}
 	return 0;
 }

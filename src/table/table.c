@@ -21,8 +21,8 @@ sl_table_create(const struct sl_table_params *p, struct sl_table **out)
 		return -EINVAL;
 	if (p->kind == SL_TABLE_LPM && (p->lpm_bits == 0 || p->lpm_bits > 128))
 		return -EINVAL;
-	if (p->kind == SL_TABLE_DIRECT && (p->direct_bytes == 0 || p->direct_bytes > 8 ||
-					   p->max_entries == 0))
+	if (p->kind == SL_TABLE_DIRECT &&
+	    (p->direct_bytes == 0 || p->direct_bytes > 8 || p->max_entries == 0))
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)

@@ -68,10 +68,10 @@ struct sl_rule {
 
 /** Read-only statistics of a table's structure (not traffic: the pipeline counts that). */
 struct sl_table_stats {
-	uint32_t n_entries;  /* rules stored */
-	uint32_t n_groups;   /* ternary: subtables/masks; lpm: trie nodes; else 0 */
-	uint64_t mem_bytes;  /* approximate memory footprint */
-	uint64_t n_rebuilds; /* ternary: accelerator rebuilds; else 0 */
+	uint32_t n_entries;   /* rules stored */
+	uint32_t n_groups;    /* ternary: subtables/masks; lpm: trie nodes; else 0 */
+	uint64_t mem_bytes;   /* approximate memory footprint */
+	uint64_t n_rebuilds;  /* ternary: accelerator rebuilds; else 0 */
 	bool rebuild_pending; /* ternary: an accelerator build is in flight (sl_table_poll) */
 };
 
@@ -80,10 +80,10 @@ struct sl_table_stats {
 
 /** The trie path of an lpm match (seed 000: verify flag + subtree node). */
 struct sl_lpm_path {
-	uint8_t n_nodes;                     /* nodes visited, root first */
-	const void *nodes[SL_LPM_PATH_MAX];  /* opaque node identities */
-	uint8_t match_depth;                 /* index in nodes[] where the winner was found */
-	uint8_t prefix_len;                  /* length of the winning prefix */
+	uint8_t n_nodes;                    /* nodes visited, root first */
+	const void *nodes[SL_LPM_PATH_MAX]; /* opaque node identities */
+	uint8_t match_depth;                /* index in nodes[] where the winner was found */
+	uint8_t prefix_len;                 /* length of the winning prefix */
 };
 
 /** Callback for sl_table_iterate; return non-zero to stop. */

@@ -23,7 +23,6 @@ rnd(void)
 	return rng;
 }
 
-
 #define N_RULES 400
 
 struct model {
@@ -47,7 +46,8 @@ make_rule(const struct sl_table_params *p, struct sl_rule *r, unsigned id)
 	}
 	case SL_TABLE_EXACT:
 		for (unsigned i = 0; i < p->key_size; i++)
-			r->value[i] = (uint8_t)(rnd() % 3); /* small alphabet: keys collide on purpose */
+			r->value[i] =
+				(uint8_t)(rnd() % 3); /* small alphabet: keys collide on purpose */
 		memset(r->mask, 0xff, p->key_size);
 		break;
 	case SL_TABLE_LPM: {
@@ -85,7 +85,8 @@ make_key(const struct sl_table_params *p, const struct model *m, uint8_t *key)
 	}
 	if (m->live[id] && rnd() % 2)
 		for (unsigned i = 0; i < p->key_size; i++)
-			key[i] = (uint8_t)((key[i] & ~m->rules[id].mask[i]) | m->rules[id].value[i]);
+			key[i] =
+				(uint8_t)((key[i] & ~m->rules[id].mask[i]) | m->rules[id].value[i]);
 	if (p->kind == SL_TABLE_LPM) {
 		unsigned size = SL_DIV_ROUND_UP(p->lpm_bits, 8);
 		memset(key + size, 0, p->key_size - size);
@@ -152,7 +153,8 @@ run_kind(const struct sl_table_params *p, unsigned n_lookups)
 			done++;
 		}
 	}
-	CHECK(mism == 0, "%s: %u mismatches in %u lookups", sl_table_kind_name(p->kind), mism, done);
+	CHECK(mism == 0, "%s: %u mismatches in %u lookups", sl_table_kind_name(p->kind), mism,
+	      done);
 	unsigned n_iter = 0, n_live = 0;
 	for (unsigned i = 0; i < N_RULES; i++)
 		n_live += m.live[i];
@@ -162,7 +164,8 @@ run_kind(const struct sl_table_params *p, unsigned n_lookups)
 	      st.n_entries, n_live);
 	int count_fn(const struct sl_rule *r, void *arg);
 	sl_table_iterate(t, count_fn, &n_iter);
-	CHECK(n_iter == n_live, "%s: iterate %u vs %u", sl_table_kind_name(p->kind), n_iter, n_live);
+	CHECK(n_iter == n_live, "%s: iterate %u vs %u", sl_table_kind_name(p->kind), n_iter,
+	      n_live);
 	printf("%-6s key %2u: %u lookups, %u mismatches, %u rules live\n",
 	       sl_table_kind_name(p->kind), p->key_size, done, mism, n_live);
 	sl_table_destroy(t);

@@ -56,17 +56,17 @@ struct trule {
 struct pass_cfg {
 	const char *name;
 	unsigned key_size;
-	unsigned n_masks;    /* palette size */
-	unsigned arb_pct;    /* share of arbitrary-bit masks in the palette */
-	bool equal_prio;     /* priorities from a set of 4: check only the winning priority */
-	unsigned target;     /* live rules to hover around */
-	unsigned n_ops;      /* add/del operations */
-	unsigned n_lookups;  /* keys looked up */
-	bool tune_hybrid;    /* force snapshot + frequent rebuilds */
-	bool async_build;    /* tune_hybrid: builds on the builder thread, installed by polls
+	unsigned n_masks;   /* palette size */
+	unsigned arb_pct;   /* share of arbitrary-bit masks in the palette */
+	bool equal_prio;    /* priorities from a set of 4: check only the winning priority */
+	unsigned target;    /* live rules to hover around */
+	unsigned n_ops;     /* add/del operations */
+	unsigned n_lookups; /* keys looked up */
+	bool tune_hybrid;   /* force snapshot + frequent rebuilds */
+	bool async_build;   /* tune_hybrid: builds on the builder thread, installed by polls
 				while the table changes (else built in add/del) */
 	bool snap_disable;
-	bool expect_snap;    /* the snapshot paths must have run */
+	bool expect_snap; /* the snapshot paths must have run */
 	uint32_t max_entries;
 };
 
@@ -188,13 +188,13 @@ check_burst(const struct pass_cfg *c, const struct sl_table *t, const struct sl_
 		uint64_t ghit = sl_table_lookup_burst(tg, keys, lanes, ghits);
 
 		CHECK(ghit == hit, "%s: generic hit %" PRIx64 " vs %" PRIx64, c->name, ghit, hit);
-		SL_FOR_EACH_LANE(i, hit & ghit) {
+		SL_FOR_EACH_LANE (i, hit & ghit) {
 			if (((const struct trule *)ghits[i])->r.priority !=
 			    ((const struct trule *)hits[i])->r.priority)
 				CHECK(false, "%s: lane %u generic winner differs", c->name, i);
 		}
 	}
-	SL_FOR_EACH_LANE(i, lanes) {
+	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t ref_prio;
 		void *want = sl_ref_lookup(ref, keys[i], &ref_prio);
 		bool got = hit & (UINT64_C(1) << i);
@@ -213,14 +213,15 @@ check_burst(const struct pass_cfg *c, const struct sl_table *t, const struct sl_
 		if (!c->equal_prio) {
 			if (hits[i] != want) {
 				const struct trule *g = hits[i];
-				CHECK(false, "%s: lane %u winner prio %u, reference prio %u", c->name,
-				      i, g->r.priority, ref_prio);
+				CHECK(false, "%s: lane %u winner prio %u, reference prio %u",
+				      c->name, i, g->r.priority, ref_prio);
 			}
 		} else {
 			const struct trule *g = hits[i];
 			if (!(g->live && g->r.priority == ref_prio &&
 			      sl_rule_matches(&g->r, keys[i], c->key_size)))
-				CHECK(false, "%s: lane %u winner prio %u live %d, reference prio %u",
+				CHECK(false,
+				      "%s: lane %u winner prio %u live %d, reference prio %u",
 				      c->name, i, g->r.priority, g->live, ref_prio);
 		}
 	}
@@ -239,8 +240,10 @@ count_cb(const struct sl_rule *r, void *arg)
 static void
 run_pass(const struct pass_cfg *c, uint64_t seed)
 {
-	struct sl_table_params p = {.kind = SL_TABLE_TERNARY, .key_size = (uint16_t)c->key_size,
-				    .max_entries = c->max_entries, .name = c->name};
+	struct sl_table_params p = {.kind = SL_TABLE_TERNARY,
+				    .key_size = (uint16_t)c->key_size,
+				    .max_entries = c->max_entries,
+				    .name = c->name};
 	struct sl_ternary_info info;
 	struct sl_table *t, *tg;
 	struct sl_ref_table *ref;
@@ -279,7 +282,8 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 			tu.dead_div = 4;
 			tu.build_sync = !c->async_build;
 			tu.snap_max_odd = 0; /* arbitrary masks too: exercise rte_acl on them */
-			tu.snap_max_bytes = 0; /* no max_size: rte_acl would retry ever smaller tries */
+			tu.snap_max_bytes =
+				0; /* no max_size: rte_acl would retry ever smaller tries */
 		}
 		tu.snap_enable = !c->snap_disable;
 		CHECK(sl_ternary_tuning_set(t->impl, &tu) == 0, "tuning");
@@ -461,8 +465,8 @@ main(int argc, char **argv)
 {
 	static const unsigned key_sizes[] = {8, 16, 40, 64};
 	char prefix[64];
-	char *eal_args[] = {argv[0], "--no-huge", "-m", "512", "--no-pci", "--no-shconf",
-			    prefix, "-l", "0", "--log-level=error"};
+	char *eal_args[] = {argv[0],       "--no-huge", "-m", "512", "--no-pci",
+			    "--no-shconf", prefix,      "-l", "0",   "--log-level=error"};
 	struct timespec t0, t1;
 	uint64_t seed = 0x5eed;
 	bool eal = false;
@@ -475,9 +479,12 @@ main(int argc, char **argv)
 
 	/* 1. Before EAL: tuple space search only. */
 	for (unsigned k = 0; k < SL_ARRAY_SIZE(key_sizes); k++) {
-		struct pass_cfg c = {.name = "tss-no-eal", .key_size = key_sizes[k],
+		struct pass_cfg c = {.name = "tss-no-eal",
+				     .key_size = key_sizes[k],
 				     .n_masks = 1 + (unsigned)(seed + k * 67) % MAX_MASKS,
-				     .arb_pct = 30, .target = 600, .n_ops = 3000,
+				     .arb_pct = 30,
+				     .target = 600,
+				     .n_ops = 3000,
 				     .n_lookups = 80000};
 		run_pass(&c, seed * 31 + k);
 		c.name = "tss-no-eal-200m";
@@ -496,10 +503,15 @@ main(int argc, char **argv)
 		unsigned ks = key_sizes[k];
 		/* Wide keys make rte_acl builds slow: fewer changes, same lookups. */
 		bool wide = ks > 16;
-		struct pass_cfg c = {.name = "hybrid-forced", .key_size = ks, .n_masks = 40,
-				     .arb_pct = 10, .target = wide ? 250 : 400,
-				     .n_ops = wide ? 700 : 1500, .n_lookups = 60000,
-				     .tune_hybrid = true, .expect_snap = ks <= 40};
+		struct pass_cfg c = {.name = "hybrid-forced",
+				     .key_size = ks,
+				     .n_masks = 40,
+				     .arb_pct = 10,
+				     .target = wide ? 250 : 400,
+				     .n_ops = wide ? 700 : 1500,
+				     .n_lookups = 60000,
+				     .tune_hybrid = true,
+				     .expect_snap = ks <= 40};
 		run_pass(&c, seed * 41 + k); /* keys over 40 bytes: no snapshot (ternary.c) */
 		/* Wide keys' builds take seconds at idle priority: the narrow ones suffice. */
 		c.name = "hybrid-async";
@@ -529,9 +541,14 @@ main(int argc, char **argv)
 		run_pass(&c, seed * 59 + k);
 	}
 	if (eal) {
-		struct pass_cfg c = {.name = "hybrid-capacity", .key_size = 16, .n_masks = 50,
-				     .target = 300, .n_ops = 800, .n_lookups = 20000,
-				     .tune_hybrid = true, .max_entries = 200};
+		struct pass_cfg c = {.name = "hybrid-capacity",
+				     .key_size = 16,
+				     .n_masks = 50,
+				     .target = 300,
+				     .n_ops = 800,
+				     .n_lookups = 20000,
+				     .tune_hybrid = true,
+				     .max_entries = 200};
 		run_pass(&c, seed * 61);
 		{
 			char rundir[4096];

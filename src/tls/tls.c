@@ -32,8 +32,8 @@
 #include "../core/core.h"
 
 struct sl_tls_ctx {
-	SSL_CTX *ssl_ctx;  /* Key, certificate, CA store and the policy in tls.h. */
-	BIO_METHOD *bio;   /* The MSG_NOSIGNAL socket BIO below. */
+	SSL_CTX *ssl_ctx; /* Key, certificate, CA store and the policy in tls.h. */
+	BIO_METHOD *bio;  /* The MSG_NOSIGNAL socket BIO below. */
 };
 
 /* What the socket BIO needs: its fd, and whether recv() saw EOF. */
@@ -44,14 +44,14 @@ struct sock_io {
 
 struct sl_tls {
 	SSL *ssl;
-	struct sock_io io;      /* The BIO's data. */
-	bool done;              /* Handshake finished. */
-	short hs_ev;            /* Event the handshake waits for. */
-	short rd_ev;            /* Event the next recv waits for (POLLIN, or POLLOUT). */
-	short wr_ev;            /* Event the next send waits for (POLLOUT, or POLLIN). */
-	char version[16];       /* SSL_get_version() once done. */
-	char subject[256];      /* Peer certificate subject once done. */
-	char error[192];        /* Reason of the last failure. */
+	struct sock_io io; /* The BIO's data. */
+	bool done;         /* Handshake finished. */
+	short hs_ev;       /* Event the handshake waits for. */
+	short rd_ev;       /* Event the next recv waits for (POLLIN, or POLLOUT). */
+	short wr_ev;       /* Event the next send waits for (POLLOUT, or POLLIN). */
+	char version[16];  /* SSL_get_version() once done. */
+	char subject[256]; /* Peer certificate subject once done. */
+	char error[192];   /* Reason of the last failure. */
 };
 
 /* ------------------------------------------------------------------------- */
@@ -117,7 +117,6 @@ bio_create(BIO *b)
 /* ------------------------------------------------------------------------- */
 /* Errors.                                                                   */
 /* ------------------------------------------------------------------------- */
-
 
 /* The first error OpenSSL queued (the cause; later ones only say where it surfaced). */
 static const char *
@@ -209,10 +208,9 @@ file_check(const char *what, const char *path, char *err, size_t err_size)
 }
 
 int
-sl_tls_ctx_create(const struct sl_tls_files *f, struct sl_tls_ctx **out, char *err,
-		  size_t err_size)
+sl_tls_ctx_create(const struct sl_tls_files *f, struct sl_tls_ctx **out, char *err, size_t err_size)
 {
-	STACK_OF(X509_NAME) *ca_names;
+	STACK_OF(X509_NAME) * ca_names;
 	struct sl_tls_ctx *ctx;
 	SSL_CTX *sc;
 	int ret;
@@ -255,29 +253,29 @@ sl_tls_ctx_create(const struct sl_tls_files *f, struct sl_tls_ctx **out, char *e
 	SSL_CTX_set_default_passwd_cb(sc, no_passphrase);
 
 	if (SSL_CTX_use_certificate_chain_file(sc, f->certificate) != 1) {
-		sl_set_err(err, err_size, "certificate %s: not a PEM certificate (%s)", f->certificate,
-			ssl_reason());
+		sl_set_err(err, err_size, "certificate %s: not a PEM certificate (%s)",
+			   f->certificate, ssl_reason());
 		goto free_ctx_inval;
 	}
 	if (SSL_CTX_use_PrivateKey_file(sc, f->private_key, SSL_FILETYPE_PEM) != 1) {
 		/* OpenSSL checks the key against the certificate while loading it. */
 		if (ERR_GET_REASON(ERR_peek_error()) == X509_R_KEY_VALUES_MISMATCH)
 			sl_set_err(err, err_size, "private key %s does not match certificate %s",
-				f->private_key, f->certificate);
+				   f->private_key, f->certificate);
 		else
 			sl_set_err(err, err_size,
-				"private key %s: not an unencrypted PEM private key (%s)",
-				f->private_key, ssl_reason());
+				   "private key %s: not an unencrypted PEM private key (%s)",
+				   f->private_key, ssl_reason());
 		goto free_ctx_inval;
 	}
 	if (SSL_CTX_check_private_key(sc) != 1) {
 		sl_set_err(err, err_size, "private key %s does not match certificate %s",
-			f->private_key, f->certificate);
+			   f->private_key, f->certificate);
 		goto free_ctx_inval;
 	}
 	if (SSL_CTX_load_verify_locations(sc, f->ca_cert, NULL) != 1) {
-		sl_set_err(err, err_size, "CA certificate %s: not a PEM certificate (%s)", f->ca_cert,
-			ssl_reason());
+		sl_set_err(err, err_size, "CA certificate %s: not a PEM certificate (%s)",
+			   f->ca_cert, ssl_reason());
 		goto free_ctx_inval;
 	}
 	/* A server names the CAs it accepts, so a client with several certificates picks right. */

@@ -87,7 +87,10 @@ io_init(struct sl_worker_io *io, struct sl_worker *ws, unsigned n, enum sl_sched
 		.burst = io->burst,
 		.out_burst = out_burst,
 		.ring_size = ring_size,
-		.ops = {.enqueue = io_enqueue, .ring_used = io_ring_used, .done = io_done, .arg = io},
+		.ops = {.enqueue = io_enqueue,
+			.ring_used = io_ring_used,
+			.done = io_done,
+			.arg = io},
 	};
 	rc = sl_dispatch_create(&dp, &io->disp);
 	if (rc < 0) {
@@ -113,9 +116,8 @@ io_init(struct sl_worker_io *io, struct sl_worker *ws, unsigned n, enum sl_sched
 }
 
 int
-sl_worker_io_create(struct sl_worker *w, enum sl_sched sched, double threshold,
-		    unsigned ring_size, unsigned out_burst, unsigned flush_us,
-		    struct sl_worker_io **out)
+sl_worker_io_create(struct sl_worker *w, enum sl_sched sched, double threshold, unsigned ring_size,
+		    unsigned out_burst, unsigned flush_us, struct sl_worker_io **out)
 {
 	struct sl_worker *l = w->lead;
 	struct sl_worker_io *io = aligned_alloc(64, RTE_ALIGN(sizeof(*io), 64));
@@ -250,7 +252,8 @@ sl_worker_io_run(void *arg)
 			io->loop.busy_cycles += now - t0;
 		}
 		if (qs != NULL)
-			rte_rcu_qsbr_quiescent(qs, io->n_workers); /* done with this round's ports */
+			rte_rcu_qsbr_quiescent(qs,
+					       io->n_workers); /* done with this round's ports */
 	}
 	sl_dispatch_flush(io->disp);
 	if (qs != NULL)

@@ -66,8 +66,8 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 	w->pset = w->pset_pub;
 	w->ctx = sl_pipeline_ctx_create(pl);
 	/* The per-packet low-latency flag (issue 6): a one-byte mbuf dynfield. */
-	static const struct rte_mbuf_dynfield ll_desc = {.name = SL_WORKER_LL_DYNFIELD,
-							 .size = 1, .align = 1};
+	static const struct rte_mbuf_dynfield ll_desc = {
+		.name = SL_WORKER_LL_DYNFIELD, .size = 1, .align = 1};
 	w->ll_dynfield = rte_mbuf_dynfield_register(&ll_desc);
 	return w->ctx != NULL ? 0 : -ENOMEM;
 }
@@ -289,21 +289,21 @@ sl_worker_ctrl_init(struct sl_worker *w, unsigned pin_queue)
 				      (w->n_group > 1 ? 0 : RING_F_SP_ENQ) | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "sl_pinmp%u", id);
 	/* Data room holds a full-size frame: max_len 0xffff sends whole packets. */
-	w->pin_mp = rte_pktmbuf_pool_create(name, pin_queue * 2 - 1, 0,
-					    RTE_ALIGN(sizeof(struct sl_worker_pin), RTE_MBUF_PRIV_ALIGN),
-					    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	w->pin_mp = rte_pktmbuf_pool_create(
+		name, pin_queue * 2 - 1, 0,
+		RTE_ALIGN(sizeof(struct sl_worker_pin), RTE_MBUF_PRIV_ALIGN),
+		RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	snprintf(name, sizeof(name), "sl_pout%u", id);
-	w->pout_ring = rte_ring_create(name, POUT_SLOTS, SOCKET_ID_ANY,
-				       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	w->pout_ring =
+		rte_ring_create(name, POUT_SLOTS, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "sl_poutf%u", id);
-	w->pout_free = rte_ring_create(name, POUT_SLOTS, SOCKET_ID_ANY,
-				       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	w->pout_free =
+		rte_ring_create(name, POUT_SLOTS, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	w->pouts = rte_zmalloc("sl_pouts", POUT_SLOTS * sizeof(*w->pouts), RTE_CACHE_LINE_SIZE);
 	w->qs = rte_zmalloc("sl_qsbr", qs_size, RTE_CACHE_LINE_SIZE);
 	w->pin_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (w->pin_ring == NULL || w->pin_mp == NULL || w->pout_ring == NULL ||
-	    w->pin_wake_fd < 0 ||
-	    w->pout_free == NULL || w->pouts == NULL || w->qs == NULL ||
+	    w->pin_wake_fd < 0 || w->pout_free == NULL || w->pouts == NULL || w->qs == NULL ||
 	    rte_rcu_qsbr_init(w->qs, w->n_group + 1) != 0) {
 		sl_worker_fini(w);
 		return -ENOMEM;
@@ -670,7 +670,8 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 	if (w->ll_dynfield >= 0 && sl_pipeline_ll_ever(w->pl)) {
 		uint64_t ll = sl_pipeline_ll_lanes(w->ctx);
 		for (unsigned i = 0; i < n; i++)
-			*RTE_MBUF_DYNFIELD(mbufs[i], w->ll_dynfield, uint8_t *) = (uint8_t)(ll >> i & 1);
+			*RTE_MBUF_DYNFIELD(mbufs[i], w->ll_dynfield, uint8_t *) =
+				(uint8_t)(ll >> i & 1);
 	}
 
 	/* Stage 3: group by output port (headers may have moved: push/pop VLAN). */
@@ -797,9 +798,8 @@ ring_poll(struct sl_worker *w, struct rte_mbuf **mbufs)
 	w->loop.packets += n;
 	w->keeping_up = n < w->burst;
 	/* The oldest packet's receive time at the I/O core: latency includes the ring wait. */
-	w->burst_tsc = w->rx_tsc_off >= 0
-			       ? *RTE_MBUF_DYNFIELD(mbufs[0], w->rx_tsc_off, uint64_t *)
-			       : rte_rdtsc();
+	w->burst_tsc = w->rx_tsc_off >= 0 ? *RTE_MBUF_DYNFIELD(mbufs[0], w->rx_tsc_off, uint64_t *)
+					  : rte_rdtsc();
 	for (unsigned i = 0; i < n; i++) {
 		idx[i] = (uint8_t)port_index(w, mbufs[i]);
 		count[idx[i]]++;

@@ -87,11 +87,11 @@ struct sl_worker_port_stats {
 
 /** Loop counters. */
 struct sl_worker_loop_stats {
-	uint64_t iterations;   /* polling rounds over all ports */
-	uint64_t busy_rounds;  /* rounds that received at least one packet */
-	uint64_t busy_cycles;  /* TSC cycles spent processing received bursts */
-	uint64_t bursts;       /* non-empty rx bursts */
-	uint64_t packets;      /* packets received */
+	uint64_t iterations;  /* polling rounds over all ports */
+	uint64_t busy_rounds; /* rounds that received at least one packet */
+	uint64_t busy_cycles; /* TSC cycles spent processing received bursts */
+	uint64_t bursts;      /* non-empty rx bursts */
+	uint64_t packets;     /* packets received */
 };
 
 /** Name of the one-byte mbuf dynfield holding the low-latency flag (1: low-latency). */
@@ -299,7 +299,8 @@ void sl_worker_io_read(const struct sl_worker_io *io, struct sl_worker_io_stats 
  * @w is any worker of the group, normally the lead.
  */
 /** Counters of the port in slot @port (OpenFlow port @port + 1, or LOCAL). */
-void sl_worker_port_read(const struct sl_worker *w, unsigned port, struct sl_worker_port_stats *out);
+void sl_worker_port_read(const struct sl_worker *w, unsigned port,
+			 struct sl_worker_port_stats *out);
 /** The controller as a port (packet_outs rx, packet-ins tx). */
 void sl_worker_ctrl_read(const struct sl_worker *w, struct sl_worker_port_stats *out);
 /** Why packet-ins were not queued. */

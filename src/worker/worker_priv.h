@@ -31,86 +31,88 @@ struct sl_worker_pset {
 struct sl_worker {
 	/* Configuration (set before start). */
 	struct sl_pipeline *pl;
-	struct sl_port *ports; /* SL_PORT_SLOTS slots: ports[i] is OpenFlow port i + 1, then LOCAL */
+	struct sl_port
+		*ports; /* SL_PORT_SLOTS slots: ports[i] is OpenFlow port i + 1, then LOCAL */
 	struct rte_mempool *mp; /* for multi-output copies */
 	uint16_t burst;         /* rx burst size, <= SL_BURST_MAX */
 	uint16_t queue;         /* its tx queue and first rx queue (then + n_group, ...) */
 
 	/* State. */
-	volatile bool stop;     /* set by the control thread to end the loop */
+	volatile bool stop; /* set by the control thread to end the loop */
 	volatile bool running;
 	struct sl_pipeline_ctx *ctx;
-	const struct sl_worker_pset *pset; /* this round's ports (the lead's pset_pub when it began) */
+	const struct sl_worker_pset
+		*pset; /* this round's ports (the lead's pset_pub when it began) */
 	struct sl_worker_port_stats pstats[SL_PORT_SLOTS];
 	struct sl_worker_loop_stats loop SL_CACHE_ALIGNED;
 	struct rte_mbuf *txb[SL_PORT_SLOTS][SL_BURST_MAX]; /* per-port tx burst being built */
 	uint16_t n_txb[SL_PORT_SLOTS];
 
 	/* Controller channel (sl_worker_ctrl_init). */
-	struct sl_worker_port_stats ctrl;   /* the controller as a port (see above) */
+	struct sl_worker_port_stats ctrl; /* the controller as a port (see above) */
 	struct sl_worker_pin_drops pin_drops;
-	uint64_t pin_wake_fails;            /* eventfd writes that failed (the agent polls anyway) */
-	struct rte_ring *pin_ring;          /* worker -> control: packet-in mbufs */
-	int pin_wake_fd;                    /* eventfd: written when pin_ring stops being empty */
-	struct rte_mempool *pin_mp;         /* packet-in copies, sl_worker_pin in the private area */
-	struct rte_ring *pout_ring;         /* control -> worker: struct sl_worker_pout * */
-	struct rte_ring *pout_free;         /* worker -> control: executed descriptors */
-	struct sl_worker_pout *pouts;       /* descriptor storage */
-	volatile bool controller_up;        /* packet-ins have somewhere to go */
-	uint64_t pin_rate;                  /* packet-ins per second, 0 = unlimited */
-	uint64_t pin_tokens, pin_last_tsc;  /* token bucket, scaled by the TSC rate */
+	uint64_t pin_wake_fails;           /* eventfd writes that failed (the agent polls anyway) */
+	struct rte_ring *pin_ring;         /* worker -> control: packet-in mbufs */
+	int pin_wake_fd;                   /* eventfd: written when pin_ring stops being empty */
+	struct rte_mempool *pin_mp;        /* packet-in copies, sl_worker_pin in the private area */
+	struct rte_ring *pout_ring;        /* control -> worker: struct sl_worker_pout * */
+	struct rte_ring *pout_free;        /* worker -> control: executed descriptors */
+	struct sl_worker_pout *pouts;      /* descriptor storage */
+	volatile bool controller_up;       /* packet-ins have somewhere to go */
+	uint64_t pin_rate;                 /* packet-ins per second, 0 = unlimited */
+	uint64_t pin_tokens, pin_last_tsc; /* token bucket, scaled by the TSC rate */
 	struct rte_mbuf *reinject[SL_BURST_MAX]; /* packet_out output:TABLE, run next */
 	unsigned n_reinject;
 	uint32_t reinject_port;
-	struct rte_rcu_qsbr *qs;            /* quiescent-state reports; NULL without control channel */
-	struct sl_fwd_ctx *fwd;             /* forwarding modes (src/fwd); NULL = pipeline only */
-	struct sl_idle idle;                /* adaptive idle sleep (src/idle); zeroed = off */
+	struct rte_rcu_qsbr *qs; /* quiescent-state reports; NULL without control channel */
+	struct sl_fwd_ctx *fwd;  /* forwarding modes (src/fwd); NULL = pipeline only */
+	struct sl_idle idle;     /* adaptive idle sleep (src/idle); zeroed = off */
 
 	/* Observation (control thread reads; see sl_worker_capture_set). */
-	struct sl_capture *capture;         /* port mirroring; NULL when off */
-	struct sl_trace_live *trace;        /* live trace recorder; NULL when off */
-	uint64_t burst_tsc;                 /* rx time of the burst being processed */
-	bool keeping_up;                    /* that burst was not full: no backlog (search budget) */
-	unsigned credit_rounds;             /* busy rounds since deferred credits were flushed */
-	uint64_t lat_mult;                  /* cycles -> ns (sl_lat_ns_mult) */
+	struct sl_capture *capture;  /* port mirroring; NULL when off */
+	struct sl_trace_live *trace; /* live trace recorder; NULL when off */
+	uint64_t burst_tsc;          /* rx time of the burst being processed */
+	bool keeping_up;             /* that burst was not full: no backlog (search budget) */
+	unsigned credit_rounds;      /* busy rounds since deferred credits were flushed */
+	uint64_t lat_mult;           /* cycles -> ns (sl_lat_ns_mult) */
 	struct sl_lat_hist lat_pipeline SL_CACHE_ALIGNED; /* rx burst handed over -> tx queued */
 
 	/* Group (sl_worker_group_init); a lone worker is a group of one. */
-	struct sl_worker *lead;             /* group[0]: controller channel, RCU variable */
-	struct sl_worker *group;            /* the group's array */
-	unsigned n_group;                   /* workers in the group */
-	unsigned id;                        /* index in the group = QSBR thread id = queue */
-	struct sl_worker_io *io;            /* the I/O core feeding the group, or NULL (RSS) */
-	struct rte_ring *in_ring;           /* I/O dispatch: packets from the I/O core */
-	int rx_tsc_off;                     /* I/O dispatch: mbuf dynfield with the rx TSC, or -1 */
-	uint64_t done SL_CACHE_ALIGNED;     /* I/O dispatch: packets taken from in_ring, finished */
-	uint8_t port_idx[256];              /* mbuf port (DPDK id) -> slot in ports[] (0xff: none) */
+	struct sl_worker *lead;         /* group[0]: controller channel, RCU variable */
+	struct sl_worker *group;        /* the group's array */
+	unsigned n_group;               /* workers in the group */
+	unsigned id;                    /* index in the group = QSBR thread id = queue */
+	struct sl_worker_io *io;        /* the I/O core feeding the group, or NULL (RSS) */
+	struct rte_ring *in_ring;       /* I/O dispatch: packets from the I/O core */
+	int rx_tsc_off;                 /* I/O dispatch: mbuf dynfield with the rx TSC, or -1 */
+	uint64_t done SL_CACHE_ALIGNED; /* I/O dispatch: packets taken from in_ring, finished */
+	uint8_t port_idx[256];          /* mbuf port (DPDK id) -> slot in ports[] (0xff: none) */
 	int ll_dynfield; /* offset of the per-packet low-latency flag (issue 6), -1 if none */
 
 	/* Port set (the lead's; control thread writes, workers read pset_pub). */
 	const struct sl_worker_pset *pset_pub; /* the published set */
-	struct sl_worker_pset pset_buf[2];  /* published one, and the one being built */
-	struct sl_worker_port_stats retired; /* counters of deleted ports (totals keep them) */
+	struct sl_worker_pset pset_buf[2];     /* published one, and the one being built */
+	struct sl_worker_port_stats retired;   /* counters of deleted ports (totals keep them) */
 };
 
 /** The I/O core of the I/O-core dispatch design (io.c). */
 struct sl_worker_io {
 	/* Configuration (sl_worker_io_init). */
-	struct sl_worker *workers;          /* the group it feeds */
+	struct sl_worker *workers; /* the group it feeds */
 	unsigned n_workers;
-	uint16_t burst;                     /* rx burst */
-	unsigned ring_size;                 /* slots of each worker ring */
-	uint64_t flush_cycles;              /* out-buffer timer (TSC cycles) */
-	struct sl_dispatch *disp;           /* scheduler and out-buffers */
+	uint16_t burst;                                  /* rx burst */
+	unsigned ring_size;                              /* slots of each worker ring */
+	uint64_t flush_cycles;                           /* out-buffer timer (TSC cycles) */
+	struct sl_dispatch *disp;                        /* scheduler and out-buffers */
 	struct rte_ring *rings[SL_DISPATCH_WORKERS_MAX]; /* worker i's in_ring */
-	int rx_tsc_off;                     /* mbuf dynfield the rx TSC goes in, or -1 */
+	int rx_tsc_off; /* mbuf dynfield the rx TSC goes in, or -1 */
 
 	/* State. */
 	volatile bool stop;
 	volatile bool running;
 	struct sl_worker_port_stats pstats[SL_PORT_SLOTS]; /* rx counters of every port */
 	struct sl_worker_loop_stats loop SL_CACHE_ALIGNED;
-	uint64_t ring_full;                 /* packets dropped: the worker's ring was full */
+	uint64_t ring_full; /* packets dropped: the worker's ring was full */
 	uint64_t last_flush_tsc;
 };
 /**

@@ -15,7 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static void emit(const char *label, const struct sl_table_spec *ts, uint32_t xid)
+static void
+emit(const char *label, const struct sl_table_spec *ts, uint32_t xid)
 {
 	struct sl_ofp_buf b;
 	sl_ofp_buf_init(&b);
@@ -30,7 +31,8 @@ static void emit(const char *label, const struct sl_table_spec *ts, uint32_t xid
 	sl_ofp_buf_free(&b);
 }
 
-int main(void)
+int
+main(void)
 {
 	static const enum sl_table_kind kinds[] = {SL_TABLE_DIRECT, SL_TABLE_EXACT, SL_TABLE_LPM,
 						   SL_TABLE_TERNARY};
@@ -59,8 +61,10 @@ int main(void)
 		ts.n_fields = 4;
 		ts.fields[0].id = SL_FIELD_IN_PORT;
 		ts.fields[1].id = SL_FIELD_IPV6_FLABEL;
-		ts.fields[2] = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4,
-						 .raw_bit_off = 96, .raw_n_bits = 12};
+		ts.fields[2] = (struct sl_field){.id = SL_FIELD_RAW,
+						 .raw_base = SL_RAW_BASE_L4,
+						 .raw_bit_off = 96,
+						 .raw_n_bits = 12};
 		ts.fields[3].id = SL_FIELD_IP_TTL;
 		ts.max_entries = 0xfffffffe;
 		strcpy(ts.name, "0123456789012345678901234567890");
@@ -69,17 +73,21 @@ int main(void)
 		emit(label, &ts, 0xdeadbeef);
 	}
 	/* raw fields of several widths and bases */
-	static const struct { int base, off, bits; } raws[] = {
-		{0, 0, 1}, {0, 96, 16}, {1, 8, 8}, {2, 0, 128}, {1, 65535, 9}, {2, 3, 17}};
+	static const struct {
+		int base, off, bits;
+	} raws[] = {{0, 0, 1}, {0, 96, 16}, {1, 8, 8}, {2, 0, 128}, {1, 65535, 9}, {2, 3, 17}};
 	for (unsigned i = 0; i < sizeof raws / sizeof raws[0]; i++) {
 		memset(&ts, 0, sizeof(ts));
 		ts.table_id = 253;
 		ts.kind = SL_TABLE_TERNARY;
 		ts.n_fields = 1;
-		ts.fields[0] = (struct sl_field){.id = SL_FIELD_RAW, .raw_base = raws[i].base,
-						 .raw_bit_off = raws[i].off, .raw_n_bits = raws[i].bits};
+		ts.fields[0] = (struct sl_field){.id = SL_FIELD_RAW,
+						 .raw_base = raws[i].base,
+						 .raw_bit_off = raws[i].off,
+						 .raw_n_bits = raws[i].bits};
 		char label[64];
-		snprintf(label, sizeof label, "raw:%d,%d,%d", raws[i].base, raws[i].off, raws[i].bits);
+		snprintf(label, sizeof label, "raw:%d,%d,%d", raws[i].base, raws[i].off,
+			 raws[i].bits);
 		emit(label, &ts, 0);
 	}
 	/* empty field list */

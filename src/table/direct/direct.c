@@ -122,8 +122,7 @@ direct_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes
 	uint64_t hit = 0;
 	unsigned i;
 
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		uint64_t idx = key_index(t, keys[i]);
 		void *d = idx < t->p.max_entries ? t->data[idx] : NULL;
 

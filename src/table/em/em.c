@@ -169,7 +169,8 @@ em_grow(struct em *t)
 			for (int s = 0; s < EM_SLOTS && ok; s++)
 				if (old[b].node[s] != NULL)
 					ok = em_place(t, old[b].node[s],
-						      em_hash(old[b].node[s]->key, t->p.key_size)) == 0;
+						      em_hash(old[b].node[s]->key,
+							      t->p.key_size)) == 0;
 		if (ok)
 			break;
 		free(t->buckets);
@@ -255,14 +256,12 @@ em_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, vo
 	unsigned i;
 
 	/* Stage 1: hash every lane and prefetch its primary bucket. */
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		hashes[i] = em_hash(keys[i], t->p.key_size);
 		sl_prefetch0(&t->buckets[(uint32_t)hashes[i] & t->bucket_mask]);
 	}
 	/* Stage 2: signatures, then the key, primary bucket first. */
-	SL_FOR_EACH_LANE(i, lanes)
-	{
+	SL_FOR_EACH_LANE (i, lanes) {
 		struct em_node *node = em_find_node(t, keys[i], hashes[i], NULL, NULL);
 		if (node != NULL) {
 			hits[i] = node->data;

@@ -40,13 +40,13 @@
 
 #define LPM_ROOT_STRIDE 16
 #define LPM_STRIDE 8
-#define LPM_LEVELS_MAX 16                /* 1 + (128 - 16) / 8 = 15 levels at most */
-#define LPM_CHUNK_SLOTS_SHIFT 12         /* 4096 slots = 32 KiB per node chunk */
-#define LPM_RULE_CHUNK_SHIFT 10          /* 1024 rules per rule chunk */
+#define LPM_LEVELS_MAX 16        /* 1 + (128 - 16) / 8 = 15 levels at most */
+#define LPM_CHUNK_SLOTS_SHIFT 12 /* 4096 slots = 32 KiB per node chunk */
+#define LPM_RULE_CHUNK_SHIFT 10  /* 1024 rules per rule chunk */
 #define LPM_RULE_CHUNK (1u << LPM_RULE_CHUNK_SHIFT)
 #define LPM_DEFAULT_MAX_ENTRIES (1u << 20)
-#define LPM_SLAB_SIZE (2u << 20)         /* node memory slab: one transparent huge page */
-#define LPM_SLAB_THRESHOLD (4u << 20)    /* node bytes before switching to slabs */
+#define LPM_SLAB_SIZE (2u << 20)      /* node memory slab: one transparent huge page */
+#define LPM_SLAB_THRESHOLD (4u << 20) /* node bytes before switching to slabs */
 
 static_assert(LPM_LEVELS_MAX <= SL_LPM_PATH_MAX, "a path must fit struct sl_lpm_path");
 
@@ -91,12 +91,12 @@ struct lpm_level_ctl {
 
 /* Control-path description of a rule, indexed like the data chunks. */
 struct lpm_rule {
-	uint64_t field[2];  /* the prefix, left-aligned, bits beyond plen zero */
-	uint32_t priority;  /* stored only; matching ignores it */
-	uint32_t node;      /* node the prefix lives in; free list link when free */
-	uint8_t plen;       /* prefix length */
-	uint8_t level;      /* level of that node */
-	uint8_t used;       /* slot holds a rule */
+	uint64_t field[2]; /* the prefix, left-aligned, bits beyond plen zero */
+	uint32_t priority; /* stored only; matching ignores it */
+	uint32_t node;     /* node the prefix lives in; free list link when free */
+	uint8_t plen;      /* prefix length */
+	uint8_t level;     /* level of that node */
+	uint8_t used;      /* slot holds a rule */
 };
 
 /* The table: the fast-path part first. */
@@ -113,21 +113,21 @@ struct lpm_table {
 
 	/* Control-path part. */
 	struct lpm_level_ctl ctl[LPM_LEVELS_MAX]; /* node bookkeeping per level */
-	uint32_t max_entries;                /* capacity in rules */
-	uint32_t n_rules;                    /* rules stored */
-	uint32_t rule_hi;                    /* next never-used rule index */
-	uint32_t rule_free;                  /* freed rule indices, linked through lpm_rule.node */
-	uint32_t n_rule_chunks;              /* rule chunks allocated */
-	uint32_t max_rule_chunks;            /* size of data_chunks and rule_chunks */
-	uint32_t *hash;                      /* (plen, prefix) -> rule index, linear probing */
-	uint32_t hash_mask;                  /* capacity - 1 */
-	uint64_t mem_bytes;                  /* bytes allocated */
-	uint64_t node_bytes;                 /* bytes of node chunks handed out */
-	uint8_t *slab;                       /* current slab node chunks are carved from */
-	size_t slab_used;                    /* bytes of it handed out */
-	void **allocs;                       /* node chunk and slab allocations, for destroy */
-	uint32_t n_allocs;                   /* entries in allocs */
-	uint32_t allocs_cap;                 /* capacity of allocs */
+	uint32_t max_entries;                     /* capacity in rules */
+	uint32_t n_rules;                         /* rules stored */
+	uint32_t rule_hi;                         /* next never-used rule index */
+	uint32_t rule_free;       /* freed rule indices, linked through lpm_rule.node */
+	uint32_t n_rule_chunks;   /* rule chunks allocated */
+	uint32_t max_rule_chunks; /* size of data_chunks and rule_chunks */
+	uint32_t *hash;           /* (plen, prefix) -> rule index, linear probing */
+	uint32_t hash_mask;       /* capacity - 1 */
+	uint64_t mem_bytes;       /* bytes allocated */
+	uint64_t node_bytes;      /* bytes of node chunks handed out */
+	uint8_t *slab;            /* current slab node chunks are carved from */
+	size_t slab_used;         /* bytes of it handed out */
+	void **allocs;            /* node chunk and slab allocations, for destroy */
+	uint32_t n_allocs;        /* entries in allocs */
+	uint32_t allocs_cap;      /* capacity of allocs */
 };
 
 /*
@@ -522,8 +522,8 @@ lpm_create(const struct sl_table_params *p, void **out)
 			max_nodes = max;
 			if (off < 32 && (UINT64_C(1) << off) < max_nodes)
 				max_nodes = UINT64_C(1) << off;
-			t->ctl[k].max_chunks = (uint32_t)((max_nodes + 1 + lv->chunk_mask) >>
-							  lv->chunk_shift);
+			t->ctl[k].max_chunks =
+				(uint32_t)((max_nodes + 1 + lv->chunk_mask) >> lv->chunk_shift);
 			t->ctl[k].hi = 1; /* index 0 means "no child" */
 		}
 		lv->chunks = calloc(t->ctl[k].max_chunks, sizeof(*lv->chunks));
@@ -775,7 +775,7 @@ lpm_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, v
 	unsigned i;
 
 	/* Stage 1: align every lane's field and prefetch its root slot. */
-	SL_FOR_EACH_LANE(i, lanes) {
+	SL_FOR_EACH_LANE (i, lanes) {
 		load_field(t, keys[i], fields[i]);
 		cur[i] = node_slots(&t->lv[0], 0) + level_index(&t->lv[0], fields[i]);
 		sl_prefetch0(cur[i]);
@@ -790,7 +790,7 @@ lpm_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, v
 	for (unsigned k = 1; active != 0; k++) {
 		const struct lpm_level *lv = &t->lv[k];
 
-		SL_FOR_EACH_LANE(i, active) {
+		SL_FOR_EACH_LANE (i, active) {
 			struct lpm_slot s = *cur[i];
 
 			if (s.rule != 0) {
@@ -808,7 +808,7 @@ lpm_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, v
 	}
 
 	/* Stage 3: fetch the winners' data. */
-	SL_FOR_EACH_LANE(i, found) {
+	SL_FOR_EACH_LANE (i, found) {
 		hits[i] = *rule_data_ptr(t, best[i]);
 	}
 	return found;

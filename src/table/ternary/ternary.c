@@ -157,29 +157,29 @@ typedef void (*sub_pass_fn)(const struct tern_table *t, const struct tern_sub *s
 
 /* One subtable: all rules with one mask. */
 struct tern_sub {
-	sub_pass_fn pass;           /* lookup pass for lanes that may already have hit */
-	sub_pass_fn pass_first;     /* ... for lanes that have not (no priority compare) */
+	sub_pass_fn pass;       /* lookup pass for lanes that may already have hit */
+	sub_pass_fn pass_first; /* ... for lanes that have not (no priority compare) */
 	uint64_t mask[KEY_WORDS];
-	uint8_t words[KEY_WORDS];   /* indices of the non-zero mask words */
+	uint8_t words[KEY_WORDS]; /* indices of the non-zero mask words */
 	uint8_t n_words;
-	uint32_t max_prio;          /* highest rule priority in here */
-	uint32_t pos;               /* index in tss->subs */
-	uint32_t n_rules;           /* rules, chains counted in full */
-	uint32_t n_heads;           /* bucket entries (distinct values) */
-	uint32_t bucket_mask;       /* n_buckets - 1 */
+	uint32_t max_prio;    /* highest rule priority in here */
+	uint32_t pos;         /* index in tss->subs */
+	uint32_t n_rules;     /* rules, chains counted in full */
+	uint32_t n_heads;     /* bucket entries (distinct values) */
+	uint32_t bucket_mask; /* n_buckets - 1 */
 	struct tern_bucket *buckets;
-	struct prio_heap live;      /* priorities added ... */
-	struct prio_heap gone;      /* ... and deleted: max_prio = top of live not in gone */
-	struct tern_sub *map_next;  /* mask map chain */
+	struct prio_heap live;     /* priorities added ... */
+	struct prio_heap gone;     /* ... and deleted: max_prio = top of live not in gone */
+	struct tern_sub *map_next; /* mask map chain */
 };
 
 /* A tuple space: the full one (id 0) or the delta (id 1). */
 struct tss {
-	unsigned id;             /* selects tern_rule.next[] */
+	unsigned id; /* selects tern_rule.next[] */
 	uint32_t n_subs, cap_subs;
-	struct tern_sub **subs;  /* sorted by max_prio, highest first */
+	struct tern_sub **subs; /* sorted by max_prio, highest first */
 	uint32_t n_rules;
-	struct tern_sub **map;   /* mask -> subtable, chained */
+	struct tern_sub **map; /* mask -> subtable, chained */
 	uint32_t map_mask;
 };
 
@@ -192,8 +192,8 @@ struct snap_ent {
 
 struct tern_snap {
 	struct rte_acl_ctx *ctx;
-	uint32_t n;           /* rules compiled in */
-	uint32_t n_dead;      /* deleted since */
+	uint32_t n;      /* rules compiled in */
+	uint32_t n_dead; /* deleted since */
 	uint32_t n_fields;
 	struct snap_ent *ent; /* by rte_acl userdata - 1 */
 };
@@ -204,17 +204,17 @@ struct tern_snap {
  * compiles them and sets done; the control thread installs the result.
  */
 struct snap_job {
-	struct snap_job *next;     /* builder queue */
+	struct snap_job *next; /* builder queue */
 	uint16_t key_size;
-	uint64_t max_bytes;        /* rte_acl max_size */
+	uint64_t max_bytes; /* rte_acl max_size */
 	uint32_t n;
-	uint64_t *serials;         /* per entry: the rule's serial when copied */
-	uint64_t *words;           /* per entry: value then mask, key_size / 8 words each */
-	struct tern_snap *sn;      /* ent[] filled by the control thread; ctx by the builder */
-	double cost;               /* seconds the compile took */
-	int rc;                    /* builder's result */
-	bool done;                 /* atomic: the builder is finished with the job */
-	bool orphan;               /* atomic: the table is gone, the builder frees the job */
+	uint64_t *serials;    /* per entry: the rule's serial when copied */
+	uint64_t *words;      /* per entry: value then mask, key_size / 8 words each */
+	struct tern_snap *sn; /* ent[] filled by the control thread; ctx by the builder */
+	double cost;          /* seconds the compile took */
+	int rc;               /* builder's result */
+	bool done;            /* atomic: the builder is finished with the job */
+	bool orphan;          /* atomic: the table is gone, the builder frees the job */
 };
 
 struct tern_table {
@@ -222,23 +222,23 @@ struct tern_table {
 	uint8_t key_words;
 	uint32_t max_entries;
 	uint32_t n_rules;
-	uint32_t rule_size;        /* bytes a rule takes in its chunk (struct tern_rule) */
-	uint8_t **chunks;          /* max_entries / CHUNK_SIZE + 1 pointers to rule_size rules */
-	uint32_t n_slots;          /* slots ever handed out */
-	uint32_t free_head;        /* free slot list through next[0] */
+	uint32_t rule_size; /* bytes a rule takes in its chunk (struct tern_rule) */
+	uint8_t **chunks;   /* max_entries / CHUNK_SIZE + 1 pointers to rule_size rules */
+	uint32_t n_slots;   /* slots ever handed out */
+	uint32_t free_head; /* free slot list through next[0] */
 	struct tss full;
-	struct tss delta;          /* only used while snap != NULL */
+	struct tss delta; /* only used while snap != NULL */
 	struct tern_snap *snap;
-	struct snap_job *job;      /* build in flight (builder thread), NULL if none */
-	uint64_t next_serial;      /* serial of the next rule added */
+	struct snap_job *job; /* build in flight (builder thread), NULL if none */
+	uint64_t next_serial; /* serial of the next rule added */
 	bool eal;
 	struct sl_ternary_tuning tune;
-	uint32_t backoff;          /* changes to wait before retrying a failed build */
+	uint32_t backoff; /* changes to wait before retrying a failed build */
 	uint64_t n_rebuilds;
 	uint64_t n_build_fail;
-	uint64_t n_build_skip;     /* builds not tried: masks rte_acl cannot take in bounds */
-	double last_build_end;     /* monotonic seconds */
-	double last_build_cost;    /* seconds the last build took */
+	uint64_t n_build_skip;  /* builds not tried: masks rte_acl cannot take in bounds */
+	double last_build_end;  /* monotonic seconds */
+	double last_build_cost; /* seconds the last build took */
 };
 
 static inline struct tern_rule *
@@ -401,13 +401,13 @@ sub_pass_generic(const struct tern_table *t, const struct tern_sub *sub,
 	uint64_t hit = *hitp;
 	unsigned i;
 
-	SL_FOR_EACH_LANE(i, lanes) {
+	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t h = sub_hash(sub, keys[i]);
 
 		hashes[i] = h;
 		sl_prefetch0(&sub->buckets[h & sub->bucket_mask]);
 	}
-	SL_FOR_EACH_LANE(i, lanes) {
+	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t b, idx;
 		unsigned k;
 		const struct tern_rule *r;
@@ -504,10 +504,9 @@ probe_nw(const struct tern_table *t, const struct tern_sub *sub, const struct te
  * either way), so it is not done.
  */
 static SL_ALWAYS_INLINE void
-sub_pass_single(const struct tern_table *t, const struct tern_sub *sub,
-		const uint8_t *const keys[], uint64_t lanes, uint32_t best_prio[],
-		void *best_data[], uint64_t *hitp, const unsigned *off, const uint64_t *mask,
-		unsigned nw, bool first)
+sub_pass_single(const struct tern_table *t, const struct tern_sub *sub, const uint8_t *const keys[],
+		uint64_t lanes, uint32_t best_prio[], void *best_data[], uint64_t *hitp,
+		const unsigned *off, const uint64_t *mask, unsigned nw, bool first)
 {
 	const struct tern_rule *r = NULL;
 	uint64_t val[SPEC_WORDS_MAX];
@@ -520,7 +519,7 @@ sub_pass_single(const struct tern_table *t, const struct tern_sub *sub,
 				r = rule_at(t, sub->buckets[b].idx[k]);
 	for (unsigned j = 0; j < nw; j++)
 		val[j] = load64((const uint8_t *)r->value + off[j]);
-	SL_FOR_EACH_LANE(i, lanes) {
+	SL_FOR_EACH_LANE (i, lanes) {
 		uint64_t bit = UINT64_C(1) << i;
 		uint64_t diff = 0;
 
@@ -566,7 +565,7 @@ sub_pass_nw(const struct tern_table *t, const struct tern_sub *sub, const uint8_
 	}
 
 	/* Stage 1: hash every lane, prefetch its home bucket. */
-	SL_FOR_EACH_LANE(i, lanes) {
+	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t h = hash_nw(keys[i], off, mask, nw);
 
 		hashes[i] = h;
@@ -574,9 +573,9 @@ sub_pass_nw(const struct tern_table *t, const struct tern_sub *sub, const uint8_
 	}
 
 	/* Stage 2: compare signatures, then the masked key. */
-	SL_FOR_EACH_LANE(i, lanes) {
-		const struct tern_rule *r = probe_nw(t, sub, buckets, bucket_mask, keys[i], hashes[i],
-						     off, mask, nw);
+	SL_FOR_EACH_LANE (i, lanes) {
+		const struct tern_rule *r =
+			probe_nw(t, sub, buckets, bucket_mask, keys[i], hashes[i], off, mask, nw);
 		uint64_t bit = UINT64_C(1) << i;
 
 		if (r == NULL)
@@ -591,13 +590,13 @@ sub_pass_nw(const struct tern_table *t, const struct tern_sub *sub, const uint8_
 }
 
 #define SUB_PASS_DEFINE(nw)                                                                        \
-	static void sub_pass_##nw(const struct tern_table *t, const struct tern_sub *s,           \
+	static void sub_pass_##nw(const struct tern_table *t, const struct tern_sub *s,            \
 				  const uint8_t *const keys[], uint64_t lanes,                     \
 				  uint32_t best_prio[], void *best_data[], uint64_t *hitp)         \
 	{                                                                                          \
 		sub_pass_nw(t, s, keys, lanes, best_prio, best_data, hitp, nw, false);             \
 	}                                                                                          \
-	static void sub_pass_##nw##_first(const struct tern_table *t, const struct tern_sub *s,   \
+	static void sub_pass_##nw##_first(const struct tern_table *t, const struct tern_sub *s,    \
 					  const uint8_t *const keys[], uint64_t lanes,             \
 					  uint32_t best_prio[], void *best_data[], uint64_t *hitp) \
 	{                                                                                          \
@@ -625,7 +624,7 @@ tss_lookup(const struct tern_table *t, const struct tss *s, const uint8_t *const
 		uint32_t mp = sub->max_prio;
 
 		/* Early exit: drop lanes nothing from here on can beat. */
-		SL_FOR_EACH_LANE(i, lanes & hit) {
+		SL_FOR_EACH_LANE (i, lanes & hit) {
 			lanes &= ~((uint64_t)(best_prio[i] >= mp) << i);
 		}
 		if (lanes == 0)
@@ -658,7 +657,7 @@ tern_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, 
 	}
 
 	/* Snapshot: one SIMD classify over the compacted burst. */
-	SL_FOR_EACH_LANE(i, lanes) {
+	SL_FOR_EACH_LANE (i, lanes) {
 		data[n] = keys[i];
 		lane_of[n++] = (uint8_t)i;
 	}
@@ -890,8 +889,8 @@ sub_free(struct tern_sub *sub)
 static void
 sub_pass_select(const struct tern_table *t, struct tern_sub *sub)
 {
-	static const sub_pass_fn pass[SPEC_WORDS_MAX + 1] = {
-		sub_pass_generic, sub_pass_1, sub_pass_2, sub_pass_3, sub_pass_4};
+	static const sub_pass_fn pass[SPEC_WORDS_MAX + 1] = {sub_pass_generic, sub_pass_1,
+							     sub_pass_2, sub_pass_3, sub_pass_4};
 	static const sub_pass_fn pass_first[SPEC_WORDS_MAX + 1] = {
 		sub_pass_generic, sub_pass_1_first, sub_pass_2_first, sub_pass_3_first,
 		sub_pass_4_first};
@@ -1193,18 +1192,22 @@ snap_fields(unsigned key_size, const uint8_t *touched, struct rte_acl_field_def 
 	bool covered[SL_KEY_MAX] = {false};
 	unsigned nf = 1;
 
-	defs[0] = (struct rte_acl_field_def){
-		.type = RTE_ACL_FIELD_TYPE_BITMASK, .size = 1, .field_index = 0,
-		.input_index = 0, .offset = 0};
+	defs[0] = (struct rte_acl_field_def){.type = RTE_ACL_FIELD_TYPE_BITMASK,
+					     .size = 1,
+					     .field_index = 0,
+					     .input_index = 0,
+					     .offset = 0};
 	for (unsigned b = 1; b < key_size; b++) {
 		unsigned o;
 
 		if (!touched[b] || covered[b])
 			continue;
 		o = b + 4 <= key_size ? b : key_size - 4u;
-		defs[nf] = (struct rte_acl_field_def){
-			.type = RTE_ACL_FIELD_TYPE_BITMASK, .size = 4, .field_index = (uint8_t)nf,
-			.input_index = (uint8_t)nf, .offset = o};
+		defs[nf] = (struct rte_acl_field_def){.type = RTE_ACL_FIELD_TYPE_BITMASK,
+						      .size = 4,
+						      .field_index = (uint8_t)nf,
+						      .input_index = (uint8_t)nf,
+						      .offset = o};
 		nf++;
 		for (unsigned j = o; j < o + 4; j++)
 			covered[j] = true;
@@ -1360,8 +1363,8 @@ job_compile(struct snap_job *j)
 		struct rte_acl_rule *ar = (struct rte_acl_rule *)(void *)(buf + p * rule_size);
 		const uint8_t *v = (const uint8_t *)job_value(j, p);
 		const uint8_t *m = (const uint8_t *)job_mask(j, p);
-		const uint32_t *rank = bsearch(&sn->ent[p].prio, prios, n_prios, sizeof(*prios),
-					       cmp_u32);
+		const uint32_t *rank =
+			bsearch(&sn->ent[p].prio, prios, n_prios, sizeof(*prios), cmp_u32);
 
 		ar->data.category_mask = 1;
 		ar->data.priority = (int32_t)(rank - prios) + RTE_ACL_MIN_PRIORITY;
@@ -1411,12 +1414,13 @@ mono_now(void)
  */
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;       /* a job was queued */
-	pthread_cond_t idle;       /* the job being compiled is finished */
+	pthread_cond_t cond; /* a job was queued */
+	pthread_cond_t idle; /* the job being compiled is finished */
 	struct snap_job *head, *tail;
-	struct snap_job *current;  /* being compiled, NULL if none */
+	struct snap_job *current; /* being compiled, NULL if none */
 	bool started;
-} builder = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+} builder = {.lock = PTHREAD_MUTEX_INITIALIZER,
+	     .cond = PTHREAD_COND_INITIALIZER,
 	     .idle = PTHREAD_COND_INITIALIZER};
 
 static void *
@@ -1563,7 +1567,8 @@ job_install(struct tern_table *t, struct snap_job *j)
 	for (uint32_t i = 0; i < t->n_slots; i++) {
 		struct tern_rule *r = rule_at(t, i);
 
-		if (rule_in_use(t, r) && r->snap_pos == NIL && tss_insert(t, &t->delta, i, false) < 0) {
+		if (rule_in_use(t, r) && r->snap_pos == NIL &&
+		    tss_insert(t, &t->delta, i, false) < 0) {
 			snap_drop(t); /* out of memory: the full TSS alone is exact */
 			return;
 		}
@@ -1930,9 +1935,10 @@ tern_stats_read(const void *tbl, struct sl_table_stats *st)
 	memset(st, 0, sizeof(*st));
 	st->n_entries = t->n_rules;
 	st->n_groups = t->full.n_subs;
-	st->mem_bytes = sizeof(*t) + (uint64_t)SL_DIV_ROUND_UP(t->n_slots, CHUNK_SIZE) *
-					     CHUNK_SIZE * t->rule_size +
-			tss_mem(&t->full) + tss_mem(&t->delta);
+	st->mem_bytes =
+		sizeof(*t) +
+		(uint64_t)SL_DIV_ROUND_UP(t->n_slots, CHUNK_SIZE) * CHUNK_SIZE * t->rule_size +
+		tss_mem(&t->full) + tss_mem(&t->delta);
 	if (t->snap != NULL)
 		st->mem_bytes += (uint64_t)t->snap->n * sizeof(struct snap_ent);
 	st->n_rebuilds = t->n_rebuilds;
