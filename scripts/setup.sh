@@ -10,7 +10,7 @@ cd "$root"
 apt_pkgs=(build-essential meson ninja-build pkg-config python3 python3-venv python3-pip
 	  dpdk dpdk-dev libdpdk-dev libpcap-dev libssl-dev openssl iproute2 tcpdump clang libclang-rt-14-dev
 	  openvswitch-common openvswitch-switch openvswitch-testcontroller iperf3 iputils-ping ethtool tmux
-	  mininet net-tools prometheus pandoc man-db libinih-dev tshark
+	  mininet net-tools prometheus pandoc man-db libinih-dev tshark clang-format
 	  debhelper dh-python pybuild-plugin-pyproject python3-all python3-setuptools lintian)
 
 log() { printf '[setup] %s\n' "$*"; }

@@ -20,6 +20,8 @@ paths = {t["cmd"][0] for t in json.load(sys.stdin) if "sluice:sanitize" in t["su
 print(" ".join(sorted(os.path.relpath(p, "build-fuzz") for p in paths)))') &&
 	[ -n "$san_targets" ] && ninja -C build-fuzz $san_targets >/dev/null &&
 	meson test -C build-fuzz --suite sanitize --no-rebuild --print-errorlogs || status=1
+echo "== C style: clang-format --dry-run --Werror (.clang-format) over every C file"
+git ls-files -z '*.c' '*.h' | xargs -0 clang-format --dry-run --Werror || status=1
 echo "== Python (python/, tests/): ruff check, mypy --strict, unit tests"
 .venv/bin/ruff check --config python/pyproject.toml python/src python/tests tests || status=1
 .venv/bin/mypy --config-file python/pyproject.toml python/src/sluice || status=1
