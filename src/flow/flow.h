@@ -46,7 +46,7 @@ enum sl_table_kind {
 	SL_TABLE_DIRECT,
 	SL_TABLE_EXACT,
 	SL_TABLE_LPM,
-	SL_TABLE_TERNARY,
+	SL_TABLE_MASK,
 	SL_TABLE__KIND_MAX, /* the classifier kinds end here */
 	/*
 	 * A pipeline stage that is no classifier: an OpenState state table

@@ -25,7 +25,7 @@ sl_table_kind_parse(const char *name)
 		if (strcmp(name, kind_names[i]) == 0)
 			return (int)i;
 	if (strcmp(name, "ternary") == 0)
-		return SL_TABLE_TERNARY;
+		return SL_TABLE_MASK;
 	if (strcmp(name, "linear") == 0)
 		return SL_TABLE_DIRECT;
 	if (strcmp(name, "em") == 0)

@@ -103,7 +103,7 @@ test_table_kinds(void)
 		CHECK(k >= 0 && strcmp(sl_table_kind_name((enum sl_table_kind)k), names[i]) == 0,
 		      "kind '%s' round trip: %d", names[i], k);
 	}
-	CHECK(sl_table_kind_parse("ternary") == SL_TABLE_TERNARY, "ternary is mask");
+	CHECK(sl_table_kind_parse("ternary") == SL_TABLE_MASK, "ternary is mask");
 	CHECK(sl_table_kind_parse("hash") == -1, "unknown kind");
 }
 

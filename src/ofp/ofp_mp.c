@@ -819,11 +819,11 @@ sl_ofp_mp_table_features_append(struct sl_ofp_mp_writer *w, const struct sl_ofp_
 	for (unsigned i = 0; i < n_fields; i++)
 		put_oxm_id(b, &fields[i],
 			   tf->kind == SL_TABLE_LPM ||
-				   (tf->kind == SL_TABLE_TERNARY && sl_field_maskable(&fields[i])),
+				   (tf->kind == SL_TABLE_MASK && sl_field_maskable(&fields[i])),
 			   &rc);
 	prop_end(b, pr, &rc);
 	pr = prop_begin(b, OFPTFPT_WILDCARDS, &rc);
-	if (tf->kind == SL_TABLE_LPM || tf->kind == SL_TABLE_TERNARY)
+	if (tf->kind == SL_TABLE_LPM || tf->kind == SL_TABLE_MASK)
 		for (unsigned i = 0; i < n_fields; i++)
 			put_oxm_id(b, &fields[i], false, &rc);
 	prop_end(b, pr, &rc);

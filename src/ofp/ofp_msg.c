@@ -463,7 +463,7 @@ sl_ofp_table_declare_decode(const void *msg, size_t len, struct sl_table_spec *t
 		ts->kind = SL_TABLE_LPM;
 		break;
 	case SL_OFPX_KIND_MASK:
-		ts->kind = SL_TABLE_TERNARY;
+		ts->kind = SL_TABLE_MASK;
 		break;
 	default:
 		return ofp_fail(err, SL_OFPET_TABLE_MOD_FAILED, SL_OFPTMFC_BAD_CONFIG);
@@ -497,7 +497,7 @@ sl_ofp_table_declare_encode(struct sl_ofp_buf *b, uint32_t xid, const struct sl_
 		[SL_TABLE_DIRECT] = SL_OFPX_KIND_DIRECT,
 		[SL_TABLE_EXACT] = SL_OFPX_KIND_EXACT,
 		[SL_TABLE_LPM] = SL_OFPX_KIND_LPM,
-		[SL_TABLE_TERNARY] = SL_OFPX_KIND_MASK,
+		[SL_TABLE_MASK] = SL_OFPX_KIND_MASK,
 	};
 	size_t start = b->len;
 	struct sl_ofpx_table_declare *td;

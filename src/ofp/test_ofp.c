@@ -859,7 +859,7 @@ test_table_features(void)
 					   .metadata_match = UINT64_MAX,
 					   .metadata_write = UINT64_MAX,
 					   .max_entries = 1000,
-					   .kind = SL_TABLE_TERNARY};
+					   .kind = SL_TABLE_MASK};
 	struct sl_ofp_buf b;
 	unsigned nm, nw, n_oxm = 0;
 	size_t ofs;
@@ -1077,7 +1077,7 @@ static void
 test_roundtrip_others(void)
 {
 	struct sl_table_spec ts = {.table_id = 7,
-				   .kind = SL_TABLE_TERNARY,
+				   .kind = SL_TABLE_MASK,
 				   .n_fields = 4,
 				   .max_entries = 4096,
 				   .name = "acl"},
@@ -1155,7 +1155,7 @@ test_roundtrip_others(void)
 	ts.fields[3].id = SL_FIELD_IP_TTL;
 	for (unsigned k = 0; k < 4; k++) {
 		static const enum sl_table_kind kinds[] = {SL_TABLE_DIRECT, SL_TABLE_EXACT,
-							   SL_TABLE_LPM, SL_TABLE_TERNARY};
+							   SL_TABLE_LPM, SL_TABLE_MASK};
 		ts.kind = kinds[k];
 		sl_ofp_buf_reset(&b);
 		CHECK(sl_ofp_table_declare_encode(&b, 3, &ts) == 0, "declare encode");

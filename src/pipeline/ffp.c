@@ -519,7 +519,7 @@ tinfo(struct pl_table *pt)
 static bool
 kind_eligible(const struct pl_table *pt, const struct pl_dtable *dt)
 {
-	return (pt->spec.kind == SL_TABLE_TERNARY || pt->spec.kind == SL_TABLE_LPM) &&
+	return (pt->spec.kind == SL_TABLE_MASK || pt->spec.kind == SL_TABLE_LPM) &&
 	       dt->layout.key_size > 0 && dt->layout.key_size <= FFP_KEY_MAX;
 }
 

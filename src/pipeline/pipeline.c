@@ -55,7 +55,7 @@ sl_pipeline_create(struct sl_pipeline **out)
 	for (unsigned t = 0; t < SL_TABLES_MAX; t++) {
 		struct pl_table *pt = &pl->tables[t];
 		pt->spec.table_id = (uint8_t)t;
-		pt->spec.kind = SL_TABLE_TERNARY;
+		pt->spec.kind = SL_TABLE_MASK;
 		pt->copy[0].version = pt->copy[1].version = 1;
 		pt->version_seq = 1;
 		pt->live = &pt->copy[0];
@@ -214,11 +214,11 @@ table_changed(struct sl_pipeline *pl, struct pl_table *pt)
 	pt->dirty = true;
 	/*
 	 * The cache pays only where a lookup probes several masks: a cache hit
-	 * costs ~8 ns, one mask-table probe 2-7 ns, four ~25 ns (bench_ternary).
+	 * costs ~8 ns, one mask-table probe 2-7 ns, four ~25 ns (bench_mask).
 	 */
 	if (sb->tbl != NULL)
 		sl_table_stats_read(sb->tbl, &st);
-	sb->use_dcache = pl->accel.dcache && sb->tbl != NULL && pt->spec.kind == SL_TABLE_TERNARY &&
+	sb->use_dcache = pl->accel.dcache && sb->tbl != NULL && pt->spec.kind == SL_TABLE_MASK &&
 			 sb->layout.key_size <= DC_KEY_MAX && st.n_groups >= DC_MIN_MASKS;
 	sb->budgeted = sb->use_dcache && st.n_groups >= PL_BUDGET_MIN_MASKS;
 	pl_ffp_changed(pl, pt, sb); /* fast path: LUT on or off for this copy */
@@ -251,7 +251,7 @@ static int flow_rule(const struct pl_table *pt, const struct pl_dtable *dt, cons
 static int
 op_log(struct pl_table *pt, struct sl_flow *f, bool add)
 {
-	if (pt->spec.kind == SL_TABLE_TERNARY || pt->spec.kind == SL_TABLE_LPM || f->ll) {
+	if (pt->spec.kind == SL_TABLE_MASK || pt->spec.kind == SL_TABLE_LPM || f->ll) {
 		/* The fast path's journal (ffp.h): every change, rebuilds included. */
 		struct sl_rule r;
 		if (flow_rule(pt, pl_standby(pt), f, &r) == 0)
@@ -418,7 +418,7 @@ sl_pipeline_table_declare(struct sl_pipeline *pl, const struct sl_table_spec *ts
 		rc = check_kind_layout(pl, ts, &l, err, err_size);
 		if (rc < 0)
 			return rc;
-	} else if (ts->kind != SL_TABLE_TERNARY) {
+	} else if (ts->kind != SL_TABLE_MASK) {
 		return pl_err(pl, SL_FAIL_BAD_TABLE_CONFIG, err, err_size, -EINVAL,
 			      "table %u: a %s table needs fields=", ts->table_id,
 			      sl_table_kind_name(ts->kind));
@@ -519,7 +519,7 @@ match_is_empty(const struct sl_match_field *m, unsigned n)
 static bool
 is_miss_slot(const struct pl_table *pt, const struct sl_flow *f)
 {
-	return pt->spec.kind != SL_TABLE_TERNARY && f->priority == 0 &&
+	return pt->spec.kind != SL_TABLE_MASK && f->priority == 0 &&
 	       match_is_empty(f->match, f->n_match);
 }
 
@@ -654,8 +654,8 @@ table_prepare(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_match
 			bool prereq = m->fields[i].f.id == SL_FIELD_ETH_TYPE ||
 				      m->fields[i].f.id == SL_FIELD_IP_PROTO;
 			if (pt->declared && pt->spec.n_fields > 0 &&
-			    !(prereq && pt->spec.kind == SL_TABLE_TERNARY)) {
-				int g = pt->spec.kind != SL_TABLE_TERNARY
+			    !(prereq && pt->spec.kind == SL_TABLE_MASK)) {
+				int g = pt->spec.kind != SL_TABLE_MASK
 						? guard_accept(pt, &m->fields[i])
 						: -EINVAL;
 				if (g == 0)
@@ -701,7 +701,7 @@ table_prepare(struct sl_pipeline *pl, struct pl_table *pt, const struct sl_match
 			      pt->spec.table_id, SL_KEY_MAX);
 	if (sb->tbl == NULL) {
 		struct sl_table *nt = NULL;
-		if (pt->spec.kind != SL_TABLE_TERNARY && nl.n_fields == 0)
+		if (pt->spec.kind != SL_TABLE_MASK && nl.n_fields == 0)
 			return 0; /* only a table-miss entry so far */
 		rc = table_instantiate(pl, pt, &nl, &nt, err, err_size);
 		if (rc == 0) {

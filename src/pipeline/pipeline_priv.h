@@ -318,7 +318,7 @@ struct ffp_path_spec;
 /*
  * Search budget, one per worker (pipeline.h: struct sl_search_budget).
  * Tables with fewer masks are never measured: their searches cost a few
- * hundred ns at most (ternary.c), and measuring costs two TSC reads.
+ * hundred ns at most (mask.c), and measuring costs two TSC reads.
  */
 #define PL_BUDGET_MIN_MASKS 32
 struct pl_budget {

@@ -82,7 +82,7 @@ add(struct sl_pipeline *pl, uint16_t prio, uint32_t s, uint32_t sm, uint32_t d, 
 static struct sl_pipeline *
 build(void)
 {
-	struct sl_table_spec ts = {.table_id = 0, .kind = SL_TABLE_TERNARY, .n_fields = 3};
+	struct sl_table_spec ts = {.table_id = 0, .kind = SL_TABLE_MASK, .n_fields = 3};
 	bool up[2] = {true, true};
 	struct sl_pipeline *pl;
 	char err[256];

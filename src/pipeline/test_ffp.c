@@ -194,7 +194,7 @@ setup(bool paths)
 	sl_pipeline_ports_set(pl, 4, up);
 	sl_pipeline_ffp_cost_model(pl, false);
 	sl_pipeline_ffp_path_enable(pl, paths);
-	declare(0, SL_TABLE_TERNARY, mask_fields, 2);
+	declare(0, SL_TABLE_MASK, mask_fields, 2);
 	declare(1, SL_TABLE_LPM, &lpm_field, 1);
 	add(0, 100, 0x0a010000, 16, 0, 0, true, 1, 0, 1);
 	add(0, 100, 0x0a020000, 16, 0, 0, false, 1, 0, 2);

@@ -1000,12 +1000,12 @@ main(int argc, char **argv)
 			struct sl_table_spec ts = {.table_id = (uint8_t)t};
 			switch (kind_of[t]) {
 			case T_MASK0:
-				ts.kind = SL_TABLE_TERNARY;
+				ts.kind = SL_TABLE_MASK;
 				ts.n_fields = SL_ARRAY_SIZE(fields_mask0);
 				memcpy(ts.fields, fields_mask0, sizeof(fields_mask0));
 				break;
 			case T_MASK1:
-				ts.kind = SL_TABLE_TERNARY;
+				ts.kind = SL_TABLE_MASK;
 				ts.n_fields = SL_ARRAY_SIZE(fields_mask1);
 				memcpy(ts.fields, fields_mask1, sizeof(fields_mask1));
 				break;
@@ -1026,7 +1026,7 @@ main(int argc, char **argv)
 				ts.max_entries = 256;
 				break;
 			case T_ALL:
-				ts.kind = SL_TABLE_TERNARY;
+				ts.kind = SL_TABLE_MASK;
 				ts.n_fields = 0;
 				break;
 			}
@@ -1045,9 +1045,9 @@ main(int argc, char **argv)
 			rf[nrf++] = (struct sl_field){.id = SL_FIELD_ETH_TYPE};
 			rf[nrf++] = (struct sl_field){.id = SL_FIELD_IP_PROTO};
 			SL_VERIFY(sl_key_layout_init(&layouts[t], rf, nrf) == 0);
-			struct sl_table_params p = {
-				.kind = ts.kind == SL_TABLE_LPM ? SL_TABLE_LPM : SL_TABLE_TERNARY,
-				.key_size = layouts[t].key_size};
+			struct sl_table_params p = {.kind = ts.kind == SL_TABLE_LPM ? SL_TABLE_LPM
+										    : SL_TABLE_MASK,
+						    .key_size = layouts[t].key_size};
 			if (ts.kind == SL_TABLE_LPM)
 				p.lpm_bits = (uint16_t)sl_field_bits(&ts.fields[0]);
 			refs[t] = sl_ref_create(&p);

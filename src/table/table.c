@@ -5,10 +5,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ternary/ternary_priv.h"
+#include "mask/mask_priv.h"
 
 static const struct sl_table_ops *const kind_ops[SL_TABLE__KIND_MAX] = {
-	&sl_table_direct_ops, &sl_table_exact_ops, &sl_table_lpm_ops, &sl_table_ternary_ops};
+	&sl_table_direct_ops, &sl_table_exact_ops, &sl_table_lpm_ops, &sl_table_mask_ops};
 
 int
 sl_table_create(const struct sl_table_params *p, struct sl_table **out)
@@ -84,7 +84,7 @@ sl_mask_prefix_len(const uint8_t *mask, unsigned n_bits)
 int
 sl_table_commit(struct sl_table *t)
 {
-	if (t == NULL || t->params.kind != SL_TABLE_TERNARY)
+	if (t == NULL || t->params.kind != SL_TABLE_MASK)
 		return 0;
-	return sl_ternary_commit(t->impl);
+	return sl_mask_commit(t->impl);
 }

@@ -7,7 +7,7 @@
  *   exact   - hash on the whole key; every rule has a full mask.
  *   lpm     - longest-prefix match on one field of up to 128 bits; the
  *             match exposes the trie path (for the fast path's verify flag).
- *   ternary - arbitrary value/mask with priorities ("mask" in the seed).
+ *   mask    - arbitrary value/mask with priorities ("ternary" is accepted as its name too).
  *
  * Tables see flat byte keys (see pkt.h: sl_key_extract), never packets.  A
  * rule is a value/mask pair over the key plus a priority and an opaque
@@ -69,10 +69,10 @@ struct sl_rule {
 /** Read-only statistics of a table's structure (not traffic: the pipeline counts that). */
 struct sl_table_stats {
 	uint32_t n_entries;   /* rules stored */
-	uint32_t n_groups;    /* ternary: subtables/masks; lpm: trie nodes; else 0 */
+	uint32_t n_groups;    /* mask: subtables/masks; lpm: trie nodes; else 0 */
 	uint64_t mem_bytes;   /* approximate memory footprint */
-	uint64_t n_rebuilds;  /* ternary: accelerator rebuilds; else 0 */
-	bool rebuild_pending; /* ternary: an accelerator build is in flight (sl_table_poll) */
+	uint64_t n_rebuilds;  /* mask: accelerator rebuilds; else 0 */
+	bool rebuild_pending; /* mask: an accelerator build is in flight (sl_table_poll) */
 };
 
 /** Maximum trie nodes an lpm path reports. */
@@ -223,7 +223,7 @@ sl_table_poll(struct sl_table *t)
 extern const struct sl_table_ops sl_table_direct_ops;
 extern const struct sl_table_ops sl_table_exact_ops;
 extern const struct sl_table_ops sl_table_lpm_ops;
-extern const struct sl_table_ops sl_table_ternary_ops;
+extern const struct sl_table_ops sl_table_mask_ops;
 
 /*
  * Helpers shared by the implementations.

@@ -3,7 +3,7 @@
  * Conformance of every table kind against the reference classifier:
  * seeded random rules of the kind's shape, random adds and deletes, lookups
  * at burst sizes 0, 1, 3, 4, 5, 31, 32, 33, 63, 64 with random lane masks.
- * (lpm and mask also have deeper tests of their own: test_lpm, test_ternary.)
+ * (lpm and mask also have deeper tests of their own: test_lpm, test_mask.)
  */
 #include "table.h"
 #include "../core/sl_test.h"
@@ -59,7 +59,7 @@ make_rule(const struct sl_table_params *p, struct sl_rule *r, unsigned id)
 			r->value[i] = (uint8_t)rnd() & r->mask[i];
 		break;
 	}
-	case SL_TABLE_TERNARY:
+	case SL_TABLE_MASK:
 	default:
 		for (unsigned i = 0; i < p->key_size; i++) {
 			r->mask[i] = (rnd() % 3 == 0) ? 0xff : (uint8_t)(rnd() & rnd() & 0x0f);
@@ -125,7 +125,7 @@ run_kind(const struct sl_table_params *p, unsigned n_lookups)
 					      "find after add");
 				} else {
 					/* Only key clashes may fail, and only for one-entry-per-key kinds. */
-					CHECK(rc == -EEXIST && p->kind != SL_TABLE_TERNARY,
+					CHECK(rc == -EEXIST && p->kind != SL_TABLE_MASK,
 					      "add %s rc %d", sl_table_kind_name(p->kind), rc);
 				}
 			}
@@ -192,8 +192,8 @@ main(void)
 		{.kind = SL_TABLE_LPM, .key_size = 8, .lpm_bits = 32},
 		{.kind = SL_TABLE_LPM, .key_size = 16, .lpm_bits = 128},
 		{.kind = SL_TABLE_LPM, .key_size = 8, .lpm_bits = 20},
-		{.kind = SL_TABLE_TERNARY, .key_size = 8},
-		{.kind = SL_TABLE_TERNARY, .key_size = 40},
+		{.kind = SL_TABLE_MASK, .key_size = 8},
+		{.kind = SL_TABLE_MASK, .key_size = 40},
 	};
 	struct sl_table_params bad[] = {
 		{.kind = SL_TABLE_EXACT, .key_size = 12},

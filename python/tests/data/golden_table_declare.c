@@ -35,7 +35,7 @@ int
 main(void)
 {
 	static const enum sl_table_kind kinds[] = {SL_TABLE_DIRECT, SL_TABLE_EXACT, SL_TABLE_LPM,
-						   SL_TABLE_TERNARY};
+						   SL_TABLE_MASK};
 	static const char *kn[] = {"direct", "exact", "lpm", "mask"};
 	struct sl_table_spec ts;
 	/* every named field alone, in an exact table 7 of 100 entries named after it */
@@ -79,7 +79,7 @@ main(void)
 	for (unsigned i = 0; i < sizeof raws / sizeof raws[0]; i++) {
 		memset(&ts, 0, sizeof(ts));
 		ts.table_id = 253;
-		ts.kind = SL_TABLE_TERNARY;
+		ts.kind = SL_TABLE_MASK;
 		ts.n_fields = 1;
 		ts.fields[0] = (struct sl_field){.id = SL_FIELD_RAW,
 						 .raw_base = raws[i].base,

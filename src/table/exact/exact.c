@@ -14,29 +14,29 @@
 #include <nmmintrin.h>
 #endif
 
-#define EM_SLOTS 8
+#define EXACT_SLOTS 8
 
-struct em_node {
+struct exact_node {
 	void *data;
 	uint32_t priority;
 	uint8_t key[]; /* key_size bytes */
 };
 
-struct em_bucket {
-	uint32_t sig[EM_SLOTS];
-	struct em_node *node[EM_SLOTS];
+struct exact_bucket {
+	uint32_t sig[EXACT_SLOTS];
+	struct exact_node *node[EXACT_SLOTS];
 } __attribute__((aligned(64)));
 
-struct em {
+struct exact {
 	struct sl_table_params p;
 	uint32_t n;
 	uint32_t bucket_mask;
-	struct em_bucket *buckets;
+	struct exact_bucket *buckets;
 };
 
 /* CRC32C over 8-byte words where the CPU has it; a multiply-xorshift mix otherwise. */
 static inline uint64_t
-em_hash(const uint8_t *key, unsigned size)
+exact_hash(const uint8_t *key, unsigned size)
 {
 	uint64_t h1 = 0x9e3779b9, h2 = 0x7f4a7c15;
 
@@ -69,27 +69,27 @@ alt_index(uint64_t h)
 }
 
 static int
-em_alloc(struct em *t, uint32_t n_buckets)
+exact_alloc(struct exact *t, uint32_t n_buckets)
 {
-	t->buckets = aligned_alloc(64, n_buckets * sizeof(struct em_bucket));
+	t->buckets = aligned_alloc(64, n_buckets * sizeof(struct exact_bucket));
 	if (t->buckets == NULL)
 		return -ENOMEM;
-	memset(t->buckets, 0, n_buckets * sizeof(struct em_bucket));
+	memset(t->buckets, 0, n_buckets * sizeof(struct exact_bucket));
 	t->bucket_mask = n_buckets - 1;
 	return 0;
 }
 
 static int
-em_create(const struct sl_table_params *p, void **tbl)
+exact_create(const struct sl_table_params *p, void **tbl)
 {
-	struct em *t = calloc(1, sizeof(*t));
+	struct exact *t = calloc(1, sizeof(*t));
 
 	if (t == NULL)
 		return -ENOMEM;
 	t->p = *p;
 	if (t->p.max_entries == 0)
 		t->p.max_entries = 1u << 24;
-	if (em_alloc(t, 16) < 0) {
+	if (exact_alloc(t, 16) < 0) {
 		free(t);
 		return -ENOMEM;
 	}
@@ -98,28 +98,29 @@ em_create(const struct sl_table_params *p, void **tbl)
 }
 
 static void
-em_destroy(void *tbl)
+exact_destroy(void *tbl)
 {
-	struct em *t = tbl;
+	struct exact *t = tbl;
 
 	if (t == NULL)
 		return;
 	for (uint32_t b = 0; b <= t->bucket_mask; b++)
-		for (int s = 0; s < EM_SLOTS; s++)
+		for (int s = 0; s < EXACT_SLOTS; s++)
 			free(t->buckets[b].node[s]);
 	free(t->buckets);
 	free(t);
 }
 
-static struct em_node *
-em_find_node(const struct em *t, const uint8_t *key, uint64_t h, struct em_bucket **bkt, int *slot)
+static struct exact_node *
+exact_find_node(const struct exact *t, const uint8_t *key, uint64_t h, struct exact_bucket **bkt,
+		int *slot)
 {
 	uint32_t sig = sig_of(h);
 	uint32_t idx[2] = {(uint32_t)h & t->bucket_mask, alt_index(h) & t->bucket_mask};
 
 	for (int k = 0; k < 2; k++) {
-		struct em_bucket *b = &t->buckets[idx[k]];
-		for (int s = 0; s < EM_SLOTS; s++) {
+		struct exact_bucket *b = &t->buckets[idx[k]];
+		for (int s = 0; s < EXACT_SLOTS; s++) {
 			if (b->sig[s] == sig && memcmp(b->node[s]->key, key, t->p.key_size) == 0) {
 				if (bkt != NULL) {
 					*bkt = b;
@@ -134,13 +135,13 @@ em_find_node(const struct em *t, const uint8_t *key, uint64_t h, struct em_bucke
 
 /* Place a node in one of its two buckets; -ENOSPC when both are full. */
 static int
-em_place(struct em *t, struct em_node *node, uint64_t h)
+exact_place(struct exact *t, struct exact_node *node, uint64_t h)
 {
 	uint32_t idx[2] = {(uint32_t)h & t->bucket_mask, alt_index(h) & t->bucket_mask};
 
 	for (int k = 0; k < 2; k++) {
-		struct em_bucket *b = &t->buckets[idx[k]];
-		for (int s = 0; s < EM_SLOTS; s++) {
+		struct exact_bucket *b = &t->buckets[idx[k]];
+		for (int s = 0; s < EXACT_SLOTS; s++) {
 			if (b->node[s] == NULL) {
 				b->node[s] = node;
 				b->sig[s] = sig_of(h);
@@ -153,24 +154,24 @@ em_place(struct em *t, struct em_node *node, uint64_t h)
 
 /* Double the bucket array until every node fits. */
 static int
-em_grow(struct em *t)
+exact_grow(struct exact *t)
 {
-	struct em_bucket *old = t->buckets;
+	struct exact_bucket *old = t->buckets;
 	uint32_t old_n = t->bucket_mask + 1, n = old_n * 2;
 
 	for (;;) {
 		bool ok = true;
-		if (em_alloc(t, n) < 0) {
+		if (exact_alloc(t, n) < 0) {
 			t->buckets = old;
 			t->bucket_mask = old_n - 1;
 			return -ENOMEM;
 		}
 		for (uint32_t b = 0; b < old_n && ok; b++)
-			for (int s = 0; s < EM_SLOTS && ok; s++)
+			for (int s = 0; s < EXACT_SLOTS && ok; s++)
 				if (old[b].node[s] != NULL)
-					ok = em_place(t, old[b].node[s],
-						      em_hash(old[b].node[s]->key,
-							      t->p.key_size)) == 0;
+					ok = exact_place(t, old[b].node[s],
+							 exact_hash(old[b].node[s]->key,
+								    t->p.key_size)) == 0;
 		if (ok)
 			break;
 		free(t->buckets);
@@ -181,16 +182,16 @@ em_grow(struct em *t)
 }
 
 static int
-em_add(void *tbl, const struct sl_rule *r)
+exact_add(void *tbl, const struct sl_rule *r)
 {
-	struct em *t = tbl;
-	struct em_node *node;
+	struct exact *t = tbl;
+	struct exact_node *node;
 	uint64_t h;
 
 	if (!sl_mask_is_full(r->mask, t->p.key_size))
 		return -EINVAL;
-	h = em_hash(r->value, t->p.key_size);
-	if (em_find_node(t, r->value, h, NULL, NULL) != NULL)
+	h = exact_hash(r->value, t->p.key_size);
+	if (exact_find_node(t, r->value, h, NULL, NULL) != NULL)
 		return -EEXIST;
 	if (t->n >= t->p.max_entries)
 		return -ENOSPC;
@@ -200,10 +201,10 @@ em_add(void *tbl, const struct sl_rule *r)
 	node->data = r->data;
 	node->priority = r->priority;
 	memcpy(node->key, r->value, t->p.key_size);
-	if ((t->n + 1) * 4 > (t->bucket_mask + 1) * EM_SLOTS * 3 && em_grow(t) < 0)
+	if ((t->n + 1) * 4 > (t->bucket_mask + 1) * EXACT_SLOTS * 3 && exact_grow(t) < 0)
 		goto free_node;
-	while (em_place(t, node, h) < 0)
-		if (em_grow(t) < 0)
+	while (exact_place(t, node, h) < 0)
+		if (exact_grow(t) < 0)
 			goto free_node;
 	t->n++;
 	return 0;
@@ -214,16 +215,16 @@ free_node:
 }
 
 static int
-em_del(void *tbl, const struct sl_rule *r, void **data)
+exact_del(void *tbl, const struct sl_rule *r, void **data)
 {
-	struct em *t = tbl;
-	struct em_bucket *b;
-	struct em_node *node;
+	struct exact *t = tbl;
+	struct exact_bucket *b;
+	struct exact_node *node;
 	int s;
 
 	if (!sl_mask_is_full(r->mask, t->p.key_size))
 		return -ENOENT;
-	node = em_find_node(t, r->value, em_hash(r->value, t->p.key_size), &b, &s);
+	node = exact_find_node(t, r->value, exact_hash(r->value, t->p.key_size), &b, &s);
 	if (node == NULL || node->priority != r->priority)
 		return -ENOENT;
 	if (data != NULL)
@@ -236,33 +237,33 @@ em_del(void *tbl, const struct sl_rule *r, void **data)
 }
 
 static void *
-em_find(const void *tbl, const struct sl_rule *r)
+exact_find(const void *tbl, const struct sl_rule *r)
 {
-	const struct em *t = tbl;
-	struct em_node *node;
+	const struct exact *t = tbl;
+	struct exact_node *node;
 
 	if (!sl_mask_is_full(r->mask, t->p.key_size))
 		return NULL;
-	node = em_find_node(t, r->value, em_hash(r->value, t->p.key_size), NULL, NULL);
+	node = exact_find_node(t, r->value, exact_hash(r->value, t->p.key_size), NULL, NULL);
 	return node != NULL && node->priority == r->priority ? node->data : NULL;
 }
 
 static uint64_t
-em_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, void *hits[])
+exact_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, void *hits[])
 {
-	const struct em *t = tbl;
+	const struct exact *t = tbl;
 	uint64_t hashes[SL_BURST_MAX];
 	uint64_t hit = 0;
 	unsigned i;
 
 	/* Stage 1: hash every lane and prefetch its primary bucket. */
 	SL_FOR_EACH_LANE (i, lanes) {
-		hashes[i] = em_hash(keys[i], t->p.key_size);
+		hashes[i] = exact_hash(keys[i], t->p.key_size);
 		sl_prefetch0(&t->buckets[(uint32_t)hashes[i] & t->bucket_mask]);
 	}
 	/* Stage 2: signatures, then the key, primary bucket first. */
 	SL_FOR_EACH_LANE (i, lanes) {
-		struct em_node *node = em_find_node(t, keys[i], hashes[i], NULL, NULL);
+		struct exact_node *node = exact_find_node(t, keys[i], hashes[i], NULL, NULL);
 		if (node != NULL) {
 			hits[i] = node->data;
 			hit |= UINT64_C(1) << i;
@@ -272,15 +273,15 @@ em_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, vo
 }
 
 static int
-em_iterate(const void *tbl, sl_table_iter_fn fn, void *arg)
+exact_iterate(const void *tbl, sl_table_iter_fn fn, void *arg)
 {
-	const struct em *t = tbl;
+	const struct exact *t = tbl;
 	struct sl_rule r;
 
 	memset(r.mask, 0xff, sizeof(r.mask));
 	for (uint32_t b = 0; b <= t->bucket_mask; b++) {
-		for (int s = 0; s < EM_SLOTS; s++) {
-			struct em_node *node = t->buckets[b].node[s];
+		for (int s = 0; s < EXACT_SLOTS; s++) {
+			struct exact_node *node = t->buckets[b].node[s];
 			if (node == NULL)
 				continue;
 			memset(r.value, 0, sizeof(r.value));
@@ -296,24 +297,24 @@ em_iterate(const void *tbl, sl_table_iter_fn fn, void *arg)
 }
 
 static void
-em_stats_read(const void *tbl, struct sl_table_stats *st)
+exact_stats_read(const void *tbl, struct sl_table_stats *st)
 {
-	const struct em *t = tbl;
+	const struct exact *t = tbl;
 
 	memset(st, 0, sizeof(*st));
 	st->n_entries = t->n;
-	st->mem_bytes = (uint64_t)(t->bucket_mask + 1) * sizeof(struct em_bucket) +
-			(uint64_t)t->n * (sizeof(struct em_node) + t->p.key_size);
+	st->mem_bytes = (uint64_t)(t->bucket_mask + 1) * sizeof(struct exact_bucket) +
+			(uint64_t)t->n * (sizeof(struct exact_node) + t->p.key_size);
 }
 
 const struct sl_table_ops sl_table_exact_ops = {
 	.name = "exact",
-	.create = em_create,
-	.destroy = em_destroy,
-	.add = em_add,
-	.del = em_del,
-	.find = em_find,
-	.lookup_burst = em_lookup_burst,
-	.iterate = em_iterate,
-	.stats_read = em_stats_read,
+	.create = exact_create,
+	.destroy = exact_destroy,
+	.add = exact_add,
+	.del = exact_del,
+	.find = exact_find,
+	.lookup_burst = exact_lookup_burst,
+	.iterate = exact_iterate,
+	.stats_read = exact_stats_read,
 };

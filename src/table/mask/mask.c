@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ternary ("mask") table: arbitrary value/mask rules with priorities.
+ * mask table: arbitrary value/mask rules with priorities.
  *
  * Two structures, one authoritative and one accelerator.
  *
@@ -37,7 +37,7 @@
  *    passed as they are).  Priorities are mapped to dense ranks, since
  *    rte_acl's are int32 <= 2^29 - 1; userdata is the snapshot position + 1.
  *
- * Policy, measured with bench_ternary.c (16-byte 5-tuple keys, bursts of 32,
+ * Policy, measured with bench_mask.c (16-byte 5-tuple keys, bursts of 32,
  * traffic that mostly hits the lowest-priority rules or nothing, so early
  * exit rarely helps; ns per key, noisy shared machine, +-30 %):
  *
@@ -57,7 +57,7 @@
  *     ~40-65 us per rule (10K rules: 0.41 s, 100K: 6.6 s).  Builds run on a
  *     builder thread (one per process, one job at a time, SCHED_IDLE): add/
  *     del copy the rules into a job and return; the delta serves lookups
- *     until the control thread installs the result (tern_poll, on the
+ *     until the control thread installs the result (mask_poll, on the
  *     standby copy), marking entries whose rule went away since the copy
  *     (serials) dead and putting rules added since into the new delta.
  *     Hard trigger: the delta holds more than max(64, n/8) rules, or more
@@ -76,7 +76,7 @@
  * Fast path: lookup_burst() and what it calls (the "fast path" section).
  * Everything else is control path.
  */
-#include "ternary_priv.h"
+#include "mask_priv.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -124,7 +124,7 @@
  * 192-byte key 424.  The
  * lookup reads the first 64 bytes for keys up to 40 bytes.
  */
-struct tern_rule {
+struct mask_rule {
 	uint32_t priority;
 	uint32_t next[2];  /* next rule of the same mask+value chain, per TSS; NIL */
 	uint32_t snap_pos; /* position in the snapshot, NIL if not in it */
@@ -133,13 +133,13 @@ struct tern_rule {
 };
 
 /* 64 bytes: sig[7] + overflow count, idx[7] + pad, so an AVX2 load compares all signatures. */
-struct tern_bucket {
+struct mask_bucket {
 	uint32_t sig[BUCKET_SLOTS]; /* hash | SIG_BIT, 0 = free */
 	uint32_t ovf;               /* entries whose probe passed this bucket full */
 	uint32_t idx[BUCKET_SLOTS]; /* chain-head rule index */
 	uint32_t pad;
 };
-static_assert(sizeof(struct tern_bucket) == 64, "bucket is one cache line");
+static_assert(sizeof(struct mask_bucket) == 64, "bucket is one cache line");
 
 /* Max-heap of priorities with duplicates. */
 struct prio_heap {
@@ -147,16 +147,16 @@ struct prio_heap {
 	uint32_t n, cap;
 };
 
-struct tern_table;
-struct tern_sub;
+struct mask_table;
+struct mask_sub;
 
 /* One pass of a burst over one subtable (see "Fast path"). */
-typedef void (*sub_pass_fn)(const struct tern_table *t, const struct tern_sub *s,
+typedef void (*sub_pass_fn)(const struct mask_table *t, const struct mask_sub *s,
 			    const uint8_t *const keys[], uint64_t lanes, uint32_t best_prio[],
 			    void *best_data[], uint64_t *hitp);
 
 /* One subtable: all rules with one mask. */
-struct tern_sub {
+struct mask_sub {
 	sub_pass_fn pass;       /* lookup pass for lanes that may already have hit */
 	sub_pass_fn pass_first; /* ... for lanes that have not (no priority compare) */
 	uint64_t mask[KEY_WORDS];
@@ -167,19 +167,19 @@ struct tern_sub {
 	uint32_t n_rules;     /* rules, chains counted in full */
 	uint32_t n_heads;     /* bucket entries (distinct values) */
 	uint32_t bucket_mask; /* n_buckets - 1 */
-	struct tern_bucket *buckets;
+	struct mask_bucket *buckets;
 	struct prio_heap live;     /* priorities added ... */
 	struct prio_heap gone;     /* ... and deleted: max_prio = top of live not in gone */
-	struct tern_sub *map_next; /* mask map chain */
+	struct mask_sub *map_next; /* mask map chain */
 };
 
 /* A tuple space: the full one (id 0) or the delta (id 1). */
 struct tss {
-	unsigned id; /* selects tern_rule.next[] */
+	unsigned id; /* selects mask_rule.next[] */
 	uint32_t n_subs, cap_subs;
-	struct tern_sub **subs; /* sorted by max_prio, highest first */
+	struct mask_sub **subs; /* sorted by max_prio, highest first */
 	uint32_t n_rules;
-	struct tern_sub **map; /* mask -> subtable, chained */
+	struct mask_sub **map; /* mask -> subtable, chained */
 	uint32_t map_mask;
 };
 
@@ -190,7 +190,7 @@ struct snap_ent {
 	uint32_t idx; /* rule index, NIL once the rule is deleted */
 };
 
-struct tern_snap {
+struct mask_snap {
 	struct rte_acl_ctx *ctx;
 	uint32_t n;      /* rules compiled in */
 	uint32_t n_dead; /* deleted since */
@@ -210,29 +210,29 @@ struct snap_job {
 	uint32_t n;
 	uint64_t *serials;    /* per entry: the rule's serial when copied */
 	uint64_t *words;      /* per entry: value then mask, key_size / 8 words each */
-	struct tern_snap *sn; /* ent[] filled by the control thread; ctx by the builder */
+	struct mask_snap *sn; /* ent[] filled by the control thread; ctx by the builder */
 	double cost;          /* seconds the compile took */
 	int rc;               /* builder's result */
 	bool done;            /* atomic: the builder is finished with the job */
 	bool orphan;          /* atomic: the table is gone, the builder frees the job */
 };
 
-struct tern_table {
+struct mask_table {
 	uint16_t key_size;
 	uint8_t key_words;
 	uint32_t max_entries;
 	uint32_t n_rules;
-	uint32_t rule_size; /* bytes a rule takes in its chunk (struct tern_rule) */
+	uint32_t rule_size; /* bytes a rule takes in its chunk (struct mask_rule) */
 	uint8_t **chunks;   /* max_entries / CHUNK_SIZE + 1 pointers to rule_size rules */
 	uint32_t n_slots;   /* slots ever handed out */
 	uint32_t free_head; /* free slot list through next[0] */
 	struct tss full;
 	struct tss delta; /* only used while snap != NULL */
-	struct tern_snap *snap;
+	struct mask_snap *snap;
 	struct snap_job *job; /* build in flight (builder thread), NULL if none */
 	uint64_t next_serial; /* serial of the next rule added */
 	bool eal;
-	struct sl_ternary_tuning tune;
+	struct sl_mask_tuning tune;
 	uint32_t backoff; /* changes to wait before retrying a failed build */
 	uint64_t n_rebuilds;
 	uint64_t n_build_fail;
@@ -241,34 +241,34 @@ struct tern_table {
 	double last_build_cost; /* seconds the last build took */
 };
 
-static inline struct tern_rule *
-rule_at(const struct tern_table *t, uint32_t idx)
+static inline struct mask_rule *
+rule_at(const struct mask_table *t, uint32_t idx)
 {
-	return (struct tern_rule *)(t->chunks[idx >> CHUNK_SHIFT] +
+	return (struct mask_rule *)(t->chunks[idx >> CHUNK_SHIFT] +
 				    (size_t)(idx & (CHUNK_SIZE - 1)) * t->rule_size);
 }
 
 static inline uint64_t *
-rule_mask(const struct tern_table *t, const struct tern_rule *r)
+rule_mask(const struct mask_table *t, const struct mask_rule *r)
 {
 	return (uint64_t *)r->value + t->key_words;
 }
 
 static inline bool
-rule_in_use(const struct tern_table *t, const struct tern_rule *r)
+rule_in_use(const struct mask_table *t, const struct mask_rule *r)
 {
 	return rule_mask(t, r)[t->key_words] != 0;
 }
 
 static inline void
-rule_set_in_use(const struct tern_table *t, struct tern_rule *r, bool in_use)
+rule_set_in_use(const struct mask_table *t, struct mask_rule *r, bool in_use)
 {
 	rule_mask(t, r)[t->key_words] = in_use;
 }
 
 /* When the rule was added: a snapshot build tells a reused slot by it. */
 static inline uint64_t *
-rule_serial(const struct tern_table *t, const struct tern_rule *r)
+rule_serial(const struct mask_table *t, const struct mask_rule *r)
 {
 	return &rule_mask(t, r)[t->key_words + 1];
 }
@@ -309,7 +309,7 @@ hash_fold(uint64_t h)
 
 /* Hash of a key under the subtable's mask; the same for a rule's value. */
 static inline uint32_t
-sub_hash(const struct tern_sub *s, const uint8_t *key)
+sub_hash(const struct mask_sub *s, const uint8_t *key)
 {
 	uint64_t h = HASH_SEED;
 
@@ -321,7 +321,7 @@ sub_hash(const struct tern_sub *s, const uint8_t *key)
 }
 
 static inline bool
-sub_match(const struct tern_sub *s, const uint8_t *key, const struct tern_rule *r)
+sub_match(const struct mask_sub *s, const uint8_t *key, const struct mask_rule *r)
 {
 	uint64_t diff = 0;
 
@@ -334,7 +334,7 @@ sub_match(const struct tern_sub *s, const uint8_t *key, const struct tern_rule *
 
 /* Slots of @b whose signature is @sig. */
 static inline unsigned
-bucket_sig_match(const struct tern_bucket *b, uint32_t sig)
+bucket_sig_match(const struct mask_bucket *b, uint32_t sig)
 {
 #if defined(__AVX2__)
 	__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)b->sig);
@@ -359,14 +359,14 @@ bucket_sig_match(const struct tern_bucket *b, uint32_t sig)
 
 /* Chain-head rule index matching @key in @s, or NIL; @bp/@sp get its place. */
 static inline uint32_t
-sub_probe(const struct tern_table *t, const struct tern_sub *s, const uint8_t *key, uint32_t h,
+sub_probe(const struct mask_table *t, const struct mask_sub *s, const uint8_t *key, uint32_t h,
 	  uint32_t *bp, unsigned *sp)
 {
 	uint32_t sig = h | SIG_BIT;
 	uint32_t b = h & s->bucket_mask;
 
 	for (;;) {
-		const struct tern_bucket *bk = &s->buckets[b];
+		const struct mask_bucket *bk = &s->buckets[b];
 		unsigned m = bucket_sig_match(bk, sig);
 
 		while (m != 0) {
@@ -393,7 +393,7 @@ sub_probe(const struct tern_table *t, const struct tern_sub *s, const uint8_t *k
  * prefetches its home bucket; stage 2 compares signatures, then the masked key.
  */
 static void
-sub_pass_generic(const struct tern_table *t, const struct tern_sub *sub,
+sub_pass_generic(const struct mask_table *t, const struct mask_sub *sub,
 		 const uint8_t *const keys[], uint64_t lanes, uint32_t best_prio[],
 		 void *best_data[], uint64_t *hitp)
 {
@@ -410,7 +410,7 @@ sub_pass_generic(const struct tern_table *t, const struct tern_sub *sub,
 	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t b, idx;
 		unsigned k;
-		const struct tern_rule *r;
+		const struct mask_rule *r;
 		uint64_t bit = UINT64_C(1) << i;
 
 		idx = sub_probe(t, sub, keys[i], hashes[i], &b, &k);
@@ -446,7 +446,7 @@ hash_nw(const uint8_t *key, const unsigned *off, const uint64_t *mask, unsigned 
 
 static SL_ALWAYS_INLINE bool
 match_nw(const uint8_t *key, const unsigned *off, const uint64_t *mask, unsigned nw,
-	 const struct tern_rule *r)
+	 const struct mask_rule *r)
 {
 	const uint8_t *v = (const uint8_t *)r->value;
 	uint64_t diff = 0;
@@ -459,12 +459,12 @@ match_nw(const uint8_t *key, const unsigned *off, const uint64_t *mask, unsigned
 /*
  * A key whose home bucket overflowed: the generic probe.  Out of line and
  * cold, so the passes' lane loops keep their registers (5.7 -> 5.6 ns/key on
- * bench_ternary (f) before the one-value pass; with the probe written as one
+ * bench_mask (f) before the one-value pass; with the probe written as one
  * loop instead of this early-return helper, gcc spilled so much that the
  * 1-word pass took 14.8).
  */
-static __attribute__((noinline, cold)) const struct tern_rule *
-probe_overflow(const struct tern_table *t, const struct tern_sub *sub, const uint8_t *key,
+static __attribute__((noinline, cold)) const struct mask_rule *
+probe_overflow(const struct mask_table *t, const struct mask_sub *sub, const uint8_t *key,
 	       uint32_t h)
 {
 	uint32_t b, idx;
@@ -475,16 +475,16 @@ probe_overflow(const struct tern_table *t, const struct tern_sub *sub, const uin
 }
 
 /* The rule matching @key in @sub, or NULL: home bucket inline, beyond it the generic way. */
-static SL_ALWAYS_INLINE const struct tern_rule *
-probe_nw(const struct tern_table *t, const struct tern_sub *sub, const struct tern_bucket *buckets,
+static SL_ALWAYS_INLINE const struct mask_rule *
+probe_nw(const struct mask_table *t, const struct mask_sub *sub, const struct mask_bucket *buckets,
 	 uint32_t bucket_mask, const uint8_t *key, uint32_t h, const unsigned *off,
 	 const uint64_t *mask, unsigned nw)
 {
-	const struct tern_bucket *bk = &buckets[h & bucket_mask];
+	const struct mask_bucket *bk = &buckets[h & bucket_mask];
 	unsigned m = bucket_sig_match(bk, h | SIG_BIT);
 
 	while (m != 0) {
-		const struct tern_rule *c = rule_at(t, bk->idx[__builtin_ctz(m)]);
+		const struct mask_rule *c = rule_at(t, bk->idx[__builtin_ctz(m)]);
 
 		if (match_nw(key, off, mask, nw, c))
 			return c;
@@ -499,16 +499,16 @@ probe_nw(const struct tern_table *t, const struct tern_sub *sub, const struct te
  * A subtable with one distinct value (one rule, e.g. a table matching only
  * in_port, or rules differing only in priority): no hashing, each lane
  * compares its masked key with that value.  1 rule on in_port, 8-byte key:
- * 5.6 -> 1.9 ns/key (bench_ternary (f)).  Comparing against up to 8 values
+ * 5.6 -> 1.9 ns/key (bench_mask (f)).  Comparing against up to 8 values
  * the same way did not beat hashing (8 rules on dl_dst/40 + dl_type: 5.9
  * either way), so it is not done.
  */
 static SL_ALWAYS_INLINE void
-sub_pass_single(const struct tern_table *t, const struct tern_sub *sub, const uint8_t *const keys[],
+sub_pass_single(const struct mask_table *t, const struct mask_sub *sub, const uint8_t *const keys[],
 		uint64_t lanes, uint32_t best_prio[], void *best_data[], uint64_t *hitp,
 		const unsigned *off, const uint64_t *mask, unsigned nw, bool first)
 {
-	const struct tern_rule *r = NULL;
+	const struct mask_rule *r = NULL;
 	uint64_t val[SPEC_WORDS_MAX];
 	uint64_t hit = *hitp;
 	unsigned i;
@@ -542,11 +542,11 @@ sub_pass_single(const struct tern_table *t, const struct tern_sub *sub, const ui
  * is the lane's best without comparing priorities.
  */
 static SL_ALWAYS_INLINE void
-sub_pass_nw(const struct tern_table *t, const struct tern_sub *sub, const uint8_t *const keys[],
+sub_pass_nw(const struct mask_table *t, const struct mask_sub *sub, const uint8_t *const keys[],
 	    uint64_t lanes, uint32_t best_prio[], void *best_data[], uint64_t *hitp, unsigned nw,
 	    bool first)
 {
-	const struct tern_bucket *buckets = sub->buckets;
+	const struct mask_bucket *buckets = sub->buckets;
 	uint32_t bucket_mask = sub->bucket_mask;
 	uint32_t hashes[SL_BURST_MAX];
 	unsigned off[SPEC_WORDS_MAX];
@@ -574,7 +574,7 @@ sub_pass_nw(const struct tern_table *t, const struct tern_sub *sub, const uint8_
 
 	/* Stage 2: compare signatures, then the masked key. */
 	SL_FOR_EACH_LANE (i, lanes) {
-		const struct tern_rule *r =
+		const struct mask_rule *r =
 			probe_nw(t, sub, buckets, bucket_mask, keys[i], hashes[i], off, mask, nw);
 		uint64_t bit = UINT64_C(1) << i;
 
@@ -590,13 +590,13 @@ sub_pass_nw(const struct tern_table *t, const struct tern_sub *sub, const uint8_
 }
 
 #define SUB_PASS_DEFINE(nw)                                                                        \
-	static void sub_pass_##nw(const struct tern_table *t, const struct tern_sub *s,            \
+	static void sub_pass_##nw(const struct mask_table *t, const struct mask_sub *s,            \
 				  const uint8_t *const keys[], uint64_t lanes,                     \
 				  uint32_t best_prio[], void *best_data[], uint64_t *hitp)         \
 	{                                                                                          \
 		sub_pass_nw(t, s, keys, lanes, best_prio, best_data, hitp, nw, false);             \
 	}                                                                                          \
-	static void sub_pass_##nw##_first(const struct tern_table *t, const struct tern_sub *s,    \
+	static void sub_pass_##nw##_first(const struct mask_table *t, const struct mask_sub *s,    \
 					  const uint8_t *const keys[], uint64_t lanes,             \
 					  uint32_t best_prio[], void *best_data[], uint64_t *hitp) \
 	{                                                                                          \
@@ -613,14 +613,14 @@ SUB_PASS_DEFINE(4)
  * best so far reaches a subtable's max_prio is done for good.
  */
 static void
-tss_lookup(const struct tern_table *t, const struct tss *s, const uint8_t *const keys[],
+tss_lookup(const struct mask_table *t, const struct tss *s, const uint8_t *const keys[],
 	   uint64_t lanes, uint32_t best_prio[], void *best_data[], uint64_t *hitp)
 {
 	uint64_t hit = *hitp;
 	unsigned i;
 
 	for (uint32_t si = 0; si < s->n_subs; si++) {
-		const struct tern_sub *sub = s->subs[si];
+		const struct mask_sub *sub = s->subs[si];
 		uint32_t mp = sub->max_prio;
 
 		/* Early exit: drop lanes nothing from here on can beat. */
@@ -638,10 +638,10 @@ tss_lookup(const struct tern_table *t, const struct tss *s, const uint8_t *const
 }
 
 static uint64_t
-tern_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, void *hits[])
+mask_lookup_burst(const void *tbl, const uint8_t *const keys[], uint64_t lanes, void *hits[])
 {
-	const struct tern_table *t = tbl;
-	const struct tern_snap *snap = t->snap;
+	const struct mask_table *t = tbl;
+	const struct mask_snap *snap = t->snap;
 	uint32_t best_prio[SL_BURST_MAX];
 	const uint8_t *data[SL_BURST_MAX];
 	uint32_t res[SL_BURST_MAX];
@@ -745,7 +745,7 @@ heap_pop(struct prio_heap *hp)
 
 /* Highest live priority of @s (0 when empty); drops matched live/gone tops. */
 static uint32_t
-sub_top_prio(struct tern_sub *s)
+sub_top_prio(struct mask_sub *s)
 {
 	while (s->gone.n != 0 && s->live.n != 0 && s->gone.v[0] == s->live.v[0]) {
 		heap_pop(&s->gone);
@@ -759,12 +759,12 @@ sub_top_prio(struct tern_sub *s)
  */
 
 static void
-bucket_put(struct tern_sub *s, uint32_t h, uint32_t idx)
+bucket_put(struct mask_sub *s, uint32_t h, uint32_t idx)
 {
 	uint32_t b = h & s->bucket_mask;
 
 	for (;;) {
-		struct tern_bucket *bk = &s->buckets[b];
+		struct mask_bucket *bk = &s->buckets[b];
 
 		for (unsigned k = 0; k < BUCKET_SLOTS; k++) {
 			if (bk->sig[k] == 0) {
@@ -779,11 +779,11 @@ bucket_put(struct tern_sub *s, uint32_t h, uint32_t idx)
 }
 
 static int
-sub_resize(struct tern_sub *s, uint32_t n_buckets)
+sub_resize(struct mask_sub *s, uint32_t n_buckets)
 {
-	struct tern_bucket *old = s->buckets;
+	struct mask_bucket *old = s->buckets;
 	uint32_t old_n = s->buckets ? s->bucket_mask + 1 : 0;
-	struct tern_bucket *nb;
+	struct mask_bucket *nb;
 
 	nb = aligned_alloc(64, (size_t)n_buckets * sizeof(*nb));
 	if (nb == NULL)
@@ -804,7 +804,7 @@ sub_resize(struct tern_sub *s, uint32_t n_buckets)
 
 /* Find the chain head with @value (a masked value) in @s: its index or NIL. */
 static uint32_t
-sub_find_head(const struct tern_table *t, const struct tern_sub *s, const uint64_t *value,
+sub_find_head(const struct mask_table *t, const struct mask_sub *s, const uint64_t *value,
 	      uint32_t *bp, unsigned *sp)
 {
 	const uint8_t *v = (const uint8_t *)value;
@@ -814,7 +814,7 @@ sub_find_head(const struct tern_table *t, const struct tern_sub *s, const uint64
 
 /* Remove the entry at bucket @b slot @k, whose hash is @h. */
 static void
-bucket_clear(struct tern_sub *s, uint32_t h, uint32_t b, unsigned k)
+bucket_clear(struct mask_sub *s, uint32_t h, uint32_t b, unsigned k)
 {
 	uint32_t home = h & s->bucket_mask;
 
@@ -831,7 +831,7 @@ bucket_clear(struct tern_sub *s, uint32_t h, uint32_t b, unsigned k)
  */
 
 static uint32_t
-mask_hash(const struct tern_table *t, const uint64_t *mask)
+mask_hash(const struct mask_table *t, const uint64_t *mask)
 {
 	uint64_t h = HASH_SEED;
 
@@ -840,10 +840,10 @@ mask_hash(const struct tern_table *t, const uint64_t *mask)
 	return hash_fold(h);
 }
 
-static struct tern_sub *
-tss_find_sub(const struct tern_table *t, const struct tss *s, const uint64_t *mask)
+static struct mask_sub *
+tss_find_sub(const struct mask_table *t, const struct tss *s, const uint64_t *mask)
 {
-	struct tern_sub *sub;
+	struct mask_sub *sub;
 
 	if (s->map == NULL)
 		return NULL;
@@ -854,15 +854,15 @@ tss_find_sub(const struct tern_table *t, const struct tss *s, const uint64_t *ma
 }
 
 static int
-tss_map_grow(const struct tern_table *t, struct tss *s)
+tss_map_grow(const struct mask_table *t, struct tss *s)
 {
 	uint32_t n = s->map ? (s->map_mask + 1) * 2 : 16;
-	struct tern_sub **map = calloc(n, sizeof(*map));
+	struct mask_sub **map = calloc(n, sizeof(*map));
 
 	if (map == NULL)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->n_subs; i++) {
-		struct tern_sub *sub = s->subs[i];
+		struct mask_sub *sub = s->subs[i];
 		uint32_t b = mask_hash(t, sub->mask) & (n - 1);
 
 		sub->map_next = map[b];
@@ -875,7 +875,7 @@ tss_map_grow(const struct tern_table *t, struct tss *s)
 }
 
 static void
-sub_free(struct tern_sub *sub)
+sub_free(struct mask_sub *sub)
 {
 	if (sub == NULL)
 		return;
@@ -887,7 +887,7 @@ sub_free(struct tern_sub *sub)
 
 /* Choose @sub's lookup passes: the specialised ones unless tuning says generic. */
 static void
-sub_pass_select(const struct tern_table *t, struct tern_sub *sub)
+sub_pass_select(const struct mask_table *t, struct mask_sub *sub)
 {
 	static const sub_pass_fn pass[SPEC_WORDS_MAX + 1] = {sub_pass_generic, sub_pass_1,
 							     sub_pass_2, sub_pass_3, sub_pass_4};
@@ -903,22 +903,22 @@ sub_pass_select(const struct tern_table *t, struct tern_sub *sub)
 }
 
 static void
-tss_pass_select(const struct tern_table *t, struct tss *s)
+tss_pass_select(const struct mask_table *t, struct tss *s)
 {
 	for (uint32_t i = 0; i < s->n_subs; i++)
 		sub_pass_select(t, s->subs[i]);
 }
 
 /* Create an empty subtable for @mask and register it (max_prio 0, last place). */
-static struct tern_sub *
-tss_add_sub(const struct tern_table *t, struct tss *s, const uint64_t *mask)
+static struct mask_sub *
+tss_add_sub(const struct mask_table *t, struct tss *s, const uint64_t *mask)
 {
-	struct tern_sub *sub;
+	struct mask_sub *sub;
 	uint32_t b;
 
 	if (s->n_subs == s->cap_subs) {
 		uint32_t cap = s->cap_subs ? s->cap_subs * 2 : 16;
-		struct tern_sub **subs = realloc(s->subs, cap * sizeof(*subs));
+		struct mask_sub **subs = realloc(s->subs, cap * sizeof(*subs));
 
 		if (subs == NULL)
 			return NULL;
@@ -948,9 +948,9 @@ tss_add_sub(const struct tern_table *t, struct tss *s, const uint64_t *mask)
 }
 
 static void
-tss_del_sub(const struct tern_table *t, struct tss *s, struct tern_sub *sub)
+tss_del_sub(const struct mask_table *t, struct tss *s, struct mask_sub *sub)
 {
-	struct tern_sub **pp = &s->map[mask_hash(t, sub->mask) & s->map_mask];
+	struct mask_sub **pp = &s->map[mask_hash(t, sub->mask) & s->map_mask];
 
 	while (*pp != sub)
 		pp = &(*pp)->map_next;
@@ -965,7 +965,7 @@ tss_del_sub(const struct tern_table *t, struct tss *s, struct tern_sub *sub)
 
 /* Move @sub to its place after its max_prio changed. */
 static void
-tss_reposition(struct tss *s, struct tern_sub *sub)
+tss_reposition(struct tss *s, struct mask_sub *sub)
 {
 	uint32_t i = sub->pos;
 
@@ -988,11 +988,11 @@ tss_reposition(struct tss *s, struct tern_sub *sub)
  * (@check_dup).  On error nothing changed.
  */
 static int
-tss_insert(struct tern_table *t, struct tss *s, uint32_t idx, bool check_dup)
+tss_insert(struct mask_table *t, struct tss *s, uint32_t idx, bool check_dup)
 {
-	struct tern_rule *r = rule_at(t, idx);
+	struct mask_rule *r = rule_at(t, idx);
 	unsigned id = s->id;
-	struct tern_sub *sub;
+	struct mask_sub *sub;
 	bool created = false;
 	uint32_t head, b;
 	unsigned k;
@@ -1029,7 +1029,7 @@ tss_insert(struct tern_table *t, struct tss *s, uint32_t idx, bool check_dup)
 		r->next[id] = head;
 		sub->buckets[b].idx[k] = idx;
 	} else {
-		struct tern_rule *prev = rule_at(t, head);
+		struct mask_rule *prev = rule_at(t, head);
 
 		while (prev->next[id] != NIL && rule_at(t, prev->next[id])->priority >= r->priority)
 			prev = rule_at(t, prev->next[id]);
@@ -1051,11 +1051,11 @@ tss_insert(struct tern_table *t, struct tss *s, uint32_t idx, bool check_dup)
  * (chain predecessor or NIL), @bp, @sp locate it for removal.
  */
 static uint32_t
-tss_locate(const struct tern_table *t, const struct tss *s, const uint64_t *value,
-	   const uint64_t *mask, uint32_t prio, struct tern_sub **subp, uint32_t *prevp,
+tss_locate(const struct mask_table *t, const struct tss *s, const uint64_t *value,
+	   const uint64_t *mask, uint32_t prio, struct mask_sub **subp, uint32_t *prevp,
 	   uint32_t *bp, unsigned *sp)
 {
-	struct tern_sub *sub = tss_find_sub(t, s, mask);
+	struct mask_sub *sub = tss_find_sub(t, s, mask);
 	uint32_t c, prev = NIL;
 
 	if (sub == NULL)
@@ -1071,7 +1071,7 @@ tss_locate(const struct tern_table *t, const struct tss *s, const uint64_t *valu
 
 /* Refill @sub's live heap from its chains, empty its gone heap. */
 static void
-sub_heap_rebuild(const struct tern_table *t, unsigned id, struct tern_sub *sub)
+sub_heap_rebuild(const struct mask_table *t, unsigned id, struct mask_sub *sub)
 {
 	/* live.cap >= live.n >= n_rules: every live rule was pushed once. */
 	sub->live.n = 0;
@@ -1086,10 +1086,10 @@ sub_heap_rebuild(const struct tern_table *t, unsigned id, struct tern_sub *sub)
 
 /* Remove rule @idx, which @s holds.  Never fails. */
 static void
-tss_remove(struct tern_table *t, struct tss *s, uint32_t idx)
+tss_remove(struct mask_table *t, struct tss *s, uint32_t idx)
 {
-	struct tern_rule *r = rule_at(t, idx);
-	struct tern_sub *sub;
+	struct mask_rule *r = rule_at(t, idx);
+	struct mask_sub *sub;
 	uint32_t prev, b, c;
 	unsigned k;
 
@@ -1143,7 +1143,7 @@ tss_clear(struct tss *s)
  */
 
 static void
-snap_free(struct tern_snap *sn)
+snap_free(struct mask_snap *sn)
 {
 	if (sn == NULL)
 		return;
@@ -1154,9 +1154,9 @@ snap_free(struct tern_snap *sn)
 
 /* Forget the snapshot: every rule lives in the full TSS only. */
 static void
-snap_drop(struct tern_table *t)
+snap_drop(struct mask_table *t)
 {
-	struct tern_snap *sn = t->snap;
+	struct mask_snap *sn = t->snap;
 
 	if (sn == NULL)
 		return;
@@ -1235,7 +1235,7 @@ job_free(struct snap_job *j)
  * (byte, mask) pairs of other shapes means no snapshot.
  */
 static bool
-snap_suitable(const struct tern_table *t, uint32_t max_odd)
+snap_suitable(const struct mask_table *t, uint32_t max_odd)
 {
 	uint16_t odd[64];
 	unsigned n_odd = 0;
@@ -1244,7 +1244,7 @@ snap_suitable(const struct tern_table *t, uint32_t max_odd)
 		return true;
 	max_odd = SL_MIN(max_odd, (uint32_t)SL_ARRAY_SIZE(odd));
 	for (uint32_t i = 0; i < t->n_slots; i++) {
-		const struct tern_rule *r = rule_at(t, i);
+		const struct mask_rule *r = rule_at(t, i);
 		const uint8_t *m = (const uint8_t *)rule_mask(t, r);
 
 		if (!rule_in_use(t, r))
@@ -1283,7 +1283,7 @@ job_mask(const struct snap_job *j, uint32_t p)
 
 /* Copy every live rule into a new job (control thread); NULL on ENOMEM. */
 static struct snap_job *
-job_prepare(const struct tern_table *t)
+job_prepare(const struct mask_table *t)
 {
 	struct snap_job *j = calloc(1, sizeof(*j));
 	uint32_t n = 0, cap = SL_MAX(t->n_rules, 1u);
@@ -1301,7 +1301,7 @@ job_prepare(const struct tern_table *t)
 	if (j->sn->ent == NULL)
 		goto free_job;
 	for (uint32_t i = 0; i < t->n_slots; i++) {
-		const struct tern_rule *r = rule_at(t, i);
+		const struct mask_rule *r = rule_at(t, i);
 
 		if (!rule_in_use(t, r))
 			continue;
@@ -1331,7 +1331,7 @@ job_compile(struct snap_job *j)
 	struct rte_acl_config cfg = {.num_categories = 1, .max_size = j->max_bytes};
 	uint8_t touched[SL_KEY_MAX] = {0};
 	struct rte_acl_param prm = {0};
-	struct tern_snap *sn = j->sn;
+	struct mask_snap *sn = j->sn;
 	uint32_t *prios = NULL, n_prios = 0, n = j->n;
 	size_t rule_size;
 	uint8_t *buf = NULL;
@@ -1498,7 +1498,7 @@ job_submit(struct snap_job *j)
  * going away; a queued job is skipped, a running one finishes).
  */
 static void
-job_abandon_wait(struct tern_table *t, bool wait)
+job_abandon_wait(struct mask_table *t, bool wait)
 {
 	struct snap_job *j = t->job;
 	bool done;
@@ -1517,14 +1517,14 @@ job_abandon_wait(struct tern_table *t, bool wait)
 }
 
 static void
-job_abandon(struct tern_table *t)
+job_abandon(struct mask_table *t)
 {
 	job_abandon_wait(t, false);
 }
 
 /* A build failed (or was refused): retry after max(64, n) more changes. */
 static void
-build_failed(struct tern_table *t)
+build_failed(struct mask_table *t)
 {
 	t->n_build_fail++;
 	t->backoff = SL_MAX(REBUILD_MIN_DEFAULT, t->n_rules);
@@ -1537,9 +1537,9 @@ build_failed(struct tern_table *t)
  * snapshot lacks goes into the new delta.  Frees the job.
  */
 static void
-job_install(struct tern_table *t, struct snap_job *j)
+job_install(struct mask_table *t, struct snap_job *j)
 {
-	struct tern_snap *sn = j->sn;
+	struct mask_snap *sn = j->sn;
 
 	t->last_build_end = mono_now();
 	t->last_build_cost = j->cost;
@@ -1551,7 +1551,7 @@ job_install(struct tern_table *t, struct snap_job *j)
 	snap_drop(t);
 	for (uint32_t p = 0; p < sn->n; p++) {
 		uint32_t idx = sn->ent[p].idx;
-		struct tern_rule *r = rule_at(t, idx);
+		struct mask_rule *r = rule_at(t, idx);
 
 		if (rule_in_use(t, r) && *rule_serial(t, r) == j->serials[p]) {
 			r->snap_pos = p;
@@ -1565,7 +1565,7 @@ job_install(struct tern_table *t, struct snap_job *j)
 	t->n_rebuilds++;
 	job_free(j);
 	for (uint32_t i = 0; i < t->n_slots; i++) {
-		struct tern_rule *r = rule_at(t, i);
+		struct mask_rule *r = rule_at(t, i);
 
 		if (rule_in_use(t, r) && r->snap_pos == NIL &&
 		    tss_insert(t, &t->delta, i, false) < 0) {
@@ -1577,7 +1577,7 @@ job_install(struct tern_table *t, struct snap_job *j)
 
 /* Build a snapshot of every live rule now, in this thread, and switch to it. */
 static int
-snap_rebuild(struct tern_table *t)
+snap_rebuild(struct mask_table *t)
 {
 	struct snap_job *j;
 	double t0 = mono_now();
@@ -1601,7 +1601,7 @@ snap_rebuild(struct tern_table *t)
  * rte_acl.  tune.build_sync builds here and now instead.
  */
 static void
-snap_request(struct tern_table *t)
+snap_request(struct mask_table *t)
 {
 	struct snap_job *j;
 
@@ -1629,7 +1629,7 @@ snap_request(struct tern_table *t)
 /*
  * Widest key an rte_acl snapshot is built for.  Builds on 64-byte keys
  * (17 fields) that ran past rte_acl's 8 tries were followed by a SIGSEGV in
- * test_ternary's forced passes (twice in fresh-clone CI runs, once under
+ * test_mask's forced passes (twice in fresh-clone CI runs, once under
  * ASan, never in 10 other runs): until that is understood, wider keys keep
  * the tuple space and the decision cache only.
  */
@@ -1637,9 +1637,9 @@ snap_request(struct tern_table *t)
 
 /* May @t use a snapshot at all (EAL, tuning, key width, enough masks to keep one)? */
 static bool
-snap_allowed(const struct tern_table *t)
+snap_allowed(const struct mask_table *t)
 {
-	const struct sl_ternary_tuning *tu = &t->tune;
+	const struct sl_mask_tuning *tu = &t->tune;
 
 	return t->eal && tu->snap_enable && t->n_rules != 0 && t->key_size <= SNAP_KEY_MAX &&
 	       t->full.n_subs >= tu->snap_min_subs / 2;
@@ -1647,10 +1647,10 @@ snap_allowed(const struct tern_table *t)
 
 /* Apply the snapshot policy after a change (see the top of the file). */
 static void
-snap_policy(struct tern_table *t)
+snap_policy(struct mask_table *t)
 {
-	const struct sl_ternary_tuning *tu = &t->tune;
-	struct tern_snap *sn = t->snap;
+	const struct sl_mask_tuning *tu = &t->tune;
+	struct mask_snap *sn = t->snap;
 
 	if (!snap_allowed(t)) {
 		job_abandon(t);
@@ -1695,9 +1695,9 @@ eal_is_up(void)
 }
 
 static int
-tern_create(const struct sl_table_params *p, void **tbl)
+mask_create(const struct sl_table_params *p, void **tbl)
 {
-	struct tern_table *t;
+	struct mask_table *t;
 	uint32_t max = p->max_entries ? p->max_entries : DEFAULT_MAX_ENTRIES;
 
 	if (p->key_size == 0 || p->key_size % 8 || p->key_size > SL_KEY_MAX)
@@ -1707,7 +1707,7 @@ tern_create(const struct sl_table_params *p, void **tbl)
 		return -ENOMEM;
 	t->key_size = p->key_size;
 	t->key_words = (uint8_t)(p->key_size / 8);
-	t->rule_size = (uint32_t)(sizeof(struct tern_rule) + 2 * p->key_size + 16);
+	t->rule_size = (uint32_t)(sizeof(struct mask_rule) + 2 * p->key_size + 16);
 	t->max_entries = max;
 	t->free_head = NIL;
 	t->chunks = calloc(max / CHUNK_SIZE + 1, sizeof(*t->chunks));
@@ -1718,7 +1718,7 @@ tern_create(const struct sl_table_params *p, void **tbl)
 	t->full.id = 0;
 	t->delta.id = 1;
 	t->eal = eal_is_up();
-	t->tune = (struct sl_ternary_tuning){
+	t->tune = (struct sl_mask_tuning){
 		.snap_enable = true,
 		.snap_min_subs = SNAP_MIN_SUBS_DEFAULT,
 		.delta_min = REBUILD_MIN_DEFAULT,
@@ -1735,9 +1735,9 @@ tern_create(const struct sl_table_params *p, void **tbl)
 }
 
 static void
-tern_destroy(void *tbl)
+mask_destroy(void *tbl)
 {
-	struct tern_table *t = tbl;
+	struct mask_table *t = tbl;
 
 	if (t == NULL)
 		return;
@@ -1755,7 +1755,7 @@ tern_destroy(void *tbl)
  * -EINVAL on value bits outside the mask.
  */
 static int
-rule_words(const struct tern_table *t, const struct sl_rule *r, uint64_t *value, uint64_t *mask)
+rule_words(const struct mask_table *t, const struct sl_rule *r, uint64_t *value, uint64_t *mask)
 {
 	uint64_t bad = 0;
 
@@ -1767,7 +1767,7 @@ rule_words(const struct tern_table *t, const struct sl_rule *r, uint64_t *value,
 }
 
 static int
-slot_alloc(struct tern_table *t, uint32_t *idx)
+slot_alloc(struct mask_table *t, uint32_t *idx)
 {
 	uint32_t i;
 
@@ -1789,9 +1789,9 @@ slot_alloc(struct tern_table *t, uint32_t *idx)
 }
 
 static void
-slot_free(struct tern_table *t, uint32_t idx)
+slot_free(struct mask_table *t, uint32_t idx)
 {
-	struct tern_rule *r = rule_at(t, idx);
+	struct mask_rule *r = rule_at(t, idx);
 
 	rule_set_in_use(t, r, false);
 	r->snap_pos = NIL;
@@ -1800,10 +1800,10 @@ slot_free(struct tern_table *t, uint32_t idx)
 }
 
 static int
-tern_add(void *tbl, const struct sl_rule *sr)
+mask_add(void *tbl, const struct sl_rule *sr)
 {
-	struct tern_table *t = tbl;
-	struct tern_rule *r;
+	struct mask_table *t = tbl;
+	struct mask_rule *r;
 	uint32_t idx;
 	int rc;
 
@@ -1841,10 +1841,10 @@ free_slot:
 }
 
 static uint32_t
-locate_rule(const struct tern_table *t, const struct sl_rule *sr)
+locate_rule(const struct mask_table *t, const struct sl_rule *sr)
 {
 	uint64_t value[KEY_WORDS], mask[KEY_WORDS];
-	struct tern_sub *sub;
+	struct mask_sub *sub;
 	uint32_t prev, b;
 	unsigned k;
 
@@ -1854,10 +1854,10 @@ locate_rule(const struct tern_table *t, const struct sl_rule *sr)
 }
 
 static int
-tern_del(void *tbl, const struct sl_rule *sr, void **data)
+mask_del(void *tbl, const struct sl_rule *sr, void **data)
 {
-	struct tern_table *t = tbl;
-	struct tern_rule *r;
+	struct mask_table *t = tbl;
+	struct mask_rule *r;
 	uint32_t idx = locate_rule(t, sr);
 
 	if (idx == NIL)
@@ -1881,22 +1881,22 @@ tern_del(void *tbl, const struct sl_rule *sr, void **data)
 }
 
 static void *
-tern_find(const void *tbl, const struct sl_rule *sr)
+mask_find(const void *tbl, const struct sl_rule *sr)
 {
-	const struct tern_table *t = tbl;
+	const struct mask_table *t = tbl;
 	uint32_t idx = locate_rule(t, sr);
 
 	return idx == NIL ? NULL : rule_at(t, idx)->data;
 }
 
 static int
-tern_iterate(const void *tbl, sl_table_iter_fn fn, void *arg)
+mask_iterate(const void *tbl, sl_table_iter_fn fn, void *arg)
 {
-	const struct tern_table *t = tbl;
+	const struct mask_table *t = tbl;
 	struct sl_rule sr;
 
 	for (uint32_t i = 0; i < t->n_slots; i++) {
-		const struct tern_rule *r = rule_at(t, i);
+		const struct mask_rule *r = rule_at(t, i);
 		int rc;
 
 		if (!rule_in_use(t, r))
@@ -1919,18 +1919,18 @@ tss_mem(const struct tss *s)
 	uint64_t m = s->cap_subs * sizeof(s->subs[0]) + (s->map ? s->map_mask + 1 : 0) * 8;
 
 	for (uint32_t i = 0; i < s->n_subs; i++) {
-		const struct tern_sub *sub = s->subs[i];
+		const struct mask_sub *sub = s->subs[i];
 
-		m += sizeof(*sub) + (uint64_t)(sub->bucket_mask + 1) * sizeof(struct tern_bucket) +
+		m += sizeof(*sub) + (uint64_t)(sub->bucket_mask + 1) * sizeof(struct mask_bucket) +
 		     (uint64_t)(sub->live.cap + sub->gone.cap) * 4;
 	}
 	return m;
 }
 
 static void
-tern_stats_read(const void *tbl, struct sl_table_stats *st)
+mask_stats_read(const void *tbl, struct sl_table_stats *st)
 {
-	const struct tern_table *t = tbl;
+	const struct mask_table *t = tbl;
 
 	memset(st, 0, sizeof(*st));
 	st->n_entries = t->n_rules;
@@ -1947,9 +1947,9 @@ tern_stats_read(const void *tbl, struct sl_table_stats *st)
 
 /* Install a build the builder finished; 1 when the table changed. */
 static int
-tern_poll(void *tbl)
+mask_poll(void *tbl)
 {
-	struct tern_table *t = tbl;
+	struct mask_table *t = tbl;
 	struct snap_job *j = t->job;
 
 	if (j == NULL || !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
@@ -1964,34 +1964,34 @@ tern_poll(void *tbl)
 	return 1;
 }
 
-const struct sl_table_ops sl_table_ternary_ops = {
+const struct sl_table_ops sl_table_mask_ops = {
 	.name = "mask",
-	.create = tern_create,
-	.destroy = tern_destroy,
-	.add = tern_add,
-	.del = tern_del,
-	.find = tern_find,
-	.lookup_burst = tern_lookup_burst,
-	.iterate = tern_iterate,
-	.stats_read = tern_stats_read,
+	.create = mask_create,
+	.destroy = mask_destroy,
+	.add = mask_add,
+	.del = mask_del,
+	.find = mask_find,
+	.lookup_burst = mask_lookup_burst,
+	.iterate = mask_iterate,
+	.stats_read = mask_stats_read,
 	.lookup_path = NULL,
-	.poll = tern_poll,
+	.poll = mask_poll,
 };
 
 /*
- * Control path: tuning and introspection (ternary_priv.h).
+ * Control path: tuning and introspection (mask_priv.h).
  */
 
 void
-sl_ternary_tuning_get(const void *impl, struct sl_ternary_tuning *tu)
+sl_mask_tuning_get(const void *impl, struct sl_mask_tuning *tu)
 {
-	*tu = ((const struct tern_table *)impl)->tune;
+	*tu = ((const struct mask_table *)impl)->tune;
 }
 
 int
-sl_ternary_tuning_set(void *impl, const struct sl_ternary_tuning *tu)
+sl_mask_tuning_set(void *impl, const struct sl_mask_tuning *tu)
 {
-	struct tern_table *t = impl;
+	struct mask_table *t = impl;
 
 	if (tu->delta_div == 0 || tu->dead_div == 0)
 		return -EINVAL;
@@ -2004,9 +2004,9 @@ sl_ternary_tuning_set(void *impl, const struct sl_ternary_tuning *tu)
 }
 
 int
-sl_ternary_snapshot_build(void *impl)
+sl_mask_snapshot_build(void *impl)
 {
-	struct tern_table *t = impl;
+	struct mask_table *t = impl;
 
 	if (!t->eal || !t->tune.snap_enable)
 		return -ENOTSUP;
@@ -2019,10 +2019,10 @@ sl_ternary_snapshot_build(void *impl)
 }
 
 int
-sl_ternary_commit(void *impl)
+sl_mask_commit(void *impl)
 {
-	struct tern_table *t = impl;
-	const struct sl_ternary_tuning *tu = &t->tune;
+	struct mask_table *t = impl;
+	const struct sl_mask_tuning *tu = &t->tune;
 
 	/* Only where the snapshot policy wants one and it is out of date. */
 	if (!snap_allowed(t) || t->full.n_subs < tu->snap_min_subs)
@@ -2042,15 +2042,15 @@ sl_ternary_commit(void *impl)
 }
 
 int
-sl_ternary_poll(void *impl)
+sl_mask_poll(void *impl)
 {
-	return tern_poll(impl);
+	return mask_poll(impl);
 }
 
 void
-sl_ternary_info_get(const void *impl, struct sl_ternary_info *info)
+sl_mask_info_get(const void *impl, struct sl_mask_info *info)
 {
-	const struct tern_table *t = impl;
+	const struct mask_table *t = impl;
 
 	memset(info, 0, sizeof(*info));
 	info->eal = t->eal;

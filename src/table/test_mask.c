@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Differential test of the ternary ("mask") table against the reference
+ * Differential test of the mask table against the reference
  * classifier (sl_ref_*): seeded random rules over palettes of 1..200 masks
  * (prefix-style and arbitrary-bit), interleaved adds and deletes, keys biased
  * to hit several overlapping rules, every burst size of the conformance list
@@ -14,7 +14,7 @@
  */
 #include "table.h"
 #include "../core/sl_test.h"
-#include "ternary/ternary_priv.h"
+#include "mask/mask_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -240,11 +240,11 @@ count_cb(const struct sl_rule *r, void *arg)
 static void
 run_pass(const struct pass_cfg *c, uint64_t seed)
 {
-	struct sl_table_params p = {.kind = SL_TABLE_TERNARY,
+	struct sl_table_params p = {.kind = SL_TABLE_MASK,
 				    .key_size = (uint16_t)c->key_size,
 				    .max_entries = c->max_entries,
 				    .name = c->name};
-	struct sl_ternary_info info;
+	struct sl_mask_info info;
 	struct sl_table *t, *tg;
 	struct sl_ref_table *ref;
 	unsigned n_slots = 0, n_live = 0, max_dead = 0, max_delta = 0, lookups_done = 0;
@@ -264,16 +264,16 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 	/* The twin runs the generic TSS pass; the snapshot is the main table's business. */
 	CHECK(sl_table_create(&p, &tg) == 0, "%s: create twin", c->name);
 	{
-		struct sl_ternary_tuning tu;
+		struct sl_mask_tuning tu;
 
-		sl_ternary_tuning_get(tg->impl, &tu);
+		sl_mask_tuning_get(tg->impl, &tu);
 		tu.generic_lookup = true;
 		tu.snap_enable = false;
-		CHECK(sl_ternary_tuning_set(tg->impl, &tu) == 0, "tuning twin");
+		CHECK(sl_mask_tuning_set(tg->impl, &tu) == 0, "tuning twin");
 	}
 	if (c->tune_hybrid || c->snap_disable) {
-		struct sl_ternary_tuning tu;
-		sl_ternary_tuning_get(t->impl, &tu);
+		struct sl_mask_tuning tu;
+		sl_mask_tuning_get(t->impl, &tu);
 		if (c->tune_hybrid) {
 			tu.snap_min_subs = 1;
 			tu.delta_min = 8;
@@ -286,7 +286,7 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 				0; /* no max_size: rte_acl would retry ever smaller tries */
 		}
 		tu.snap_enable = !c->snap_disable;
-		CHECK(sl_ternary_tuning_set(t->impl, &tu) == 0, "tuning");
+		CHECK(sl_mask_tuning_set(t->impl, &tu) == 0, "tuning");
 	}
 
 	for (unsigned op = 0; op < c->n_ops; op++) {
@@ -352,10 +352,10 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 		 * build in flight, so several land, each after changes it missed.
 		 */
 		if (c->async_build) {
-			sl_ternary_poll(t->impl);
-			sl_ternary_info_get(t->impl, &info);
+			sl_mask_poll(t->impl);
+			sl_mask_info_get(t->impl, &info);
 			if (op % 64 == 63 && info.build_pending) {
-				while (sl_ternary_poll(t->impl) == 0)
+				while (sl_mask_poll(t->impl) == 0)
 					usleep(100);
 				n_async_installs++;
 			}
@@ -366,7 +366,7 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 			check_burst(c, t, tg, ref, n_slots);
 			lookups_done += (unsigned)(n_lookups - before) + 1;
 		}
-		sl_ternary_info_get(t->impl, &info);
+		sl_mask_info_get(t->impl, &info);
 		saw_snap |= info.snap;
 		if (info.snap_dead > max_dead)
 			max_dead = info.snap_dead;
@@ -386,7 +386,7 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 		CHECK(n_iter == n_live && st.n_entries == n_live, "%s: iterate %u stats %u live %u",
 		      c->name, n_iter, st.n_entries, n_live);
 	}
-	sl_ternary_info_get(t->impl, &info);
+	sl_mask_info_get(t->impl, &info);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (c->expect_snap)
 		CHECK(saw_snap && info.n_rebuilds > 1 && max_dead > 0 && max_delta > 0,
@@ -404,10 +404,10 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 	 * snapshot first: their rebuilds are slow and were exercised above.
 	 */
 	if (c->key_size > 16 && info.snap) {
-		struct sl_ternary_tuning tu;
-		sl_ternary_tuning_get(t->impl, &tu);
+		struct sl_mask_tuning tu;
+		sl_mask_tuning_get(t->impl, &tu);
 		tu.snap_enable = false;
-		sl_ternary_tuning_set(t->impl, &tu);
+		sl_mask_tuning_set(t->impl, &tu);
 	}
 	for (unsigned i = 0; i < n_slots; i++) {
 		if (!rules[i].live)
@@ -428,7 +428,7 @@ run_pass(const struct pass_cfg *c, uint64_t seed)
 static void
 test_errors(void)
 {
-	struct sl_table_params p = {.kind = SL_TABLE_TERNARY, .key_size = 16, .max_entries = 4};
+	struct sl_table_params p = {.kind = SL_TABLE_MASK, .key_size = 16, .max_entries = 4};
 	struct sl_rule r = {.priority = 1};
 	struct sl_table *t;
 	void *data;
@@ -474,7 +474,7 @@ main(int argc, char **argv)
 	if (argc > 1)
 		seed = strtoull(argv[1], NULL, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	printf("test_ternary seed %#" PRIx64 "\n", seed);
+	printf("test_mask seed %#" PRIx64 "\n", seed);
 	test_errors();
 
 	/* 1. Before EAL: tuple space search only. */
@@ -512,7 +512,7 @@ main(int argc, char **argv)
 				     .n_lookups = 60000,
 				     .tune_hybrid = true,
 				     .expect_snap = ks <= 40};
-		run_pass(&c, seed * 41 + k); /* keys over 40 bytes: no snapshot (ternary.c) */
+		run_pass(&c, seed * 41 + k); /* keys over 40 bytes: no snapshot (mask.c) */
 		/* Wide keys' builds take seconds at idle priority: the narrow ones suffice. */
 		c.name = "hybrid-async";
 		c.async_build = true;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Micro-benchmark of the ternary ("mask") table: ns per key, bursts of 32.
+ * Micro-benchmark of the mask table: ns per key, bursts of 32.
  *
  * Key: a 16-byte IPv4 5-tuple {proto, pad[3], src, dst, sport, dport}.
  * Rules: src/dst prefixes of 8..32 bits, ports exact, 0xff00-masked or
@@ -18,11 +18,11 @@
  * Each configuration runs TSS-only and hybrid (snapshot, empty delta), and
  * hybrid with a delta of 1/16 of the rules; contenders are interleaved and
  * the median of the repeats is printed.  Then snapshot build time and
- * add/delete rates.  Usage: bench_ternary [repeats] [skip-100k | quick]
+ * add/delete rates.  Usage: bench_mask [repeats] [skip-100k | quick]
  * ("quick": only (f)-(h) and the sweep).
  */
 #include "table.h"
-#include "ternary/ternary_priv.h"
+#include "mask/mask_priv.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -216,18 +216,18 @@ static struct sl_table *
 make_table_ks(const struct sl_rule *rules, unsigned n, bool snap, double *add_rate,
 	      uint16_t key_size)
 {
-	struct sl_table_params p = {.kind = SL_TABLE_TERNARY, .key_size = key_size};
-	struct sl_ternary_tuning tu;
+	struct sl_table_params p = {.kind = SL_TABLE_MASK, .key_size = key_size};
+	struct sl_mask_tuning tu;
 	struct sl_table *t;
 	double t0;
 
 	if (sl_table_create(&p, &t) != 0)
 		abort();
 	/* Measuring the add rate: the real policy.  Otherwise: one build at the end. */
-	sl_ternary_tuning_get(t->impl, &tu);
+	sl_mask_tuning_get(t->impl, &tu);
 	tu.snap_enable = snap && add_rate != NULL;
 	tu.snap_min_subs = 1; /* the sweep measures the snapshot with few masks too */
-	sl_ternary_tuning_set(t->impl, &tu);
+	sl_mask_tuning_set(t->impl, &tu);
 	t0 = now();
 	for (unsigned i = 0; i < n; i++)
 		if (sl_table_add(t, &rules[i]) != 0)
@@ -235,7 +235,7 @@ make_table_ks(const struct sl_rule *rules, unsigned n, bool snap, double *add_ra
 	if (add_rate)
 		*add_rate = n / (now() - t0);
 	tu.snap_enable = snap;
-	sl_ternary_tuning_set(t->impl, &tu);
+	sl_mask_tuning_set(t->impl, &tu);
 	return t;
 }
 
@@ -254,21 +254,21 @@ run_config(const char *name, unsigned n, unsigned n_shapes, bool distinct)
 	struct sl_rule *rules = make_rules(n, n_shapes, distinct);
 	unsigned n_delta = n / 16;
 	struct sl_table *tss, *hyb, *hyd;
-	struct sl_ternary_tuning tu;
-	struct sl_ternary_info info;
+	struct sl_mask_tuning tu;
+	struct sl_mask_info info;
 	double v_tss[16], v_hyb[16], v_hyd[16], budget = n >= 10000 ? 0.15 : 0.08;
 
 	make_keys(rules, n);
 	tss = make_table(rules, n, false, NULL);
 	hyb = make_table(rules, n, true, NULL);
-	sl_ternary_snapshot_build(hyb->impl);
+	sl_mask_snapshot_build(hyb->impl);
 	/* Hybrid with a delta: build over n - n_delta rules, add the rest. */
 	hyd = make_table(rules, n - n_delta, true, NULL);
-	sl_ternary_tuning_get(hyd->impl, &tu);
+	sl_mask_tuning_get(hyd->impl, &tu);
 	tu.delta_min = n;
 	tu.soft_duty_pct = 0;
-	sl_ternary_tuning_set(hyd->impl, &tu);
-	sl_ternary_snapshot_build(hyd->impl);
+	sl_mask_tuning_set(hyd->impl, &tu);
+	sl_mask_snapshot_build(hyd->impl);
 	for (unsigned i = n - n_delta; i < n; i++)
 		sl_table_add(hyd, &rules[i]);
 	for (unsigned r = 0; r < repeats; r++) {
@@ -276,7 +276,7 @@ run_config(const char *name, unsigned n, unsigned n_shapes, bool distinct)
 		v_hyb[r] = measure(hyb, budget);
 		v_hyd[r] = measure(hyd, budget);
 	}
-	sl_ternary_info_get(hyd->impl, &info);
+	sl_mask_info_get(hyd->impl, &info);
 	printf("%-34s %7u %6u | %9.1f %9.1f %9.1f  (delta %u rules / %u masks)\n", name, n,
 	       info.n_subs, median(v_tss, repeats), median(v_hyb, repeats), median(v_hyd, repeats),
 	       info.delta_rules, info.delta_subs);
@@ -339,7 +339,7 @@ run_small(const char *name, char kind)
 	}
 	tss = make_table_ks(rules, n, false, NULL, (uint16_t)ks);
 	hyb = make_table_ks(rules, n, true, NULL, (uint16_t)ks);
-	sl_ternary_snapshot_build(hyb->impl);
+	sl_mask_snapshot_build(hyb->impl);
 	for (unsigned r = 0; r < repeats; r++) {
 		v_tss[r] = measure_keys(tss, kbuf, ks, 0.05);
 		v_hyb[r] = measure_keys(hyb, kbuf, ks, 0.05);
@@ -358,7 +358,7 @@ run_update_rates(unsigned n)
 {
 	struct sl_rule *rules = make_rules(n, 0, false);
 	struct sl_table *t;
-	struct sl_ternary_info info;
+	struct sl_mask_info info;
 	struct sl_table_stats st;
 	double add_tss, add_hyb, t0, b;
 
@@ -371,10 +371,10 @@ run_update_rates(unsigned n)
 	sl_table_destroy(t);
 
 	t = make_table(rules, n, true, &add_hyb);
-	sl_ternary_info_get(t->impl, &info);
+	sl_mask_info_get(t->impl, &info);
 	sl_table_stats_read(t, &st);
 	t0 = now();
-	sl_ternary_snapshot_build(t->impl);
+	sl_mask_snapshot_build(t->impl);
 	b = now() - t0;
 	printf("%u rules, hybrid:    add %.0f rules/s (%" PRIu64
 	       " rebuilds on the way), snapshot build %.3f s, %u masks, %.1f MB TSS\n",
@@ -386,7 +386,7 @@ run_update_rates(unsigned n)
 		sl_table_del(t, &rules[j], NULL);
 		sl_table_add(t, &rules[j]);
 	}
-	sl_ternary_info_get(t->impl, &info);
+	sl_mask_info_get(t->impl, &info);
 	printf("%u rules, hybrid:    churn (del+add) %.0f pairs/s, %" PRIu64 " rebuilds total\n", n,
 	       (n / 4) / (now() - t0), info.n_rebuilds);
 	t0 = now();

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ternary: knobs and introspection of the "mask" table kind, for its tests
+ * mask: knobs and introspection of the mask table kind, for its tests
  * and benchmarks.  Everything else uses table.h.
  *
  * All functions take the implementation pointer (struct sl_table::impl of a
- * table created with kind SL_TABLE_TERNARY) and are control thread only.
+ * table created with kind SL_TABLE_MASK) and are control thread only.
  */
-#ifndef SL_TERNARY_PRIV_H
-#define SL_TERNARY_PRIV_H
+#ifndef SL_MASK_PRIV_H
+#define SL_MASK_PRIV_H
 
 #include "../table.h"
 
-/** Policy of the rte_acl snapshot accelerator (see ternary.c for the defaults). */
-struct sl_ternary_tuning {
+/** Policy of the rte_acl snapshot accelerator (see mask.c for the defaults). */
+struct sl_mask_tuning {
 	bool snap_enable;       /* false: tuple space search only */
 	uint32_t snap_min_subs; /* build and use a snapshot from this many masks on */
 	uint32_t delta_min;     /* rebuild when delta rules > max(delta_min, n / delta_div) */
@@ -34,7 +34,7 @@ struct sl_ternary_tuning {
 };
 
 /** What the table looks like right now. */
-struct sl_ternary_info {
+struct sl_mask_info {
 	bool eal;              /* EAL was up at create time, so a snapshot is possible */
 	bool snap;             /* lookups use the snapshot + delta */
 	uint32_t n_rules;      /* live rules */
@@ -51,14 +51,14 @@ struct sl_ternary_info {
 };
 
 /** Read the current tuning. */
-void sl_ternary_tuning_get(const void *impl, struct sl_ternary_tuning *tu);
+void sl_mask_tuning_get(const void *impl, struct sl_mask_tuning *tu);
 
 /**
  * Change the tuning; the snapshot policy is re-evaluated at once.
  *
  * @return 0, or -EINVAL for a zero divisor.
  */
-int sl_ternary_tuning_set(void *impl, const struct sl_ternary_tuning *tu);
+int sl_mask_tuning_set(void *impl, const struct sl_mask_tuning *tu);
 
 /**
  * Build a snapshot of the current rules now and switch lookups to it
@@ -67,7 +67,7 @@ int sl_ternary_tuning_set(void *impl, const struct sl_ternary_tuning *tu);
  * @return 0; -ENOTSUP without EAL or with the snapshot disabled; -ENOMEM or
  *         an rte_acl error (the table keeps working on what it had).
  */
-int sl_ternary_snapshot_build(void *impl);
+int sl_mask_snapshot_build(void *impl);
 
 /**
  * Fold pending changes into a new snapshot where the policy wants one and
@@ -76,7 +76,7 @@ int sl_ternary_snapshot_build(void *impl);
  *
  * @return 0, or the build's -errno with build_sync.
  */
-int sl_ternary_commit(void *impl);
+int sl_mask_commit(void *impl);
 
 /**
  * Install a snapshot the builder thread finished (sl_table_poll() calls it).
@@ -84,9 +84,9 @@ int sl_ternary_commit(void *impl);
  *
  * @return 1 when one was installed, else 0.
  */
-int sl_ternary_poll(void *impl);
+int sl_mask_poll(void *impl);
 
 /** Fill @info. */
-void sl_ternary_info_get(const void *impl, struct sl_ternary_info *info);
+void sl_mask_info_get(const void *impl, struct sl_mask_info *info);
 
-#endif /* SL_TERNARY_PRIV_H */
+#endif /* SL_MASK_PRIV_H */
