@@ -290,7 +290,7 @@ static const struct stats_section {
 	{"latency", "/sluice/latency", stats_latency},
 	{"controller", "/sluice/controller", NULL}, /* key/value */
 	{"flow_cache", "/sluice/flow_cache", NULL}, /* key/value */
-	{"ffp", "/sluice/ffp", stats_ffp},          /* fast forwarding path (issue 6) */
+	{"ffp", "/sluice/ffp", stats_ffp},          /* fast forwarding path */
 };
 
 int

@@ -186,7 +186,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (msg[1] == SL_OFPT_GROUP_MOD && sl_ofp_group_mod_decode(msg, size, &gm, &e) == 0)
 		apply_group_mod();
 	else if (msg[1] == SL_OFPT_EXPERIMENTER && sl_ofp_ll_set_decode(msg, size, &ls, &e) == 0) {
-		/* Low-latency marks (issue 6): exercises the FFP's bookkeeping. */
+		/* Low-latency marks: exercises the FFP's bookkeeping. */
 		struct sl_flow_filter flt;
 		sl_flow_filter_init(&flt);
 		flt.table_id = ls.table_id;

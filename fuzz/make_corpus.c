@@ -188,7 +188,7 @@ main(int argc, char **argv)
 		sl_ofp_table_declare_encode(&b, 600 + k, &ts);
 		emit("declare");
 	}
-	/* OpenState (issue #9): state table, set/delete, requests, replies, set_state flows. */
+	/* OpenState: state table, set/delete, requests, replies, set_state flows. */
 	{
 		static struct sl_ofp_state_mod sm;
 		struct sl_state_stats sst = {
@@ -223,7 +223,7 @@ main(int argc, char **argv)
 		sl_ofp_flow_mod_encode(&b, 706, &fm);
 		emit("state");
 	}
-	/* Fast forwarding path messages (issue 6). */
+	/* Fast forwarding path messages. */
 	{
 		struct sl_ofp_ll_set ls;
 		struct sl_flow_spec fs;

@@ -683,7 +683,7 @@ req_handle(struct waiter *w, const uint8_t *msg, size_t len)
 		w->rc = rc;
 		return 1;
 	}
-	/* OpenState dump replies come in parts (issue #9): wait for the last. */
+	/* OpenState dump replies come in parts: wait for the last. */
 	if (msg[1] == SL_OFPT_EXPERIMENTER && len >= 20 &&
 	    ((uint32_t)msg[12] << 24 | (uint32_t)msg[13] << 16 | (uint32_t)msg[14] << 8 |
 	     msg[15]) == SL_OFPX_STATE_DUMP_REPLY &&

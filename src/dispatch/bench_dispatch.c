@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_dispatch: what the I/O core spends per packet to distribute it, per
- * scheduler (seed 002, section 4.4: 23.3 / 28.4 / 24.4 / 31.4 ns for RR /
+ * scheduler (the dispatch design, section 4.4: 23.3 / 28.4 / 24.4 / 31.4 ns for RR /
  * CRC32 / HRW / adaptive).
  *
  *   bench_dispatch [--workers N] [--rounds N] [--packets N]

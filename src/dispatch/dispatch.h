@@ -13,7 +13,7 @@
  * worker w has finished.  So the same code drives the real I/O lcore
  * (src/worker/io.c) and the simulated workers of the model (model.c).
  *
- * Schedulers (seed 002, "An Adaptive Throughput-First Packet Scheduling
+ * Schedulers (the dispatch design, "An Adaptive Throughput-First Packet Scheduling
  * Algorithm for DPDK-Based Packet Processing Systems", sections 3-4):
  *   rr        a whole rx burst to the next worker in turn (per burst).
  *   crc32     the CRC32-C of the 5-tuple, mapped onto [0, N) by a
@@ -67,10 +67,10 @@
 
 /** Workers one dispatcher can feed. */
 #define SL_DISPATCH_WORKERS_MAX 64
-/** HRW weight constants (seed 002, after Thaler and Ravishankar). */
+/** HRW weight constants (the dispatch design, after Thaler and Ravishankar). */
 #define SL_DISPATCH_HRW_A 1103515245u
 #define SL_DISPATCH_HRW_B 12345u
-/** Default load-factor threshold of the adaptive schedulers (seed 002, section 4.1). */
+/** Default load-factor threshold of the adaptive schedulers (the dispatch design, section 4.1). */
 #define SL_DISPATCH_THRESHOLD_DEFAULT 0.25
 
 /** Scheduler kinds; the numbers are part of the telemetry interface. */

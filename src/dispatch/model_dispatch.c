@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * model_dispatch: the schedulers of src/dispatch driving simulated workers
- * in virtual time (seed 002's experiments, section 4).  Deterministic for a
+ * in virtual time (the dispatch design's experiments, section 4).  Deterministic for a
  * seed; prints one JSON document (bench/dispatch.py turns it into tables
  * and plots).
  *

@@ -225,7 +225,7 @@ struct sl_meter_stats {
 #define SL_FF_NO_PKT_COUNTS 0x8
 #define SL_FF_NO_BYT_COUNTS 0x10
 /*
- * Sluice's own flag (issue 6, the fast forwarding path): the entry serves
+ * Sluice's own flag (the fast forwarding path): the entry serves
  * low-latency flows.  Never accepted in an OpenFlow flow_mod's flags (set it
  * with the SLUICE_LL_SET experimenter message, docs/openflow.md section 12);
  * flow files and sluicectl spell it "low_latency"; flow stats carry it.

@@ -767,7 +767,7 @@ static const struct {
 	{"reset_counts", SL_FF_RESET_COUNTS},
 	{"no_packet_counts", SL_FF_NO_PKT_COUNTS},
 	{"no_byte_counts", SL_FF_NO_BYT_COUNTS},
-	{"low_latency", SL_FF_LOW_LATENCY}, /* Sluice: the fast forwarding path (issue 6) */
+	{"low_latency", SL_FF_LOW_LATENCY}, /* Sluice: the fast forwarding path */
 };
 
 /*

@@ -82,7 +82,7 @@ static const struct {
 	{"priority=100,ip,in_port=1,nw_dst=10.0.0.0/8 actions=dec_ttl,output:2",
 	 "table=0, priority=100,ip,in_port=1,nw_dst=10.0.0.0/8 actions=dec_ttl,output:2"},
 	{"actions=drop", "table=0, priority=32768 actions=drop"},
-	/* Sluice's low_latency mark (the fast forwarding path, issue 6). */
+	/* Sluice's low_latency mark (the fast forwarding path). */
 	{"table=1,priority=9,ip,low_latency actions=drop",
 	 "table=1, low_latency, priority=9,ip actions=drop"},
 	{"table=3,priority=0,actions=", "table=3, priority=0 actions=drop"},

@@ -91,7 +91,7 @@ test_text(struct sl_fwd *f)
 	CHECK(sl_fwd_params_parse("hypercube:nbr=4", &p, err, sizeof(err)) == -EINVAL,
 	      "nbr without port");
 	CHECK(sl_fwd_params_parse("keyflow:key", &p, err, sizeof(err)) == -EINVAL, "no '='");
-	/* A mode's required keys (issue #21: "hypercube:" was accepted). */
+	/* A mode's required keys ("hypercube:" was accepted). */
 	CHECK(sl_fwd_params_parse("hypercube:", &p, err, sizeof(err)) == -EINVAL &&
 		      strstr(err, "missing addr=") != NULL,
 	      "hypercube without addr: %s", err);

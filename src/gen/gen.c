@@ -442,7 +442,7 @@ sl_gen_frames_build(const struct sl_gen_stream_spec *s, struct sl_gen_frames *f,
 	 * Small frames: the signature may cover the TCP or UDP header after its
 	 * ports (sequence and acknowledgement numbers, flags, window, checksums,
 	 * UDP length), which no switch of the decomposition study matches or
-	 * rewrites: 64-byte VLAN + IPv4 + TCP frames (seed 001's Pipelines 1-3)
+	 * rewrites: 64-byte VLAN + IPv4 + TCP frames (the decomposition study's Pipelines 1-3)
 	 * leave only 2 bytes after the headers.
 	 */
 	if (l4 != 0 && (s->proto == 6 || s->proto == 17) && hdr + SL_GEN_SIG_SIZE > len)

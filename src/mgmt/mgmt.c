@@ -480,7 +480,7 @@ h_latency(const char *params, struct rte_tel_data *d, char *err, size_t err_size
 }
 
 /*
- * /sluice/ffp: the fast forwarding path (issue 6; docs/telemetry.md).  Top
+ * /sluice/ffp: the fast forwarding path (docs/telemetry.md).  Top
  * level: policy and per-class counts and percentiles; one container per
  * table the FFP knows ("table_N").
  */
@@ -836,7 +836,7 @@ h_log_level(const char *params, struct rte_tel_data *d, char *err, size_t err_si
 	return h_log(NULL, d, err, err_size);
 }
 
-/* ---- Workers and dispatch (issue #7) ---- */
+/* ---- Workers and dispatch ---- */
 
 static void
 worker_summary(struct rte_tel_data *c, unsigned i)
@@ -1547,7 +1547,7 @@ h_dispatch(const char *params, struct rte_tel_data *d, char *err, size_t err_siz
 	return 0;
 }
 
-/* ---- Ports at run time (issue #22) ---- */
+/* ---- Ports at run time ---- */
 
 /*
  * DEVARGS[,name=NAME][,ofport=N]: probe, set up its queues as the ports

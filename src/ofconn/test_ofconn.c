@@ -877,7 +877,7 @@ test_reconnect(void)
  * A short-lived but successful connection resets the backoff: after failed
  * attempts have pushed it past 800 ms, a controller that accepts, says HELLO
  * and drops at once is tried again after backoff_min_ms, not after a doubled
- * backoff (issue #21).
+ * backoff.
  */
 static void
 test_backoff_resets(void)

@@ -505,7 +505,7 @@ enum {
 /** Experimenter message types (ofp_experimenter_header.exp_type) under SL_OFP_EXPERIMENTER_ID. */
 enum {
 	SL_OFPX_TABLE_DECLARE = 1, /* declare a table: body in docs/openflow-experimenter.md */
-	/* OpenState state tables (issue #9 owns 10..19; layouts in docs/openflow.md section 12). */
+	/* OpenState state tables (10..19; layouts in docs/openflow.md section 12). */
 	SL_OFPX_STATE_TABLE = 10,       /* declare a state table: scopes, capacity */
 	SL_OFPX_STATE_SET = 11,         /* set one flow's state */
 	SL_OFPX_STATE_DEL = 12,         /* delete one flow's state, or every state */
@@ -513,19 +513,19 @@ enum {
 	SL_OFPX_STATE_DUMP_REPLY = 14,  /* reply parts (flag MORE on all but the last) */
 	SL_OFPX_STATE_STATS = 15,       /* request: a state table's counters */
 	SL_OFPX_STATE_STATS_REPLY = 16, /* reply */
-	/* Forwarding modes (issue #8; docs/openflow.md 12.9). */
+	/* Forwarding modes (docs/openflow.md 12.9). */
 	SL_OFPX_SET_FWD_MODE = 4, /* set the forwarding modes */
 	SL_OFPX_FWD_MODE = 5,     /* get the forwarding modes: empty request, reply with TLVs */
 };
 
 /**
  * Experimenter action subtypes (OFPAT_EXPERIMENTER with SL_OFP_EXPERIMENTER_ID;
- * issue #9 owns 1..9).  Layouts in docs/openflow.md section 12.
+ * OpenState owns 1..9).  Layouts in docs/openflow.md section 12.
  */
 enum sl_ofpx_action {
 	SL_OFPXAT_SET_STATE = 1, /* set_state: 32 bytes (struct sl_ofpx_action_set_state) */
 };
-/* Fast forwarding path (issue 6; docs/openflow.md 12.7, 12.8). */
+/* Fast forwarding path (docs/openflow.md 12.7, 12.8). */
 enum {
 	SL_OFPX_LL_SET = 2,     /* set or clear the low-latency mark of selected flows */
 	SL_OFPX_FFP_CONFIG = 3, /* FFP on/off, cost model, auto-promotion policy */
@@ -535,7 +535,7 @@ enum {
 enum {
 	SL_OXM_SL_RAW = 0,    /* raw field: base u8, n_bits u8, bit_off be16, value[, mask] */
 	SL_OXM_SL_IP_TTL = 1, /* nw_ttl: value u8[, mask u8] */
-	SL_OXM_SL_STATE = 2,  /* state (OpenState, issue #9): value be32[, mask be32] */
+	SL_OXM_SL_STATE = 2,  /* state (OpenState): value be32[, mask be32] */
 };
 
 /** Table kinds on the wire (SL_OFPX_TABLE_DECLARE.kind); mapped explicitly to enum sl_table_kind. */
@@ -675,7 +675,7 @@ int sl_ofp_empty_decode(const void *msg, size_t len, struct sl_ofp_error *err);
 
 /*
  * ============================================================================
- * OpenState experimenter messages (exp_types 10..16, issue #9)
+ * OpenState experimenter messages (exp_types 10..16)
  * ============================================================================
  *
  * Every message starts with ofp_experimenter_header (16 bytes, experimenter

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Sluice experimenter messages of the fast forwarding path (issue 6):
+ * Sluice experimenter messages of the fast forwarding path:
  * SL_OFPX_LL_SET (exp_type 2) and SL_OFPX_FFP_CONFIG (exp_type 3).  Byte
  * layouts: docs/openflow.md sections 12.7 and 12.8.
  */

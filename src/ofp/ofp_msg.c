@@ -426,7 +426,7 @@ sl_ofp_experimenter_decode(const void *msg, size_t len, struct sl_ofp_experiment
 	if (x->exp_type != SL_OFPX_TABLE_DECLARE && x->exp_type != SL_OFPX_LL_SET &&
 	    x->exp_type != SL_OFPX_FFP_CONFIG && x->exp_type != SL_OFPX_SET_FWD_MODE &&
 	    x->exp_type != SL_OFPX_FWD_MODE &&
-	    !sl_ofp_state_exp_type(x->exp_type)) /* issue #9: ofp_state.c */
+	    !sl_ofp_state_exp_type(x->exp_type)) /* OpenState: ofp_state.c */
 		return FAIL_BRC(err, BAD_EXP_TYPE);
 	return 0;
 }

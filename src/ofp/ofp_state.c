@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Control path: the OpenState experimenter messages (exp_types 10..16,
- * issue #9).  Byte layouts: docs/openflow.md section 12.  Every decoder
+ * Control path: the OpenState experimenter messages (exp_types
+ * 10..16).  Byte layouts: docs/openflow.md section 12.  Every decoder
  * checks lengths, pad bytes and ranges before using a byte.
  */
 #include "ofp.h"

@@ -1745,7 +1745,7 @@ test_errors_other_msgs(void)
 	mb_fix(&m);
 	rc = sl_ofp_experimenter_decode(m.d, m.n, &x, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXPERIMENTER, "nicira");
-	mb_start(&m, SL_OFPT_EXPERIMENTER, "534c5543 7fffffff"); /* 2, 3: the FFP's (issue 6) */
+	mb_start(&m, SL_OFPT_EXPERIMENTER, "534c5543 7fffffff"); /* 2, 3: the FFP's */
 	mb_fix(&m);
 	rc = sl_ofp_experimenter_decode(m.d, m.n, &x, &e);
 	CHECK_ERR(rc, e, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXP_TYPE, "exp_type 0x7fffffff");

@@ -767,7 +767,7 @@ handle_role(struct conn *c, const uint8_t *msg, size_t len, const struct sl_ofp_
 }
 
 /*
- * OpenState experimenter messages (issue #9; layouts in docs/openflow.md section 12).
+ * OpenState experimenter messages (layouts in docs/openflow.md section 12).
  */
 
 static int
@@ -935,7 +935,7 @@ handle_fwd_mode(struct conn *c, const uint8_t *msg, size_t len)
 	swlog(sw, 6, "forwarding mode: %s", err);
 }
 
-/* Fast forwarding path messages (issue 6): SL_OFPX_LL_SET, SL_OFPX_FFP_CONFIG. */
+/* Fast forwarding path messages: SL_OFPX_LL_SET, SL_OFPX_FFP_CONFIG. */
 static void
 handle_ffp_experimenter(struct conn *c, uint32_t exp_type, const uint8_t *msg, size_t len)
 {
@@ -996,7 +996,7 @@ handle_experimenter(struct conn *c, const uint8_t *msg, size_t len)
 		send_error_tc(c, SL_OFPET_BAD_REQUEST, SL_OFPBRC_BAD_EXPERIMENTER, msg, len);
 		return;
 	}
-	if (sl_ofp_state_exp_type(x.exp_type)) { /* issue #9 */
+	if (sl_ofp_state_exp_type(x.exp_type)) { /* OpenState */
 		handle_state(c, msg, len, x.exp_type);
 		return;
 	}
@@ -1770,7 +1770,7 @@ packet_ins_forward(struct sl_ofswitch *sw)
 				sent = true;
 			}
 		}
-		/* Every dequeued packet-in ends one way, counted (issue #21). */
+		/* Every dequeued packet-in ends one way, counted. */
 		if (sent) {
 			sw->st.packet_ins_forwarded++;
 			sl_lat_hist_add(&sw->st.packet_in_latency,

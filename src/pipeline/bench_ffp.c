@@ -9,7 +9,7 @@
  *
  * OPTS (comma-separated): "nomodel" gives the composite a LUT before every
  * eligible table (sl_pipeline_ffp_cost_model off); "nopath" turns the path
- * records off (the seed's per-table LUTs alone); "only" runs the
+ * records off (the design's per-table LUTs alone); "only" runs the
  * composite alone, "ponly" the pipeline alone (for perf: `perf record`
  * shows the stages of sl_pipeline_run_burst, pipeline_run.c).
  *
@@ -104,7 +104,7 @@ main(int argc, char **argv)
 		sl_pipeline_cache_enable(pls[k], false);
 		sl_pipeline_ffp_enable(pls[k], k == 1);
 		sl_pipeline_ffp_cost_model(pls[k], strstr(opts, "nomodel") == NULL);
-		/* The plain pipeline (k = 0) has no flow cache either: it is the seed's baseline. */
+		/* The plain pipeline (k = 0) has no flow cache either: it is the design's baseline. */
 		sl_pipeline_ffp_path_enable(pls[k], k == 1 && strstr(opts, "nopath") == NULL);
 		memset(&pe, 0, sizeof(pe));
 		if (sl_flowfile_load(argv[1], on_table, on_flow, pls[k], &pe) < 0) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Control path: pipeline length (issue #5, seed 001's analysis procedure).
+ * Control path: pipeline length (the pipeline-decomposition study's procedure).
  * The installed chain is the longest path of goto_table edges from table 0;
  * goto only moves forward, so one ascending pass over the tables finds it.
  */

@@ -745,7 +745,7 @@ pl_ffp_changed(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *sb
 	sb->ffp_on = !pl->accel.ffp_off && (ti->pays || pl->accel.ffp_no_model);
 	/*
 	 * The static rule above assumes two thirds of the probes hit.  The
-	 * seed's gain (hits save search - probe, misses cost a probe) is
+	 * design's gain (hits save search - probe, misses cost a probe) is
 	 * positive when the hit fraction p exceeds probe / search: a table
 	 * whose search costs more than a probe but not 1.5 probes still pays
 	 * when nearly every low-latency lane reaching it wins a low-latency

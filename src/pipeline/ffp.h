@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The fast forwarding path (FFP), private to the pipeline (seed 000,
+ * The fast forwarding path (FFP), private to the pipeline (the composite-pipeline design,
  * section 4; docs/ffp.md).  Public API: pipeline.h ("fast forwarding path").
  *
  * Per worker, one LUT per mask or lpm table that has low-latency entries and
@@ -75,7 +75,7 @@ struct ffp_tinfo {
  * A LUT hit on an entry with a plain decision (FFP_REC_GOTO, FFP_REC_OUTPUT)
  * also skips the entry's instruction walk (exec_flow), which the cost
  * model's search-vs-probe timing does not see.  Measured with
- * build/src/gen/bench_pipeline on TC1 and TC2 of issue #5 (one output entry
+ * build/src/gen/bench_pipeline on TC1 and TC2 of the decomposition study (one output entry
  * hit, search about one probe): 15.2 -> 11.4 and 18.4 -> 13.2 ns/packet with
  * the LUT on; the model counts half of that as the saving, so such tables
  * turn their LUT on adaptively when most low-latency lanes win (ffp.c).

@@ -104,7 +104,7 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 	/*
 	 * One table: its lookup (with the decision cache or the FFP's LUT in
 	 * front) is already the whole path; a path record would only add an
-	 * extraction (TC4 of issue #5: a 25-row table, 1,104 -> 1,200 ns per
+	 * extraction (TC4 of the decomposition study: a 25-row table, 1,104 -> 1,200 ns per
 	 * burst with a path record).
 	 */
 	if (sp->n_tables < 2) {

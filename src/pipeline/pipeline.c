@@ -222,7 +222,7 @@ table_changed(struct sl_pipeline *pl, struct pl_table *pt)
 			 sb->layout.key_size <= DC_KEY_MAX && st.n_groups >= DC_MIN_MASKS;
 	sb->budgeted = sb->use_dcache && st.n_groups >= PL_BUDGET_MIN_MASKS;
 	pl_ffp_changed(pl, pt, sb); /* fast path: LUT on or off for this copy */
-	/* Goto chains (issue #5): tables of one match-all entry skip the lookup. */
+	/* Goto chains: tables of one match-all entry skip the lookup. */
 	sb->all_hit = NULL;
 	if (pt->n_flows == 1 && pt->flows[0]->n_match == 0 && sb->n_guards == 0 && !sb->ffp_on)
 		sb->all_hit = pt->flows[0];
@@ -605,7 +605,7 @@ guard_accept(struct pl_table *pt, const struct sl_match_field *mf)
 /*
  * The layout an undeclared table needs for the flows it holds now plus @m:
  * the union kept so far also has the fields of flows deleted since, and
- * must not decide whether a new flow fits (issue #20: a flow refused in an
+ * must not decide whether a new flow fits (a flow was refused in an
  * empty table because of flows long gone).  -E2BIG when even that is too
  * wide for a key.
  */

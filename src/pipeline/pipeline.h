@@ -999,7 +999,7 @@ const struct sl_state *sl_pipeline_state_table(const struct sl_pipeline *pl, uns
 int sl_pipeline_last_table(const struct sl_pipeline *pl);
 
 /*
- * The fast forwarding path (FFP; seed 000 section 4, docs/ffp.md): per-worker
+ * The fast forwarding path (FFP; the composite-pipeline design, section 4, docs/ffp.md): per-worker
  * hash lookup tables (LUTs) in front of mask and lpm tables, filled with the
  * low-latency entries that packets still low-latency hit, verified against
  * later table changes, never giving a decision the tables would not give.

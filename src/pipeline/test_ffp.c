@@ -442,7 +442,7 @@ main(void)
 	struct sl_flow_filter flt;
 	bool ll;
 
-	setup(false); /* the seed's per-table LUTs alone (path records: path_tests) */
+	setup(false); /* the design's per-table LUTs alone (path records: path_tests) */
 
 	struct sl_ffp_table_info ti;
 	sl_pipeline_ffp_table_info(pl, 0, &ti);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Several workers on one pipeline (issue #7): four threads, each with its
+ * Several workers on one pipeline: four threads, each with its
  * own context, run bursts through the same flows and the same select group
  * at once.  With sl_pipeline_set_shared_counters() no hit is lost: the
  * flows' packet counters add up to exactly the packets sent, the group's

@@ -233,7 +233,7 @@ ip_any:
 
 /*
  * Lazy parsing.  Offsets are computed once per packet and only when a field
- * needs them (seed 000: no front parser).
+ * needs them (the composite-pipeline design: no front parser).
  */
 
 static inline uint16_t

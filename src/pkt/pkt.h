@@ -2,7 +2,7 @@
 /*
  * pkt: packet context, match fields and flow keys.
  *
- * There is no eager front parser (seed 000, section 2.1).  A packet carries a
+ * There is no eager front parser (the composite-pipeline design, section 2.1).  A packet carries a
  * small context (struct sl_pkt) whose layer offsets are computed once, on the
  * first request for a field that needs them.  A table declares the fields it
  * matches in a key layout (struct sl_key_layout); sl_key_extract() writes only

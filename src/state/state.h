@@ -2,7 +2,7 @@
 /*
  * state: bounded per-flow state tables for stateful forwarding (OpenState).
  *
- * OpenState (Bianchi et al.; seed 004 ports it to an accelerated
+ * OpenState (Bianchi et al.; the fast-switch design ports it to an accelerated
  * OfSoftSwitch) splits a stateful stage in two: a *state table* maps a
  * flow, named by the fields of its *lookup scope*, to a 32-bit state
  * (default 0), and the XFSM table that follows matches that state like any

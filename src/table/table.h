@@ -2,7 +2,7 @@
 /*
  * table: match-action tables of four kinds behind one interface.
  *
- * Kinds (seed 000, section 4.2.1):
+ * Kinds (the composite-pipeline design, section 4.2.1):
  *   direct  - linear table; the key is an index (e.g. metadata); O(1).
  *   exact   - hash on the whole key; every rule has a full mask.
  *   lpm     - longest-prefix match on one field of up to 128 bits; the
@@ -78,7 +78,7 @@ struct sl_table_stats {
 /** Maximum trie nodes an lpm path reports. */
 #define SL_LPM_PATH_MAX 20
 
-/** The trie path of an lpm match (seed 000: verify flag + subtree node). */
+/** The trie path of an lpm match (the composite-pipeline design: verify flag + subtree node). */
 struct sl_lpm_path {
 	uint8_t n_nodes;                    /* nodes visited, root first */
 	const void *nodes[SL_LPM_PATH_MAX]; /* opaque node identities */

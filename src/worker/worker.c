@@ -65,7 +65,7 @@ sl_worker_init(struct sl_worker *w, struct sl_pipeline *pl, struct sl_port *port
 	w->pset_pub = &w->pset_buf[0];
 	w->pset = w->pset_pub;
 	w->ctx = sl_pipeline_ctx_create(pl);
-	/* The per-packet low-latency flag (issue 6): a one-byte mbuf dynfield. */
+	/* The per-packet low-latency flag: a one-byte mbuf dynfield. */
 	static const struct rte_mbuf_dynfield ll_desc = {
 		.name = SL_WORKER_LL_DYNFIELD, .size = 1, .align = 1};
 	w->ll_dynfield = rte_mbuf_dynfield_register(&ll_desc);

@@ -87,7 +87,7 @@ struct sl_worker {
 	int rx_tsc_off;                 /* I/O dispatch: mbuf dynfield with the rx TSC, or -1 */
 	uint64_t done SL_CACHE_ALIGNED; /* I/O dispatch: packets taken from in_ring, finished */
 	uint8_t port_idx[256];          /* mbuf port (DPDK id) -> slot in ports[] (0xff: none) */
-	int ll_dynfield; /* offset of the per-packet low-latency flag (issue 6), -1 if none */
+	int ll_dynfield;                /* offset of the per-packet low-latency flag, -1 if none */
 
 	/* Port set (the lead's; control thread writes, workers read pset_pub). */
 	const struct sl_worker_pset *pset_pub; /* the published set */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Direct (linear) table: the key's first direct_bytes bytes are an index
- * (e.g. metadata written by an earlier table, seed 000 "GOTO_DIRECT"), and
+ * (e.g. metadata written by an earlier table, the composite pipeline's "GOTO_DIRECT"), and
  * the entry is found in O(1) with one array read.
  */
 #include "../table.h"
