@@ -89,7 +89,8 @@ SLUICE_REPLIES: dict[str, Any] = {
     "/": ["/", "/info", "/sluice/info", "/sluice/ports"],
     "/sluice/info": {"name": "sw1", "version": "0.1.0", "pid": 4242, "n_ports": 2},
     "/sluice/ports": {"1": {"name": "net_pcap0", "rx_packets": 48, "tx_packets": 0},
-                      "2": {"name": "net_null1", "rx_packets": 0, "tx_packets": 40}},
+                      "2": {"name": "net_null1", "rx_packets": 0, "tx_packets": 40},
+                      "LOCAL": {"name": "sw1", "rx_packets": 0, "tx_packets": 0}},
     "/sluice/tables": {"0": {"kind": "mask", "flows": 1}, "7": {"kind": "lpm", "flows": 3},
                        "truncated": 1},
     "/sluice/drops": {"table_miss": 3, "ttl_expired": 5, "total": 8},
@@ -160,7 +161,9 @@ def test_typed_helpers(server: FakeTelemetry) -> None:
     with Telemetry(path=server.path) as t:
         assert t.info()["name"] == "sw1"
         ports = t.ports()
-        assert set(ports) == {1, 2} and ports[2]["tx_packets"] == 40 and not ports.truncated
+        # The LOCAL port is keyed "LOCAL" (bench/run ffp failed on int("LOCAL")).
+        assert set(ports) == {1, 2, telemetry.LOCAL_PORT} and ports[2]["tx_packets"] == 40
+        assert ports[telemetry.LOCAL_PORT]["name"] == "sw1" and not ports.truncated
         tables = t.tables()
         assert set(tables) == {0, 7} and tables[7]["kind"] == "lpm" and tables.truncated
         assert t.port(2)["port_no"] == 2

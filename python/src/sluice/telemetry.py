@@ -33,6 +33,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypedDict, TypeVar, cast
 
+#: /sluice/ports names the LOCAL port "LOCAL"; Keyed maps hold it under its OpenFlow number.
+LOCAL_PORT = 0xFFFFFFFE
+
 SOCKET_NAME = "dpdk_telemetry.v2"
 #: Sluice's default name, hence EAL file prefix.
 DEFAULT_PREFIX = "sluice"
@@ -337,6 +340,8 @@ class Telemetry:
         for k, v in value.items():
             if k == "truncated":
                 out.truncated = bool(v)
+            elif k == "LOCAL":  # the LOCAL port, by its OpenFlow number (OFPP_LOCAL)
+                out[LOCAL_PORT] = v
             else:
                 out[int(k)] = v
         return out
