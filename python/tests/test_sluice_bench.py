@@ -184,3 +184,24 @@ def test_pipeline_cost_figures() -> None:
     assert r["tc2_32k_ratio"] == 1.0
     assert r["tc456_spread"] == 0.5  # rates 1/20, 1/25, 1/40: (0.05 - 0.025) / 0.05
     assert r["tsc_hz"] == 2.6e9
+
+
+def test_ffp_frames_keep_their_headers_whole() -> None:
+    """bench/run ffp cut its "64 B" IPv6 frames to 60 bytes, inside the UDP header, so the
+    switch (rightly) did not believe the IPv6 payload length and every frame missed the ACL.
+    Every frame must hold its headers whole, with lengths that fit the frame."""
+    import random
+    import struct
+
+    from sluice.bench.ffp import Scenario
+
+    rng = random.Random(1)
+    for name, l4_min in (("server", 8), ("video", 16)):
+        sc = Scenario(name)
+        for size in (64, 128):
+            for ll in (True, False):
+                f = sc.frame(sc.flows[ll][0], size, rng)
+                (plen,) = struct.unpack("!H", f[18:20])
+                assert f[12:14] == b"\x86\xdd" and plen >= l4_min
+                assert len(f) >= 14 + 40 + plen, (name, size, len(f), plen)
+                assert len(f) >= size - 4
