@@ -456,10 +456,11 @@ path_found(struct ffp_ctx *fc, struct ffp_path *ph, struct ffp_path_rec *r, uint
 #define PATH_USED_FRAME 2  /* ... a frame key */
 
 /*
- * Packet @p's path key under spec @sp (ffp.h: a frame key, else the layout's)
- * and its path_hash in *@hash; returns its form as ffp_path_rec.used.  A
- * frame key is hashed from the words as they are built: reading them back
- * right after their stores would stall on store forwarding.
+ * Packet @p's path key under spec @sp (ffp.h: a frame key, else the layout's);
+ * returns its form as ffp_path_rec.used.  A frame key's path_hash comes in
+ * *@hash, from the words as they are built; a layout key is hashed later
+ * (pl_ffp_path_lookup): reading its bytes back right after their stores
+ * would stall on store forwarding.
  */
 static inline uint8_t
 path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key, uint32_t *hash)
@@ -482,12 +483,10 @@ path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key, uint32_
 		*hash = path_mix((uint32_t)dc_hash_word(h, in_port));
 		return PATH_USED_FRAME;
 	}
-	if (sp->fmode)
-		sl_key_extract_ops(&sp->layout, p,
-				   key); /* not of the plain shape: no second test */
+	if (sp->fmode) /* not of the plain shape: no second test */
+		sl_key_extract_ops(&sp->layout, p, key);
 	else
 		sl_key_extract(&sp->layout, p, key);
-	*hash = path_hash(key, sp->layout.key_size);
 	return PATH_USED_LAYOUT;
 }
 
@@ -530,14 +529,27 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, st
 	fc->pobs.n += (uint32_t)__builtin_popcountll(lanes);
 
 	struct ffp_path *ph = fc->path;
-	/* Stage A: the union keys and their hashes; prefetch the first line of both ways. */
+	/*
+	 * Stage A: the union keys and their hashes (layout keys' in a second
+	 * loop, see path_key); prefetch the first line of both ways.
+	 */
+	uint64_t layout_keys = 0;
 	SL_FOR_EACH_LANE (i, lanes) {
-		uint32_t h;
+		uint32_t h = 0;
 		fc->pform[i] = path_key(sp, &pkts[i], fc->pkey[i], &h);
-		uint32_t a = path_set_a(h);
+		if (fc->pform[i] == PATH_USED_LAYOUT) {
+			layout_keys |= UINT64_C(1) << i;
+			continue;
+		}
 		fc->pset[i] = h;
-		sl_prefetch0(&ph->rec[a * FFP_WAYS]);
-		sl_prefetch0(&ph->rec[a * FFP_WAYS + 1]);
+		sl_prefetch0(&ph->rec[path_set_a(h) * FFP_WAYS]);
+		sl_prefetch0(&ph->rec[path_set_a(h) * FFP_WAYS + 1]);
+	}
+	SL_FOR_EACH_LANE (i, layout_keys) {
+		uint32_t h = path_hash(fc->pkey[i], sp->layout.key_size);
+		fc->pset[i] = h;
+		sl_prefetch0(&ph->rec[path_set_a(h) * FFP_WAYS]);
+		sl_prefetch0(&ph->rec[path_set_a(h) * FFP_WAYS + 1]);
 	}
 	/*
 	 * Stage B: find the records in their first sets (where most keys sit: a
