@@ -137,7 +137,8 @@ eal_args(int argc, char **argv, int first_eal, struct options *o, char **out, ch
 	}
 	out[n++] = storage;
 	out[n++] = "--log-level=lib.eal:error";
-	out[n++] = "--log-level=lib.telemetry:warning";
+	/* Not its "No legacy callbacks, legacy socket not created" warning at every start. */
+	out[n++] = "--log-level=lib.telemetry:error";
 	if (!hugepages_free()) {
 		if (o->dumpcap) {
 			fprintf(stderr,

@@ -244,3 +244,20 @@ def test_second_switch_with_the_same_name_refused(
     bg.proc.send_signal(signal.SIGTERM)
     assert bg.proc.wait(timeout=20) == 0
     assert not mgmt.exists()
+
+
+def test_no_dpdk_noise_at_the_default_level(sluice_bin: Path) -> None:
+    """A default start (no EAL arguments, LOCAL port on) printed five DPDK lines: the
+    telemetry library's "No legacy callbacks" warning and four TAP-driver errors about a
+    multiq qdisc the LOCAL port does not use.
+
+    Steps: sluice --name N -p net_null0 -p net_null1 -d 1, nothing after "--".
+    Verify: exit 0; no line from DPDK (EAL, TELEMETRY, the TAP driver); the banner is there."""
+    name = unique_prefix("nz")
+    rc, out = run_sluice_raw(sluice_bin, ["--name", name, "-p", "net_null0,no-rx=1",
+                                          "-p", "net_null1,no-rx=1", "-d", "1"], prefix=name)
+    assert rc == 0, out
+    noise = [ln for ln in out.splitlines()
+             if any(k in ln for k in ("EAL:", "TELEMETRY:", "tap_", "eth_dev_tap", "qdisc"))]
+    assert noise == [], out
+    assert f"sluice: name {name}" in out, out

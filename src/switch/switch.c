@@ -23,6 +23,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_launch.h>
+#include <rte_log.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_pdump.h>
@@ -207,8 +208,21 @@ local_open(const char *name, struct rte_mempool *mp, uint16_t n_queues, struct s
 	if (why[0] == '\0') {
 		/* Each worker transmits on its own queue, and every queue of a TAP must be read. */
 		snprintf(devargs, sizeof(devargs), "net_tap_local,iface=%s", name);
-		if (sl_port_open(devargs, name, SL_PORT_NO_LOCAL, mp, n_queues, n_queues, port, why,
-				 sizeof(why)) == 0) {
+		/*
+		 * The TAP driver logs errors about what a LOCAL port does not use
+		 * (no multiq qdisc in the kernel: "Disabling rte flow support"),
+		 * four lines at every start: quiet it while the port is made,
+		 * unless someone raised its level; a real failure is told below.
+		 */
+		int tap_log = rte_log_register("pmd.net.tap");
+		int tap_level = tap_log >= 0 ? rte_log_get_level((uint32_t)tap_log) : -1;
+		if (tap_level >= 0 && tap_level <= (int)RTE_LOG_NOTICE)
+			rte_log_set_level((uint32_t)tap_log, RTE_LOG_CRIT);
+		int rc = sl_port_open(devargs, name, SL_PORT_NO_LOCAL, mp, n_queues, n_queues, port,
+				      why, sizeof(why));
+		if (tap_level >= 0)
+			rte_log_set_level((uint32_t)tap_log, (uint32_t)tap_level);
+		if (rc == 0) {
 			sl_port_link_down(port);
 			sl_pipeline_port_add(pl, SL_PORT_LOCAL, false);
 			return;
