@@ -49,6 +49,30 @@ find_port(const char *devargs, uint16_t *id)
 }
 
 /*
+ * The next "key=value" of devargs being walked (@buf a copy, @save NULL at
+ * first: the device name is skipped); keys without a value are passed over.
+ * Returns false at the end.
+ */
+static bool
+devargs_next(char *buf, char **save, const char **key, const char **val)
+{
+	char *kv;
+
+	if (*save == NULL)
+		strtok_r(buf, ",", save); /* the device name */
+	while ((kv = strtok_r(NULL, ",", save)) != NULL) {
+		char *eq = strchr(kv, '=');
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		*key = kv;
+		*val = eq + 1;
+		return true;
+	}
+	return false;
+}
+
+/*
  * Why a probe failed, from the arguments Sluice understands: a pcap file
  * that cannot be read or written, an interface that does not exist.  PMDs
  * report all of these as "Operation not permitted".  Returns false when
@@ -57,16 +81,11 @@ find_port(const char *devargs, uint16_t *id)
 static bool
 probe_diagnose(const char *devargs, char *why, size_t size)
 {
-	char buf[SL_PORT_DEVARGS_MAX], *save = NULL, *kv;
+	char buf[SL_PORT_DEVARGS_MAX], *save = NULL;
+	const char *key, *val;
 
 	snprintf(buf, sizeof(buf), "%s", devargs);
-	strtok_r(buf, ",", &save); /* the device name */
-	while ((kv = strtok_r(NULL, ",", &save)) != NULL) {
-		char *eq = strchr(kv, '=');
-		if (eq == NULL)
-			continue;
-		*eq = '\0';
-		const char *key = kv, *val = eq + 1;
+	while (devargs_next(buf, &save, &key, &val)) {
 		if (strcmp(key, "rx_pcap") == 0 && access(val, R_OK) < 0) {
 			snprintf(why, size, "rx_pcap file '%s': %s", val, strerror(errno));
 			return true;
@@ -106,22 +125,18 @@ devargs_numbers_bad(const char *devargs, char *why, size_t size)
 		"blocksz",     "framesz",     "framecnt",   "qdisc_bypass", "start_queue",
 		"queue_count", "busy_budget", "force_copy", "shared_umem",
 	};
-	char buf[SL_PORT_DEVARGS_MAX], *save = NULL, *kv;
+	char buf[SL_PORT_DEVARGS_MAX], *save = NULL, *end;
+	const char *key, *val;
 
 	snprintf(buf, sizeof(buf), "%s", devargs);
-	strtok_r(buf, ",", &save); /* the device name */
-	while ((kv = strtok_r(NULL, ",", &save)) != NULL) {
-		char *eq = strchr(kv, '='), *end;
-		if (eq == NULL)
-			continue;
-		*eq = '\0';
+	while (devargs_next(buf, &save, &key, &val)) {
 		for (size_t k = 0; k < sizeof(numeric) / sizeof(numeric[0]); k++) {
-			if (strcmp(kv, numeric[k]) != 0)
+			if (strcmp(key, numeric[k]) != 0)
 				continue;
 			errno = 0;
-			(void)strtoul(eq + 1, &end, 0);
-			if (eq[1] == '\0' || *end != '\0' || errno != 0 || eq[1] == '-') {
-				snprintf(why, size, "'%s=%s': not a number", kv, eq + 1);
+			(void)strtoul(val, &end, 0);
+			if (val[0] == '\0' || *end != '\0' || errno != 0 || val[0] == '-') {
+				snprintf(why, size, "'%s=%s': not a number", key, val);
 				return true;
 			}
 		}

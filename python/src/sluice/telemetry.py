@@ -33,8 +33,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypedDict, TypeVar, cast
 
+from .ofp import OFPP_LOCAL
+
 #: /sluice/ports names the LOCAL port "LOCAL"; Keyed maps hold it under its OpenFlow number.
-LOCAL_PORT = 0xFFFFFFFE
+LOCAL_PORT = OFPP_LOCAL
 
 SOCKET_NAME = "dpdk_telemetry.v2"
 #: Sluice's default name, hence EAL file prefix.
