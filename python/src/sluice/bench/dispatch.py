@@ -38,12 +38,12 @@ from typing import Any
 
 from sluice.bench import arg_parser, write_results
 from sluice.telemetry import runtime_dir
-from sluice.testing import REPO
+from sluice.testing import REPO, sluice_binary
 
 ROOT = str(REPO)
 BENCH = os.path.join(ROOT, "build", "src", "dispatch", "bench_dispatch")
 MODEL = os.path.join(ROOT, "build", "src", "dispatch", "model_dispatch")
-SLUICE = os.path.join(ROOT, "build", "app", "sluice")
+SLUICE = str(sluice_binary())  # $SLUICE_BIN, else build/app/sluice
 SCHEDS = ["rr", "crc32", "hrw", "adaptive", "ordered"]
 SEED_NS = {"rr": 23.3, "crc32": 28.4, "hrw": 24.4, "adaptive": 31.4}
 

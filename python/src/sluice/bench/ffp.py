@@ -47,10 +47,10 @@ from typing import Any
 
 from sluice.bench import arg_parser, write_results
 from sluice.telemetry import Telemetry, runtime_dir
-from sluice.testing import REPO
+from sluice.testing import REPO, sluice_binary
 
 ROOT = str(REPO)
-SLUICE = os.path.join(ROOT, "build", "app", "sluice")
+SLUICE = str(sluice_binary())  # $SLUICE_BIN, else build/app/sluice
 DIFF = os.path.join(ROOT, "build", "src", "pipeline", "test_pipeline_diff")
 SEED = 6
 N_FLOWS = 512            # distinct flows per class in the traffic

@@ -46,10 +46,10 @@ from sluice import decomp
 from sluice.bench import arg_parser, write_results
 from sluice.bench.ovs import OVS_MAX_MBUFS, OVS_VSWITCHD_DPDK, OvsSwitch, ensure_ovs
 from sluice.telemetry import runtime_dir
-from sluice.testing import REPO, unique
+from sluice.testing import REPO, sluice_binary, unique
 
 ROOT = str(REPO)
-SLUICE = os.path.join(ROOT, "build", "app", "sluice")
+SLUICE = str(sluice_binary())  # $SLUICE_BIN, else build/app/sluice
 TRAFFIC = os.path.join(ROOT, "tools", "sluice_traffic.py")
 
 CASES = ("tc1", "chain8", "depth32k", "three_stage")

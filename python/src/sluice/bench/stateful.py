@@ -51,10 +51,10 @@ from collections.abc import Sequence
 
 from sluice.bench import arg_parser, write_results
 from sluice.telemetry import runtime_dir
-from sluice.testing import REPO, mgmt_dir
+from sluice.testing import REPO, mgmt_dir, sluice_binary
 
 ROOT = str(REPO)
-SLUICE = os.path.join(ROOT, "build", "app", "sluice")
+SLUICE = str(sluice_binary())  # $SLUICE_BIN, else build/app/sluice
 SLUICECTL = os.path.join(ROOT, "build", "app", "sluicectl")
 EXAMPLES = os.path.join(ROOT, "examples", "stateful")
 STATELESS = ["priority=0,in_port=1,actions=goto_table:1",
