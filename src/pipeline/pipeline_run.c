@@ -1263,9 +1263,10 @@ path_run(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, const struct
  * Each takes a lane map in and gives a map out:
  *
  *   burst_begin     every lane waits at table 0 (frames too short dropped)
- *   pl_ffp_path_lookup   the flow cache answers whole paths (ffp_path.c);
- *                   path_run replays the answers it could not finish
- *   per table, in ascending id order (goto only goes forward):
+ *   burst_paths     the flow cache answers whole paths (pl_ffp_path_lookup,
+ *                   ffp_path.c); path_run replays the answers it could not
+ *                   finish
+ *   per table, in ascending id order (goto only goes forward), table_run:
  *     pl_state_stage  a state table loads each lane's state (state_stage.c)
  *     all_hit_goto    a match-all goto-only table moves every lane on at once
  *     table_lookup    lanes waiting -> lanes found: guards, key extraction,
@@ -1273,8 +1274,9 @@ path_run(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, const struct
  *                     the table-miss entry
  *     table_execute   found lanes: their entries' instructions -> the next
  *                     table, an output or a drop
- *     table_misses    lanes not found: dropped (table miss)
- *   burst_end       the flow cache's and the FFP's bookkeeping
+ *     table_misses    lanes not found: dropped (table miss, search budget)
+ *   pl_ffp_path_end, pl_ffp_burst_end   the flow cache's and the FFP's
+ *                   bookkeeping (ffp_path.c, ffp.c)
  */
 
 /* What a burst's stages share. */
