@@ -38,6 +38,25 @@ def test_set_queue_polices_to_max_rate(pcap_switch) -> None:  # type: ignore[no-
     assert_balanced(res)
 
 
+def test_set_queue_in_the_action_set_polices(pcap_switch) -> None:  # type: ignore[no-untyped-def]
+    """set_queue written into the action set polices the set's output (OpenFlow 1.3
+    section 5.10: QoS after set-field, before output).  It used to be stored and never
+    run: all 60 frames passed.  A set_queue later replaced in the set by one naming a
+    queue port 3 does not have leaves port 3's frames alone."""
+    res = pcap_switch(3, {1: frames(60, 1) + frames(30, 2)}, [
+        "queue=1,port=2,max_rate=8,burst=8",
+        "queue=1,port=3,max_rate=8,burst=8",
+        "table=0,priority=10,udp,tp_dst=1 actions=write_actions(set_queue:1,output:2)",
+        "table=0,priority=10,udp,tp_dst=2 actions=write_actions(set_queue:1),goto_table:1",
+        "table=1,priority=10 actions=write_actions(set_queue:7,output:3)",
+    ])
+    passed = len(res.out[2])
+    assert 9 <= passed <= 12, passed  # the same burst as above
+    assert len(res.out[3]) == 30, len(res.out[3])
+    assert res.drops().get("queue-rate", 0) == 60 - passed, res.drops()
+    assert_balanced(res)
+
+
 def test_queue_min_rate_is_refused(run_sluice) -> None:  # type: ignore[no-untyped-def]
     """A min_rate cannot be guaranteed without a scheduler: the flow file is refused
     with the value named, not silently half-honoured."""

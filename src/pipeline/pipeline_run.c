@@ -732,6 +732,9 @@ aset_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct p
 			return false;
 	for (unsigned i = 0; i < as->n_set; i++)
 		exec_action(pl, ctx, st, p, as->set[i], hooks, reason);
+	/* Then QoS: the queue polices the set's output (or the group's buckets). */
+	if (as->queue != NULL)
+		exec_action(pl, ctx, st, p, as->queue, hooks, reason);
 	/* Spec 5.10: a group action in the set wins over an output action, and ends the packet. */
 	if (as->group != NULL) {
 		st->flow = as->group_by;
