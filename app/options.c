@@ -10,6 +10,7 @@
  * at its header's line.
  */
 #include "options.h"
+#include "../src/switch/switch.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -91,6 +92,7 @@ static const struct opt_def opt_defs[] = {
 	{"search-budget", 0, required_argument, SL_OPT_SEARCH_BUDGET, 0},
 	{"fwd-mode", 0, required_argument, SL_OPT_FWD_MODE, 0},
 	{"idle-sleep-max", 0, required_argument, SL_OPT_IDLE_SLEEP_MAX, 0},
+	{"agent-awake-us", 0, required_argument, SL_OPT_AGENT_AWAKE, 0},
 	{"config", 0, required_argument, SL_OPT_CONFIG, F_CMDLINE},
 	{"no-config", 0, no_argument, SL_OPT_NO_CONFIG, F_CMDLINE},
 	{"version", 'V', no_argument, SL_OPT_VERSION, F_CMDLINE},
@@ -231,6 +233,11 @@ options_usage(FILE *f)
 		"                           overrides a 'fwd-mode=MODES' line of the flow file\n"
 		"      --idle-sleep-max US  sleep when idle, backing off up to US microseconds\n"
 		"                           (default 0: poll all the time; at most 100000)\n"
+		"      --agent-awake-us US  after controller activity (a message, a packet-in) the\n"
+		"                           agent polls without sleeping for US microseconds, so a\n"
+		"                           controller's answer meets no thread wake-up (default\n"
+		"                           %u; 0 with --idle-sleep-max or on the datapath's CPU;\n"
+		"                           0 = off; at most %u)\n"
 		"  -V, --version            print the version\n"
 		"  -h, --help               this help\n\n"
 		"Default EAL options (when none follow '--'): -l 0,1 (or -l 0 on one CPU); with\n"
@@ -241,7 +248,7 @@ options_usage(FILE *f)
 		"docs/telemetry.md).  Logs go to stderr with UTC timestamps.\n"
 		"Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.\n",
 		SL_BURST_MAX, SL_BURST_DEFAULT, SL_SEARCH_BUDGET_PCT_DEFAULT,
-		SL_SEARCH_BUDGET_COST_NS_DEFAULT);
+		SL_SEARCH_BUDGET_COST_NS_DEFAULT, SL_AGENT_AWAKE_DEFAULT_US, SL_AGENT_AWAKE_MAX_US);
 }
 
 /* ---- Where a value comes from, and how its errors are told ---- */
@@ -537,6 +544,11 @@ opt_apply(struct options *o, enum sl_opt id, const char *arg)
 		if (parse_number("--idle-sleep-max", arg, 0, SL_IDLE_MAX_US, &v) < 0)
 			return -1;
 		o->idle_sleep_max = (unsigned)v;
+		break;
+	case SL_OPT_AGENT_AWAKE:
+		if (parse_number("--agent-awake-us", arg, 0, SL_AGENT_AWAKE_MAX_US, &v) < 0)
+			return -1;
+		o->agent_awake_us = (int)v;
 		break;
 	case SL_OPT_PORT:
 		if (o->n_ports == SL_PORTS_MAX)
@@ -1091,6 +1103,7 @@ defaults(struct options *o)
 	o->sched = SL_SCHED_ADAPTIVE;
 	o->sched_threshold = SL_DISPATCH_THRESHOLD_DEFAULT;
 	o->worker_ring = 1024;
+	o->agent_awake_us = -1;
 }
 
 void

@@ -90,6 +90,7 @@ enum sl_opt {
 	SL_OPT_SEARCH_BUDGET,
 	SL_OPT_FWD_MODE,
 	SL_OPT_IDLE_SLEEP_MAX,
+	SL_OPT_AGENT_AWAKE,
 	SL_OPT_CONFIG,
 	SL_OPT_NO_CONFIG,
 	SL_OPT_VERSION,
@@ -151,6 +152,7 @@ struct options {
 	const char *fwd_mode; /* --fwd-mode text (src/fwd) */
 	struct sl_fwd_params fwd_params;
 	unsigned idle_sleep_max; /* --idle-sleep-max, us (0: pure polling) */
+	int agent_awake_us;      /* --agent-awake-us (-1: the default, see options.c) */
 
 	/* Where they came from. */
 	const char *config; /* the configuration file read, or NULL */

@@ -1129,6 +1129,7 @@ switch_params(struct options *o, char **eal_argv, int n_eal, struct sl_pipeline 
 		.rx_queues = o->rx_queues,
 		.pin_rate = o->pin_rate,
 		.idle_sleep_max = o->idle_sleep_max,
+		.agent_awake_us = o->agent_awake_us,
 		.port_specs = o->ports,
 		.port_args = o->port_args,
 		.n_ports = o->n_ports,

@@ -42,6 +42,8 @@ def test_help_and_version(sluice_bin: Path) -> None:
         (["-p", "net_null0", "-d", "abc"], "--duration: invalid value 'abc'"),
         (["-p", "net_null0", "-b", "0"], "--burst: invalid value '0'"),
         (["-p", "net_null0", "-b", "65"], "--burst: invalid value '65'"),
+        (["-p", "net_null0", "--agent-awake-us", "100001"],
+         "--agent-awake-us: invalid value '100001' (expected 0..100000)"),
         (["-p", "net_null0", "-s", "-1"], "--stats-interval: invalid value"),
         (["-p", "net_null0", "stray"], "unexpected argument 'stray'"),
         (["-d", "1"], "no ports"),

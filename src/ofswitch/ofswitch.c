@@ -1721,7 +1721,7 @@ port_status_send(struct sl_ofswitch *sw, uint8_t reason, unsigned i)
 static void standalone_packet_in(struct sl_ofswitch *sw, const struct sl_worker_pin *info,
 				 const uint8_t *data, size_t len);
 
-static void
+static unsigned
 packet_ins_forward(struct sl_ofswitch *sw)
 {
 	struct rte_mbuf *ms[PIN_PER_ROUND];
@@ -1787,6 +1787,7 @@ packet_ins_forward(struct sl_ofswitch *sw)
 		}
 		rte_pktmbuf_free(ms[k]);
 	}
+	return n;
 }
 
 /*
@@ -1961,16 +1962,24 @@ sl_ofswitch_port_deleted(struct sl_ofswitch *sw, unsigned slot)
 			sw->learn[k].port = 0;
 }
 
-void
+bool
 sl_ofswitch_run(struct sl_ofswitch *sw, int timeout_ms)
 {
-	sl_ofconn_mgr_poll(sw->mgr, timeout_ms);
-	packet_ins_forward(sw);
+	int events;
+	unsigned pins;
+
+	/* A packet-in queued before the worker could see us asleep: no sleep. */
+	if (timeout_ms != 0 && !sl_worker_pin_agent_sleep(sw->p.worker))
+		timeout_ms = 0;
+	events = sl_ofconn_mgr_poll(sw->mgr, timeout_ms);
+	sl_worker_pin_agent_awake(sw->p.worker);
+	pins = packet_ins_forward(sw);
 	timers_run(sw);
 	for (unsigned i = 0; i < sw->n_conns; i++)
 		if (sw->conns[i]->backlog.len > sw->conns[i]->backlog_off)
 			backlog_drain(sw->conns[i]);
 	publish(sw);
+	return events > 0 || pins > 0;
 }
 
 /* The channel's messages go to rte_log type sluice.ofconn. */

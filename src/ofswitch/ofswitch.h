@@ -112,9 +112,11 @@ void sl_ofswitch_destroy(struct sl_ofswitch *sw);
  * timers (flow timeouts, port status, standalone mode), publish.
  *
  * @param timeout_ms  Longest wait for socket activity.
+ * @return true when a controller connection had activity or a packet-in
+ *         was dequeued (the agent's caller may stay awake for the answer).
  * Control thread.
  */
-void sl_ofswitch_run(struct sl_ofswitch *sw, int timeout_ms);
+bool sl_ofswitch_run(struct sl_ofswitch *sw, int timeout_ms);
 
 /**
  * Port @slot of the ports array was added (its slot filled, the datapath

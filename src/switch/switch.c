@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_launch.h>
@@ -65,6 +67,8 @@ struct sl_switch {
 	/* sl_switch_run with one lcore: the control thread's part. */
 	sl_switch_control_fn control;
 	void *control_arg;
+	uint64_t awake_until; /* TSC: sl_switch_poll does not sleep until then */
+	uint64_t awake_tsc;   /* --agent-awake-us in TSC cycles */
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -335,6 +339,32 @@ ports_open(struct sl_switch *sw, const struct sl_switch_params *p, uint16_t nrxq
 }
 
 /* The workers (and the I/O core), their forwarding modes. */
+
+/*
+ * --agent-awake-us in TSC cycles (switch.h).  By default it is off when the
+ * datapath sleeps when idle, and when the control thread shares a CPU with
+ * a polling datapath lcore: a yield there hands the CPU to the worker for
+ * its whole time slice, longer than a wake-up.
+ */
+static uint64_t
+agent_awake_tsc(const struct sl_switch *sw, const struct sl_switch_params *p)
+{
+	uint64_t us = SL_AGENT_AWAKE_DEFAULT_US;
+	rte_cpuset_t main_cpus = rte_lcore_cpuset(rte_get_main_lcore());
+
+	if (p->agent_awake_us >= 0)
+		return (uint64_t)p->agent_awake_us * rte_get_tsc_hz() / 1000000;
+	if (p->idle_sleep_max != 0 || sw->n_lcores == 0)
+		us = 0;
+	for (unsigned i = 0; i < sw->n_lcores; i++) {
+		rte_cpuset_t both, dp = rte_lcore_cpuset(sw->lcores[i]);
+		CPU_AND(&both, &main_cpus, &dp);
+		if (CPU_COUNT(&both) != 0)
+			us = 0;
+	}
+	return us * rte_get_tsc_hz() / 1000000;
+}
+
 static int
 datapath_create(struct sl_switch *sw, const struct sl_switch_params *p, char *err, size_t err_size)
 {
@@ -353,6 +383,7 @@ datapath_create(struct sl_switch *sw, const struct sl_switch_params *p, char *er
 		return -ENOMEM;
 	}
 	sl_worker_idle_set(sw->workers, p->idle_sleep_max);
+	sw->awake_tsc = agent_awake_tsc(sw, p);
 	if (sl_worker_fwd_attach(sw->workers, sw->fwd) < 0) {
 		fprintf(stderr, "sluice: cannot set up the forwarding modes: out of memory\n");
 		return -ENOMEM;
@@ -545,18 +576,27 @@ void
 sl_switch_poll(struct sl_switch *sw)
 {
 	/*
-	 * Packet-ins arrive through a ring that cannot wake poll(): a 1 ms
-	 * round bounds their wait (a thousand cheap wakeups a second).  With
-	 * --idle-sleep-max, while the datapath sleeps at its longest, rounds
-	 * are 4 ms: an idle switch wakes less (a packet-in after an idle
-	 * period may wait up to 4 ms; controller messages wake poll() at once).
+	 * Controller messages and packet-ins (the worker's eventfd) wake
+	 * poll(); the round only bounds the timers' wait: 1 ms, or 4 ms while
+	 * the datapath sleeps at its longest (--idle-sleep-max).  For a while
+	 * after controller activity the agent does not sleep at all
+	 * (--agent-awake-us, switch.h): rounds of zero wait, the core yielded
+	 * between them, so neither the next packet-in nor the controller's
+	 * answer waits for a thread wake-up.
 	 */
 	int round_ms = sl_worker_idle_longest(sw->workers) ? 4 : 1;
+	uint64_t now = rte_rdtsc();
 
-	if (sw->ofsw != NULL)
-		sl_ofswitch_run(sw->ofsw, round_ms);
-	else
+	if (now < sw->awake_until)
+		round_ms = 0;
+	if (sw->ofsw != NULL) {
+		if (sl_ofswitch_run(sw->ofsw, round_ms))
+			sw->awake_until = now + sw->awake_tsc;
+	} else {
 		usleep((useconds_t)round_ms * 1000);
+	}
+	if (round_ms == 0)
+		sched_yield();
 	sl_mgmt_run();
 	sl_metrics_run(sw->metrics);
 	sl_pipeline_poll(sw->pl); /* mask-table snapshots the builder thread finished */

@@ -38,6 +38,17 @@
 struct sl_metrics;
 struct sl_switch;
 
+/*
+ * The agent stays awake (polls its sockets and the packet-in ring without
+ * sleeping, yielding the core between rounds) for this long after
+ * controller activity: a thread asleep in poll() on an idle core takes
+ * about 60 us to wake in a VM, once for a packet-in and once more for the
+ * controller's answer.  Off by default when the datapath sleeps when idle
+ * or shares the control thread's CPU.
+ */
+#define SL_AGENT_AWAKE_DEFAULT_US 1000u
+#define SL_AGENT_AWAKE_MAX_US 100000u
+
 /** Fills the pipeline once EAL is up.  @return 0, or -EINVAL after printing why. */
 typedef int (*sl_switch_load_fn)(void *arg, struct sl_pipeline *pl);
 
@@ -67,6 +78,7 @@ struct sl_switch_params {
 	unsigned rx_queues;      /* rx queues per port (0: one per worker, 1 with an I/O core) */
 	double pin_rate;         /* packet-ins per second, 0 = no limit */
 	unsigned idle_sleep_max; /* us (0: pure polling) */
+	int agent_awake_us;      /* -1: SL_AGENT_AWAKE_DEFAULT_US, or 0 with idle_sleep_max */
 
 	/* Ports. */
 	const char *const *port_specs;  /* as given, for messages */

@@ -305,8 +305,17 @@ void sl_worker_port_read(const struct sl_worker *w, unsigned port,
 void sl_worker_ctrl_read(const struct sl_worker *w, struct sl_worker_port_stats *out);
 /** Why packet-ins were not queued. */
 void sl_worker_pin_drops_read(const struct sl_worker *w, struct sl_worker_pin_drops *out);
-/** The eventfd the lead worker writes when its packet-in ring stops being empty (agent's poll). */
+/** The eventfd the lead worker writes to wake the agent in poll() for a packet-in. */
 int sl_worker_pin_wake_fd(const struct sl_worker *w);
+/**
+ * The agent is about to sleep in poll(): from now on a packet-in writes
+ * the wake fd (once).  Returns false, and the agent must not sleep, when a
+ * packet-in is already queued.  sl_worker_pin_agent_awake() after poll().
+ * Control thread, on the lead worker.
+ */
+bool sl_worker_pin_agent_sleep(struct sl_worker *w);
+/** The agent is awake again: packet-ins wait for its next round, no write. */
+void sl_worker_pin_agent_awake(struct sl_worker *w);
 /** Loop counters (the workers'; rx bursts of the I/O core: sl_worker_io_read). */
 void sl_worker_loop_read(const struct sl_worker *w, struct sl_worker_loop_stats *out);
 /** Pipeline latency histogram, merged. */

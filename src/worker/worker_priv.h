@@ -51,16 +51,17 @@ struct sl_worker {
 	/* Controller channel (sl_worker_ctrl_init). */
 	struct sl_worker_port_stats ctrl; /* the controller as a port (see above) */
 	struct sl_worker_pin_drops pin_drops;
-	uint64_t pin_wake_fails;           /* eventfd writes that failed (the agent polls anyway) */
-	struct rte_ring *pin_ring;         /* worker -> control: packet-in mbufs */
-	int pin_wake_fd;                   /* eventfd: written when pin_ring stops being empty */
-	struct rte_mempool *pin_mp;        /* packet-in copies, sl_worker_pin in the private area */
-	struct rte_ring *pout_ring;        /* control -> worker: struct sl_worker_pout * */
-	struct rte_ring *pout_free;        /* worker -> control: executed descriptors */
-	struct sl_worker_pout *pouts;      /* descriptor storage */
-	volatile bool controller_up;       /* packet-ins have somewhere to go */
-	uint64_t pin_rate;                 /* packet-ins per second, 0 = unlimited */
-	uint64_t pin_tokens, pin_last_tsc; /* token bucket, scaled by the TSC rate */
+	uint64_t pin_wake_fails;    /* eventfd writes that failed (the agent polls anyway) */
+	struct rte_ring *pin_ring;  /* worker -> control: packet-in mbufs */
+	int pin_wake_fd;            /* eventfd: written when the agent sleeps (pin_agent_asleep) */
+	bool pin_agent_asleep;      /* the agent is (about to be) in poll(): wake it */
+	struct rte_mempool *pin_mp; /* packet-in copies, sl_worker_pin in the private area */
+	struct rte_ring *pout_ring; /* control -> worker: struct sl_worker_pout * */
+	struct rte_ring *pout_free; /* worker -> control: executed descriptors */
+	struct sl_worker_pout *pouts;            /* descriptor storage */
+	volatile bool controller_up;             /* packet-ins have somewhere to go */
+	uint64_t pin_rate;                       /* packet-ins per second, 0 = unlimited */
+	uint64_t pin_tokens, pin_last_tsc;       /* token bucket, scaled by the TSC rate */
 	struct rte_mbuf *reinject[SL_BURST_MAX]; /* packet_out output:TABLE, run next */
 	unsigned n_reinject;
 	uint32_t reinject_port;
