@@ -240,6 +240,13 @@ struct sl_pipeline_hooks {
 	 * NULL @hooks, let the budget refuse them.
 	 */
 	bool keeping_up;
+	/*
+	 * Every packet of the burst enters with the same in_port and metadata
+	 * (a worker's burst comes from one port, metadata 0): until an entry
+	 * writes metadata, a table on those registers alone is searched once
+	 * for the whole burst.
+	 */
+	bool same_registers;
 };
 
 /**

@@ -1013,8 +1013,10 @@ exec_flow(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_f
 				aset_write(&st->aset, &f->actions[f->n_apply + k], f);
 		}
 	}
-	if (flags & SL_INSN_METADATA)
+	if (flags & SL_INSN_METADATA) {
 		p->metadata = (p->metadata & ~f->metadata_mask) | f->metadata;
+		ctx->regs_same = false;
+	}
 	if (f->goto_table >= 0)
 		return f->goto_table;
 	if (st->has_set && !aset_execute(pl, ctx, st, p, hooks, reason))
@@ -1404,6 +1406,41 @@ register_answers(struct sl_pipeline_ctx *ctx, uint64_t dups, uint64_t hit, uint6
 	return found;
 }
 
+/*
+ * register_keys when every lane still has the same registers
+ * (ctx->regs_same): the first lane is keyed and searched, and the others,
+ * returned, take its answer (same_answers) without a look at their own.
+ */
+static SL_ALWAYS_INLINE uint64_t
+same_keys(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+	  uint64_t look)
+{
+	unsigned src = (unsigned)__builtin_ctzll(look);
+
+	sl_key_extract(&pt->layout, &pkts[src], ctx->keys[src]);
+	ctx->keyp[src] = ctx->keys[src];
+	return look & (look - 1);
+}
+
+/* The answers of same_keys' lanes: the first lane's. */
+static SL_ALWAYS_INLINE uint64_t
+same_answers(struct sl_pipeline_ctx *ctx, uint64_t dups, uint64_t looked, uint64_t hit,
+	     uint64_t *refused)
+{
+	unsigned src = (unsigned)__builtin_ctzll(looked), i;
+	void *answer = ctx->hits[src];
+
+	if (hit >> src & 1) {
+		SL_FOR_EACH_LANE (i, dups) {
+			ctx->hits[i] = answer;
+		}
+		return dups;
+	}
+	if (*refused >> src & 1)
+		*refused |= dups;
+	return 0;
+}
+
 /* Lanes waiting at table tp->t -> tp->hit, each with its entry in ctx->hits. */
 static SL_ALWAYS_INLINE void
 table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
@@ -1420,11 +1457,14 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 		tp->hit = tp->lanes;
 	} else if (pt->tbl != NULL) {
 		uint64_t look = pt->n_guards ? guard_lanes(pt, pkts, tp->lanes) : tp->lanes;
-		uint64_t ffp_done = 0, hit, dups = 0;
+		uint64_t ffp_done = 0, hit, dups = 0, looked = look;
 		bool lut_on = pt->ffp_on || (pt->ffp_adapt && pl_ffp_adapt_on(ctx, t));
+		bool by_regs = pt->layout.meta_only && pt->n_guards == 0 && !lut_on && look != 0;
 
 		/* Only the fields this table matches. */
-		if (pt->layout.meta_only && pt->n_guards == 0 && !lut_on && look != 0)
+		if (by_regs && ctx->regs_same)
+			dups = same_keys(pt, ctx, pkts, look);
+		else if (by_regs)
 			dups = register_keys(pt, ctx, pkts, look);
 		else {
 			SL_FOR_EACH_LANE (i, look) {
@@ -1448,7 +1488,9 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 			hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
 		if (lut_on && (tp->ll & hit))
 			pl_ffp_populate(pt, ctx, t, tp->ll & hit);
-		if (dups != 0)
+		if (dups != 0 && ctx->regs_same)
+			hit |= same_answers(ctx, dups, looked, hit, &tp->refused);
+		else if (dups != 0)
 			hit |= register_answers(ctx, dups, hit, &tp->refused);
 		tp->hit = hit | tp->ffp_found;
 		tp->tbl_hit = tp->hit; /* a table-miss entry below is no LUT answer */
@@ -1619,6 +1661,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	if (n == 0)
 		return 0;
 	ctx->now = b.now;
+	ctx->regs_same = hooks != NULL && hooks->same_registers;
 	burst_begin(ctx, pkts, n, &b);
 	burst_paths(pl, ctx, pkts, &b);
 	while ((t = next_table(ctx)) >= 0)

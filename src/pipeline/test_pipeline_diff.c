@@ -1130,9 +1130,19 @@ main(int argc, char **argv)
 				md0[i] = pkts[i].metadata;
 				memcpy(ref_frames[i], frames[i], FRAME_LEN);
 			}
+			/*
+			 * Half the bursts come as a worker's do, every lane with the
+			 * same in_port and metadata (hooks.same_registers).
+			 */
+			bool same = n > 0 && rndn(2) == 0;
+			for (unsigned i = 1; same && i < n; i++) {
+				pkts[i].in_port = pkts[0].in_port;
+				pkts[i].metadata = md0[i] = pkts[0].metadata;
+			}
+			const struct sl_pipeline_hooks hooks = {.same_registers = same};
 			/* Changes become visible at publish: batches of 1..8 updates. */
 			sl_pipeline_publish(pl);
-			sl_pipeline_run_burst(pl, ctx, pkts, n, NULL, outs, drops);
+			sl_pipeline_run_burst(pl, ctx, pkts, n, &hooks, outs, drops);
 			ll_packets += (uint64_t)__builtin_popcountll(sl_pipeline_ll_lanes(ctx) &
 								     sl_lanes_first(n));
 			for (unsigned i = 0; i < n; i++) {

@@ -656,8 +656,11 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 	uint32_t out_ports[SL_BURST_MAX];
 	uint8_t drops[SL_BURST_MAX];
 	struct rte_mbuf *dropped[SL_BURST_MAX];
-	const struct sl_pipeline_hooks hooks = {
-		.emit_copy = emit_copy, .arg = w, .keeping_up = w->keeping_up};
+	/* A burst enters on one port with metadata 0: the same registers in every lane. */
+	const struct sl_pipeline_hooks hooks = {.emit_copy = emit_copy,
+						.arg = w,
+						.keeping_up = w->keeping_up,
+						.same_registers = true};
 	unsigned n_dropped = 0;
 	uint64_t rx_bytes = 0;
 
