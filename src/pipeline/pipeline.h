@@ -1148,6 +1148,13 @@ void sl_pipeline_ffp_class_stats(const struct sl_pipeline_ctx *const ctxs[], uns
 uint64_t sl_pipeline_ll_lanes(const struct sl_pipeline_ctx *ctx);
 
 /**
+ * A push or pop action of the last burst moved a packet's start or
+ * changed its length: the caller's buffers must follow the packets'
+ * data/len.  False: every packet starts and ends where it came in.
+ */
+bool sl_pipeline_resized(const struct sl_pipeline_ctx *ctx);
+
+/**
  * Has any entry ever been low-latency (a mark set, or auto-promotion on)?
  * Until then every forwarded packet is normal (flag 0) and the worker need
  * not write the dynfield (zeroed with the pool).  Sticky.  Any thread.

@@ -336,6 +336,7 @@ struct sl_pipeline_ctx {
 	uint8_t dup_of
 		[SL_BURST_MAX]; /* register_keys: the lane whose key and answer a lane takes */
 	bool regs_same; /* every lane still has the burst's first registers (hooks.same_registers) */
+	bool resized;   /* a push or pop moved a packet's start or length (sl_pipeline_resized) */
 	struct pkt_state st[SL_BURST_MAX];
 	uint64_t lanes_at[SL_TABLES_MAX + 2]; /* lanes waiting at each table */
 	uint64_t table_bits[4];               /* tables with waiting lanes */

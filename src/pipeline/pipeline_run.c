@@ -559,6 +559,7 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		return true;
 	case SL_ACT_PUSH_VLAN:
 		flush_pending(ctx, st, p, hooks);
+		ctx->resized = true;
 		if (!push_vlan(p, a->ethertype)) {
 			*reason = SL_DROP_NO_HEADROOM;
 			return false;
@@ -566,6 +567,7 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		return true;
 	case SL_ACT_POP_VLAN:
 		flush_pending(ctx, st, p, hooks);
+		ctx->resized = true;
 		pop_vlan(p); /* no tag: nothing to pop (OVS does the same) */
 		return true;
 	case SL_ACT_SET_NW_TTL:
@@ -607,6 +609,7 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		return true;
 	case SL_ACT_PUSH_MPLS:
 		flush_pending(ctx, st, p, hooks);
+		ctx->resized = true;
 		if (!push_mpls(p, a->ethertype)) {
 			/* Or an 802.3 length that would overflow (llc_len_adjust). */
 			*reason = p->headroom < 4 ? SL_DROP_NO_HEADROOM : SL_DROP_BAD_ACTION;
@@ -615,10 +618,12 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		return true;
 	case SL_ACT_POP_MPLS:
 		flush_pending(ctx, st, p, hooks);
+		ctx->resized = true;
 		pop_mpls(p, a->ethertype);
 		return true;
 	case SL_ACT_PUSH_PBB:
 		flush_pending(ctx, st, p, hooks);
+		ctx->resized = true;
 		if (!push_pbb(p, a->ethertype)) {
 			*reason = SL_DROP_NO_HEADROOM;
 			return false;
@@ -626,6 +631,7 @@ exec_action(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct pk
 		return true;
 	case SL_ACT_POP_PBB:
 		flush_pending(ctx, st, p, hooks);
+		ctx->resized = true;
 		pop_pbb(p);
 		return true;
 	case SL_ACT_SET_MPLS_TTL:
@@ -1662,6 +1668,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		return 0;
 	ctx->now = b.now;
 	ctx->regs_same = hooks != NULL && hooks->same_registers;
+	ctx->resized = false;
 	burst_begin(ctx, pkts, n, &b);
 	burst_paths(pl, ctx, pkts, &b);
 	while ((t = next_table(ctx)) >= 0)
@@ -1670,6 +1677,12 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		pl_ffp_path_end(pl, ctx);
 	pl_ffp_burst_end(ctx, n, b.now);
 	return b.n_out;
+}
+
+bool
+sl_pipeline_resized(const struct sl_pipeline_ctx *ctx)
+{
+	return ctx->resized;
 }
 
 const struct sl_pin *

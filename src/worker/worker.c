@@ -701,7 +701,13 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 				(uint8_t)(ll >> i & 1);
 	}
 
-	/* Stage 3: group by output port (headers may have moved: push/pop VLAN). */
+	/*
+	 * Stage 3: group by output port.  Headers may have moved (push/pop of
+	 * a VLAN, MPLS or PBB header): then the mbufs follow.  The tableless
+	 * engines never move one, so a burst they took whole may read the last
+	 * pipeline burst's answer: at worst a sync that changes nothing.
+	 */
+	bool resized = sl_pipeline_resized(w->ctx);
 	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *m = mbufs[i];
 
@@ -718,7 +724,8 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 			}
 			slot = SL_PORT_SLOT_LOCAL;
 		}
-		mbuf_sync(m, &pkts[i]);
+		if (resized)
+			mbuf_sync(m, &pkts[i]);
 		tx_enqueue(w, slot, m);
 	}
 	if (n_dropped)
