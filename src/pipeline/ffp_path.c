@@ -591,7 +591,10 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, st
 	 * marks need no check: clearing one changes the signature (path_sig).
 	 */
 	struct ffp_path_rec *run = NULL;
-	uint64_t run_pkts = 0, run_bytes = 0, hit = 0, rest = 0;
+	uint64_t run_pkts = 0, run_bytes = 0, rest = 0, normal = 0;
+	uint32_t run_out = 0, ok_in_port = 0;
+	bool run_ttl = false, run_normal = false, port_ok = false;
+	unsigned outs = 0;
 	if (!fc->defer) /* the entries' lines: the records' second lines have arrived by now */
 		SL_FOR_EACH_LANE (i, found) {
 			const struct ffp_path_rec *r = fc->prec[i];
@@ -602,35 +605,47 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, st
 		struct ffp_path_rec *r = fc->prec[i];
 
 		if (r != run) {
+			/* What a record says is read once per run of lanes on it. */
 			if (run != NULL)
 				path_hits(pl, ctx, run, run_pkts, run_bytes);
 			run = r;
 			run_pkts = run_bytes = 0;
+			run_out = r->out != 0 && !r->miss ? r->out : 0;
+			/* A plain record's last hop may be dec_ttl, output (plain bit n_hops - 1). */
+			run_ttl = r->plain >> (r->n_hops - 1) & 1;
+			/* A normal entry on the way: the packet leaves the low-latency class. */
+			run_normal = !r->ll;
+			port_ok = run_out != 0 && pl_port_plain_ok(pl, run_out, pkts[i].in_port);
+			ok_in_port = pkts[i].in_port;
+			if (r->n_hops + r->miss > ctx->chain_max)
+				ctx->chain_max = (uint8_t)(r->n_hops + r->miss);
 		}
 		run_pkts++;
 		run_bytes += pkts[i].len;
-		hit |= UINT64_C(1) << i;
-		if (!r->ll) /* a normal entry on the way: the packet leaves the low-latency class */
-			ctx->ll_lanes &= ~(UINT64_C(1) << i);
-		/* A plain record's last hop may be dec_ttl, output (plain bit n_hops - 1). */
-		if (r->out != 0 && !r->miss && pl_port_plain_ok(pl, r->out, pkts[i].in_port) &&
-		    (!(r->plain >> (r->n_hops - 1) & 1) || pl_dec_ttl_plain(&pkts[i]))) {
+		if (run_normal)
+			normal |= UINT64_C(1) << i;
+		if (sl_unlikely(pkts[i].in_port != ok_in_port)) {
+			port_ok = run_out != 0 && pl_port_plain_ok(pl, run_out, pkts[i].in_port);
+			ok_in_port = pkts[i].in_port;
+		}
+		if (port_ok && (!run_ttl || pl_dec_ttl_plain(&pkts[i]))) {
 			/*
 			 * st.flow is read only by a controller output or a group
 			 * bucket (pipeline_run.c), never after a plain output: left
 			 * alone, so a hit reads no hop (the last may be on line 3).
 			 */
-			ctx->st[i].pending_out = r->out;
-			out_ports[i] = r->out;
-			++*n_out;
+			ctx->st[i].pending_out = run_out;
+			out_ports[i] = run_out;
+			outs++;
 		} else {
 			rest |= UINT64_C(1) << i;
 		}
-		if (r->n_hops + r->miss > ctx->chain_max)
-			ctx->chain_max = (uint8_t)(r->n_hops + r->miss);
 	}
 	if (run != NULL)
 		path_hits(pl, ctx, run, run_pkts, run_bytes);
+	*n_out += outs;
+	ctx->ll_lanes &= ~normal;
+	uint64_t hit = found;
 	ph->st.hits += (uint64_t)__builtin_popcountll(hit);
 	ph->st.misses += misses;
 	ph->st.stale += stale;
