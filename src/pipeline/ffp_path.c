@@ -611,8 +611,12 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, st
 			run = r;
 			run_pkts = run_bytes = 0;
 			run_out = r->out != 0 && !r->miss ? r->out : 0;
-			/* A plain record's last hop may be dec_ttl, output (plain bit n_hops - 1). */
-			run_ttl = r->plain >> (r->n_hops - 1) & 1;
+			/*
+			 * A plain record's last hop may be dec_ttl, output (plain bit
+			 * n_hops - 1); a record with an output has a hop (a miss-only
+			 * record has none: no shift by -1).
+			 */
+			run_ttl = run_out != 0 && (r->plain >> (r->n_hops - 1) & 1);
 			/* A normal entry on the way: the packet leaves the low-latency class. */
 			run_normal = !r->ll;
 			port_ok = run_out != 0 && pl_port_plain_ok(pl, run_out, pkts[i].in_port);
