@@ -1965,14 +1965,16 @@ sl_ofswitch_port_deleted(struct sl_ofswitch *sw, unsigned slot)
 bool
 sl_ofswitch_run(struct sl_ofswitch *sw, int timeout_ms)
 {
+	bool asleep = timeout_ms != 0 && sl_worker_pin_agent_sleep(sw->p.worker);
 	int events;
 	unsigned pins;
 
 	/* A packet-in queued before the worker could see us asleep: no sleep. */
-	if (timeout_ms != 0 && !sl_worker_pin_agent_sleep(sw->p.worker))
+	if (timeout_ms != 0 && !asleep)
 		timeout_ms = 0;
 	events = sl_ofconn_mgr_poll(sw->mgr, timeout_ms);
-	sl_worker_pin_agent_awake(sw->p.worker);
+	if (asleep) /* a round without sleep writes nothing the worker reads */
+		sl_worker_pin_agent_awake(sw->p.worker);
 	pins = packet_ins_forward(sw);
 	timers_run(sw);
 	for (unsigned i = 0; i < sw->n_conns; i++)

@@ -338,8 +338,6 @@ ports_open(struct sl_switch *sw, const struct sl_switch_params *p, uint16_t nrxq
 	return 0;
 }
 
-/* The workers (and the I/O core), their forwarding modes. */
-
 /*
  * --agent-awake-us in TSC cycles (switch.h).  By default it is off when the
  * datapath sleeps when idle, and when the control thread shares a CPU with
@@ -365,6 +363,7 @@ agent_awake_tsc(const struct sl_switch *sw, const struct sl_switch_params *p)
 	return us * rte_get_tsc_hz() / 1000000;
 }
 
+/* The workers (and the I/O core), their forwarding modes. */
 static int
 datapath_create(struct sl_switch *sw, const struct sl_switch_params *p, char *err, size_t err_size)
 {
