@@ -223,3 +223,27 @@ def test_table_declare_target() -> None:
     assert ofp.table_declare_target(DOCS_LPM[:17]) == 2
     assert ofp.table_declare_target(DOCS_LPM[:16]) is None
     assert ofp.table_declare_target(ofp.experimenter(ofp.SL_EXPERIMENTER_ID, 2, b"\0")) is None
+
+
+def test_client_poll_returns_whole_messages_without_waiting() -> None:
+    """Client.poll: None until a whole message has arrived (a header alone, then half a
+    body), then the message; a closed peer raises ConnectionClosed."""
+    import socket
+
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    c = ofp.Client(a)
+    msg = ofp.echo_request(b"0123456789", xid=7)
+    assert c.poll() is None
+    b.sendall(msg[:8])
+    assert c.poll() is None
+    b.sendall(msg[8:12])
+    assert c.poll() is None
+    b.sendall(msg[12:])
+    m = c.poll()
+    assert m is not None and m.type == ofp.OFPT_ECHO_REQUEST and m.xid == 7 and m.raw == msg
+    assert c.poll() is None
+    b.close()
+    with pytest.raises(ofp.ConnectionClosed):
+        c.poll()
+    a.close()

@@ -649,13 +649,12 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, st
 		path_hits(pl, ctx, run, run_pkts, run_bytes);
 	*n_out += outs;
 	ctx->ll_lanes &= ~normal;
-	uint64_t hit = found;
-	ph->st.hits += (uint64_t)__builtin_popcountll(hit);
+	ph->st.hits += (uint64_t)__builtin_popcountll(found);
 	ph->st.misses += misses;
 	ph->st.stale += stale;
-	fc->phit = hit;
-	fc->ptrack &= ~hit;
-	ctx->lanes_at[0] &= ~hit;
+	fc->phit = found;
+	fc->ptrack &= ~found;
+	ctx->lanes_at[0] &= ~found;
 	if (ctx->lanes_at[0] == 0)
 		ctx->table_bits[0] &= ~UINT64_C(1);
 	return rest;

@@ -1101,6 +1101,25 @@ class Client:
         del self.buf[:length]
         return Msg(version, mtype, xid, raw)
 
+    def poll(self) -> Msg | None:
+        """A whole message if one has arrived, else None, without waiting: one recv on a
+        non-blocking socket (pending messages first)."""
+        if self.pending:
+            return self.pending.pop(0)
+        try:
+            chunk = self.sock.recv(1 << 20)
+        except BlockingIOError:
+            chunk = None
+        if chunk == b"":
+            raise ConnectionClosed("connection closed by the switch")
+        if chunk:
+            self.buf += chunk
+        if len(self.buf) < OFP_HEADER_LEN:
+            return None
+        if len(self.buf) < _HEADER.unpack_from(self.buf)[2]:
+            return None
+        return self._recv_wire(time.monotonic())
+
     def wait_for(self, pred: Callable[[Msg], bool], timeout: float = 5.0) -> Msg:
         """Receive until a message satisfies @pred; others go to ``pending``.
 

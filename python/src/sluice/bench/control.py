@@ -291,21 +291,12 @@ def punt_rounds(srv: socket.socket, p1: testing.RawPort, p2: testing.RawPort,
 def spin_packet_in(c: ofp.Client, frame: bytes, deadline: float) -> None:
     """Poll @c (non-blocking) until the packet_in carrying @frame; answers echo requests."""
     while True:
-        while (len(c.buf) < ofp.OFP_HEADER_LEN
-               or len(c.buf) < ofp.parse_header(bytes(c.buf[:8])).length):
-            try:
-                chunk = c.sock.recv(1 << 16)
-            except BlockingIOError:
-                if time.perf_counter() > deadline:
-                    raise TimeoutError("no packet_in for the punted frame") from None
-                os.sched_yield()
-                continue
-            if not chunk:
-                raise ofp.ConnectionClosed("the switch closed the controller connection")
-            c.buf += chunk
-        h = ofp.parse_header(bytes(c.buf[:8]))
-        m = ofp.Msg(h.version, h.type, h.xid, bytes(c.buf[:h.length]))
-        del c.buf[:h.length]
+        m = c.poll()
+        if m is None:
+            if time.perf_counter() > deadline:
+                raise TimeoutError("no packet_in for the punted frame")
+            os.sched_yield()
+            continue
         if m.type == ofp.OFPT_PACKET_IN and ofp.parse_packet_in(m)[4] == frame:
             return
         if m.type == ofp.OFPT_ECHO_REQUEST:
