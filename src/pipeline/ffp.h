@@ -151,7 +151,7 @@ struct ffp_path_spec {
 	/*
 	 * Frame keys (ffp_path.c, path_key): on a plain IPv4 frame
 	 * (sl_pkt_ipv4_plain) the key is the frame's first fwords words
-	 * under fmask (the bytes the layout's moves read), then metadata when
+	 * under fmask (kmask's bits where the moves read), then metadata when
 	 * a table matches it, then a word with in_port; other frames use the
 	 * layout.  A record keeps its key's form (ffp_path_rec.used), so the
 	 * two never match.  Finer than the layout's key (it keeps bytes some
@@ -164,6 +164,15 @@ struct ffp_path_spec {
 	uint8_t fsize;    /* a frame key's bytes */
 	uint16_t fneed;   /* frame bytes a frame key needs */
 	uint64_t fmask[FFP_PATH_KEY_MAX / 8];
+	/*
+	 * The bits of the layout's key some table reads (pl_dtable.kmask,
+	 * guards whole): keys keep only these, so flows that differ only in
+	 * bits no entry looks at share a record (an lpm table's host bits, a
+	 * /8 match's last three bytes).  fmask holds them too.
+	 */
+	uint8_t kmask[FFP_PATH_KEY_MAX];
+	uint8_t lpartial; /* some word of lmask is not all ones */
+	uint64_t lmask[FFP_PATH_KEY_MAX / 8];
 };
 
 /*

@@ -41,7 +41,8 @@ frame_keys_compile(struct ffp_path_spec *sp)
 		}
 		if (mv->src + mv->n > FFP_PATH_KEY_MAX)
 			return;
-		memset(mask + mv->src, 0xff, mv->n);
+		for (unsigned b = 0; b < mv->n; b++)
+			mask[mv->src + b] |= sp->kmask[mv->dst + b];
 		end = SL_MAX(end, mv->src + mv->n);
 		/* Read only under an IP protocol: the protocol byte tells the keys apart. */
 		if (mv->proto != 0) {
@@ -59,6 +60,43 @@ frame_keys_compile(struct ffp_path_spec *sp)
 	sp->fneed = (uint16_t)SL_MAX(l->moves_need, sp->fwords * 8u);
 	sp->key_size = (uint8_t)SL_MAX(sp->key_size, size);
 	sp->fmode = 1;
+}
+
+/* Copy @n bytes of a table's kmask (or all ones when @from is NULL) into the spec's, at field @f. */
+static void
+key_mask_or(struct ffp_path_spec *sp, const struct sl_field *f, const uint8_t *from)
+{
+	int idx = sl_key_layout_find(&sp->layout, f);
+	unsigned size = sl_field_size(f);
+
+	if (idx < 0) /* every table field is in the union: cannot happen; keep all bits */
+		idx = 0, size = sp->layout.key_size, from = NULL;
+	for (unsigned b = 0; b < size; b++)
+		sp->kmask[sp->layout.offsets[idx] + b] |= from != NULL ? from[b] : 0xff;
+}
+
+/*
+ * The union key's bits some covered table reads: each table's kmask at its
+ * fields' places, guards whole.  Read from the live copies, which publish
+ * just stored: their shapes are in the spec, so a mask that grows later
+ * makes the spec stale before a key misses the new bits.
+ */
+static void
+key_mask_compile(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
+{
+	memset(sp->kmask, 0, sizeof(sp->kmask));
+	for (unsigned k = 0; k < sp->n_tables; k++) {
+		const struct pl_dtable *lv = pl->tables[sp->tables[k]].live;
+		for (unsigned i = 0; i < lv->layout.n_fields; i++)
+			key_mask_or(sp, &lv->layout.fields[i], lv->kmask + lv->layout.offsets[i]);
+		for (unsigned g = 0; g < lv->n_guards; g++)
+			key_mask_or(sp, &lv->guards[g].f, NULL);
+	}
+	sp->lpartial = 0;
+	for (unsigned w = 0; w < sp->layout.key_size / 8; w++) {
+		memcpy(&sp->lmask[w], sp->kmask + 8 * w, 8);
+		sp->lpartial |= sp->lmask[w] != UINT64_MAX;
+	}
 }
 
 /* The spec the live tables call for now (gen left 0); returns why there is none. */
@@ -118,6 +156,7 @@ spec_build(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 		goto none;
 	}
 	sp->key_size = (uint8_t)sp->layout.key_size;
+	key_mask_compile(pl, sp);
 	frame_keys_compile(sp);
 	return SL_FLOW_CACHE_ACTIVE;
 none:
@@ -487,6 +526,13 @@ path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key, uint32_
 		sl_key_extract_ops(&sp->layout, p, key);
 	else
 		sl_key_extract(&sp->layout, p, key);
+	if (sp->lpartial)
+		for (unsigned w = 0; w < sp->layout.key_size / 8u; w++) {
+			uint64_t x;
+			__builtin_memcpy(&x, key + 8 * w, 8);
+			x &= sp->lmask[w];
+			__builtin_memcpy(key + 8 * w, &x, 8);
+		}
 	return PATH_USED_LAYOUT;
 }
 

@@ -228,6 +228,9 @@ table_changed(struct sl_pipeline *pl, struct pl_table *pt)
 		sb->all_hit = pt->flows[0];
 }
 
+static int flow_rule(const struct pl_table *pt, const struct pl_dtable *dt, const struct sl_flow *f,
+		     struct sl_rule *r);
+
 /*
  * The standby copy's layout or guards changed: keys built for the old ones
  * (the FFP's path records, ffp_path.c) no longer cover what the table reads.
@@ -235,7 +238,32 @@ table_changed(struct sl_pipeline *pl, struct pl_table *pt)
 static void
 shape_changed(struct pl_table *pt)
 {
-	pl_standby(pt)->shape = ++pt->shape_seq;
+	struct pl_dtable *sb = pl_standby(pt);
+
+	sb->shape = ++pt->shape_seq;
+	/* The key moved: the flows' masks again, under the new layout. */
+	memset(sb->kmask, 0, sizeof(sb->kmask));
+	for (unsigned i = 0; i < pt->n_flows; i++) {
+		struct sl_rule r;
+		if (pt->flows[i] != sb->miss && flow_rule(pt, sb, pt->flows[i], &r) == 0)
+			for (unsigned b = 0; b < sb->layout.key_size; b++)
+				sb->kmask[b] |= r.mask[b];
+	}
+}
+
+/* Rule @r joins the standby copy: a bit no flow read before is a new shape. */
+static void
+kmask_add(struct pl_table *pt, const struct sl_rule *r)
+{
+	struct pl_dtable *sb = pl_standby(pt);
+	bool grew = false;
+
+	for (unsigned b = 0; b < sb->layout.key_size; b++) {
+		grew |= (r->mask[b] & ~sb->kmask[b]) != 0;
+		sb->kmask[b] |= r->mask[b];
+	}
+	if (grew)
+		sb->shape = ++pt->shape_seq;
 }
 
 void
@@ -243,9 +271,6 @@ pl_table_touch(struct sl_pipeline *pl, struct pl_table *pt)
 {
 	table_changed(pl, pt);
 }
-
-static int flow_rule(const struct pl_table *pt, const struct pl_dtable *dt, const struct sl_flow *f,
-		     struct sl_rule *r);
 
 /* Log a change of the standby copy for replay on the other one. */
 static int
@@ -1107,6 +1132,7 @@ sl_pipeline_flow_add(struct sl_pipeline *pl, const struct sl_flow_spec *fs, char
 		goto free_flow;
 	}
 	op_log(pt, f, true);
+	kmask_add(pt, &r);
 	flow_group_refs(f, +1);
 	table_changed(pl, pt);
 	update_last_table(pl);
@@ -1400,6 +1426,7 @@ table_catch_up(struct sl_pipeline *pl, struct pl_table *pt, struct pl_dtable *dt
 
 	dt->layout = lv->layout;
 	dt->shape = lv->shape;
+	memcpy(dt->kmask, lv->kmask, sizeof(dt->kmask));
 	dt->n_guards = lv->n_guards;
 	memcpy(dt->guards, lv->guards, sizeof(dt->guards));
 	dt->miss = lv->miss;

@@ -37,8 +37,15 @@ struct pl_dtable {
 	 */
 	uint8_t n_guards;
 	struct sl_match_field guards[2];
-	uint32_t version;         /* changes with the contents; decision-cache entries carry it */
-	uint32_t shape;           /* changes with the layout or the guards (FFP path keys) */
+	uint32_t version; /* changes with the contents; decision-cache entries carry it */
+	uint32_t shape;   /* changes with the layout, the guards or kmask (FFP path keys) */
+	/*
+	 * The union of the flows' masks in this copy's key: the bits any
+	 * lookup here can read (an lpm table's longest prefix, a mask table's
+	 * masks).  Only grows between layout changes, and a new bit is a new
+	 * shape.  Path keys keep only these bits (ffp_path.c).  Control only.
+	 */
+	uint8_t kmask[SL_KEY_MAX];
 	bool use_dcache;          /* lookups go through the decision cache (see table_changed) */
 	bool budgeted;            /* its cache-missing searches are measured for the search
 					budget (budget.c): cache on, enough masks to be costly */

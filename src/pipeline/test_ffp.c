@@ -250,6 +250,41 @@ path_drop_mid_way_test(void)
 	sl_pipeline_destroy(pl);
 }
 
+/*
+ * Path keys keep only the bits some table reads (ffp_path.c, kmask): flows
+ * differing elsewhere share a record, and a rule reading a new bit makes a
+ * new spec before any record could answer for it.
+ */
+static void
+path_mask_test(void)
+{
+	bool ll;
+
+	setup(true);
+	mkframe(0x0a010101, 0xc0a80101);
+	CHECK(run(2, &ll) == 2 && path().inserts == 1, "10.1.1.1 -> 192.168.1.1: a record");
+	mkframe(0x0a0102fe, 0xc0a807ff); /* the same /16s: differs only in bits nobody reads */
+	CHECK(run(2, &ll) == 2 && path().inserts == 1 && path().hits == 2,
+	      "10.1.2.254 -> 192.168.7.255: the same record (%lu inserts, %lu hits)",
+	      (unsigned long)path().inserts, (unsigned long)path().hits);
+	/* A /24 in table 0 reads the third byte of the source: the keys must keep it now. */
+	add(0, 200, 0x0a010200, 24, 0, 0, false, -1, 3, 12);
+	CHECK(run(2, &ll) == 3 && path().hits == 2, "10.1.2.254: the /24 rule, from the tables");
+	CHECK(run(2, &ll) == 3 && path().hits == 4, "... then from its own record");
+	mkframe(0x0a010101, 0xc0a80101);
+	CHECK(run(2, &ll) == 2 && run(2, &ll) == 2, "10.1.1.1: still the /16 rule");
+	CHECK(flow_packets(0, 12) == 4 && flow_packets(0, 1) == 8, "credits: /24 %lu, /16 %lu",
+	      (unsigned long)flow_packets(0, 12), (unsigned long)flow_packets(0, 1));
+	/* Table 1 (lpm) gains a /24: its destinations' third byte splits the keys too. */
+	add(1, 10, 0, 0, 0xc0a80700, 24, false, -1, 4, 13);
+	mkframe(0x0a010101, 0xc0a807ff);
+	CHECK(run(2, &ll) == 4 && run(2, &ll) == 4, "192.168.7.255: the lpm /24");
+	mkframe(0x0a010101, 0xc0a80101);
+	CHECK(run(2, &ll) == 2, "192.168.1.1: the lpm /16");
+	sl_pipeline_ctx_destroy(ctx);
+	sl_pipeline_destroy(pl);
+}
+
 /* Path records (ffp.h): whole paths of plain low-latency entries answered at the entry. */
 static void
 path_tests(void)
@@ -294,7 +329,7 @@ path_tests(void)
 
 	/* Any change to a covered table makes records stale: the tables decide again. */
 	mkframe(0x0a010101, 0xc0a80101);
-	add(0, 200, 0x0a010100, 24, 0, 0, false, -1, 3, 4);
+	add(0, 200, 0x0a010000, 16, 0, 0, false, -1, 3, 4); /* a mask table 0 has: same spec */
 	CHECK(run(1, &ll) == 3 && !ll, "new rule wins over the record");
 	CHECK(path().stale == 5, "stale record seen (and 2 lanes after each mark change): %lu",
 	      (unsigned long)path().stale);
@@ -591,6 +626,7 @@ main(void)
 	sl_pipeline_ctx_destroy(ctx);
 	sl_pipeline_destroy(pl);
 	path_tests();
+	path_mask_test();
 	path_drop_mid_way_test();
 	return sl_test_summary();
 }

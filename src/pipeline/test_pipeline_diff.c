@@ -72,7 +72,6 @@ static unsigned plain_in; /* one flow in plain_in is plain (goto or output only)
  * field later tables read (set_field: such paths must not be cached).
  */
 static bool no_stamps;
-
 static uint64_t rng_state;
 
 static uint64_t
@@ -88,6 +87,24 @@ static unsigned
 rndn(unsigned n)
 {
 	return (unsigned)(rnd() % n);
+}
+
+/*
+ * Narrow rounds: rules' masks stay inside a cap that gains a bit now and
+ * then (lpm: a longest prefix that grows), and replays flip a bit of the
+ * frame's first 48 bytes.  Path keys keep only the bits some rule reads
+ * (ffp_path.c): frames that differ elsewhere share a record, and a rule
+ * reading a new bit must split them before a record answers.
+ */
+static bool narrow;
+static uint8_t mask_cap[SL_FIELD_SIZE_MAX];
+static unsigned prefix_cap;
+
+static void
+cap_grow(void)
+{
+	mask_cap[rndn(SL_FIELD_SIZE_MAX)] |= (uint8_t)(1u << rndn(8));
+	prefix_cap++;
 }
 
 /* Fields each table matches. */
@@ -189,6 +206,9 @@ random_value(const struct sl_field *f, uint8_t *v, uint8_t *m, bool exact)
 	}
 	if (f->id == SL_FIELD_IP_DSCP)
 		v[0] = (uint8_t)rndn(4);
+	if (narrow && !exact && f->id != SL_FIELD_ETH_TYPE)
+		for (unsigned i = 0; i < size; i++)
+			m[i] &= mask_cap[i];
 	if (size * 8 > bits) {
 		v[0] &= (uint8_t)(0xff >> (size * 8 - bits));
 		m[0] &= (uint8_t)(0xff >> (size * 8 - bits));
@@ -202,6 +222,9 @@ random_prefix(const struct sl_field *f, uint8_t *v, uint8_t *m)
 {
 	unsigned size = sl_field_size(f), bits = sl_field_bits(f), lead = size * 8 - bits;
 	unsigned len = rndn(bits + 1);
+
+	if (narrow && len > prefix_cap)
+		len = prefix_cap;
 
 	if (size > SL_FIELD_SIZE_MAX) /* the callers' buffers; also tells GCC the bound */
 		abort();
@@ -702,7 +725,7 @@ random_frame(uint8_t *d)
 
 /* Overwrite packet bytes with a live rule's value, so the packet likely matches it. */
 static void
-aim_at_rule(uint8_t *d, struct sl_pkt *p)
+aim_at_rule(uint8_t *d, struct sl_pkt *p, bool newest)
 {
 	unsigned t = rndn(N_TABLES);
 	unsigned live[MAX_FLOWS], n = 0;
@@ -712,7 +735,8 @@ aim_at_rule(uint8_t *d, struct sl_pkt *p)
 			live[n++] = i;
 	if (n == 0)
 		return;
-	const struct sl_flow_spec *fs = &flows[t][live[rndn(n)]].fs;
+	/* The newest rule may read bits no older one does (narrow rounds). */
+	const struct sl_flow_spec *fs = &flows[t][live[newest ? n - 1 : rndn(n)]].fs;
 	for (unsigned i = 0; i < fs->match.n_fields; i++) {
 		const struct sl_match_field *mf = &fs->match.fields[i];
 		uint8_t cur[SL_FIELD_SIZE_MAX], nv[SL_FIELD_SIZE_MAX];
@@ -978,6 +1002,11 @@ main(int argc, char **argv)
 		plain_in = round % 2 ? 2 : 4;
 		/* Every other round from round 1 (with path records on: not round % 4 == 3). */
 		no_stamps = round % 4 == 1 || round % 4 == 2;
+		narrow = round % 4 == 1 || round % 4 == 2;
+		memset(mask_cap, 0, sizeof(mask_cap));
+		prefix_cap = 4;
+		for (unsigned b = 0; b < 8; b++)
+			cap_grow();
 		SL_VERIFY(sl_pipeline_create(&pl) == 0);
 		/* Path records (ffp.h) on, except every fourth round: per-table LUTs alone. */
 		sl_pipeline_ffp_path_enable(pl, round % 4 != 3);
@@ -1076,7 +1105,7 @@ main(int argc, char **argv)
 			random_frame(pool[k]);
 			sl_pkt_init(&pp, pool[k], FRAME_LEN, 0, 1 + rndn(N_PORTS));
 			for (unsigned a = rndn(3); a > 0; a--)
-				aim_at_rule(pool[k], &pp);
+				aim_at_rule(pool[k], &pp, false);
 			pool_md[k] = rndn(16);
 			pool_port[k] = pp.in_port;
 		}
@@ -1103,12 +1132,24 @@ main(int argc, char **argv)
 					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0,
 						    pool_port[k]);
 					pkts[i].metadata = pool_md[k];
+					/*
+					 * Narrow rounds: near copies, a bit flipped or
+					 * a rule's bits written (often the newest's).
+					 */
+					if (narrow && rndn(4) == 0)
+						frames[i][rndn(48)] ^= (uint8_t)(1u << rndn(8));
+					if (narrow && rndn(2) == 0) {
+						aim_at_rule(frames[i], &pkts[i], rndn(2));
+						sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0,
+							    pool_port[k]);
+						pkts[i].metadata = pool_md[k];
+					}
 				} else {
 					random_frame(frames[i]);
 					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0,
 						    1 + rndn(N_PORTS));
 					for (unsigned k = rndn(3); k > 0; k--)
-						aim_at_rule(frames[i], &pkts[i]);
+						aim_at_rule(frames[i], &pkts[i], false);
 					sl_pkt_init(&pkts[i], frames[i], FRAME_LEN, 0,
 						    pkts[i].in_port);
 					pkts[i].metadata = rndn(16);
@@ -1223,6 +1264,8 @@ main(int argc, char **argv)
 			unsigned every = no_stamps ? 256 : round % 2 ? 16 : 4;
 			for (unsigned k = rndn(every) == 0 ? 1 + rndn(8) : 0; k > 0; k--) {
 				unsigned t = rndn(N_TABLES);
+				if (narrow && rndn(4) == 0)
+					cap_grow(); /* the next rules may read a bit no rule read */
 				switch (rndn(6)) {
 				case 0:
 				case 1:
