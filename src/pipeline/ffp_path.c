@@ -339,7 +339,7 @@ path_set_b(uint32_t h)
  * The record of @key in set @set, or NULL.  @used is the key's form + 1
  * (ffp.h: a frame key and a layout key never match, whatever their bytes).
  */
-static inline struct ffp_path_rec *
+static SL_ALWAYS_INLINE struct ffp_path_rec *
 path_find_in(struct ffp_path *ph, uint32_t set, const uint8_t *key, unsigned size, uint8_t used)
 {
 	struct ffp_path_rec *s = &ph->rec[set * FFP_WAYS];
@@ -356,14 +356,19 @@ path_find_in(struct ffp_path *ph, uint32_t set, const uint8_t *key, unsigned siz
  * the way without dividing by 192.
  */
 static inline void
-path_touch(struct ffp_path *ph, struct ffp_path_rec *r)
+path_touch_way(struct ffp_path_rec *r, unsigned way)
 {
-	unsigned way = (unsigned)(((uintptr_t)r - (uintptr_t)ph->rec) >> 6) & 1;
 	struct ffp_path_rec *s0 = r - way;
 	uint8_t other = (uint8_t)(way ^ 1);
 
 	if (s0->lru != other)
 		s0->lru = other;
+}
+
+static inline void
+path_touch(struct ffp_path *ph, struct ffp_path_rec *r)
+{
+	path_touch_way(r, (unsigned)(((uintptr_t)r - (uintptr_t)ph->rec) >> 6) & 1);
 }
 
 /*
@@ -473,16 +478,16 @@ path_hits(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct ffp_
  * (returns the lane's bit; the record's second line, and its third when a
  * hit will read hops 4-7, are fetched for stage C), else a stale miss.
  */
-static inline uint64_t
-path_found(struct ffp_ctx *fc, struct ffp_path *ph, struct ffp_path_rec *r, uint64_t sig,
-	   unsigned i, uint64_t *misses, uint64_t *stale)
+static SL_ALWAYS_INLINE uint64_t
+path_found(struct ffp_ctx *fc, struct ffp_path_rec *r, unsigned way, uint64_t sig, unsigned i,
+	   uint64_t *misses, uint64_t *stale)
 {
 	if (r->sig != sig) {
 		++*stale;
 		++*misses;
 		return 0;
 	}
-	path_touch(ph, r);
+	path_touch_way(r, way);
 	fc->prec[i] = r;
 	sl_prefetch0((const uint8_t *)r + 64);
 	/* Deferred hits on a plain record read no entry: hops 4-7 stay where they are. */
@@ -501,24 +506,26 @@ path_found(struct ffp_ctx *fc, struct ffp_path *ph, struct ffp_path_rec *r, uint
  * (pl_ffp_path_lookup): reading its bytes back right after their stores
  * would stall on store forwarding.
  */
-static inline uint8_t
-path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key, uint32_t *hash)
+static SL_ALWAYS_INLINE uint8_t
+path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key, uint32_t *hash,
+	 const unsigned fwords, const bool fmd)
 {
 	if (sp->fmode && sl_pkt_ipv4_plain(p, sp->fneed)) {
 		uint64_t h = dc_hash_init(PATH_HASH_SEED), in_port = p->in_port;
-		unsigned size = sp->fsize, w;
-		for (w = 0; w < sp->fwords; w++) {
+		unsigned nw = fwords ? fwords : sp->fwords, w;
+		bool md = fwords ? fmd : sp->fmd;
+		for (w = 0; w < nw; w++) {
 			uint64_t x;
 			__builtin_memcpy(&x, p->data + 8 * w, 8);
 			x &= sp->fmask[w];
 			__builtin_memcpy(key + 8 * w, &x, 8);
 			h = dc_hash_word(h, x);
 		}
-		if (sp->fmd) {
+		if (md) {
 			__builtin_memcpy(key + 8 * w, &p->metadata, 8);
 			h = dc_hash_word(h, p->metadata);
 		}
-		__builtin_memcpy(key + size - 8, &in_port, 8);
+		__builtin_memcpy(key + 8 * (nw + md), &in_port, 8);
 		*hash = path_mix((uint32_t)dc_hash_word(h, in_port));
 		return PATH_USED_FRAME;
 	}
@@ -536,12 +543,46 @@ path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key, uint32_
 	return PATH_USED_LAYOUT;
 }
 
-/* The size of a key of form @used (each form is hashed and compared at its own size). */
-static inline unsigned
-path_key_size(const struct ffp_path_spec *sp, uint8_t used)
+/*
+ * The size of a key of form @used (each form is hashed and compared at its
+ * own size); @fwords/@fmd as in path_key.
+ */
+static SL_ALWAYS_INLINE unsigned
+path_key_size(const struct ffp_path_spec *sp, uint8_t used, const unsigned fwords, const bool fmd)
 {
-	return used == PATH_USED_FRAME ? sp->fsize : sp->layout.key_size;
+	if (used != PATH_USED_FRAME)
+		return sp->layout.key_size;
+	return fwords ? 8 * (fwords + fmd + 1) : sp->fsize;
 }
+
+/*
+ * The record of lane @i's key in set @set (its way in *@way), or NULL.  With
+ * @fwords the frame form's size is a constant: the compare is straight-line.
+ */
+static SL_ALWAYS_INLINE struct ffp_path_rec *
+path_probe(const struct ffp_path_spec *sp, struct ffp_ctx *fc, struct ffp_path *ph, uint32_t set,
+	   unsigned i, unsigned *way, const unsigned fwords, const bool fmd)
+{
+	struct ffp_path_rec *s = &ph->rec[set * FFP_WAYS];
+	uint8_t used = fc->pform[i];
+	unsigned size = path_key_size(sp, used, fwords, fmd);
+
+	for (unsigned w = 0; w < FFP_WAYS; w++)
+		if (s[w].used == used &&
+		    (fwords && used == PATH_USED_FRAME
+			     ? dc_key_equal(s[w].key, fc->pkey[i], 8 * (fwords + fmd + 1))
+			     : dc_key_equal(s[w].key, fc->pkey[i], size))) {
+			*way = w;
+			return &s[w];
+		}
+	return NULL;
+}
+
+static SL_ALWAYS_INLINE uint64_t path_lookup(const struct sl_pipeline *pl,
+					     struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+					     uint32_t out_ports[], unsigned *n_out,
+					     const struct ffp_path_spec *sp, uint64_t sig,
+					     const unsigned fwords, const bool fmd);
 
 uint64_t
 pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
@@ -550,7 +591,6 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, st
 	struct ffp_ctx *fc = ctx->ffp;
 	const struct ffp_path_spec *sp = __atomic_load_n(&pl->accel.path_live, __ATOMIC_ACQUIRE);
 	uint64_t lanes = ctx->lanes_at[0], sig;
-	unsigned i;
 
 	fc->pspec = NULL;
 	fc->phit = 0;
@@ -573,7 +613,41 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, st
 	fc->pmissed = 0;
 	memset(fc->pn, 0, sizeof(fc->pn));
 	fc->pobs.n += (uint32_t)__builtin_popcountll(lanes);
+	/*
+	 * Frame keys of the common sizes get their own copy of the lookup: key
+	 * building, hashing and compares without a loop or a size switch.
+	 */
+	if (sp->fmode)
+		switch (sp->fwords * 2 + sp->fmd) {
+		case 2 * 2:
+			return path_lookup(pl, ctx, pkts, out_ports, n_out, sp, sig, 2, false);
+		case 2 * 2 + 1:
+			return path_lookup(pl, ctx, pkts, out_ports, n_out, sp, sig, 2, true);
+		case 3 * 2:
+			return path_lookup(pl, ctx, pkts, out_ports, n_out, sp, sig, 3, false);
+		case 3 * 2 + 1:
+			return path_lookup(pl, ctx, pkts, out_ports, n_out, sp, sig, 3, true);
+		case 4 * 2:
+			return path_lookup(pl, ctx, pkts, out_ports, n_out, sp, sig, 4, false);
+		case 4 * 2 + 1:
+			return path_lookup(pl, ctx, pkts, out_ports, n_out, sp, sig, 4, true);
+		case 5 * 2:
+			return path_lookup(pl, ctx, pkts, out_ports, n_out, sp, sig, 5, false);
+		case 5 * 2 + 1:
+			return path_lookup(pl, ctx, pkts, out_ports, n_out, sp, sig, 5, true);
+		}
+	return path_lookup(pl, ctx, pkts, out_ports, n_out, sp, sig, 0, false);
+}
 
+/* pl_ffp_path_lookup's stages; @fwords and @fmd: a frame key's shape, or 0 (read from @sp). */
+static SL_ALWAYS_INLINE uint64_t
+path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+	    uint32_t out_ports[], unsigned *n_out, const struct ffp_path_spec *sp, uint64_t sig,
+	    const unsigned fwords, const bool fmd)
+{
+	struct ffp_ctx *fc = ctx->ffp;
+	uint64_t lanes = ctx->lanes_at[0];
+	unsigned i;
 	struct ffp_path *ph = fc->path;
 	/*
 	 * Stage A: the union keys and their hashes (layout keys' in a second
@@ -582,7 +656,7 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, st
 	uint64_t layout_keys = 0;
 	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t h = 0;
-		fc->pform[i] = path_key(sp, &pkts[i], fc->pkey[i], &h);
+		fc->pform[i] = path_key(sp, &pkts[i], fc->pkey[i], &h, fwords, fmd);
 		if (fc->pform[i] == PATH_USED_LAYOUT) {
 			layout_keys |= UINT64_C(1) << i;
 			continue;
@@ -606,9 +680,9 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, st
 	uint64_t found = 0, misses = 0, stale = 0, second = 0;
 	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t h = fc->pset[i];
+		unsigned way;
 		struct ffp_path_rec *r =
-			path_find_in(ph, path_set_a(h), fc->pkey[i],
-				     path_key_size(sp, fc->pform[i]), fc->pform[i]);
+			path_probe(sp, fc, ph, path_set_a(h), i, &way, fwords, fmd);
 
 		if (r == NULL) {
 			uint32_t b = path_set_b(h);
@@ -617,18 +691,18 @@ pl_ffp_path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, st
 			second |= UINT64_C(1) << i;
 			continue;
 		}
-		found |= path_found(fc, ph, r, sig, i, &misses, &stale);
+		found |= path_found(fc, r, way, sig, i, &misses, &stale);
 	}
 	SL_FOR_EACH_LANE (i, second) {
+		unsigned way;
 		struct ffp_path_rec *r =
-			path_find_in(ph, path_set_b(fc->pset[i]), fc->pkey[i],
-				     path_key_size(sp, fc->pform[i]), fc->pform[i]);
+			path_probe(sp, fc, ph, path_set_b(fc->pset[i]), i, &way, fwords, fmd);
 
 		if (r == NULL) {
 			misses++;
 			continue;
 		}
-		found |= path_found(fc, ph, r, sig, i, &misses, &stale);
+		found |= path_found(fc, r, way, sig, i, &misses, &stale);
 	}
 	/*
 	 * Stage C: credit the recorded entries.  Goto-only hops ending in a plain
@@ -790,7 +864,7 @@ pl_ffp_path_end(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 	struct ffp_path *ph = fc->path;
 	SL_FOR_EACH_LANE (i, done) {
 		uint32_t h = fc->pset[i];
-		unsigned size = path_key_size(sp, fc->pform[i]);
+		unsigned size = path_key_size(sp, fc->pform[i], 0, false);
 		/* A stale record, or one filled by an earlier lane of this burst: refill it. */
 		struct ffp_path_rec *r =
 			path_find_in(ph, path_set_a(h), fc->pkey[i], size, fc->pform[i]);

@@ -283,10 +283,20 @@ static inline bool
 sl_pkt_ipv4_plain(struct sl_pkt *p, unsigned need)
 {
 	const uint8_t *d = p->data;
+	uint32_t et_vihl; /* bytes 12-14: Ethertype 0x0800, then 0x45 */
+	uint16_t frag;    /* bytes 20-21: no more-fragments flag, offset 0 (DF may be set) */
 
-	if (p->len < 34 || p->len < need || d[12] != 0x08 || d[13] != 0x00 || d[14] != 0x45 ||
-	    ((d[20] & 0x1f) | d[21]) != 0)
+	if (p->len < 34 || p->len < need)
 		return false;
+	__builtin_memcpy(&et_vihl, d + 12, 4);
+	__builtin_memcpy(&frag, d + 20, 2);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if ((et_vihl & 0xffffff) != 0x450008 || (frag & 0xff1f) != 0)
+		return false;
+#else
+	if ((et_vihl >> 8) != 0x080045 || (frag & 0x1fff) != 0)
+		return false;
+#endif
 	unsigned tot = (unsigned)d[16] << 8 | d[17];
 	if (tot < 20 || tot + 14 > p->len || !sl_pkt_l4_whole(d + 34, tot - 20, d[23]))
 		return false;
