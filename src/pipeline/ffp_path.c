@@ -356,9 +356,8 @@ path_find_in(struct ffp_path *ph, uint32_t set, const uint8_t *key, unsigned siz
  * the way without dividing by 192.
  */
 static inline void
-path_touch_way(struct ffp_path_rec *r, unsigned way)
+path_touch_way(struct ffp_path_rec *s0, unsigned way)
 {
-	struct ffp_path_rec *s0 = r - way;
 	uint8_t other = (uint8_t)(way ^ 1);
 
 	if (s0->lru != other)
@@ -368,7 +367,9 @@ path_touch_way(struct ffp_path_rec *r, unsigned way)
 static inline void
 path_touch(struct ffp_path *ph, struct ffp_path_rec *r)
 {
-	path_touch_way(r, (unsigned)(((uintptr_t)r - (uintptr_t)ph->rec) >> 6) & 1);
+	unsigned way = (unsigned)(((uintptr_t)r - (uintptr_t)ph->rec) >> 6) & 1;
+
+	path_touch_way(r - way, way);
 }
 
 /*
@@ -479,15 +480,17 @@ path_hits(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct ffp_
  * hit will read hops 4-7, are fetched for stage C), else a stale miss.
  */
 static SL_ALWAYS_INLINE uint64_t
-path_found(struct ffp_ctx *fc, struct ffp_path_rec *r, unsigned way, uint64_t sig, unsigned i,
+path_found(struct ffp_ctx *fc, struct ffp_path_rec *s0, unsigned way, uint64_t sig, unsigned i,
 	   uint64_t *misses, uint64_t *stale)
 {
+	struct ffp_path_rec *r = s0 + way;
+
 	if (r->sig != sig) {
 		++*stale;
 		++*misses;
 		return 0;
 	}
-	path_touch_way(r, way);
+	path_touch_way(s0, way);
 	fc->prec[i] = r;
 	sl_prefetch0((const uint8_t *)r + 64);
 	/* Deferred hits on a plain record read no entry: hops 4-7 stay where they are. */
@@ -556,14 +559,13 @@ path_key_size(const struct ffp_path_spec *sp, uint8_t used, const unsigned fword
 }
 
 /*
- * The record of lane @i's key in set @set (its way in *@way), or NULL.  With
- * @fwords the frame form's size is a constant: the compare is straight-line.
+ * The way of set @s holding lane @i's key, or -1.  With @fwords the frame
+ * form's size is a constant: the compare is straight-line.
  */
-static SL_ALWAYS_INLINE struct ffp_path_rec *
-path_probe(const struct ffp_path_spec *sp, struct ffp_ctx *fc, struct ffp_path *ph, uint32_t set,
-	   unsigned i, unsigned *way, const unsigned fwords, const bool fmd)
+static SL_ALWAYS_INLINE int
+path_probe(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct ffp_path_rec *s,
+	   unsigned i, const unsigned fwords, const bool fmd)
 {
-	struct ffp_path_rec *s = &ph->rec[set * FFP_WAYS];
 	uint8_t used = fc->pform[i];
 	unsigned size = path_key_size(sp, used, fwords, fmd);
 
@@ -571,11 +573,9 @@ path_probe(const struct ffp_path_spec *sp, struct ffp_ctx *fc, struct ffp_path *
 		if (s[w].used == used &&
 		    (fwords && used == PATH_USED_FRAME
 			     ? dc_key_equal(s[w].key, fc->pkey[i], 8 * (fwords + fmd + 1))
-			     : dc_key_equal(s[w].key, fc->pkey[i], size))) {
-			*way = w;
-			return &s[w];
-		}
-	return NULL;
+			     : dc_key_equal(s[w].key, fc->pkey[i], size)))
+			return (int)w;
+	return -1;
 }
 
 static SL_ALWAYS_INLINE uint64_t path_lookup(const struct sl_pipeline *pl,
@@ -680,29 +680,27 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	uint64_t found = 0, misses = 0, stale = 0, second = 0;
 	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t h = fc->pset[i];
-		unsigned way;
-		struct ffp_path_rec *r =
-			path_probe(sp, fc, ph, path_set_a(h), i, &way, fwords, fmd);
+		struct ffp_path_rec *s = &ph->rec[path_set_a(h) * FFP_WAYS];
+		int way = path_probe(sp, fc, s, i, fwords, fmd);
 
-		if (r == NULL) {
+		if (way < 0) {
 			uint32_t b = path_set_b(h);
 			sl_prefetch0(&ph->rec[b * FFP_WAYS]);
 			sl_prefetch0(&ph->rec[b * FFP_WAYS + 1]);
 			second |= UINT64_C(1) << i;
 			continue;
 		}
-		found |= path_found(fc, r, way, sig, i, &misses, &stale);
+		found |= path_found(fc, s, (unsigned)way, sig, i, &misses, &stale);
 	}
 	SL_FOR_EACH_LANE (i, second) {
-		unsigned way;
-		struct ffp_path_rec *r =
-			path_probe(sp, fc, ph, path_set_b(fc->pset[i]), i, &way, fwords, fmd);
+		struct ffp_path_rec *s = &ph->rec[path_set_b(fc->pset[i]) * FFP_WAYS];
+		int way = path_probe(sp, fc, s, i, fwords, fmd);
 
-		if (r == NULL) {
+		if (way < 0) {
 			misses++;
 			continue;
 		}
-		found |= path_found(fc, r, way, sig, i, &misses, &stale);
+		found |= path_found(fc, s, (unsigned)way, sig, i, &misses, &stale);
 	}
 	/*
 	 * Stage C: credit the recorded entries.  Goto-only hops ending in a plain
@@ -752,7 +750,10 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			port_ok = run_out != 0 && pl_port_plain_ok(pl, run_out, pkts[i].in_port);
 			ok_in_port = pkts[i].in_port;
 		}
-		if (port_ok && (!run_ttl || pl_dec_ttl_plain(&pkts[i]))) {
+		/* A frame key's lane is plain IPv4 (path_key): its TTL is at a fixed place. */
+		if (port_ok && (!run_ttl || (fc->pform[i] == PATH_USED_FRAME
+						     ? pl_dec_ttl_ipv4_frame(pkts[i].data)
+						     : pl_dec_ttl_plain(&pkts[i])))) {
 			/*
 			 * st.flow is read only by a controller output or a group
 			 * bucket (pipeline_run.c), never after a plain output: left

@@ -11,8 +11,10 @@
  *
  * Rounds cycle through: IPv4 lpm with the decision cache, a 45-bit raw lpm
  * field with the cache, IPv4 lpm without it.  Round 0 keeps the original
- * five-stage pipeline (one table of each kind); later rounds draw 2..6
- * stages of random kinds.  Flows are marked low-latency at random, so the
+ * five-stage pipeline (one table of each kind); later rounds draw 2..8
+ * stages of random kinds (round % 4 == 1: kinds whose fields sit at fixed
+ * frame offsets, so the flow cache keys plain IPv4 frames by their bytes:
+ * frame_kinds).  Flows are marked low-latency at random, so the
  * fast forwarding path (ffp.h) fills its LUTs from repeated packets (a pool
  * of recent frames is replayed) and must verify them against the updates:
  * adds, strict deletes, strict modifies (new instructions) and low-latency
@@ -58,7 +60,20 @@
 #define WATCHED_PORT_B (N_PORTS + 2)
 #define MAX_FLOWS 200
 
-enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1, T_ALL, T__KINDS };
+enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1, T_ALL, T_MASK2, T__KINDS };
+/*
+ * Frame rounds: mask tables on fields at fixed offsets of a plain IPv4
+ * frame (T_MASK2), lpm on ipv4_dst, direct and match-all tables only, so
+ * the flow cache's path keys are frame keys (ffp.h) and its dec_ttl on them
+ * is the frame one (pl_dec_ttl_ipv4_frame).
+ */
+static const unsigned frame_kinds[] = {T_MASK2, T_LPM, T_DIRECT, T_ALL};
+
+static bool
+is_mask_kind(unsigned k)
+{
+	return k == T_MASK0 || k == T_MASK1 || k == T_MASK2;
+}
 #define ALL_FLOWS_MAX 2 /* flows of a T_ALL table: 0, 1 (the lookup-free path) or 2 */
 static unsigned N_TABLES = 5;
 static unsigned kind_of[N_TABLES_MAX];
@@ -116,6 +131,11 @@ static struct sl_field fields_mask0[] = {
 	{.id = SL_FIELD_UDP_DST},
 	{.id = SL_FIELD_VLAN_VID},
 	{.id = SL_FIELD_RAW, .raw_base = SL_RAW_BASE_L4, .raw_bit_off = 67, .raw_n_bits = 13},
+};
+static struct sl_field fields_mask2[] = {
+	{.id = SL_FIELD_ETH_DST},  {.id = SL_FIELD_ETH_SRC},  {.id = SL_FIELD_ETH_TYPE},
+	{.id = SL_FIELD_IP_PROTO}, {.id = SL_FIELD_IPV4_SRC}, {.id = SL_FIELD_IPV4_DST},
+	{.id = SL_FIELD_UDP_DST},  {.id = SL_FIELD_UDP_SRC},
 };
 static struct sl_field fields_exact[] = {
 	{.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IP_DSCP}, {.id = SL_FIELD_IN_PORT}};
@@ -282,10 +302,14 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 		fs->flags |= SL_FF_LOW_LATENCY;
 	switch (kind_of[t]) {
 	case T_MASK0:
-	case T_MASK1: {
-		const struct sl_field *fl = kind_of[t] == T_MASK0 ? fields_mask0 : fields_mask1;
-		unsigned nf = kind_of[t] == T_MASK0 ? SL_ARRAY_SIZE(fields_mask0)
-						    : SL_ARRAY_SIZE(fields_mask1);
+	case T_MASK1:
+	case T_MASK2: {
+		const struct sl_field *fl = kind_of[t] == T_MASK0   ? fields_mask0
+					    : kind_of[t] == T_MASK1 ? fields_mask1
+								    : fields_mask2;
+		unsigned nf = kind_of[t] == T_MASK0   ? SL_ARRAY_SIZE(fields_mask0)
+			      : kind_of[t] == T_MASK1 ? SL_ARRAY_SIZE(fields_mask1)
+						      : SL_ARRAY_SIZE(fields_mask2);
 		for (unsigned i = 0; i < nf; i++) {
 			if (rndn(2))
 				continue;
@@ -648,8 +672,8 @@ add_flow(struct sl_pipeline *pl, unsigned t, uint16_t uid)
 	mf->live = true;
 	if (slot == n_flows[t])
 		n_flows[t]++;
-	if (kind_of[t] != T_MASK0 && kind_of[t] != T_MASK1 && kind_of[t] != T_ALL &&
-	    match_empty(&mf->fs.match) && mf->fs.priority == 0)
+	if (!is_mask_kind(kind_of[t]) && kind_of[t] != T_ALL && match_empty(&mf->fs.match) &&
+	    mf->fs.priority == 0)
 		miss_flows[t] = mf;
 	else
 		SL_VERIFY(sl_ref_add(refs[t], &r) == 0);
@@ -904,7 +928,7 @@ check_flow(const struct sl_flow *f, void *arg)
 	unsigned t = cc->t;
 
 	cc->packets += sl_flow_packets(f);
-	if (kind_of[t] != T_MASK0 && kind_of[t] != T_MASK1 && kind_of[t] != T_ALL)
+	if (!is_mask_kind(kind_of[t]) && kind_of[t] != T_ALL)
 		return 0;
 	for (unsigned i = 0; i < n_flows[t]; i++) {
 		const struct model_flow *mf = &flows[t][i];
@@ -993,6 +1017,11 @@ main(int argc, char **argv)
 			N_TABLES = 5;
 			for (unsigned t = 0; t < 5; t++)
 				kind_of[t] = t;
+		} else if (round % 4 == 1) {
+			lpm_raw = false;
+			N_TABLES = 2 + rndn(N_TABLES_MAX - 1);
+			for (unsigned t = 0; t < N_TABLES; t++)
+				kind_of[t] = frame_kinds[rndn(SL_ARRAY_SIZE(frame_kinds))];
 		} else {
 			N_TABLES = 2 + rndn(N_TABLES_MAX - 1);
 			for (unsigned t = 0; t < N_TABLES; t++)
@@ -1037,6 +1066,11 @@ main(int argc, char **argv)
 				ts.kind = SL_TABLE_MASK;
 				ts.n_fields = SL_ARRAY_SIZE(fields_mask1);
 				memcpy(ts.fields, fields_mask1, sizeof(fields_mask1));
+				break;
+			case T_MASK2:
+				ts.kind = SL_TABLE_MASK;
+				ts.n_fields = SL_ARRAY_SIZE(fields_mask2);
+				memcpy(ts.fields, fields_mask2, sizeof(fields_mask2));
 				break;
 			case T_EXACT:
 				ts.kind = SL_TABLE_EXACT;
