@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
+#include <unistd.h>
 
 static unsigned n_pass, n_fail;
 
@@ -35,6 +36,30 @@ sl_test_summary(void)
 {
 	printf("%u passed, %u failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
+}
+
+/** Spins of sl_test_relax before it sleeps: a few times a test worker's burst (2-10 us). */
+#define SL_TEST_SPINS 1024
+
+/**
+ * One round of waiting for another thread (a concurrent test's grace period);
+ * @spins counts the rounds, start it at 0.  Spins with pause at first, then
+ * sleeps 10 us a round, as worker.c's sl_worker_sync does: when the thread
+ * waited for shares this CPU (a loaded 2-core runner), spinning on keeps it
+ * off until the time slice ends, some ms per wait.  sched_yield did not help
+ * (Linux 6.18): the scheduler ran the yielder again, the other thread not.
+ */
+static inline void
+sl_test_relax(unsigned *spins)
+{
+	if (*spins < SL_TEST_SPINS) {
+		(*spins)++;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	} else {
+		usleep(10);
+	}
 }
 
 /**

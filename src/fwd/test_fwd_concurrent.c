@@ -30,11 +30,12 @@ static void
 sync_reader(void *arg)
 {
 	uint64_t e = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
+	unsigned spins = 0;
 
 	(void)arg;
 	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE) &&
 	       __atomic_load_n(&epoch, __ATOMIC_ACQUIRE) < e + 2)
-		;
+		sl_test_relax(&spins);
 }
 
 static void *

@@ -60,11 +60,12 @@ static void
 sync_fn(void *arg)
 {
 	uint64_t e0 = epoch;
+	unsigned spins = 0;
 
 	(void)arg;
 	waiting = 1;
 	while (epoch == e0 && !stop)
-		__builtin_ia32_pause();
+		sl_test_relax(&spins);
 	waiting = 0;
 }
 

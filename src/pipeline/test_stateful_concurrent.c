@@ -35,10 +35,11 @@ static void
 sync_fn(void *arg)
 {
 	uint64_t e0 = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
+	unsigned spins = 0;
 
 	(void)arg;
 	while (__atomic_load_n(&epoch, __ATOMIC_ACQUIRE) == e0 && !stop)
-		__builtin_ia32_pause();
+		sl_test_relax(&spins);
 }
 
 static void
