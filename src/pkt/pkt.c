@@ -1345,6 +1345,11 @@ sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigne
 	for (unsigned i = 0; i < l->n_fields; i++)
 		if (l->fields[i].id != SL_FIELD_IN_PORT && l->fields[i].id != SL_FIELD_METADATA)
 			l->meta_only = 0;
+	/* A table on MACs (and in_port), as a learning switch's: its second case. */
+	l->frame_only = l->n_fields > 0 && !l->meta_only;
+	for (unsigned i = 0; i < l->n_fields; i++)
+		if (l->ops[i].kind != SL_KOP_FRAME && l->ops[i].kind != SL_KOP_IN_PORT)
+			l->frame_only = 0;
 	return 0;
 }
 
@@ -1391,6 +1396,13 @@ sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 			else
 				put_be(key + l->offsets[i], 8, p->metadata);
 		}
+		return;
+	}
+	if (l->frame_only && p->len >= l->moves_need) {
+		/* Every byte at a fixed offset, whatever the frame's type: no parse. */
+		for (unsigned i = 0; i < l->key_size; i += 8)
+			memset(key + i, 0, 8);
+		key_extract_moves(l, p, key);
 		return;
 	}
 	if (sl_likely((l->need_l4 || l->need_l2) && sl_pkt_ipv4_plain(p, l->moves_need))) {

@@ -420,7 +420,8 @@ struct sl_key_layout {
 	struct sl_field fields[SL_KEY_FIELDS_MAX]; /* the fields */
 	uint8_t offsets[SL_KEY_FIELDS_MAX];        /* byte offset of each field in the key */
 	uint8_t need_l2;                           /* some op reads a parsed L2 value */
-	uint8_t meta_only;                       /* only in_port and metadata: no frame byte read */
+	uint8_t meta_only;  /* only in_port and metadata: no frame byte read */
+	uint8_t frame_only; /* only in_port and bytes at fixed frame offsets (MACs): no parse */
 	struct sl_key_op ops[SL_KEY_FIELDS_MAX]; /* one per field, in field order */
 	uint8_t n_moves;                         /* IPv4 shape (struct sl_key_move) */
 	uint16_t moves_need;                     /* frame bytes every move needs (>= 34) */

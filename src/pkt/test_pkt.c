@@ -654,17 +654,30 @@ build_random(uint8_t *f, unsigned cap)
 static void
 test_key_extract_random(void)
 {
-	unsigned checked = 0, bad = 0, bad_parse = 0;
+	unsigned checked = 0, bad = 0, bad_parse = 0, frame_layouts = 0;
 
 	for (unsigned it = 0; it < 100000; it++) {
 		struct sl_field fs[8];
 		struct sl_key_layout l;
 		unsigned n = 1 + rnd(8);
 
+		/*
+		 * One layout in four of fields at fixed frame offsets and in_port
+		 * (sl_key_layout.frame_only: extraction without a parse).
+		 */
+		static const uint16_t fixed[] = {SL_FIELD_ETH_DST, SL_FIELD_ETH_SRC,
+						 SL_FIELD_IN_PORT, SL_FIELD_RAW};
+		bool frame_only = it % 4 == 0;
 		for (unsigned i = 0; i < n; i++) {
 			memset(&fs[i], 0, sizeof(fs[i]));
 			fs[i].id = (uint16_t)(rnd(3) == 0 ? SL_FIELD_RAW : rnd(SL_FIELD__MAX));
-			if (fs[i].id == SL_FIELD_RAW) {
+			if (frame_only)
+				fs[i].id = fixed[rnd(SL_ARRAY_SIZE(fixed))];
+			if (frame_only && fs[i].id == SL_FIELD_RAW) {
+				fs[i].raw_base = SL_RAW_BASE_PKT;
+				fs[i].raw_bit_off = (uint16_t)(8 * rnd(64));
+				fs[i].raw_n_bits = (uint16_t)(8 * (1 + rnd(16)));
+			} else if (fs[i].id == SL_FIELD_RAW) {
 				bool aligned = rnd(4) != 0;
 				fs[i].raw_base = (uint8_t)rnd(3);
 				fs[i].raw_bit_off = (uint16_t)(aligned ? 8 * rnd(64) : rnd(512));
@@ -674,6 +687,7 @@ test_key_extract_random(void)
 		}
 		if (sl_key_layout_init(&l, fs, n) != 0)
 			continue;
+		frame_layouts += l.frame_only;
 		uint8_t frame[160], key[SL_KEY_MAX], ref[SL_KEY_MAX];
 		unsigned len = build_random(frame, sizeof(frame));
 		struct sl_pkt p, q;
@@ -702,6 +716,7 @@ test_key_extract_random(void)
 	CHECK(bad_parse == 0, "parse state after extraction = the parser's (%u differ)", bad_parse);
 	CHECK(bad == 0 && checked > 50000, "precompiled extraction = field reads (%u of %u differ)",
 	      bad, checked);
+	CHECK(frame_layouts > 10000, "%u layouts of fixed frame offsets only", frame_layouts);
 }
 
 int
