@@ -662,8 +662,9 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			continue;
 		}
 		fc->pset[i] = h;
-		sl_prefetch0(&ph->rec[path_set_a(h) * FFP_WAYS]);
-		sl_prefetch0(&ph->rec[path_set_a(h) * FFP_WAYS + 1]);
+		const struct ffp_path_rec *s = &ph->rec[path_set_a(h) * FFP_WAYS];
+		sl_prefetch0(s);
+		sl_prefetch0(s + 1);
 	}
 	SL_FOR_EACH_LANE (i, layout_keys) {
 		uint32_t h = path_hash(fc->pkey[i], sp->layout.key_size);
@@ -711,6 +712,7 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	struct ffp_path_rec *run = NULL;
 	uint64_t run_pkts = 0, run_bytes = 0, rest = 0, normal = 0;
 	uint32_t run_out = 0, ok_in_port = 0;
+	uint64_t run_lanes = 0;
 	bool run_ttl = false, run_normal = false, port_ok = false;
 	unsigned outs = 0;
 	if (!fc->defer) /* the entries' lines: the records' second lines have arrived by now */
@@ -726,8 +728,11 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			/* What a record says is read once per run of lanes on it. */
 			if (run != NULL)
 				path_hits(pl, ctx, run, run_pkts, run_bytes);
+			if (run_normal)
+				normal |= run_lanes;
 			run = r;
 			run_pkts = run_bytes = 0;
+			run_lanes = 0;
 			run_out = r->out != 0 && !r->miss ? r->out : 0;
 			/*
 			 * A plain record's last hop may be dec_ttl, output (plain bit
@@ -744,8 +749,7 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 		}
 		run_pkts++;
 		run_bytes += pkts[i].len;
-		if (run_normal)
-			normal |= UINT64_C(1) << i;
+		run_lanes |= UINT64_C(1) << i;
 		if (sl_unlikely(pkts[i].in_port != ok_in_port)) {
 			port_ok = run_out != 0 && pl_port_plain_ok(pl, run_out, pkts[i].in_port);
 			ok_in_port = pkts[i].in_port;
@@ -768,6 +772,8 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	}
 	if (run != NULL)
 		path_hits(pl, ctx, run, run_pkts, run_bytes);
+	if (run_normal)
+		normal |= run_lanes;
 	*n_out += outs;
 	ctx->ll_lanes &= ~normal;
 	ph->st.hits += (uint64_t)__builtin_popcountll(found);
