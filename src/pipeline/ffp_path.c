@@ -513,7 +513,11 @@ static SL_ALWAYS_INLINE uint8_t
 path_key(const struct ffp_path_spec *sp, struct sl_pkt *p, uint8_t *key, uint32_t *hash,
 	 const unsigned fwords, const bool fmd)
 {
-	if (sp->fmode && sl_pkt_ipv4_plain(p, sp->fneed)) {
+	/*
+	 * Only the test: a hit needs no parse state (its dec_ttl is
+	 * pl_dec_ttl_ipv4_frame), and whatever runs later parses as it needs.
+	 */
+	if (sp->fmode && sl_pkt_ipv4_plain_len(p, sp->fneed) != 0) {
 		uint64_t h = dc_hash_init(PATH_HASH_SEED), in_port = p->in_port;
 		unsigned nw = fwords ? fwords : sp->fwords, w;
 		bool md = fwords ? fmd : sp->fmd;

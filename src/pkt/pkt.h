@@ -276,36 +276,51 @@ sl_pkt_l4_whole(const uint8_t *l4, unsigned room, uint8_t proto)
  * Is @p an untagged IPv4 frame with a 20-byte header (0x45), whose total
  * length fits the frame, not a later fragment, with a whole L4 header, of at
  * least @need (and 34) bytes?  The common shape, for which every field sits
- * at a fixed offset (struct sl_key_move).  When it is, the parse state is
- * filled as the parser would (nothing to parse later).
+ * at a fixed offset (struct sl_key_move).  Returns its IP total length, or 0
+ * when it is not of that shape.  Only tests: the parse state is left alone
+ * (sl_pkt_ipv4_plain fills it).
  */
-static inline bool
-sl_pkt_ipv4_plain(struct sl_pkt *p, unsigned need)
+static inline unsigned
+sl_pkt_ipv4_plain_len(const struct sl_pkt *p, unsigned need)
 {
 	const uint8_t *d = p->data;
 	uint32_t et_vihl; /* bytes 12-14: Ethertype 0x0800, then 0x45 */
 	uint16_t frag;    /* bytes 20-21: no more-fragments flag, offset 0 (DF may be set) */
 
 	if (p->len < 34 || p->len < need)
-		return false;
+		return 0;
 	__builtin_memcpy(&et_vihl, d + 12, 4);
 	__builtin_memcpy(&frag, d + 20, 2);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if ((et_vihl & 0xffffff) != 0x450008 || (frag & 0xff1f) != 0)
-		return false;
+		return 0;
 #else
 	if ((et_vihl >> 8) != 0x080045 || (frag & 0x1fff) != 0)
-		return false;
+		return 0;
 #endif
 	unsigned tot = (unsigned)d[16] << 8 | d[17];
 	if (tot < 20 || tot + 14 > p->len || !sl_pkt_l4_whole(d + 34, tot - 20, d[23]))
+		return 0;
+	return tot;
+}
+
+/**
+ * sl_pkt_ipv4_plain_len as a test; when it passes, the parse state is
+ * filled as the parser would (nothing to parse later).
+ */
+static inline bool
+sl_pkt_ipv4_plain(struct sl_pkt *p, unsigned need)
+{
+	unsigned tot = sl_pkt_ipv4_plain_len(p, need);
+
+	if (tot == 0)
 		return false;
 	if (p->l2_end == SL_OFS_UNSET) {
 		p->n_vlans = 0;
 		p->eth_type = 0x0800;
 		p->l2_end = p->l3_ofs = 14;
 		p->ip_end = (uint16_t)(tot + 14);
-		p->ip_proto = d[23];
+		p->ip_proto = p->data[23];
 		p->l4_ofs = 34;
 		p->l4_ok = 1;
 	}
