@@ -355,7 +355,7 @@ path_find_in(struct ffp_path *ph, uint32_t set, const uint8_t *key, unsigned siz
  * three lines, so a record's line number 6k + 3w is odd exactly in way 1:
  * the way without dividing by 192.
  */
-static inline void
+static SL_ALWAYS_INLINE void
 path_touch_way(struct ffp_path_rec *s0, unsigned way)
 {
 	uint8_t other = (uint8_t)(way ^ 1);
@@ -480,8 +480,8 @@ path_hits(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct ffp_
  * hit will read hops 4-7, are fetched for stage C), else a stale miss.
  */
 static SL_ALWAYS_INLINE uint64_t
-path_found(struct ffp_ctx *fc, struct ffp_path_rec *s0, unsigned way, uint64_t sig, unsigned i,
-	   uint64_t *misses, uint64_t *stale)
+path_found(struct ffp_ctx *fc, struct ffp_path_rec *s0, unsigned way, uint64_t sig, bool defer,
+	   unsigned i, uint64_t *misses, uint64_t *stale)
 {
 	struct ffp_path_rec *r = s0 + way;
 
@@ -494,7 +494,7 @@ path_found(struct ffp_ctx *fc, struct ffp_path_rec *s0, unsigned way, uint64_t s
 	fc->prec[i] = r;
 	sl_prefetch0((const uint8_t *)r + 64);
 	/* Deferred hits on a plain record read no entry: hops 4-7 stay where they are. */
-	if (r->n_hops > 4 && (!fc->defer || r->out == 0))
+	if (r->n_hops > 4 && (!defer || r->out == 0))
 		sl_prefetch0((const uint8_t *)r + 128);
 	return UINT64_C(1) << i;
 }
@@ -683,6 +683,7 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	 * buckets: two lines a lane instead of four).
 	 */
 	uint64_t found = 0, misses = 0, stale = 0, second = 0;
+	bool defer = fc->defer;
 	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t h = fc->pset[i];
 		struct ffp_path_rec *s = &ph->rec[path_set_a(h) * FFP_WAYS];
@@ -695,7 +696,7 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			second |= UINT64_C(1) << i;
 			continue;
 		}
-		found |= path_found(fc, s, (unsigned)way, sig, i, &misses, &stale);
+		found |= path_found(fc, s, (unsigned)way, sig, defer, i, &misses, &stale);
 	}
 	SL_FOR_EACH_LANE (i, second) {
 		struct ffp_path_rec *s = &ph->rec[path_set_b(fc->pset[i]) * FFP_WAYS];
@@ -705,7 +706,7 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			misses++;
 			continue;
 		}
-		found |= path_found(fc, s, (unsigned)way, sig, i, &misses, &stale);
+		found |= path_found(fc, s, (unsigned)way, sig, defer, i, &misses, &stale);
 	}
 	/*
 	 * Stage C: credit the recorded entries.  Goto-only hops ending in a plain
