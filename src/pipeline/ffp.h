@@ -151,7 +151,7 @@ struct ffp_path_spec {
 	/*
 	 * Frame keys (ffp_path.c, path_key): on a plain IPv4 frame
 	 * (sl_pkt_ipv4_plain) the key is the frame's first fwords words
-	 * under fmask (kmask's bits where the moves read), then metadata when
+	 * under fmask (lmask's bits where the moves read), then metadata when
 	 * a table matches it, then a word with in_port; other frames use the
 	 * layout.  A record keeps its key's form (ffp_path_rec.used), so the
 	 * two never match.  Finer than the layout's key (it keeps bytes some
@@ -166,13 +166,13 @@ struct ffp_path_spec {
 	uint64_t fmask[FFP_PATH_KEY_MAX / 8];
 	/*
 	 * The bits of the layout's key some table reads (pl_dtable.kmask,
-	 * guards whole): keys keep only these, so flows that differ only in
-	 * bits no entry looks at share a record (an lpm table's host bits, a
-	 * /8 match's last three bytes).  fmask holds them too.
+	 * guards whole), as words over the key's bytes: keys keep only these,
+	 * so flows that differ only in bits no entry looks at share a record
+	 * (an lpm table's host bits, a /8 match's last three bytes).  fmask
+	 * holds them too, moved to the frame bytes they come from.
 	 */
-	uint8_t kmask[FFP_PATH_KEY_MAX];
-	uint8_t lpartial; /* some word of lmask is not all ones */
 	uint64_t lmask[FFP_PATH_KEY_MAX / 8];
+	uint8_t lpartial; /* some word of lmask is not all ones */
 };
 
 /*

@@ -25,6 +25,7 @@ static void
 frame_keys_compile(struct ffp_path_spec *sp)
 {
 	const struct sl_key_layout *l = &sp->layout;
+	const uint8_t *lmask = (const uint8_t *)sp->lmask;
 	uint8_t mask[FFP_PATH_KEY_MAX] = {0};
 	unsigned end = 0, md = 0;
 
@@ -42,7 +43,7 @@ frame_keys_compile(struct ffp_path_spec *sp)
 		if (mv->src + mv->n > FFP_PATH_KEY_MAX)
 			return;
 		for (unsigned b = 0; b < mv->n; b++)
-			mask[mv->src + b] |= sp->kmask[mv->dst + b];
+			mask[mv->src + b] |= lmask[mv->dst + b];
 		end = SL_MAX(end, mv->src + mv->n);
 		/* Read only under an IP protocol: the protocol byte tells the keys apart. */
 		if (mv->proto != 0) {
@@ -62,17 +63,18 @@ frame_keys_compile(struct ffp_path_spec *sp)
 	sp->fmode = 1;
 }
 
-/* Copy @n bytes of a table's kmask (or all ones when @from is NULL) into the spec's, at field @f. */
+/* OR field @f's bytes of a table's kmask (all ones when @from is NULL) into the spec's lmask. */
 static void
 key_mask_or(struct ffp_path_spec *sp, const struct sl_field *f, const uint8_t *from)
 {
+	uint8_t *lmask = (uint8_t *)sp->lmask;
 	int idx = sl_key_layout_find(&sp->layout, f);
 	unsigned size = sl_field_size(f);
 
 	if (idx < 0) /* every table field is in the union: cannot happen; keep all bits */
 		idx = 0, size = sp->layout.key_size, from = NULL;
 	for (unsigned b = 0; b < size; b++)
-		sp->kmask[sp->layout.offsets[idx] + b] |= from != NULL ? from[b] : 0xff;
+		lmask[sp->layout.offsets[idx] + b] |= from != NULL ? from[b] : 0xff;
 }
 
 /*
@@ -84,7 +86,7 @@ key_mask_or(struct ffp_path_spec *sp, const struct sl_field *f, const uint8_t *f
 static void
 key_mask_compile(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 {
-	memset(sp->kmask, 0, sizeof(sp->kmask));
+	memset(sp->lmask, 0, sizeof(sp->lmask));
 	for (unsigned k = 0; k < sp->n_tables; k++) {
 		const struct pl_dtable *lv = pl->tables[sp->tables[k]].live;
 		for (unsigned i = 0; i < lv->layout.n_fields; i++)
@@ -93,10 +95,8 @@ key_mask_compile(const struct sl_pipeline *pl, struct ffp_path_spec *sp)
 			key_mask_or(sp, &lv->guards[g].f, NULL);
 	}
 	sp->lpartial = 0;
-	for (unsigned w = 0; w < sp->layout.key_size / 8; w++) {
-		memcpy(&sp->lmask[w], sp->kmask + 8 * w, 8);
+	for (unsigned w = 0; w < sp->layout.key_size / 8; w++)
 		sp->lpartial |= sp->lmask[w] != UINT64_MAX;
-	}
 }
 
 /* The spec the live tables call for now (gen left 0); returns why there is none. */

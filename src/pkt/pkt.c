@@ -1398,14 +1398,12 @@ sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 		}
 		return;
 	}
-	if (l->frame_only && p->len >= l->moves_need) {
-		/* Every byte at a fixed offset, whatever the frame's type: no parse. */
-		for (unsigned i = 0; i < l->key_size; i += 8)
-			memset(key + i, 0, 8);
-		key_extract_moves(l, p, key);
-		return;
-	}
-	if (sl_likely((l->need_l4 || l->need_l2) && sl_pkt_ipv4_plain(p, l->moves_need))) {
+	/*
+	 * The moves: MACs and in_port sit at fixed offsets on any frame (no
+	 * parse); the other fields on a plain IPv4 frame.
+	 */
+	if ((l->frame_only && p->len >= l->moves_need) ||
+	    sl_likely((l->need_l4 || l->need_l2) && sl_pkt_ipv4_plain(p, l->moves_need))) {
 		/* Zero the whole key first: padding and absent fields must compare equal. */
 		for (unsigned i = 0; i < l->key_size; i += 8)
 			memset(key + i, 0, 8);
