@@ -576,13 +576,16 @@ tx_flush(struct sl_worker *w, unsigned port_idx)
 				 n, w->burst_tsc);
 	sent = rte_eth_tx_burst(w->ports[port_idx].dpdk_id, w->queue, w->txb[port_idx], n);
 	w->pstats[port_idx].tx_packets += sent;
-	for (uint16_t i = 0; i < sent; i++)
-		w->pstats[port_idx].tx_bytes += rte_pktmbuf_pkt_len(w->txb[port_idx][i]);
-	if (sl_unlikely(sent < n)) {
+	if (sl_likely(sent == n)) {
+		w->pstats[port_idx].tx_bytes += w->txb_bytes[port_idx];
+	} else {
+		for (uint16_t i = 0; i < sent; i++)
+			w->pstats[port_idx].tx_bytes += rte_pktmbuf_pkt_len(w->txb[port_idx][i]);
 		w->pstats[port_idx].tx_drops += n - sent;
 		rte_pktmbuf_free_bulk(&w->txb[port_idx][sent], n - sent);
 	}
 	w->n_txb[port_idx] = 0;
+	w->txb_bytes[port_idx] = 0;
 }
 
 static inline void
@@ -591,6 +594,7 @@ tx_enqueue(struct sl_worker *w, unsigned port_idx, struct rte_mbuf *m)
 	if (sl_unlikely(w->n_txb[port_idx] == SL_BURST_MAX))
 		tx_flush(w, port_idx);
 	w->txb[port_idx][w->n_txb[port_idx]++] = m;
+	w->txb_bytes[port_idx] += rte_pktmbuf_pkt_len(m);
 }
 
 /* The slot of output port @port: a numbered port, or LOCAL. */
@@ -708,16 +712,24 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 	 * pipeline burst's answer: at worst a sync that changes nothing.
 	 */
 	bool resized = sl_pipeline_resized(w->ctx);
+	/*
+	 * The slot being filled keeps its count and bytes in registers (a
+	 * burst mostly goes to one port): no load-increment-store of n_txb
+	 * chained from packet to packet.
+	 */
+	unsigned cur = SL_PORT_SLOTS, n_cur = 0;
+	uint32_t bytes_cur = 0;
 	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *m = mbufs[i];
+		uint32_t out = out_ports[i];
 
-		if (out_ports[i] == SL_PORT_DROP) {
+		if (out == SL_PORT_DROP) {
 			dropped[n_dropped++] = m;
 			continue;
 		}
-		unsigned slot = out_ports[i] - 1;
-		if (sl_unlikely(out_ports[i] > SL_PORTS_MAX)) { /* reserved: CONTROLLER, LOCAL */
-			if (out_ports[i] == SL_PORT_CONTROLLER) {
+		unsigned slot = out - 1;
+		if (sl_unlikely(out > SL_PORTS_MAX)) { /* reserved: CONTROLLER, LOCAL */
+			if (out == SL_PORT_CONTROLLER) {
 				to_controller(w, &pkts[i], sl_pipeline_pin(w->ctx, i));
 				dropped[n_dropped++] = m; /* counted on the controller port */
 				continue;
@@ -726,7 +738,27 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 		}
 		if (resized)
 			mbuf_sync(m, &pkts[i]);
-		tx_enqueue(w, slot, m);
+		if (slot != cur) {
+			if (cur != SL_PORT_SLOTS) {
+				w->n_txb[cur] = (uint16_t)n_cur;
+				w->txb_bytes[cur] = bytes_cur;
+			}
+			cur = slot;
+			n_cur = w->n_txb[cur];
+			bytes_cur = w->txb_bytes[cur];
+		}
+		if (sl_unlikely(n_cur == SL_BURST_MAX)) {
+			w->n_txb[cur] = (uint16_t)n_cur;
+			w->txb_bytes[cur] = bytes_cur;
+			tx_flush(w, cur);
+			n_cur = bytes_cur = 0;
+		}
+		w->txb[cur][n_cur++] = m;
+		bytes_cur += rte_pktmbuf_pkt_len(m);
+	}
+	if (cur != SL_PORT_SLOTS) {
+		w->n_txb[cur] = (uint16_t)n_cur;
+		w->txb_bytes[cur] = bytes_cur;
 	}
 	if (n_dropped)
 		rte_pktmbuf_free_bulk(dropped, n_dropped);

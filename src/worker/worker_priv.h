@@ -47,6 +47,7 @@ struct sl_worker {
 	struct sl_worker_loop_stats loop SL_CACHE_ALIGNED;
 	struct rte_mbuf *txb[SL_PORT_SLOTS][SL_BURST_MAX]; /* per-port tx burst being built */
 	uint16_t n_txb[SL_PORT_SLOTS];
+	uint32_t txb_bytes[SL_PORT_SLOTS]; /* their bytes: tx_bytes when the whole burst goes */
 
 	/* Controller channel (sl_worker_ctrl_init). */
 	struct sl_worker_port_stats ctrl; /* the controller as a port (see above) */
