@@ -382,6 +382,31 @@ dc_key_equal(const uint8_t *a, const uint8_t *b, unsigned size)
 	return diff == 0;
 }
 
+/*
+ * dc_key_equal for a @size known at compile time: 16-byte lanes (GCC's
+ * generic vectors: SSE2 on any x86-64), so a 48-byte flow-cache key is
+ * three loads, three xors and a test instead of twelve loads.
+ */
+typedef uint64_t dc_v2u64 __attribute__((vector_size(16)));
+
+static SL_ALWAYS_INLINE bool
+dc_key_equal_const(const uint8_t *a, const uint8_t *b, const unsigned size)
+{
+	dc_v2u64 d = {0, 0};
+	unsigned i = 0;
+
+	for (; i + 16 <= size; i += 16) {
+		dc_v2u64 x, y;
+		__builtin_memcpy(&x, a + i, 16);
+		__builtin_memcpy(&y, b + i, 16);
+		d |= x ^ y;
+	}
+	uint64_t diff = d[0] | d[1];
+	if (i < size)
+		diff |= dc_word_xor(a, b, i);
+	return diff == 0;
+}
+
 struct ffp_journal;
 struct ffp_tinfo;
 struct ffp_ctx;
