@@ -1310,6 +1310,116 @@ key_moves_compile(struct sl_key_layout *l)
 	l->moves_need = (uint16_t)need;
 }
 
+/* The protocol condition (struct sl_key_word.psh) of the IP protocols a move may require. */
+static const uint8_t l4_class[256] = {[6] = 1, [17] = 2, [132] = 3};
+
+/* A register of @size bytes at key offset @dst: the words it goes into. */
+static void
+key_reg_place(struct sl_key_reg *g, unsigned size, unsigned dst)
+{
+	unsigned k = dst % 8;
+
+	g->on = 1;
+	g->w1 = (uint8_t)(dst - k);
+	g->ls = (uint8_t)(8 * k);
+	if (k + size > 8) { /* straddles: the rest opens the next word */
+		g->w2 = (uint8_t)(g->w1 + 8);
+		g->rs = (uint8_t)(64 - 8 * k);
+	} else { /* a second OR that adds nothing: 4 bytes >> 32 is 0, 8 bytes >> 0 the same */
+		g->w2 = g->w1;
+		g->rs = (uint8_t)(size == 8 ? 0 : 32);
+	}
+}
+
+/*
+ * The moves of @l as key words (struct sl_key_word).  Each key byte a move
+ * fills comes from frame offset dst + delta; a word's bytes of one delta and
+ * one protocol condition are one 8-byte load, placed at ld = 8w + delta when
+ * that load fits in [0, moves_need), else clamped there and rotated into
+ * place.  Leaves n_words 0 when a move is a generic field read or the
+ * extra words would not fit.
+ */
+static void
+key_words_compile(struct sl_key_layout *l)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	int delta[SL_KEY_MAX];
+	uint8_t pi[SL_KEY_MAX], filled[SL_KEY_MAX] = {0};
+	unsigned nw = l->key_size / 8u, nx = 0, need = l->moves_need;
+
+	for (unsigned k = 0; k < l->n_moves; k++) {
+		const struct sl_key_move *mv = &l->moves[k];
+		unsigned p = 0;
+
+		if (mv->n == 0) {
+			bool md = mv->src != 0xffff && l->fields[mv->src].id == SL_FIELD_METADATA;
+			if (mv->src != 0xffff && !md)
+				goto none;
+			key_reg_place(md ? &l->md : &l->port, md ? 8 : 4, mv->dst);
+			continue;
+		}
+		if (mv->proto != 0) {
+			p = l4_class[mv->proto];
+			if (p == 0)
+				goto none;
+			l->cond = 1;
+		}
+		for (unsigned j = 0; j < mv->n; j++) {
+			delta[mv->dst + j] = (int)mv->src - (int)mv->dst;
+			pi[mv->dst + j] = (uint8_t)p;
+			filled[mv->dst + j] = 1;
+		}
+	}
+	for (unsigned w = 0; w < nw; w++) {
+		uint8_t done[8] = {0};
+		bool first = true;
+
+		l->words[w] = (struct sl_key_word){.mask = 0};
+		for (unsigned j = 0; j < 8; j++) {
+			unsigned b = 8 * w + j;
+			if (!filled[b] || done[j])
+				continue;
+			/* Every byte of this word with the same delta and condition: one load. */
+			struct sl_key_word c = {.w = (uint8_t)(8 * w),
+						.psh = (uint8_t)(63 - pi[b])};
+			int want = 8 * (int)w + delta[b], lo, hi;
+			unsigned last = j;
+			for (unsigned i = j; i < 8; i++) {
+				unsigned bi = 8 * w + i;
+				if (filled[bi] && !done[i] && delta[bi] == delta[b] &&
+				    pi[bi] == pi[b]) {
+					c.mask |= UINT64_C(0xff) << (8 * i);
+					done[i] = 1;
+					last = i;
+				}
+			}
+			/* The load covers frame bytes want + j .. want + last. */
+			lo = SL_MAX(0, want + (int)last + 1 - 8);
+			hi = SL_MIN(want + (int)j, (int)need - 8);
+			int ld = SL_MIN(SL_MAX(want, lo), hi);
+			c.ld = (uint16_t)ld;
+			c.rot = (uint8_t)((8 * (want - ld)) & 63);
+			if (first) {
+				l->words[w] = c;
+				first = false;
+			} else if (nx == SL_KEY_XWORDS_MAX) {
+				goto none;
+			} else {
+				l->words[nw + nx++] = c;
+			}
+		}
+	}
+	l->n_words = (uint8_t)nw;
+	l->n_xwords = (uint8_t)nx;
+	return;
+none:
+	l->cond = 0;
+	l->port.on = l->md.on = 0;
+#else
+	(void)l;
+#endif
+}
+
 int
 sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigned n)
 {
@@ -1340,6 +1450,7 @@ sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigne
 	}
 	l->key_size = (uint16_t)SL_MAX(8u, (ofs + 7) / 8 * 8);
 	key_moves_compile(l);
+	key_words_compile(l);
 	/* A table on the pipeline's registers alone (in_port, metadata): sl_key_extract's first case. */
 	l->meta_only = l->n_fields > 0;
 	for (unsigned i = 0; i < l->n_fields; i++)
@@ -1350,6 +1461,8 @@ sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigne
 	for (unsigned i = 0; i < l->n_fields; i++)
 		if (l->ops[i].kind != SL_KOP_FRAME && l->ops[i].kind != SL_KOP_IN_PORT)
 			l->frame_only = 0;
+	/* sl_key_extract's first case: the words without extras (the common MAC layouts). */
+	l->frame_need = l->frame_only && l->n_words && !l->n_xwords ? l->moves_need : UINT32_MAX;
 	return 0;
 }
 
@@ -1362,13 +1475,18 @@ sl_key_layout_find(const struct sl_key_layout *l, const struct sl_field *f)
 	return -1;
 }
 
-/* sl_key_extract on a frame of that shape: the layout's moves. */
-static SL_ALWAYS_INLINE void
+/*
+ * sl_key_extract on a frame of that shape: the layout's moves, for a layout
+ * without words (a generic field read among them).
+ */
+static __attribute__((noinline)) void
 key_extract_moves(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 {
 	const uint8_t *d = p->data;
 	uint8_t proto = d[23];
 
+	for (unsigned i = 0; i < l->key_size; i += 8)
+		memset(key + i, 0, 8);
 	for (unsigned k = 0; k < l->n_moves; k++) {
 		const struct sl_key_move *mv = &l->moves[k];
 		if (sl_likely(mv->n != 0)) {
@@ -1383,37 +1501,168 @@ key_extract_moves(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 	}
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * Word @c of the frame @d: its bytes in place, the others zero.  @ok has bit
+ * i set for each protocol condition i the frame meets (bit 0 always).
+ */
+static SL_ALWAYS_INLINE uint64_t
+key_word(const struct sl_key_word *c, const uint8_t *d, uint64_t ok, bool cond)
+{
+	uint64_t v;
+	unsigned r = c->rot;
+
+	memcpy(&v, d + c->ld, 8);
+	v = (v >> r) | (v << (-r & 63));
+	if (cond) /* its condition's bit to the sign, then all ones or zeros: no branch */
+		v &= (uint64_t)((int64_t)(ok << c->psh) >> 63);
+	return v & c->mask;
+}
+
+/* OR @v into the key word at byte offset @o. */
+static SL_ALWAYS_INLINE void
+key_word_or(uint8_t *key, unsigned o, uint64_t v)
+{
+	uint64_t x;
+
+	memcpy(&x, key + o, 8);
+	x |= v;
+	memcpy(key + o, &x, 8);
+}
+
+/* Key word @w: the word move @c[w] stored whole. */
+#define KEY_WORD_PUT(w)                                                                            \
+	do {                                                                                       \
+		uint64_t v_ = key_word(&c[w], d, ok, cond);                                        \
+		memcpy(key + 8 * (w), &v_, 8);                                                     \
+	} while (0)
+
+/* Extra word @i: ORed into its key word. */
+#define KEY_WORD_OR(i) key_word_or(key, c[i].w, key_word(&c[i], d, ok, cond))
+
+/*
+ * The word moves (struct sl_key_word): each key word stored whole (the
+ * common few straight-line), then the extra words and the registers ORed
+ * in.  Constant flags, so each caller's copy has only what it needs:
+ * @cond, the layout has protocol conditions; @frame, a frame_need layout
+ * (no condition, no extra word, no metadata).
+ */
+static SL_ALWAYS_INLINE void
+key_extract_words(const struct sl_key_layout *l, const struct sl_pkt *p, uint8_t *key, bool cond,
+		  bool frame)
+{
+	const uint8_t *d = p->data;
+	const struct sl_key_word *c = l->words;
+	unsigned nw = l->n_words, nx;
+	/* The conditions met: none (0) and the frame's protocol's. */
+	uint64_t ok = cond ? 1u | 1u << l4_class[d[23]] : 1;
+
+	/* Ifs rather than a switch: fewer tests for the common one to three words. */
+	if (nw > 2) {
+		for (unsigned w = 3; w < nw; w++)
+			KEY_WORD_PUT(w);
+		KEY_WORD_PUT(2);
+	}
+	if (nw > 1)
+		KEY_WORD_PUT(1);
+	KEY_WORD_PUT(0);
+	/* The registers before the extra words: the context is not needed after. */
+	if (l->port.on) {
+		uint64_t v = __builtin_bswap32(p->in_port);
+		key_word_or(key, l->port.w1, v << l->port.ls);
+		key_word_or(key, l->port.w2, v >> l->port.rs);
+	}
+	if (frame)
+		return;
+	if (l->md.on) {
+		uint64_t v = __builtin_bswap64(p->metadata);
+		key_word_or(key, l->md.w1, v << l->md.ls);
+		key_word_or(key, l->md.w2, v >> l->md.rs);
+	}
+	nx = l->n_xwords;
+	c = l->words + l->n_words;
+	switch (nx) {
+	default:
+		for (unsigned i = 4; i < nx; i++)
+			KEY_WORD_OR(i);
+		/* fallthrough */
+	case 4:
+		KEY_WORD_OR(3);
+		/* fallthrough */
+	case 3:
+		KEY_WORD_OR(2);
+		/* fallthrough */
+	case 2:
+		KEY_WORD_OR(1);
+		/* fallthrough */
+	case 1:
+		KEY_WORD_OR(0);
+		/* fallthrough */
+	case 0:
+		break;
+	}
+}
+#undef KEY_WORD_PUT
+#undef KEY_WORD_OR
+#endif
+
+/* The registers alone (meta_only), in layout order. */
+static __attribute__((noinline)) void
+key_extract_regs(const struct sl_key_layout *l, const struct sl_pkt *p, uint8_t *key)
+{
+	for (unsigned i = 0; i < l->key_size; i += 8)
+		memset(key + i, 0, 8);
+	for (unsigned i = 0; i < l->n_fields; i++) {
+		if (l->fields[i].id == SL_FIELD_IN_PORT)
+			put_be(key + l->offsets[i], 4, p->in_port);
+		else
+			put_be(key + l->offsets[i], 8, p->metadata);
+	}
+}
+
 void
 sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 {
-	if (l->meta_only) {
-		/* No frame byte, no op dispatch: the registers in layout order. */
-		for (unsigned i = 0; i < l->key_size; i += 8)
-			memset(key + i, 0, 8);
-		for (unsigned i = 0; i < l->n_fields; i++) {
-			if (l->fields[i].id == SL_FIELD_IN_PORT)
-				put_be(key + l->offsets[i], 4, p->in_port);
-			else
-				put_be(key + l->offsets[i], 8, p->metadata);
-		}
+	/*
+	 * The moves, which write every key byte (padding and absent fields
+	 * must compare equal).  MACs and in_port sit at fixed offsets on any
+	 * frame: no parse.
+	 */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (p->len >= l->frame_need) {
+		key_extract_words(l, p, key, false, true);
 		return;
 	}
-	/*
-	 * The moves: MACs and in_port sit at fixed offsets on any frame (no
-	 * parse); the other fields on a plain IPv4 frame.
-	 */
-	if ((l->frame_only && p->len >= l->moves_need) ||
-	    sl_likely((l->need_l4 || l->need_l2) && sl_pkt_ipv4_plain(p, l->moves_need))) {
-		/* Zero the whole key first: padding and absent fields must compare equal. */
-		for (unsigned i = 0; i < l->key_size; i += 8)
-			memset(key + i, 0, 8);
+#endif
+	/* The other fields on a plain IPv4 frame. */
+	if (sl_likely((l->need_l4 || l->need_l2) && sl_pkt_ipv4_plain(p, l->moves_need))) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (sl_likely(l->n_words != 0)) {
+			if (l->cond)
+				key_extract_words(l, p, key, true, false);
+			else
+				key_extract_words(l, p, key, false, false);
+			return;
+		}
+#endif
 		key_extract_moves(l, p, key);
+		return;
+	}
+	/* A frame_only layout the words above do not take (extra words). */
+	if (l->frame_only && p->len >= l->moves_need) {
+		key_extract_moves(l, p, key);
+		return;
+	}
+	if (l->meta_only) {
+		/* No frame byte, no op dispatch. */
+		key_extract_regs(l, p, key);
 		return;
 	}
 	sl_key_extract_ops(l, p, key);
 }
 
-void
+/* Not inlined into sl_key_extract: its registers would cost the word path a prologue. */
+__attribute__((noinline)) void
 sl_key_extract_ops(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key)
 {
 	unsigned size = l->key_size, n = l->n_fields;

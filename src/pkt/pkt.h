@@ -428,10 +428,44 @@ struct sl_key_move {
 	uint8_t proto; /* IP protocol required, 0: any */
 };
 
+/*
+ * The moves once more, as whole 8-byte key words (little-endian hosts), for
+ * a layout whose moves are all frame copies, in_port and metadata: word w
+ * of the key is the 8 frame bytes at ld, rotated right by rot bits (which
+ * puts each byte at its key offset) and masked; a word whose bytes come from
+ * several frame places ORs more words in.  A word's load stays inside
+ * moves_need.
+ */
+struct sl_key_word {
+	uint64_t mask; /* key bytes this load gives (0: a zero word) */
+	uint16_t ld;   /* frame offset of the 8-byte load */
+	uint8_t rot;   /* right rotation, bits */
+	uint8_t w;     /* byte offset of its key word (an extra word's) */
+	uint8_t psh;   /* 63 - its protocol condition: 0 any, TCP 1, UDP 2, SCTP 3 */
+};
+
+/*
+ * in_port (4 bytes) or metadata (8) as the word moves place it: big-endian,
+ * ORed into the key words at byte offsets w1 (<< ls) and w2 (>> rs).
+ */
+struct sl_key_reg {
+	uint8_t on; /* the layout has it */
+	uint8_t w1, ls, w2, rs;
+};
+
+/* Most key words one layout may OR in besides its own (else no words: the move loop). */
+#define SL_KEY_XWORDS_MAX 16
+
 struct sl_key_layout {
-	uint8_t n_fields;                          /* fields in the layout */
-	uint8_t need_l4;                           /* some field needs L4 parsing */
-	uint16_t key_size;                         /* bytes, multiple of 8, <= SL_KEY_MAX */
+	uint8_t n_fields;    /* fields in the layout */
+	uint8_t need_l4;     /* some field needs L4 parsing */
+	uint16_t key_size;   /* bytes, multiple of 8, <= SL_KEY_MAX */
+	uint32_t frame_need; /* frame_only with words, no extra: moves_need; else > any len */
+	uint8_t n_words;     /* key words of the word moves (key_size / 8), 0: none */
+	uint8_t n_xwords;    /* extra words, after those */
+	uint8_t cond;        /* some word has a protocol condition (psh < 63) */
+	struct sl_key_reg port, md; /* in_port, metadata */
+	struct sl_key_word words[SL_KEY_MAX / 8 + SL_KEY_XWORDS_MAX];
 	struct sl_field fields[SL_KEY_FIELDS_MAX]; /* the fields */
 	uint8_t offsets[SL_KEY_FIELDS_MAX];        /* byte offset of each field in the key */
 	uint8_t need_l2;                           /* some op reads a parsed L2 value */

@@ -719,6 +719,157 @@ test_key_extract_random(void)
 	CHECK(frame_layouts > 10000, "%u layouts of fixed frame offsets only", frame_layouts);
 }
 
+/*
+ * A frame of the shapes sl_key_extract's word moves see (struct
+ * sl_key_word): mostly plain IPv4 TCP/UDP/SCTP/ICMP with a true total
+ * length, now and then with options, a fragment, a VLAN tag, cut short,
+ * Ethernet padding, or not IP at all.
+ */
+static unsigned
+build_plain(uint8_t *f, unsigned cap)
+{
+	static const uint8_t protos[] = {6, 17, 132, 1, 6, 17, 47};
+	unsigned o = 12, ihl = rnd(8) == 0 ? 5 + rnd(4) : 5, l4_len, len;
+	uint8_t proto = protos[rnd(SL_ARRAY_SIZE(protos))];
+
+	for (unsigned i = 0; i < cap; i++)
+		f[i] = (uint8_t)rnd(256);
+	if (rnd(10) == 0) { /* a VLAN tag */
+		f[o] = 0x81;
+		f[o + 1] = 0x00;
+		o += 4;
+	}
+	switch (rnd(12)) {
+	case 0:
+		f[o] = 0x86, f[o + 1] = 0xdd;
+		break;
+	case 1:
+		f[o] = 0x08, f[o + 1] = 0x06;
+		break;
+	default:
+		f[o] = 0x08, f[o + 1] = 0x00;
+		break;
+	}
+	o += 2;
+	f[o] = (uint8_t)(0x40 | ihl);
+	f[o + 6] = rnd(10) == 0 ? (uint8_t)rnd(256) : (uint8_t)(rnd(2) << 6); /* DF now and then */
+	f[o + 7] = rnd(10) == 0 ? (uint8_t)rnd(256) : 0;
+	f[o + 9] = proto;
+	l4_len = proto == 6 ? 20 + 4 * rnd(3) : proto == 132 ? 12 : 8 + rnd(8);
+	if (proto == 6)
+		f[o + 4 * ihl + 12] = (uint8_t)((l4_len / 4) << 4);
+	len = SL_MIN(cap, o + 4 * ihl + l4_len + rnd(24));
+	unsigned dgram = len - o - (rnd(4) == 0 ? rnd(6) : 0); /* some Ethernet padding */
+	f[o + 2] = (uint8_t)(dgram >> 8);
+	f[o + 3] = (uint8_t)dgram;
+	if (rnd(10) == 0) /* cut short, or lying about its length */
+		len = rnd(2) ? rnd(len + 1) : len;
+	return len;
+}
+
+/*
+ * sl_key_extract (word moves on plain frames) against sl_key_extract_ops
+ * (the layout's ops, no shortcut): the same key_size bytes, nothing written
+ * after them, on random layouts of the fields the moves take (and some they
+ * do not) and frames of build_plain's shapes.
+ */
+static void
+test_key_extract_words(void)
+{
+	static const uint16_t ids[] = {
+		SL_FIELD_ETH_DST,  SL_FIELD_ETH_SRC,     SL_FIELD_ETH_TYPE, SL_FIELD_VLAN_VID,
+		SL_FIELD_IP_PROTO, SL_FIELD_IPV4_SRC,    SL_FIELD_IPV4_DST, SL_FIELD_TCP_SRC,
+		SL_FIELD_TCP_DST,  SL_FIELD_UDP_SRC,     SL_FIELD_UDP_DST,  SL_FIELD_SCTP_SRC,
+		SL_FIELD_SCTP_DST, SL_FIELD_IN_PORT,     SL_FIELD_METADATA, SL_FIELD_IPV6_SRC,
+		SL_FIELD_IP_DSCP,  SL_FIELD_ICMPV4_TYPE, SL_FIELD_RAW,      SL_FIELD_RAW,
+		SL_FIELD_ETH_DST,  SL_FIELD_IN_PORT,     SL_FIELD_IPV4_DST, SL_FIELD_TCP_DST,
+	};
+	unsigned checked = 0, bad = 0, spill = 0, outside = 0, worded = 0, frame_fast = 0;
+	unsigned extras = 0, conds = 0, mds = 0, ports = 0;
+
+	for (unsigned it = 0; it < 200000; it++) {
+		struct sl_field fs[12];
+		struct sl_key_layout l;
+		unsigned n = 1 + rnd(rnd(4) == 0 ? 12 : 5);
+		/* One layout in four of MACs, raw frame bytes and in_port (frame_only). */
+		bool frame_only = it % 4 == 0;
+
+		for (unsigned i = 0; i < n; i++) {
+			memset(&fs[i], 0, sizeof(fs[i]));
+			fs[i].id = frame_only ? (uint16_t[]){SL_FIELD_ETH_DST, SL_FIELD_ETH_SRC,
+							     SL_FIELD_IN_PORT, SL_FIELD_RAW}[rnd(4)]
+					      : ids[rnd(SL_ARRAY_SIZE(ids))];
+			if (fs[i].id == SL_FIELD_RAW) { /* on byte boundaries: a move */
+				fs[i].raw_base = frame_only ? SL_RAW_BASE_PKT : (uint8_t)rnd(3);
+				fs[i].raw_bit_off = (uint16_t)(8 * rnd(frame_only ? 60 : 24));
+				fs[i].raw_n_bits = (uint16_t)(8 * (1 + rnd(16)));
+			}
+		}
+		if (sl_key_layout_init(&l, fs, n) != 0)
+			continue;
+		/* Every word's load stays inside the bytes the frame tests guarantee. */
+		for (unsigned w = 0; w < l.n_words + l.n_xwords; w++)
+			outside += l.words[w].ld + 8u > l.moves_need;
+		worded += l.n_words != 0;
+		frame_fast += l.frame_need <= 0xffff;
+		extras += l.n_xwords != 0;
+		conds += l.cond;
+		mds += l.md.on;
+		ports += l.port.on;
+
+		uint8_t frame[160], key[SL_KEY_MAX + 8], ref[SL_KEY_MAX + 8];
+		unsigned len = build_plain(frame, sizeof(frame));
+		struct sl_pkt p, q;
+
+		sl_pkt_init(&p, frame, (uint16_t)len, 0, rnd(2) ? 1 + rnd(8) : rnd(UINT32_MAX));
+		p.metadata = (uint64_t)rnd(UINT32_MAX) << 32 | rnd(UINT32_MAX);
+		q = p;
+		memset(key, 0xa5, sizeof(key));
+		memset(ref, 0x5a, sizeof(ref));
+		sl_key_extract(&l, &p, key);
+		sl_key_extract_ops(&l, &q, ref);
+		checked++;
+		if (memcmp(key, ref, l.key_size) != 0 && bad++ < 5) {
+			fprintf(stderr,
+				"word key mismatch: iteration %u, %u fields, frame %u B:", it,
+				l.n_fields, len);
+			for (unsigned i = 0; i < l.key_size; i++)
+				fprintf(stderr, " %02x/%02x", key[i], ref[i]);
+			fputc('\n', stderr);
+		}
+		for (unsigned i = l.key_size; i < sizeof(key); i++)
+			spill += key[i] != 0xa5;
+	}
+	CHECK(bad == 0 && checked > 150000, "word moves = the ops (%u of %u differ)", bad, checked);
+	CHECK(spill == 0, "nothing written past key_size (%u bytes)", spill);
+	CHECK(outside == 0, "word loads inside moves_need (%u outside)", outside);
+	CHECK(worded > 100000 && frame_fast > 20000 && extras > 10000 && conds > 10000 &&
+		      mds > 10000 && ports > 10000,
+	      "the word paths ran: %u with words, %u frame-only, %u extras, %u conditions, %u "
+	      "metadata, %u in_port",
+	      worded, frame_fast, extras, conds, mds, ports);
+}
+
+/* The word moves of the commonest layout, dl_dst + in_port, byte by byte. */
+static void
+test_key_words_mac_port(void)
+{
+	struct sl_field fs[2] = {{.id = SL_FIELD_ETH_DST}, {.id = SL_FIELD_IN_PORT}};
+	struct sl_key_layout l;
+	uint8_t f[60] = {0x02, 0x10, 0, 0, 0, 7, 0x02, 0, 0, 0, 0, 1, 0x88, 0xb5}, key[16];
+	static const uint8_t want[16] = {0x02, 0x10, 0, 0, 0, 7, 0x01, 0x02, 0x03, 0x04};
+	struct sl_pkt p;
+
+	CHECK(sl_key_layout_init(&l, fs, 2) == 0 && l.frame_need == 34 && l.n_words == 2 &&
+		      l.n_xwords == 0 && l.port.on && !l.md.on && !l.cond,
+	      "dl_dst + in_port: two words from the frame, in_port ORed in");
+	sl_pkt_init(&p, f, sizeof(f), 0, 0x01020304);
+	memset(key, 0xee, sizeof(key));
+	sl_key_extract(&l, &p, key);
+	CHECK(memcmp(key, want, 16) == 0 && p.l2_end == SL_OFS_UNSET,
+	      "dl_dst + in_port key, no parse");
+}
+
 int
 main(void)
 {
@@ -730,5 +881,7 @@ main(void)
 	test_llc_snap();
 	test_layout();
 	test_key_extract_random();
+	test_key_extract_words();
+	test_key_words_mac_port();
 	return sl_test_summary();
 }
