@@ -1447,6 +1447,57 @@ same_answers(struct sl_pipeline_ctx *ctx, uint64_t dups, uint64_t looked, uint64
 	return 0;
 }
 
+/*
+ * Keys read from the frame: a lane whose key equals the last lane searched
+ * (a train of one flow's packets, or flows that differ only in fields this
+ * table does not read) takes that lane's answer (register_answers) instead
+ * of a search of its own: one compare in L1.  Returns those lanes.
+ */
+static SL_ALWAYS_INLINE uint64_t
+repeated_keys_of(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+		 uint64_t look, const unsigned size)
+{
+	unsigned src = (unsigned)__builtin_ctzll(look), i;
+	uint64_t dups = 0;
+
+	sl_key_extract(&pt->layout, &pkts[src], ctx->keys[src]);
+	ctx->keyp[src] = ctx->keys[src];
+	SL_FOR_EACH_LANE (i, look & (look - 1)) {
+		sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
+		if (size ? dc_key_equal_const(ctx->keys[i], ctx->keys[src], size)
+			 : dc_key_equal(ctx->keys[i], ctx->keys[src], pt->layout.key_size)) {
+			dups |= UINT64_C(1) << i;
+			ctx->dup_of[i] = (uint8_t)src;
+			ctx->keyp[i] = ctx->keys[src];
+			continue;
+		}
+		src = i;
+		ctx->keyp[i] = ctx->keys[i];
+	}
+	return dups;
+}
+
+/* repeated_keys_of with the compare's size a constant for the common key sizes. */
+static uint64_t
+repeated_keys(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
+	      uint64_t look)
+{
+	switch (pt->layout.key_size) {
+	case 8:
+		return repeated_keys_of(pt, ctx, pkts, look, 8);
+	case 16:
+		return repeated_keys_of(pt, ctx, pkts, look, 16);
+	case 24:
+		return repeated_keys_of(pt, ctx, pkts, look, 24);
+	case 32:
+		return repeated_keys_of(pt, ctx, pkts, look, 32);
+	case 40:
+		return repeated_keys_of(pt, ctx, pkts, look, 40);
+	default:
+		return repeated_keys_of(pt, ctx, pkts, look, 0);
+	}
+}
+
 /* Lanes waiting at table tp->t -> tp->hit, each with its entry in ctx->hits. */
 static SL_ALWAYS_INLINE void
 table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
@@ -1472,6 +1523,8 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 			dups = same_keys(pt, ctx, pkts, look);
 		else if (by_regs)
 			dups = register_keys(pt, ctx, pkts, look);
+		else if (!lut_on && look != 0)
+			dups = repeated_keys(pt, ctx, pkts, look);
 		else {
 			SL_FOR_EACH_LANE (i, look) {
 				sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
@@ -1494,7 +1547,7 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 			hit = sl_table_lookup_burst(pt->tbl, ctx->keyp, look, ctx->hits);
 		if (lut_on && (tp->ll & hit))
 			pl_ffp_populate(pt, ctx, t, tp->ll & hit);
-		if (dups != 0 && ctx->regs_same)
+		if (dups != 0 && by_regs && ctx->regs_same)
 			hit |= same_answers(ctx, dups, looked, hit, &tp->refused);
 		else if (dups != 0)
 			hit |= register_answers(ctx, dups, hit, &tp->refused);
