@@ -738,11 +738,10 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	 * marks need no check: clearing one changes the signature (path_sig).
 	 */
 	struct ffp_path_rec *run = NULL;
-	uint64_t run_pkts = 0, run_bytes = 0, rest = 0, normal = 0;
+	uint64_t run_bytes = 0, rest = 0, normal = 0;
 	uint32_t run_out = 0, ok_in_port = 0;
 	uint64_t run_lanes = 0;
 	bool run_ttl = false, run_normal = false, port_ok = false;
-	unsigned outs = 0;
 	if (!fc->defer) /* the entries' lines: the records' second lines have arrived by now */
 		SL_FOR_EACH_LANE (i, found) {
 			const struct ffp_path_rec *r = fc->prec[i];
@@ -755,11 +754,12 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 		if (r != run) {
 			/* What a record says is read once per run of lanes on it. */
 			if (run != NULL)
-				path_hits(pl, ctx, run, run_pkts, run_bytes);
+				path_hits(pl, ctx, run, (uint64_t)__builtin_popcountll(run_lanes),
+					  run_bytes);
 			if (run_normal)
 				normal |= run_lanes;
 			run = r;
-			run_pkts = run_bytes = 0;
+			run_bytes = 0;
 			run_lanes = 0;
 			run_out = r->out != 0 && !r->miss ? r->out : 0;
 			/*
@@ -775,7 +775,6 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			if (r->n_hops + r->miss > ctx->chain_max)
 				ctx->chain_max = (uint8_t)(r->n_hops + r->miss);
 		}
-		run_pkts++;
 		run_bytes += pkts[i].len;
 		run_lanes |= UINT64_C(1) << i;
 		if (sl_unlikely(pkts[i].in_port != ok_in_port)) {
@@ -793,16 +792,15 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			 */
 			ctx->st[i].pending_out = run_out;
 			out_ports[i] = run_out;
-			outs++;
 		} else {
 			rest |= UINT64_C(1) << i;
 		}
 	}
 	if (run != NULL)
-		path_hits(pl, ctx, run, run_pkts, run_bytes);
+		path_hits(pl, ctx, run, (uint64_t)__builtin_popcountll(run_lanes), run_bytes);
 	if (run_normal)
 		normal |= run_lanes;
-	*n_out += outs;
+	*n_out += (unsigned)__builtin_popcountll(found & ~rest);
 	ctx->ll_lanes &= ~normal;
 	ph->st.hits += (uint64_t)__builtin_popcountll(found);
 	ph->st.misses += misses;
