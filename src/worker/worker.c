@@ -576,14 +576,15 @@ tx_flush(struct sl_worker *w, unsigned port_idx)
 				 n, w->burst_tsc);
 	sent = rte_eth_tx_burst(w->ports[port_idx].dpdk_id, w->queue, w->txb[port_idx], n);
 	w->pstats[port_idx].tx_packets += sent;
-	if (sl_likely(sent == n)) {
-		w->pstats[port_idx].tx_bytes += w->txb_bytes[port_idx];
-	} else {
-		for (uint16_t i = 0; i < sent; i++)
-			w->pstats[port_idx].tx_bytes += rte_pktmbuf_pkt_len(w->txb[port_idx][i]);
+	/* The sent mbufs are the PMD's now: the bytes sent are the burst's less the unsent's. */
+	uint32_t bytes = w->txb_bytes[port_idx];
+	if (sl_unlikely(sent < n)) {
+		for (uint16_t i = sent; i < n; i++)
+			bytes -= rte_pktmbuf_pkt_len(w->txb[port_idx][i]);
 		w->pstats[port_idx].tx_drops += n - sent;
 		rte_pktmbuf_free_bulk(&w->txb[port_idx][sent], n - sent);
 	}
+	w->pstats[port_idx].tx_bytes += bytes;
 	w->n_txb[port_idx] = 0;
 	w->txb_bytes[port_idx] = 0;
 }
