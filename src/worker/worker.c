@@ -650,69 +650,44 @@ mbuf_sync(struct rte_mbuf *m, const struct sl_pkt *p)
 }
 
 /*
- * Process one burst entering at OpenFlow port @in_port; @ps counts its rx
- * (NULL for packets already counted: packet_out reinjections).
+ * A burst whose packets all go to one port, unresized (VPP's speculative
+ * enqueue): its mbufs join that port's tx burst in one copy, with the
+ * bytes counted at rx.  One compare of the out ports instead of a lane's
+ * grouping per packet.  Returns false, having done nothing, otherwise.
+ */
+static inline bool
+enqueue_whole(struct sl_worker *w, struct rte_mbuf **mbufs, const uint32_t *out_ports, unsigned n,
+	      uint64_t bytes)
+{
+	uint32_t out = out_ports[0], differ = 0;
+
+	if (n == 0)
+		return true;
+	for (unsigned i = 1; i < n; i++)
+		differ |= out_ports[i] ^ out;
+	if (differ != 0 || out == SL_PORT_DROP || out > SL_PORTS_MAX)
+		return false;
+	unsigned slot = out - 1, have = w->n_txb[slot];
+	if (have + n > SL_BURST_MAX)
+		return false;
+	memcpy(&w->txb[slot][have], mbufs, n * sizeof(mbufs[0]));
+	w->n_txb[slot] = (uint16_t)(have + n);
+	w->txb_bytes[slot] += (uint32_t)bytes;
+	return true;
+}
+
+/*
+ * Stage 3's general case: each packet joins its port's tx burst, a drop
+ * is freed, a packet for the controller goes up.  Headers that moved
+ * (@resized) are synced into their mbufs first.
  */
 static void
-process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats *ps,
-	      struct rte_mbuf **mbufs, uint16_t n)
+enqueue_by_port(struct sl_worker *w, const struct sl_pkt *pkts, struct rte_mbuf **mbufs,
+		const uint32_t *out_ports, unsigned n, bool resized)
 {
-	struct sl_pkt pkts[SL_BURST_MAX];
-	uint32_t out_ports[SL_BURST_MAX];
-	uint8_t drops[SL_BURST_MAX];
 	struct rte_mbuf *dropped[SL_BURST_MAX];
-	/* A burst enters on one port with metadata 0: the same registers in every lane. */
-	const struct sl_pipeline_hooks hooks = {.emit_copy = emit_copy,
-						.arg = w,
-						.keeping_up = w->keeping_up,
-						.same_registers = true};
 	unsigned n_dropped = 0;
-	uint64_t rx_bytes = 0;
 
-	/* Stage 1: packet contexts; prefetch frame data a few packets ahead. */
-	for (unsigned i = 0; i < n && i < PREFETCH_OFFSET; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], void *));
-	for (unsigned i = 0; i < n; i++) {
-		struct rte_mbuf *m = mbufs[i];
-
-		if (i + PREFETCH_OFFSET < n)
-			rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + PREFETCH_OFFSET], void *));
-		/* Multi-segment frames are matched on their first segment only. */
-		sl_pkt_init(&pkts[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-			    rte_pktmbuf_headroom(m), in_port);
-		if (sl_unlikely(m->nb_segs > 1)) /* the rest still counts for IP lengths */
-			pkts[i].tail = (uint16_t)RTE_MIN(rte_pktmbuf_pkt_len(m) - m->data_len,
-							 (uint32_t)UINT16_MAX);
-		pkts[i].opaque = m;
-		rx_bytes += rte_pktmbuf_pkt_len(m);
-	}
-	if (ps != NULL) {
-		ps->rx_packets += n;
-		ps->rx_bytes += rx_bytes;
-	}
-
-	/* Stage 2: the pipeline over the whole burst. */
-	sl_fwd_run_burst(w->fwd, w->pl, w->ctx, pkts, n, &hooks, out_ports, drops);
-	/*
-	 * Low-latency until it hits a normal entry (set once, here).  Until an
-	 * entry is ever marked every packet is normal, and the field is still 0
-	 * from the pool's initialisation: no write (a line per packet, ~10 % of
-	 * TC1's cycles).
-	 */
-	if (w->ll_dynfield >= 0 && sl_pipeline_ll_ever(w->pl)) {
-		uint64_t ll = sl_pipeline_ll_lanes(w->ctx);
-		for (unsigned i = 0; i < n; i++)
-			*RTE_MBUF_DYNFIELD(mbufs[i], w->ll_dynfield, uint8_t *) =
-				(uint8_t)(ll >> i & 1);
-	}
-
-	/*
-	 * Stage 3: group by output port.  Headers may have moved (push/pop of
-	 * a VLAN, MPLS or PBB header): then the mbufs follow.  The tableless
-	 * engines never move one, so a burst they took whole may read the last
-	 * pipeline burst's answer: at worst a sync that changes nothing.
-	 */
-	bool resized = sl_pipeline_resized(w->ctx);
 	/*
 	 * The slot being filled keeps its count and bytes in registers (a
 	 * burst mostly goes to one port): no load-increment-store of n_txb
@@ -763,6 +738,72 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 	}
 	if (n_dropped)
 		rte_pktmbuf_free_bulk(dropped, n_dropped);
+}
+
+/*
+ * Process one burst entering at OpenFlow port @in_port; @ps counts its rx
+ * (NULL for packets already counted: packet_out reinjections).
+ */
+static void
+process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats *ps,
+	      struct rte_mbuf **mbufs, uint16_t n)
+{
+	struct sl_pkt pkts[SL_BURST_MAX];
+	uint32_t out_ports[SL_BURST_MAX];
+	uint8_t drops[SL_BURST_MAX];
+	/* A burst enters on one port with metadata 0: the same registers in every lane. */
+	const struct sl_pipeline_hooks hooks = {.emit_copy = emit_copy,
+						.arg = w,
+						.keeping_up = w->keeping_up,
+						.same_registers = true};
+	uint64_t rx_bytes = 0;
+
+	/* Stage 1: packet contexts; prefetch frame data a few packets ahead. */
+	for (unsigned i = 0; i < n && i < PREFETCH_OFFSET; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], void *));
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = mbufs[i];
+
+		if (i + PREFETCH_OFFSET < n)
+			rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + PREFETCH_OFFSET], void *));
+		/* Multi-segment frames are matched on their first segment only. */
+		sl_pkt_init(&pkts[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
+			    rte_pktmbuf_headroom(m), in_port);
+		if (sl_unlikely(m->nb_segs > 1)) /* the rest still counts for IP lengths */
+			pkts[i].tail = (uint16_t)RTE_MIN(rte_pktmbuf_pkt_len(m) - m->data_len,
+							 (uint32_t)UINT16_MAX);
+		pkts[i].opaque = m;
+		rx_bytes += rte_pktmbuf_pkt_len(m);
+	}
+	if (ps != NULL) {
+		ps->rx_packets += n;
+		ps->rx_bytes += rx_bytes;
+	}
+
+	/* Stage 2: the pipeline over the whole burst. */
+	sl_fwd_run_burst(w->fwd, w->pl, w->ctx, pkts, n, &hooks, out_ports, drops);
+	/*
+	 * Low-latency until it hits a normal entry (set once, here).  Until an
+	 * entry is ever marked every packet is normal, and the field is still 0
+	 * from the pool's initialisation: no write (a line per packet, ~10 % of
+	 * TC1's cycles).
+	 */
+	if (w->ll_dynfield >= 0 && sl_pipeline_ll_ever(w->pl)) {
+		uint64_t ll = sl_pipeline_ll_lanes(w->ctx);
+		for (unsigned i = 0; i < n; i++)
+			*RTE_MBUF_DYNFIELD(mbufs[i], w->ll_dynfield, uint8_t *) =
+				(uint8_t)(ll >> i & 1);
+	}
+
+	/*
+	 * Stage 3: group by output port.  Headers may have moved (push/pop of
+	 * a VLAN, MPLS or PBB header): then the mbufs follow.  The tableless
+	 * engines never move one, so a burst they took whole may read the last
+	 * pipeline burst's answer: at worst a sync that changes nothing.
+	 */
+	bool resized = sl_pipeline_resized(w->ctx);
+	if (resized || !enqueue_whole(w, mbufs, out_ports, n, rx_bytes))
+		enqueue_by_port(w, pkts, mbufs, out_ports, n, resized);
 
 	/* Stage 4: transmit. */
 	for (unsigned k = 0; k < w->pset->n; k++)
