@@ -1570,6 +1570,42 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 }
 
 /*
+ * plain_output over a run: the consecutive lanes of @lanes from the lowest
+ * up that hit @f, entered on @in_port and have nothing pending, until the
+ * first that does not.  @f's plain output @out was checked once
+ * (pl_port_plain_ok on @in_port).  Out of line, walking the lanes' arrays
+ * by pointer: table_execute's loop keeps few registers, and a run of one
+ * flow's packets (a burst of one flow, a train) then costs a handful of
+ * instructions a lane.  Returns the lanes output; their bytes go to *bytes.
+ */
+static __attribute__((noinline)) uint64_t
+plain_run(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t lanes,
+	  const struct sl_flow *f, uint32_t out, uint32_t in_port, uint32_t out_ports[],
+	  uint64_t *bytes)
+{
+	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
+	uint64_t from_first = lanes >> first;
+	/* The consecutive lanes from the first (all 64: ctz of 0 is undefined). */
+	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
+	struct sl_flow *const *hit = &ctx->hits[first];
+	const struct sl_pkt *p = &pkts[first];
+	struct pkt_state *st = &ctx->st[first];
+	uint32_t *o = &out_ports[first];
+	uint64_t sum = 0;
+
+	for (; n < room; n++, p++, st++) {
+		if (hit[n] != f || p->in_port != in_port || st->pending_out != 0 || st->has_set)
+			break;
+		st->flow = f;
+		st->pending_out = out;
+		o[n] = out;
+		sum += p->len;
+	}
+	*bytes = sum;
+	return sl_lanes_first(n) << first;
+}
+
+/*
  * The instructions of the entries tp->hit won: each lane goes on to a
  * table, is output or dropped.  Flow counters are credited once per run of
  * lanes hitting the same flow: with few flows, per-packet increments of one
@@ -1590,7 +1626,13 @@ table_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct 
 			trace_step(ctx, SL_TRACE_HIT, t, ctx->hits[i], 0);
 		}
 	}
-	SL_FOR_EACH_LANE (i, tp->hit) {
+	/* Not lanes the FFP answered or the flow cache tracks: they have more to do. */
+	const uint64_t slow = tp->ffp_found | (b->track ? ctx->ffp->ptrack : 0);
+	uint64_t todo = tp->hit;
+
+	while (todo != 0) {
+		i = (unsigned)__builtin_ctzll(todo);
+		todo &= todo - 1;
 		struct pkt_state *st = &ctx->st[i];
 		struct sl_flow *f = ctx->hits[i];
 		uint8_t reason = SL_DROP_NO_OUTPUT;
@@ -1601,6 +1643,23 @@ table_execute(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct 
 			run_pkts = run_bytes = 0;
 			/* Marks change live: read once per run of lanes on one entry. */
 			run_normal = !__atomic_load_n(&f->ll, __ATOMIC_RELAXED);
+			/* A run of plain outputs (the next lane hits f too): out of line. */
+			uint64_t taken, bytes;
+			if (f->plain_out != 0 && !(slow >> i & 1) && todo != 0 &&
+			    ctx->hits[__builtin_ctzll(todo)] == f &&
+			    pl_port_plain_ok(pl, f->plain_out, pkts[i].in_port) &&
+			    (taken = plain_run(ctx, pkts, (todo | UINT64_C(1) << i) & ~slow, f,
+					       f->plain_out, pkts[i].in_port, b->out_ports,
+					       &bytes)) != 0) {
+				unsigned n_taken = (unsigned)__builtin_popcountll(taken);
+				run_pkts += n_taken;
+				run_bytes += bytes;
+				b->n_out += n_taken;
+				if (run_normal)
+					normal |= taken;
+				todo &= ~taken;
+				continue;
+			}
 		}
 		/* A normal entry: the packet is no longer low-latency (after the loop). */
 		if (run_normal) {
