@@ -1448,6 +1448,33 @@ same_answers(struct sl_pipeline_ctx *ctx, uint64_t dups, uint64_t looked, uint64
 }
 
 /*
+ * The consecutive lanes of @lanes from the lowest up whose raw key
+ * (pkt.h, an L2 layout's) equals lane @src's: each takes @src's key as a
+ * repeat (repeated_keys_of).  Out of line with the raw key in registers:
+ * a train of one flow's packets costs a compare of two words a lane.
+ */
+static __attribute__((noinline)) uint64_t
+raw_repeats(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts,
+	    const struct sl_key_raw_mask *rm, unsigned src, uint64_t lanes)
+{
+	struct sl_key_raw want, raw;
+	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
+	uint64_t from_first = lanes >> first;
+	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
+	const struct sl_pkt *p = &pkts[first];
+
+	if (!sl_key_raw_get(rm, &pkts[src], &want))
+		return 0;
+	for (; n < room; n++, p++) {
+		if (!sl_key_raw_get(rm, p, &raw) || !sl_key_raw_equal(&raw, &want))
+			break;
+		ctx->dup_of[first + n] = (uint8_t)src;
+		ctx->keyp[first + n] = ctx->keys[src];
+	}
+	return sl_lanes_first(n) << first;
+}
+
+/*
  * Keys read from the frame: a lane whose key equals the last lane searched
  * (a train of one flow's packets, or flows that differ only in fields this
  * table does not read) takes that lane's answer (register_answers) instead
@@ -1458,11 +1485,22 @@ repeated_keys_of(const struct pl_dtable *pt, struct sl_pipeline_ctx *ctx, struct
 		 uint64_t look, const unsigned size)
 {
 	unsigned src = (unsigned)__builtin_ctzll(look), i;
-	uint64_t dups = 0;
+	uint64_t dups = 0, todo = look & (look - 1);
+	const struct sl_key_raw_mask rm = sl_key_raw_mask_of(&pt->layout);
 
 	sl_key_extract(&pt->layout, &pkts[src], ctx->keys[src]);
 	ctx->keyp[src] = ctx->keys[src];
-	SL_FOR_EACH_LANE (i, look & (look - 1)) {
+	while (todo != 0) {
+		/* Under an L2 layout, the lanes after src with its raw key (pkt.h): not extracted. */
+		if (rm.need != UINT32_MAX) {
+			uint64_t run = raw_repeats(ctx, pkts, &rm, src, todo);
+			dups |= run;
+			todo &= ~run;
+			if (todo == 0)
+				break;
+		}
+		i = (unsigned)__builtin_ctzll(todo);
+		todo &= todo - 1;
 		sl_key_extract(&pt->layout, &pkts[i], ctx->keys[i]);
 		if (size ? dc_key_equal_const(ctx->keys[i], ctx->keys[src], size)
 			 : dc_key_equal(ctx->keys[i], ctx->keys[src], pt->layout.key_size)) {

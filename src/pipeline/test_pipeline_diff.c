@@ -60,19 +60,19 @@
 #define WATCHED_PORT_B (N_PORTS + 2)
 #define MAX_FLOWS 200
 
-enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1, T_ALL, T_MASK2, T__KINDS };
+enum { T_MASK0, T_EXACT, T_LPM, T_DIRECT, T_MASK1, T_ALL, T_MASK2, T_L2, T__KINDS };
 /*
  * Frame rounds: mask tables on fields at fixed offsets of a plain IPv4
  * frame (T_MASK2), lpm on ipv4_dst, direct and match-all tables only, so
  * the flow cache's path keys are frame keys (ffp.h) and its dec_ttl on them
  * is the frame one (pl_dec_ttl_ipv4_frame).
  */
-static const unsigned frame_kinds[] = {T_MASK2, T_LPM, T_DIRECT, T_ALL};
+static const unsigned frame_kinds[] = {T_MASK2, T_LPM, T_DIRECT, T_ALL, T_L2};
 
 static bool
 is_mask_kind(unsigned k)
 {
-	return k == T_MASK0 || k == T_MASK1 || k == T_MASK2;
+	return k == T_MASK0 || k == T_MASK1 || k == T_MASK2 || k == T_L2;
 }
 #define ALL_FLOWS_MAX 2 /* flows of a T_ALL table: 0, 1 (the lookup-free path) or 2 */
 static unsigned N_TABLES = 5;
@@ -112,6 +112,7 @@ rndn(unsigned n)
  * reading a new bit must split them before a record answers.
  */
 static bool narrow;
+static bool l2_trains; /* table 0 on MACs, bursts in trains of one MAC pair */
 static uint8_t mask_cap[SL_FIELD_SIZE_MAX];
 static unsigned prefix_cap;
 
@@ -137,6 +138,9 @@ static struct sl_field fields_mask2[] = {
 	{.id = SL_FIELD_IP_PROTO}, {.id = SL_FIELD_IPV4_SRC}, {.id = SL_FIELD_IPV4_DST},
 	{.id = SL_FIELD_UDP_DST},  {.id = SL_FIELD_UDP_SRC},
 };
+/* A learning switch's table: MACs and in_port only (the raw-key repeats, pkt.h). */
+static struct sl_field fields_l2[] = {
+	{.id = SL_FIELD_ETH_DST}, {.id = SL_FIELD_ETH_SRC}, {.id = SL_FIELD_IN_PORT}};
 static struct sl_field fields_exact[] = {
 	{.id = SL_FIELD_ETH_TYPE}, {.id = SL_FIELD_IP_DSCP}, {.id = SL_FIELD_IN_PORT}};
 static struct sl_field field_lpm_v4 = {.id = SL_FIELD_IPV4_DST};
@@ -303,12 +307,15 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 	switch (kind_of[t]) {
 	case T_MASK0:
 	case T_MASK1:
-	case T_MASK2: {
+	case T_MASK2:
+	case T_L2: {
 		const struct sl_field *fl = kind_of[t] == T_MASK0   ? fields_mask0
 					    : kind_of[t] == T_MASK1 ? fields_mask1
+					    : kind_of[t] == T_L2    ? fields_l2
 								    : fields_mask2;
 		unsigned nf = kind_of[t] == T_MASK0   ? SL_ARRAY_SIZE(fields_mask0)
 			      : kind_of[t] == T_MASK1 ? SL_ARRAY_SIZE(fields_mask1)
+			      : kind_of[t] == T_L2    ? SL_ARRAY_SIZE(fields_l2)
 						      : SL_ARRAY_SIZE(fields_mask2);
 		for (unsigned i = 0; i < nf; i++) {
 			if (rndn(2))
@@ -1027,7 +1034,17 @@ main(int argc, char **argv)
 			for (unsigned t = 0; t < N_TABLES; t++)
 				kind_of[t] = rndn(T__KINDS);
 		}
-		ll_share = round == 0 ? 0.5 : (double)(1 + rndn(9)) / 10.0;
+		/*
+		 * Every third round from round 2 marks nothing low-latency: no
+		 * table's FFP LUT comes on (whether one pays is timed), so the
+		 * per-table path's repeated keys (repeated_keys_of) run.  Its
+		 * table 0 is a learning switch's, and bursts come in trains of
+		 * one MAC pair: the raw-key repeats (pkt.h).
+		 */
+		l2_trains = round % 3 == 2;
+		if (l2_trains)
+			kind_of[0] = T_L2;
+		ll_share = round == 0 ? 0.5 : l2_trains ? 0.0 : (double)(1 + rndn(9)) / 10.0;
 		plain_in = round % 2 ? 2 : 4;
 		/* Every other round from round 1 (with path records on: not round % 4 == 3). */
 		no_stamps = round % 4 == 1 || round % 4 == 2;
@@ -1071,6 +1088,11 @@ main(int argc, char **argv)
 				ts.kind = SL_TABLE_MASK;
 				ts.n_fields = SL_ARRAY_SIZE(fields_mask2);
 				memcpy(ts.fields, fields_mask2, sizeof(fields_mask2));
+				break;
+			case T_L2:
+				ts.kind = SL_TABLE_MASK;
+				ts.n_fields = SL_ARRAY_SIZE(fields_l2);
+				memcpy(ts.fields, fields_l2, sizeof(fields_l2));
 				break;
 			case T_EXACT:
 				ts.kind = SL_TABLE_EXACT;
@@ -1202,6 +1224,9 @@ main(int argc, char **argv)
 				if (no_stamps && rndn(8) == 0)
 					frames[i][frames[i][12] == 0x86 ? 21 : 22] =
 						(uint8_t)rndn(3);
+				/* A train: this lane has the last one's MACs, the rest its own. */
+				if (l2_trains && i > 0 && rndn(4) != 0)
+					memcpy(frames[i], frames[i - 1], 12);
 				md0[i] = pkts[i].metadata;
 				memcpy(ref_frames[i], frames[i], FRAME_LEN);
 			}

@@ -1420,6 +1420,42 @@ none:
 #endif
 }
 
+/*
+ * The raw key's mask (sl_key_raw_get): the frame bits a frame_need layout's words
+ * load and keep (each word's mask rotated back onto its load), when they
+ * all lie in the first 16 bytes (frame_need, the bytes every load may
+ * touch, is larger).  A byte of which a bit is read counts
+ * whole: comparing more never calls two different keys equal.
+ */
+static void
+key_raw_compile(struct sl_key_layout *l)
+{
+	uint8_t bytes[16] = {0};
+
+	l->raw16 = 0;
+	l->raw_mask[0] = l->raw_mask[1] = 0;
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	return; /* the words are little-endian moves */
+#endif
+	if (l->frame_need == UINT32_MAX || l->frame_need < 16) /* sl_key_raw_get loads 16 */
+		return;
+	for (unsigned w = 0; w < l->n_words; w++) {
+		const struct sl_key_word *c = &l->words[w];
+		unsigned r = c->rot;
+		uint64_t m = (c->mask << r) | (c->mask >> (-r & 63)); /* undo key_word's rotation */
+
+		for (unsigned k = 0; k < 8; k++) {
+			if ((m >> (8 * k) & 0xff) == 0)
+				continue;
+			if (c->ld + k >= 16)
+				return;
+			bytes[c->ld + k] = 0xff;
+		}
+	}
+	memcpy(l->raw_mask, bytes, 16);
+	l->raw16 = 1;
+}
+
 int
 sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigned n)
 {
@@ -1463,6 +1499,7 @@ sl_key_layout_init(struct sl_key_layout *l, const struct sl_field *flds, unsigne
 			l->frame_only = 0;
 	/* sl_key_extract's first case: the words without extras (the common MAC layouts). */
 	l->frame_need = l->frame_only && l->n_words && !l->n_xwords ? l->moves_need : UINT32_MAX;
+	key_raw_compile(l);
 	return 0;
 }
 

@@ -471,6 +471,10 @@ struct sl_key_layout {
 	uint8_t need_l2;                           /* some op reads a parsed L2 value */
 	uint8_t meta_only;  /* only in_port and metadata: no frame byte read */
 	uint8_t frame_only; /* only in_port and bytes at fixed frame offsets (MACs): no parse */
+	/* raw16: frame_need set and the words read bytes 0-15 only.  Then a frame of frame_need
+	   bytes or more has the key of its in_port and its raw_mask bytes. */
+	uint8_t raw16;
+	uint64_t raw_mask[2];                    /* with raw16: the bytes (0-15) the words read */
 	struct sl_key_op ops[SL_KEY_FIELDS_MAX]; /* one per field, in field order */
 	uint8_t n_moves;                         /* IPv4 shape (struct sl_key_move) */
 	uint16_t moves_need;                     /* frame bytes every move needs (>= 34) */
@@ -494,6 +498,54 @@ int sl_key_layout_find(const struct sl_key_layout *l, const struct sl_field *f);
  * (padding zeroed).  Any worker, on its own packet.
  */
 void sl_key_extract(const struct sl_key_layout *l, struct sl_pkt *p, uint8_t *key);
+
+/*
+ * Raw keys: under a layout of MACs (and in_port), the usual L2 table, a
+ * frame's key is its in_port and a few bytes of its first 16
+ * (sl_key_layout.raw16).  Frames with equal raw keys have equal keys: one
+ * masked compare instead of two extractions.  Unequal raw keys say
+ * nothing.  The layout's part is copied out once (sl_key_raw_mask_of), so
+ * a loop over frames keeps it in registers.
+ */
+struct sl_key_raw_mask {
+	uint64_t m[2];
+	uint32_t need; /* frame bytes for the raw key to be the key; UINT32_MAX: never */
+};
+
+struct sl_key_raw {
+	uint64_t w[2];
+	uint32_t in_port;
+};
+
+static inline struct sl_key_raw_mask
+sl_key_raw_mask_of(const struct sl_key_layout *l)
+{
+	return (struct sl_key_raw_mask){.m = {l->raw_mask[0], l->raw_mask[1]},
+					.need = l->raw16 ? l->frame_need : UINT32_MAX};
+}
+
+/** @p's raw key into *@r; false, when @p's key is not its raw key. */
+static inline bool
+sl_key_raw_get(const struct sl_key_raw_mask *rm, const struct sl_pkt *p, struct sl_key_raw *r)
+{
+	uint64_t w0, w1;
+
+	if (p->len < rm->need)
+		return false;
+	__builtin_memcpy(&w0, p->data, 8);
+	__builtin_memcpy(&w1, p->data + 8, 8);
+	r->w[0] = w0 & rm->m[0];
+	r->w[1] = w1 & rm->m[1];
+	r->in_port = p->in_port;
+	return true;
+}
+
+static inline bool
+sl_key_raw_equal(const struct sl_key_raw *a, const struct sl_key_raw *b)
+{
+	return ((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) | (a->in_port ^ b->in_port)) == 0;
+}
+
 /**
  * sl_key_extract without its plain-IPv4 shortcut (the layout's ops, any frame):
  * for a caller that has found the frame is not of that shape.

@@ -850,6 +850,78 @@ test_key_extract_words(void)
 	      worded, frame_fast, extras, conds, mds, ports);
 }
 
+/*
+ * Raw keys (sl_key_raw_get, pkt.h) are equal only where the extracted keys
+ * are: random layouts (MACs, Ethertype, raw bytes, in_port, an IPv4
+ * address), frame pairs equal but for a few random bytes or the in_port.
+ * They must also be equal where the bytes that differ are ones the layout
+ * never reads.
+ */
+static void
+test_key_raw(void)
+{
+	static const uint16_t ids[] = {SL_FIELD_ETH_DST, SL_FIELD_ETH_SRC, SL_FIELD_ETH_TYPE,
+				       SL_FIELD_IN_PORT, SL_FIELD_RAW,     SL_FIELD_IPV4_DST};
+	unsigned wrong = 0, same = 0, differ = 0, unread_same = 0, raw = 0;
+
+	for (unsigned it = 0; it < 200000; it++) {
+		struct sl_field fs[4];
+		struct sl_key_layout l;
+		unsigned n = 1 + rnd(3);
+
+		for (unsigned i = 0; i < n; i++) {
+			memset(&fs[i], 0, sizeof(fs[i]));
+			fs[i].id = ids[rnd(SL_ARRAY_SIZE(ids))];
+			if (fs[i].id == SL_FIELD_RAW) {
+				fs[i].raw_base = SL_RAW_BASE_PKT;
+				fs[i].raw_bit_off = (uint16_t)(8 * rnd(20));
+				fs[i].raw_n_bits = (uint16_t)(8 * (1 + rnd(4)));
+			}
+		}
+		if (sl_key_layout_init(&l, fs, n) != 0)
+			continue;
+		raw += l.raw16;
+
+		uint8_t fa[160], fb[160], ka[SL_KEY_MAX + 8], kb[SL_KEY_MAX + 8];
+		unsigned len = build_plain(fa, sizeof(fa)), flips = rnd(3);
+		bool unread = true;
+		struct sl_pkt a, b;
+
+		memcpy(fb, fa, sizeof(fb));
+		for (unsigned k = 0; k < flips; k++) {
+			unsigned at = rnd(24);
+			fb[at] ^= (uint8_t)(1 + rnd(255));
+			unread &= at < 16 && (((const uint8_t *)l.raw_mask)[at] == 0);
+		}
+		sl_pkt_init(&a, fa, (uint16_t)(rnd(8) == 0 ? rnd(20) : len), 0, 1 + rnd(2));
+		sl_pkt_init(&b, fb, a.len, 0, rnd(4) == 0 ? 1 + rnd(2) : a.in_port);
+		memset(ka, 0, sizeof(ka));
+		memset(kb, 0, sizeof(kb));
+		sl_key_extract(&l, &a, ka);
+		sl_key_extract(&l, &b, kb);
+		bool keys_equal = memcmp(ka, kb, l.key_size) == 0;
+		const struct sl_key_raw_mask rm = sl_key_raw_mask_of(&l);
+		struct sl_key_raw ra, rb;
+		bool raw_same = sl_key_raw_get(&rm, &a, &ra) && sl_key_raw_get(&rm, &b, &rb) &&
+				sl_key_raw_equal(&ra, &rb);
+		if (raw_same) {
+			same++;
+			if (!keys_equal && wrong++ < 5)
+				fprintf(stderr, "equal raw keys, different keys: iteration %u\n",
+					it);
+		} else {
+			differ++;
+		}
+		unread_same += l.raw16 && flips > 0 && unread && a.len >= 16 &&
+			       a.in_port == b.in_port && raw_same;
+	}
+	CHECK(wrong == 0, "equal raw keys only on equal keys (%u wrong)", wrong);
+	CHECK(raw > 50000 && same > 20000 && differ > 20000 && unread_same > 1000,
+	      "both answers seen: %u raw16 layouts, %u same, %u not, %u same despite unread bytes "
+	      "differing",
+	      raw, same, differ, unread_same);
+}
+
 /* The word moves of the commonest layout, dl_dst + in_port, byte by byte. */
 static void
 test_key_words_mac_port(void)
@@ -883,5 +955,6 @@ main(void)
 	test_key_extract_random();
 	test_key_extract_words();
 	test_key_words_mac_port();
+	test_key_raw();
 	return sl_test_summary();
 }
