@@ -251,6 +251,8 @@ struct ffp_ctx {
 	const struct sl_flow *pflow[SL_BURST_MAX][FFP_PATH_HOPS];
 	uint8_t pform[SL_BURST_MAX]; /* per lane: its key's form (ffp_path.c, PATH_USED_*) */
 	uint32_t pset[SL_BURST_MAX]; /* per lane: its key's hash (two-choice sets, ffp_path.c) */
+	uint8_t ptrain
+		[SL_BURST_MAX]; /* per lane of a train: the lane whose key it has (pkey unset) */
 	uint8_t pkey[SL_BURST_MAX][FFP_PATH_KEY_MAX] SL_CACHE_ALIGNED;
 
 	int8_t lut_of[SL_TABLES_MAX]; /* LUT index per table, -1 none */

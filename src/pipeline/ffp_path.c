@@ -582,6 +582,71 @@ path_probe(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct ffp_
 	return -1;
 }
 
+#define PATH_FWORDS_MAX 5 /* the frame keys pl_ffp_path_lookup has copies for: 2-5 words */
+
+/*
+ * Stage A's trains (a burst of one flow's packets): the consecutive lanes
+ * of @lanes from the lowest up whose frame key (@nw words, metadata with
+ * @md, in_port) is lane @src's.  They take its set without a hash and,
+ * when @src is found, its record without a probe (stage B); their keys
+ * are not stored (ffp_ctx.ptrain).  Out of line with the key in registers,
+ * a copy per key shape: a plain-IPv4 test and a compare of words a lane.
+ */
+static SL_ALWAYS_INLINE uint64_t
+path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct sl_pkt *pkts,
+	      unsigned src, uint64_t lanes, const unsigned nw, const bool md)
+{
+	uint64_t want[PATH_FWORDS_MAX + 2], mask[PATH_FWORDS_MAX];
+	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
+	uint64_t from_first = lanes >> first;
+	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
+	const struct sl_pkt *p = &pkts[first];
+	uint32_t set = fc->pset[src];
+
+	memcpy(want, fc->pkey[src], 8 * (nw + md + 1));
+	memcpy(mask, sp->fmask, 8 * nw);
+	for (; n < room; n++, p++) {
+		uint64_t diff = (uint64_t)p->in_port ^ want[nw + md], x;
+
+		if (md)
+			diff |= p->metadata ^ want[nw];
+		for (unsigned w = 0; w < nw; w++) {
+			__builtin_memcpy(&x, p->data + 8 * w, 8);
+			diff |= (x & mask[w]) ^ want[w];
+		}
+		if (diff != 0 || sl_pkt_ipv4_plain_len(p, sp->fneed) == 0)
+			break;
+		fc->ptrain[first + n] = (uint8_t)src;
+		fc->pform[first + n] = PATH_USED_FRAME;
+		fc->pset[first + n] = set;
+	}
+	return sl_lanes_first(n) << first;
+}
+
+static __attribute__((noinline)) uint64_t
+path_train(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct sl_pkt *pkts,
+	   unsigned src, uint64_t lanes, unsigned nw, bool md)
+{
+	switch (nw * 2 + md) {
+	case 2 * 2:
+		return path_train_of(sp, fc, pkts, src, lanes, 2, false);
+	case 2 * 2 + 1:
+		return path_train_of(sp, fc, pkts, src, lanes, 2, true);
+	case 3 * 2:
+		return path_train_of(sp, fc, pkts, src, lanes, 3, false);
+	case 3 * 2 + 1:
+		return path_train_of(sp, fc, pkts, src, lanes, 3, true);
+	case 4 * 2:
+		return path_train_of(sp, fc, pkts, src, lanes, 4, false);
+	case 4 * 2 + 1:
+		return path_train_of(sp, fc, pkts, src, lanes, 4, true);
+	case 5 * 2:
+		return path_train_of(sp, fc, pkts, src, lanes, 5, false);
+	default:
+		return path_train_of(sp, fc, pkts, src, lanes, 5, true);
+	}
+}
+
 static SL_ALWAYS_INLINE uint64_t path_lookup(const struct sl_pipeline *pl,
 					     struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
 					     uint32_t out_ports[], unsigned *n_out,
@@ -657,9 +722,11 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	 * Stage A: the union keys and their hashes (layout keys' in a second
 	 * loop, see path_key); prefetch the first line of both ways.
 	 */
-	uint64_t layout_keys = 0;
-	SL_FOR_EACH_LANE (i, lanes) {
+	uint64_t layout_keys = 0, trains = 0, todo = lanes;
+	while (todo != 0) {
 		uint32_t h = 0;
+		i = (unsigned)__builtin_ctzll(todo);
+		todo &= todo - 1;
 		fc->pform[i] = path_key(sp, &pkts[i], fc->pkey[i], &h, fwords, fmd);
 		if (fc->pform[i] == PATH_USED_LAYOUT) {
 			layout_keys |= UINT64_C(1) << i;
@@ -669,6 +736,21 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 		const struct ffp_path_rec *s = &ph->rec[path_set_a(h) * FFP_WAYS];
 		sl_prefetch0(s);
 		sl_prefetch0(s + 1);
+		/*
+		 * The next lane may have this key too (its last frame word, where
+		 * 5-tuples differ, says so): a train (path_train).
+		 */
+		if (fwords && todo != 0) {
+			uint64_t x, k;
+			__builtin_memcpy(&x, pkts[__builtin_ctzll(todo)].data + 8 * (fwords - 1),
+					 8);
+			__builtin_memcpy(&k, fc->pkey[i] + 8 * (fwords - 1), 8);
+			if (((x & sp->fmask[fwords - 1]) ^ k) == 0) {
+				uint64_t t = path_train(sp, fc, pkts, i, todo, fwords, fmd);
+				trains |= t;
+				todo &= ~t;
+			}
+		}
 	}
 	SL_FOR_EACH_LANE (i, layout_keys) {
 		uint32_t h = path_hash(fc->pkey[i], sp->layout.key_size);
@@ -694,12 +776,25 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	bool last_ok = false;
 	SL_FOR_EACH_LANE (i, lanes) {
 		uint32_t h = fc->pset[i];
-		if (last_ok && h == last_h && fc->pform[i] == fc->pform[last] &&
-		    (fwords && fc->pform[i] == PATH_USED_FRAME
-			     ? dc_key_equal_const(fc->pkey[i], fc->pkey[last],
-						  8 * (fwords + fmd + 1))
-			     : dc_key_equal(fc->pkey[i], fc->pkey[last],
-					    path_key_size(sp, fc->pform[i], fwords, fmd)))) {
+		/*
+		 * A train's lane has its predecessor's key (stage A): that is
+		 * last's whenever last_ok (a lane since either took its record
+		 * or reset last_ok).
+		 */
+		if (trains >> i & 1) {
+			if (last_ok) {
+				fc->prec[i] = fc->prec[last];
+				found |= UINT64_C(1) << i;
+				continue;
+			}
+			/* Probed as any lane: the key it shares. */
+			memcpy(fc->pkey[i], fc->pkey[fc->ptrain[i]], 8 * (fwords + fmd + 1));
+		} else if (last_ok && h == last_h && fc->pform[i] == fc->pform[last] &&
+			   (fwords && fc->pform[i] == PATH_USED_FRAME
+				    ? dc_key_equal_const(fc->pkey[i], fc->pkey[last],
+							 8 * (fwords + fmd + 1))
+				    : dc_key_equal(fc->pkey[i], fc->pkey[last],
+						   path_key_size(sp, fc->pform[i], fwords, fmd)))) {
 			fc->prec[i] = fc->prec[last];
 			found |= UINT64_C(1) << i;
 			continue;

@@ -1625,7 +1625,7 @@ plain_run(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t lanes
 	uint64_t from_first = lanes >> first;
 	/* The consecutive lanes from the first (all 64: ctz of 0 is undefined). */
 	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
-	struct sl_flow *const *hit = &ctx->hits[first];
+	void *const *hit = &ctx->hits[first];
 	const struct sl_pkt *p = &pkts[first];
 	struct pkt_state *st = &ctx->st[first];
 	uint32_t *o = &out_ports[first];

@@ -1224,9 +1224,18 @@ main(int argc, char **argv)
 				if (no_stamps && rndn(8) == 0)
 					frames[i][frames[i][12] == 0x86 ? 21 : 22] =
 						(uint8_t)rndn(3);
-				/* A train: this lane has the last one's MACs, the rest its own. */
+				/*
+				 * Trains: in L2 rounds a lane may have the last one's MACs
+				 * (the rest its own); in those and the flow cache's frame
+				 * rounds, the last one's whole frame and registers.
+				 */
 				if (l2_trains && i > 0 && rndn(4) != 0)
 					memcpy(frames[i], frames[i - 1], 12);
+				if ((l2_trains || round % 4 == 1) && i > 0 && rndn(4) == 0) {
+					memcpy(frames[i], frames[i - 1], FRAME_LEN);
+					pkts[i].in_port = pkts[i - 1].in_port;
+					pkts[i].metadata = pkts[i - 1].metadata;
+				}
 				md0[i] = pkts[i].metadata;
 				memcpy(ref_frames[i], frames[i], FRAME_LEN);
 			}
