@@ -590,7 +590,8 @@ path_probe(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct ffp_
  * @md, in_port) is lane @src's.  They take its set without a hash and,
  * when @src is found, its record without a probe (stage B); their keys
  * are not stored (ffp_ctx.ptrain).  Out of line with the key in registers,
- * a copy per key shape: a plain-IPv4 test and a compare of words a lane.
+ * a copy per key shape: a compare of words a lane, and of the bytes @src's
+ * plain-IPv4 test read (sl_pkt_ipv4_plain_like).
  */
 static SL_ALWAYS_INLINE uint64_t
 path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct sl_pkt *pkts,
@@ -614,7 +615,7 @@ path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct s
 			__builtin_memcpy(&x, p->data + 8 * w, 8);
 			diff |= (x & mask[w]) ^ want[w];
 		}
-		if (diff != 0 || sl_pkt_ipv4_plain_len(p, sp->fneed) == 0)
+		if (diff != 0 || !sl_pkt_ipv4_plain_like(&pkts[src], p))
 			break;
 		fc->ptrain[first + n] = (uint8_t)src;
 		fc->pform[first + n] = PATH_USED_FRAME;

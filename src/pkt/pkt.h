@@ -305,6 +305,37 @@ sl_pkt_ipv4_plain_len(const struct sl_pkt *p, unsigned need)
 }
 
 /**
+ * Does @b pass sl_pkt_ipv4_plain_len, with the same total length, as @a
+ * (which passed) does, known from the bytes that test reads?  For the
+ * packets of one flow (a train): the same frame length, Ethertype, version
+ * and IHL, total length, fragment bits, protocol and TCP data offset.  The
+ * TOS, IP ID and TTL, which one flow's packets may vary, are not read.
+ * false means "unknown".
+ */
+static inline bool
+sl_pkt_ipv4_plain_like(const struct sl_pkt *a, const struct sl_pkt *b)
+{
+	/* Of bytes 12-19: 12, 13, 14, 16, 17; of bytes 20-23: 20, 21, 23. */
+	static const uint8_t keep_lo[8] = {0xff, 0xff, 0xff, 0, 0xff, 0xff, 0, 0};
+	static const uint8_t keep_hi[4] = {0xff, 0xff, 0, 0xff};
+	uint64_t x, y, m_lo;
+	uint32_t u, v, m_hi;
+
+	if (a->len != b->len || a->len < 34)
+		return false;
+	__builtin_memcpy(&m_lo, keep_lo, 8);
+	__builtin_memcpy(&m_hi, keep_hi, 4);
+	__builtin_memcpy(&x, a->data + 12, 8);
+	__builtin_memcpy(&y, b->data + 12, 8);
+	__builtin_memcpy(&u, a->data + 20, 4);
+	__builtin_memcpy(&v, b->data + 20, 4);
+	if (((x ^ y) & m_lo) != 0 || ((u ^ v) & m_hi) != 0)
+		return false;
+	/* TCP: its data offset (a whole TCP header: the frame holds byte 46). */
+	return a->data[23] != 6 || (a->len > 46 && a->data[46] == b->data[46]);
+}
+
+/**
  * sl_pkt_ipv4_plain_len as a test; when it passes, the parse state is
  * filled as the parser would (nothing to parse later).
  */

@@ -922,6 +922,51 @@ test_key_raw(void)
 	      raw, same, differ, unread_same);
 }
 
+/*
+ * sl_pkt_ipv4_plain_like says "like" only when the second frame passes the
+ * plain-IPv4 test with the first's total length: frame pairs equal but for
+ * a few random bytes (often the TOS, IP ID and TTL it ignores) or the length.
+ */
+static void
+test_ipv4_plain_like(void)
+{
+	static const unsigned ignored[] = {15, 18, 19, 22};
+	unsigned wrong = 0, like = 0, unlike = 0, like_varied = 0;
+
+	for (unsigned it = 0; it < 200000; it++) {
+		uint8_t fa[160], fb[160];
+		unsigned len = build_plain(fa, sizeof(fa)), flips = rnd(3);
+		struct sl_pkt a, b;
+		bool varied = false;
+
+		sl_pkt_init(&a, fa, (uint16_t)len, 0, 1);
+		if (sl_pkt_ipv4_plain_len(&a, 34) == 0)
+			continue;
+		memcpy(fb, fa, sizeof(fb));
+		for (unsigned k = 0; k < flips; k++) {
+			bool ign = rnd(2) == 0;
+			unsigned at = ign ? ignored[rnd(4)] : rnd(64);
+			fb[at] ^= (uint8_t)(1 + rnd(255));
+			varied |= ign;
+		}
+		sl_pkt_init(&b, fb, (uint16_t)(rnd(8) == 0 ? len - rnd(8) : len), 0, 1);
+		unsigned need = 34 + rnd(len - 33);
+		if (sl_pkt_ipv4_plain_like(&a, &b)) {
+			like++;
+			like_varied += varied;
+			if (sl_pkt_ipv4_plain_len(&b, need) != sl_pkt_ipv4_plain_len(&a, need) &&
+			    wrong++ < 5)
+				fprintf(stderr, "plain_like but not alike: iteration %u\n", it);
+		} else {
+			unlike++;
+		}
+	}
+	CHECK(wrong == 0, "plain_like only for frames the test treats alike (%u wrong)", wrong);
+	CHECK(like > 50000 && unlike > 10000 && like_varied > 20000,
+	      "both answers seen: %u like (%u with TOS, ID or TTL varied), %u not", like,
+	      like_varied, unlike);
+}
+
 /* The word moves of the commonest layout, dl_dst + in_port, byte by byte. */
 static void
 test_key_words_mac_port(void)
@@ -956,5 +1001,6 @@ main(void)
 	test_key_extract_words();
 	test_key_words_mac_port();
 	test_key_raw();
+	test_ipv4_plain_like();
 	return sl_test_summary();
 }
