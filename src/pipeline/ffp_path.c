@@ -648,6 +648,40 @@ path_train(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct sl_p
 	}
 }
 
+/*
+ * Stage C's runs: the consecutive lanes of @lanes from the lowest up found
+ * on record @r, entered on @in_port, output to @out (its port checked once
+ * for @in_port), with the frame dec_ttl first when @ttl.  Returns those
+ * lanes; their bytes (as they entered) go to *@bytes.  Out of line like
+ * plain_run (pipeline_run.c): a train's lanes cost a few instructions each.
+ */
+static __attribute__((noinline)) uint64_t
+path_out_run(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t lanes,
+	     const struct ffp_path_rec *r, uint32_t out, uint32_t in_port, bool ttl,
+	     uint32_t out_ports[], uint64_t *bytes)
+{
+	const struct ffp_ctx *fc = ctx->ffp;
+	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
+	uint64_t from_first = lanes >> first, sum = 0;
+	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
+	const struct sl_pkt *p = &pkts[first];
+
+	for (; n < room; n++, p++) {
+		unsigned i = first + n;
+
+		if (fc->prec[i] != r || p->in_port != in_port)
+			break;
+		/* A frame key's lane is plain IPv4 (path_key): its TTL is at a fixed place. */
+		if (ttl && (fc->pform[i] != PATH_USED_FRAME || !pl_dec_ttl_ipv4_frame(p->data)))
+			break;
+		ctx->st[i].pending_out = out;
+		out_ports[i] = out;
+		sum += p->len;
+	}
+	*bytes = sum;
+	return sl_lanes_first(n) << first;
+}
+
 static SL_ALWAYS_INLINE uint64_t path_lookup(const struct sl_pipeline *pl,
 					     struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
 					     uint32_t out_ports[], unsigned *n_out,
@@ -844,7 +878,10 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			for (unsigned k = 0; k < r->n_hops; k++)
 				sl_prefetch0(r->flow[k]);
 		}
-	SL_FOR_EACH_LANE (i, found) {
+	uint64_t left = found;
+	while (left != 0) {
+		i = (unsigned)__builtin_ctzll(left);
+		left &= left - 1;
 		struct ffp_path_rec *r = fc->prec[i];
 
 		if (r != run) {
@@ -870,6 +907,16 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			ok_in_port = pkts[i].in_port;
 			if (r->n_hops + r->miss > ctx->chain_max)
 				ctx->chain_max = (uint8_t)(r->n_hops + r->miss);
+			/* The next lane found on r too: the run's outputs out of line. */
+			uint64_t taken, bytes;
+			if (port_ok && left != 0 && fc->prec[__builtin_ctzll(left)] == r &&
+			    (taken = path_out_run(ctx, pkts, left | UINT64_C(1) << i, r, run_out,
+						  ok_in_port, run_ttl, out_ports, &bytes)) != 0) {
+				run_bytes += bytes;
+				run_lanes |= taken;
+				left &= ~taken;
+				continue;
+			}
 		}
 		run_bytes += pkts[i].len;
 		run_lanes |= UINT64_C(1) << i;
