@@ -229,6 +229,14 @@ struct ffp_path {
  * removed messages, a replacement's carried counts) include them.
  */
 #define FFP_PATH_DIRTY 4096 /* records with pending credits; a full list is credited at once */
+/*
+ * Deferring pays only when a record gathers hits: a flush of at least
+ * FFP_DEFER_SAMPLE records that credits fewer than two packets a record
+ * (many flows, one hit each) re-reads every record for nothing.  Then the
+ * worker credits at once for FFP_DEFER_REST bursts and samples again.
+ */
+#define FFP_DEFER_SAMPLE 256
+#define FFP_DEFER_REST 4096
 
 struct ffp_ctx {
 	/* Path records: this burst's state (ffp_path.c). */
@@ -240,6 +248,8 @@ struct ffp_ctx {
 	uint64_t phit;    /* lanes answered by a record */
 	struct ffp_path_rec *prec[SL_BURST_MAX]; /* ... and their records */
 	bool defer;                              /* deferred credits (above) */
+	bool defer_now;                          /* ... in this burst: defer and not defer_rest */
+	uint32_t defer_rest; /* bursts left crediting at once: deferring did not aggregate */
 	uint32_t n_dirty;
 	struct ffp_path_rec *dirty[FFP_PATH_DIRTY]; /* records with pend_pkts > 0 (maybe twice) */
 	uint32_t psample;                           /* bursts seen while off */

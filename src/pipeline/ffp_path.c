@@ -433,6 +433,7 @@ pl_ffp_path_flush(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 {
 	struct ffp_ctx *fc = ctx->ffp;
 	unsigned n = fc->n_dirty;
+	uint64_t pkts = 0;
 
 	/* Records and entries are scattered: fetch records 16 ahead, their entries 8 ahead. */
 	for (unsigned k = 0; k < n; k++) {
@@ -445,9 +446,12 @@ pl_ffp_path_flush(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx)
 			for (unsigned h = 0; h < r->n_hops; h++)
 				sl_prefetch0(r->flow[h]);
 		}
+		pkts += fc->dirty[k]->pend_pkts;
 		path_credit_pending(pl, ctx->now, fc->dirty[k]);
 	}
 	fc->n_dirty = 0;
+	if (n >= FFP_DEFER_SAMPLE && pkts < 2 * (uint64_t)n)
+		fc->defer_rest = FFP_DEFER_REST;
 }
 
 /* @pkts hits with @bytes on record @r: credited now, or deferred (ffp.h). */
@@ -458,7 +462,7 @@ path_hits(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct ffp_
 	struct ffp_ctx *fc = ctx->ffp;
 
 	path_tstats(ctx, r, pkts);
-	if (!fc->defer) {
+	if (!fc->defer_now) {
 		path_credit(pl, ctx->now, r, pkts, bytes);
 		return;
 	}
@@ -800,7 +804,10 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	 * buckets: two lines a lane instead of four).
 	 */
 	uint64_t found = 0, misses = 0, stale = 0, second = 0;
-	bool defer = fc->defer;
+	bool defer = fc->defer && fc->defer_rest == 0;
+	fc->defer_now = defer;
+	if (fc->defer_rest != 0)
+		fc->defer_rest--;
 	/*
 	 * A lane with the key of the last lane found (a train of one flow's
 	 * packets) takes its record: one compare of keys in L1 instead of the
@@ -872,7 +879,7 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	uint32_t run_out = 0, ok_in_port = 0;
 	uint64_t run_lanes = 0;
 	bool run_ttl = false, run_normal = false, port_ok = false;
-	if (!fc->defer) /* the entries' lines: the records' second lines have arrived by now */
+	if (!defer) /* the entries' lines: the records' second lines have arrived by now */
 		SL_FOR_EACH_LANE (i, found) {
 			const struct ffp_path_rec *r = fc->prec[i];
 			for (unsigned k = 0; k < r->n_hops; k++)

@@ -8,6 +8,7 @@
  * model's bypass, auto-promotion, per-class counters.
  */
 #include "pipeline.h"
+#include "ffp.h" /* FFP_DEFER_REST */
 #include "../core/sl_test.h"
 
 #include <string.h>
@@ -281,6 +282,53 @@ path_mask_test(void)
 	CHECK(run(2, &ll) == 4 && run(2, &ll) == 4, "192.168.7.255: the lpm /24");
 	mkframe(0x0a010101, 0xc0a80101);
 	CHECK(run(2, &ll) == 2, "192.168.1.1: the lpm /16");
+	sl_pipeline_ctx_destroy(ctx);
+	sl_pipeline_destroy(pl);
+}
+
+/*
+ * Deferred credits step aside where they do not aggregate (FFP_DEFER_*,
+ * ffp.h): a flush of 300 records with one hit each turns on crediting at
+ * once for FFP_DEFER_REST bursts; then deferring comes back.  The counters
+ * are exact throughout.
+ */
+static void
+path_defer_policy_test(void)
+{
+	enum { ROUTES = 300 };
+	bool ll;
+
+	setup(true);
+	for (unsigned k = 0; k < ROUTES; k++)
+		add(1, 20, 0, 0, 0xc0a80000 + k, 32, true, -1, 2, (uint16_t)(100 + k));
+	sl_pipeline_ctx_defer_credits(ctx, true);
+	for (unsigned pass = 0; pass < 2; pass++) /* records filled, then each hit once */
+		for (unsigned k = 0; k < ROUTES; k++) {
+			mkframe(0x0a010101, 0xc0a80000 + k);
+			SL_VERIFY(run(1, &ll) == 2);
+		}
+	CHECK(path().hits == ROUTES && sl_pipeline_ctx_credits_pending(ctx),
+	      "%lu hits, one each, pending", (unsigned long)path().hits);
+	CHECK(flow_packets(1, 100) == 1, "route 0 waits for its second packet");
+	sl_pipeline_ctx_flush_credits(pl, ctx);
+	CHECK(flow_packets(1, 100) == 2 && flow_packets(1, 100 + ROUTES - 1) == 2, "flushed: %lu",
+	      (unsigned long)flow_packets(1, 100));
+	mkframe(0x0a010101, 0xc0a80000);
+	CHECK(run(4, &ll) == 2 && !sl_pipeline_ctx_credits_pending(ctx) &&
+		      flow_packets(1, 100) == 6,
+	      "no aggregation: credited at once (%lu)", (unsigned long)flow_packets(1, 100));
+	for (unsigned b = 0; b < FFP_DEFER_REST - 1; b++)
+		run(4, &ll);
+	CHECK(!sl_pipeline_ctx_credits_pending(ctx) &&
+		      flow_packets(1, 100) == 6 + 4 * (uint64_t)(FFP_DEFER_REST - 1),
+	      "still at once for the rest period");
+	CHECK(run(4, &ll) == 2 && sl_pipeline_ctx_credits_pending(ctx), "then deferred again");
+	sl_pipeline_ctx_flush_credits(pl, ctx);
+	CHECK(run(4, &ll) == 2 && sl_pipeline_ctx_credits_pending(ctx),
+	      "a flush of one record with many hits: still deferred");
+	sl_pipeline_ctx_flush_credits(pl, ctx);
+	CHECK(flow_packets(1, 100) == 14 + 4 * (uint64_t)(FFP_DEFER_REST - 1), "exact: %lu",
+	      (unsigned long)flow_packets(1, 100));
 	sl_pipeline_ctx_destroy(ctx);
 	sl_pipeline_destroy(pl);
 }
@@ -628,5 +676,6 @@ main(void)
 	path_tests();
 	path_mask_test();
 	path_drop_mid_way_test();
+	path_defer_policy_test();
 	return sl_test_summary();
 }
