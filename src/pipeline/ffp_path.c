@@ -607,12 +607,15 @@ path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct s
 	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
 	const struct sl_pkt *p = &pkts[first];
 	uint32_t set = fc->pset[src];
+	uint16_t len = pkts[src].len; /* >= fneed, which holds the words (path_key) */
 
 	memcpy(want, fc->pkey[src], 8 * (nw + md + 1));
 	memcpy(mask, sp->fmask, 8 * nw);
 	for (; n < room; n++, p++) {
 		uint64_t diff = (uint64_t)p->in_port ^ want[nw + md], x;
 
+		if (p->len != len) /* first: the words must be inside the frame */
+			break;
 		if (md)
 			diff |= p->metadata ^ want[nw];
 		for (unsigned w = 0; w < nw; w++) {
@@ -779,8 +782,8 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 		 * The next lane may have this key too (its last frame word, where
 		 * 5-tuples differ, says so): a train (path_train).
 		 */
-		if (fwords && todo != 0) {
-			uint64_t x, k;
+		if (fwords && todo != 0 && pkts[__builtin_ctzll(todo)].len == pkts[i].len) {
+			uint64_t x, k; /* inside the frame: pkts[i] passed fneed */
 			__builtin_memcpy(&x, pkts[__builtin_ctzll(todo)].data + 8 * (fwords - 1),
 					 8);
 			__builtin_memcpy(&k, fc->pkey[i] + 8 * (fwords - 1), 8);
