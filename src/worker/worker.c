@@ -659,10 +659,11 @@ static inline bool
 enqueue_whole(struct sl_worker *w, struct rte_mbuf **mbufs, const uint32_t *out_ports, unsigned n,
 	      uint64_t bytes)
 {
-	uint32_t out = out_ports[0], differ = 0;
+	uint32_t out, differ = 0;
 
 	if (n == 0)
 		return true;
+	out = out_ports[0];
 	for (unsigned i = 1; i < n; i++)
 		differ |= out_ports[i] ^ out;
 	if (differ != 0 || out == SL_PORT_DROP || out > SL_PORTS_MAX)
