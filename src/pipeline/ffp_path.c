@@ -594,35 +594,46 @@ path_probe(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct ffp_
  * @md, in_port) is lane @src's.  They take its set without a hash and,
  * when @src is found, its record without a probe (stage B); their keys
  * are not stored (ffp_ctx.ptrain).  Out of line with the key in registers,
- * a copy per key shape: a compare of words a lane, and of the bytes @src's
- * plain-IPv4 test read (sl_pkt_ipv4_plain_like).
+ * a copy per key shape: one compare of words a lane, the key's and the
+ * bytes @src's plain-IPv4 test read (sl_pkt_ipv4_plain_like's rule).
  */
 static SL_ALWAYS_INLINE uint64_t
 path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct sl_pkt *pkts,
 	      unsigned src, uint64_t lanes, const unsigned nw, const bool md)
 {
-	uint64_t want[PATH_FWORDS_MAX + 2], mask[PATH_FWORDS_MAX];
+	/* The key's words and the plain-IPv4 test's (words 1 and 2) in one compare. */
+	const unsigned nc = nw < 3 ? 3 : nw;
+	uint64_t want[PATH_FWORDS_MAX], mask[PATH_FWORDS_MAX];
+	const struct sl_pkt *s = &pkts[src];
 	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
 	uint64_t from_first = lanes >> first;
 	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
 	const struct sl_pkt *p = &pkts[first];
 	uint32_t set = fc->pset[src];
-	uint16_t len = pkts[src].len; /* >= fneed, which holds the words (path_key) */
+	uint16_t len = s->len; /* >= fneed, which holds the words (path_key), and >= 34 */
+	/* A TCP frame passed with a whole header: byte 46 (its data offset) is inside. */
+	bool tcp = s->data[23] == 6;
+	uint8_t tcp_off = tcp ? s->data[46] : 0;
 
-	memcpy(want, fc->pkey[src], 8 * (nw + md + 1));
-	memcpy(mask, sp->fmask, 8 * nw);
+	for (unsigned w = 0; w < nc; w++) {
+		mask[w] = (w < nw ? sp->fmask[w] : 0) | sl_pkt_ipv4_plain_word_mask(w);
+		__builtin_memcpy(&want[w], s->data + 8 * w, 8);
+		want[w] &= mask[w];
+	}
 	for (; n < room; n++, p++) {
-		uint64_t diff = (uint64_t)p->in_port ^ want[nw + md], x;
+		uint64_t diff = (uint64_t)(p->in_port ^ s->in_port), x;
 
 		if (p->len != len) /* first: the words must be inside the frame */
 			break;
 		if (md)
-			diff |= p->metadata ^ want[nw];
-		for (unsigned w = 0; w < nw; w++) {
+			diff |= p->metadata ^ s->metadata;
+		for (unsigned w = 0; w < nc; w++) {
 			__builtin_memcpy(&x, p->data + 8 * w, 8);
 			diff |= (x & mask[w]) ^ want[w];
 		}
-		if (diff != 0 || !sl_pkt_ipv4_plain_like(&pkts[src], p))
+		if (tcp)
+			diff |= (uint64_t)(p->data[46] ^ tcp_off);
+		if (diff != 0)
 			break;
 		fc->ptrain[first + n] = (uint8_t)src;
 		fc->pform[first + n] = PATH_USED_FRAME;

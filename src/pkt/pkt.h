@@ -305,31 +305,47 @@ sl_pkt_ipv4_plain_len(const struct sl_pkt *p, unsigned need)
 }
 
 /**
+ * The bits of frame word @w (bytes 8w to 8w + 7, loaded in host order) that
+ * sl_pkt_ipv4_plain_len reads, besides the frame length and a TCP
+ * header's data offset (byte 46): the Ethertype, version and IHL, total
+ * length, fragment bits and protocol, all in words 1 and 2.  Not the TOS,
+ * IP ID or TTL, which one flow's packets may vary.
+ */
+static inline uint64_t
+sl_pkt_ipv4_plain_word_mask(unsigned w)
+{
+	static const uint8_t keep[3][8] = {
+		{0},
+		{0, 0, 0, 0, 0xff, 0xff, 0xff, 0},       /* 12, 13 Ethertype; 14 0x45 */
+		{0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0xff}, /* 16-17 length; 20-21 fragment; 23 */
+	};
+	uint64_t m = 0;
+
+	if (w < 3)
+		__builtin_memcpy(&m, keep[w], 8);
+	return m;
+}
+
+/**
  * Does @b pass sl_pkt_ipv4_plain_len, with the same total length, as @a
- * (which passed) does, known from the bytes that test reads?  For the
- * packets of one flow (a train): the same frame length, Ethertype, version
- * and IHL, total length, fragment bits, protocol and TCP data offset.  The
- * TOS, IP ID and TTL, which one flow's packets may vary, are not read.
- * false means "unknown".
+ * (which passed) does, known from the bytes that test reads
+ * (sl_pkt_ipv4_plain_word_mask, a TCP header's data offset)?  For the
+ * packets of one flow (a train).  false means "unknown".
  */
 static inline bool
 sl_pkt_ipv4_plain_like(const struct sl_pkt *a, const struct sl_pkt *b)
 {
-	/* Of bytes 12-19: 12, 13, 14, 16, 17; of bytes 20-23: 20, 21, 23. */
-	static const uint8_t keep_lo[8] = {0xff, 0xff, 0xff, 0, 0xff, 0xff, 0, 0};
-	static const uint8_t keep_hi[4] = {0xff, 0xff, 0, 0xff};
-	uint64_t x, y, m_lo;
-	uint32_t u, v, m_hi;
+	uint64_t diff = 0;
 
 	if (a->len != b->len || a->len < 34)
 		return false;
-	__builtin_memcpy(&m_lo, keep_lo, 8);
-	__builtin_memcpy(&m_hi, keep_hi, 4);
-	__builtin_memcpy(&x, a->data + 12, 8);
-	__builtin_memcpy(&y, b->data + 12, 8);
-	__builtin_memcpy(&u, a->data + 20, 4);
-	__builtin_memcpy(&v, b->data + 20, 4);
-	if (((x ^ y) & m_lo) != 0 || ((u ^ v) & m_hi) != 0)
+	for (unsigned w = 1; w < 3; w++) {
+		uint64_t x, y;
+		__builtin_memcpy(&x, a->data + 8 * w, 8);
+		__builtin_memcpy(&y, b->data + 8 * w, 8);
+		diff |= (x ^ y) & sl_pkt_ipv4_plain_word_mask(w);
+	}
+	if (diff != 0)
 		return false;
 	/* TCP: its data offset (a whole TCP header: the frame holds byte 46). */
 	return a->data[23] != 6 || (a->len > 46 && a->data[46] == b->data[46]);
