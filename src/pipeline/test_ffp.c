@@ -286,6 +286,86 @@ path_mask_test(void)
 	sl_pipeline_destroy(pl);
 }
 
+static unsigned copies_to[8];
+
+static int
+count_copy(void *arg, const struct sl_pkt *p, uint32_t port, const struct sl_pin *pin)
+{
+	(void)arg, (void)p, (void)pin;
+	if (port < 8)
+		copies_to[port]++;
+	return 0;
+}
+
+/*
+ * A run of lanes on a plain-output entry (plain_run, pipeline_run.c) takes
+ * a lane only while it has no action set and no pending output: with
+ * either, the entry's output runs as exec_flow does.  Table 0 sends
+ * 10.3/16 on with write_actions(output:3) and 10.4/16 with an apply
+ * output:3; table 1's 192.168/16 entry is the plain output:2.  Bursts of
+ * 8 equal frames, so every lane after the first is in a run.
+ */
+static void
+plain_run_state_test(void)
+{
+	const struct sl_pipeline_hooks hooks = {.emit_copy = count_copy};
+	static uint8_t frames[8][LEN];
+	struct sl_pkt pkts[8];
+	uint32_t outs[8];
+	uint8_t drops[8];
+	struct sl_flow_spec fs;
+	struct sl_field fsrc = {.id = SL_FIELD_IPV4_SRC}, eth = {.id = SL_FIELD_ETH_TYPE};
+	uint8_t et[2] = {0x08, 0x00}, full[2] = {0xff, 0xff}, m[4] = {0xff, 0xff, 0, 0};
+	char err[256];
+
+	setup(false);
+	for (unsigned k = 0; k < 2; k++) {
+		uint8_t v[4] = {10, (uint8_t)(3 + k), 0, 0};
+		sl_flow_spec_init(&fs);
+		fs.table_id = 0;
+		fs.priority = 200;
+		sl_match_set(&fs.match, &eth, et, full);
+		sl_match_set(&fs.match, &fsrc, v, m);
+		struct sl_action out3 = {.type = SL_ACT_OUTPUT, .output = {.port = 3}};
+		if (k == 0) {
+			fs.insns.write[0] = out3;
+			fs.insns.n_write = 1;
+			fs.insns.has_write = true;
+		} else {
+			fs.insns.apply[0] = out3;
+			fs.insns.n_apply = 1;
+			fs.insns.has_apply = true;
+		}
+		fs.insns.goto_table = 1;
+		SL_VERIFY(sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) == 0);
+	}
+	sl_pipeline_commit(pl);
+	sl_pipeline_publish(pl);
+	for (unsigned k = 0; k < 2; k++) {
+		mkframe(0x0a030101 + (k << 16), 0xc0a80101);
+		memset(copies_to, 0, sizeof(copies_to));
+		for (unsigned i = 0; i < 8; i++) {
+			memcpy(frames[i], frame, LEN);
+			sl_pkt_init(&pkts[i], frames[i], LEN, 0, 1);
+		}
+		sl_pipeline_run_burst(pl, ctx, pkts, 8, &hooks, outs, drops);
+		unsigned out3 = 0, out2 = 0;
+		for (unsigned i = 0; i < 8; i++) {
+			out3 += outs[i] == 3;
+			out2 += outs[i] == 2;
+		}
+		/* Action set: output:2 now (a copy), output:3 at the end.  Apply: a copy to 3, then 2. */
+		if (k == 0)
+			CHECK(out3 == 8 && copies_to[2] == 8,
+			      "action set kept: %u to 3, %u copies to 2", out3, copies_to[2]);
+		else
+			CHECK(out2 == 8 && copies_to[3] == 8,
+			      "pending output kept: %u to 2, %u copies to 3", out2, copies_to[3]);
+	}
+	sl_pipeline_ctx_destroy(ctx);
+	sl_pipeline_destroy(pl);
+}
+
 /*
  * Deferred credits step aside where they do not aggregate (FFP_DEFER_*,
  * ffp.h): a flush of 300 records with one hit each turns on crediting at
@@ -677,5 +757,6 @@ main(void)
 	path_mask_test();
 	path_drop_mid_way_test();
 	path_defer_policy_test();
+	plain_run_state_test();
 	return sl_test_summary();
 }
