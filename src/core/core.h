@@ -75,6 +75,19 @@ typedef uint64_t sl_be64;
 	for (uint64_t _m = (mask); _m != 0 && ((i) = (unsigned)__builtin_ctzll(_m), 1);            \
 	     _m &= _m - 1)
 
+/**
+ * How many consecutive lanes @lanes (not 0) has from its lowest one: the
+ * run the out-of-line loops walk by pointer (pipeline_run.c, ffp_path.c).
+ */
+static inline unsigned
+sl_lanes_run(uint64_t lanes)
+{
+	uint64_t from_first = lanes >> __builtin_ctzll(lanes);
+
+	return ~from_first == 0 ? 64
+				: (unsigned)__builtin_ctzll(~from_first); /* ctz(0) undefined */
+}
+
 /** Lane mask with the low @n bits set (n <= 64). */
 static inline uint64_t
 sl_lanes_first(unsigned n)

@@ -606,8 +606,7 @@ path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct s
 	uint64_t want[PATH_FWORDS_MAX], mask[PATH_FWORDS_MAX];
 	const struct sl_pkt *s = &pkts[src];
 	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
-	uint64_t from_first = lanes >> first;
-	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
+	unsigned room = sl_lanes_run(lanes);
 	const struct sl_pkt *p = &pkts[first];
 	uint32_t set = fc->pset[src];
 	uint16_t len = s->len; /* >= fneed, which holds the words (path_key), and >= 34 */
@@ -680,8 +679,8 @@ path_out_run(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t la
 {
 	const struct ffp_ctx *fc = ctx->ffp;
 	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
-	uint64_t from_first = lanes >> first, sum = 0;
-	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
+	uint64_t sum = 0;
+	unsigned room = sl_lanes_run(lanes);
 	const struct sl_pkt *p = &pkts[first];
 
 	for (; n < room; n++, p++) {

@@ -1459,8 +1459,7 @@ raw_repeats(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts,
 {
 	struct sl_key_raw want, raw;
 	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
-	uint64_t from_first = lanes >> first;
-	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
+	unsigned room = sl_lanes_run(lanes);
 	const struct sl_pkt *p = &pkts[first];
 
 	if (!sl_key_raw_get(rm, &pkts[src], &want))
@@ -1622,9 +1621,7 @@ plain_run(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t lanes
 	  uint64_t *bytes)
 {
 	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
-	uint64_t from_first = lanes >> first;
-	/* The consecutive lanes from the first (all 64: ctz of 0 is undefined). */
-	unsigned room = ~from_first == 0 ? 64 : (unsigned)__builtin_ctzll(~from_first);
+	unsigned room = sl_lanes_run(lanes);
 	void *const *hit = &ctx->hits[first];
 	const struct sl_pkt *p = &pkts[first];
 	struct pkt_state *st = &ctx->st[first];
