@@ -39,6 +39,11 @@
  * change (group modify).  Per-group and per-bucket counters are compared
  * at the end of each round.
  *
+ * Action sets: flows that are not plain clear the set now and then and
+ * write stamps, dec_ttl, an output or a group to it (random_write); some do
+ * nothing else, so no record may take such a hop for a plain one.  The
+ * reference keeps its own set and runs it at the end (ref_aset_run).
+ *
  * Usage: test_pipeline_diff [N_PACKETS] [SEED] [ROUNDS]
  *        (default 1,000,000 packets, 6 rounds).
  */
@@ -55,7 +60,9 @@
 #define FRAME_LEN 160
 #define STAMP_OFS 128 /* stamps at 128 + 2 * table; random fields stay below 96 */
 #define GSTAMP_OFS (STAMP_OFS + 2 * N_TABLES_MAX) /* groups' stamps: 2 bytes per chain level */
-#define N_PORTS 4                                 /* flows and groups output to 1..N_PORTS */
+#define WSTAMP_OFS                                                                                 \
+	(GSTAMP_OFS + 6) /* action sets' stamps: the writer's id, its table (2 bytes each) */
+#define N_PORTS 4        /* flows and groups output to 1..N_PORTS */
 #define WATCHED_PORT_A (N_PORTS + 1) /* fast failover watches these; they go up and down */
 #define WATCHED_PORT_B (N_PORTS + 2)
 #define MAX_FLOWS 200
@@ -196,6 +203,8 @@ static const unsigned n_mgroups = SL_ARRAY_SIZE(mgroups);
 static bool port_live[N_PORTS + 3];
 /* Over all rounds: packets into a group, and group 20's choices (buckets 0-2, none). */
 static uint64_t group_entries, ff_choice[4];
+/* Packets that ran an action set at the end; of those, one ending in its group; apply groups run on a copy. */
+static uint64_t aset_runs, aset_groups, group_copies;
 
 static void
 random_value(const struct sl_field *f, uint8_t *v, uint8_t *m, bool exact)
@@ -294,6 +303,58 @@ add_prereqs(struct sl_match *m)
 }
 
 static void
+write_stamp(struct sl_action *a, unsigned ofs, unsigned value)
+{
+	a->type = SL_ACT_SET_FIELD;
+	a->set_field.f = (struct sl_field){.id = SL_FIELD_RAW,
+					   .raw_base = SL_RAW_BASE_PKT,
+					   .raw_bit_off = (uint16_t)(8 * ofs),
+					   .raw_n_bits = 16};
+	a->set_field.value[0] = (uint8_t)(value >> 8);
+	a->set_field.value[1] = (uint8_t)value;
+}
+
+/*
+ * The action set (OpenFlow 1.3 section 5.10): one flow in eight that is not
+ * plain clears it; one in three (@only: all but those that only clear)
+ * writes to it the stamp of its id (every writer the same field: a later
+ * one replaces it), sometimes the stamp of its table, a dec_ttl, and an
+ * output or a group.  Any of these makes a hop's instructions run (never a
+ * plain record); an apply group before a set runs on a copy.  Returns true
+ * when the set gets an output or a group.
+ */
+static bool
+random_write(struct sl_instructions *in, unsigned t, uint16_t uid, bool only)
+{
+	if (rndn(8) == 0)
+		in->clear = true;
+	if (only ? in->clear && rndn(2) : rndn(3) != 0)
+		return false;
+	in->has_write = true;
+	write_stamp(&in->write[in->n_write++], WSTAMP_OFS, uid);
+	if (rndn(2))
+		write_stamp(&in->write[in->n_write++], WSTAMP_OFS + 2, 0x5a00 | t);
+	if (rndn(4) == 0)
+		in->write[in->n_write++].type = SL_ACT_DEC_NW_TTL;
+	switch (rndn(4)) {
+	case 0: {
+		struct sl_action *a = &in->write[in->n_write++];
+		a->type = SL_ACT_OUTPUT;
+		a->output.port = 1 + rndn(N_PORTS);
+		return true;
+	}
+	case 1: {
+		struct sl_action *a = &in->write[in->n_write++];
+		a->type = SL_ACT_GROUP;
+		a->group_id = mgroups[rndn(n_mgroups)].id;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+static void
 random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 {
 	struct sl_action *a;
@@ -352,8 +413,13 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 	 * half its flows are plain, so some are goto_table only (all_hit_goto).
 	 */
 	bool plain = rndn(plain_in) == 0 || (kind_of[t] == T_ALL && rndn(2));
-	bool to_group = !plain && rndn(3) == 0;
+	bool to_group = !plain && rndn(3) == 0, set_out = false;
 	if (plain)
+		goto next;
+	/* One in four has no other instruction (a hop a plain record must not take). */
+	bool set_only = rndn(4) == 0;
+	set_out = random_write(&fs->insns, t, uid, set_only);
+	if (set_only)
 		goto next;
 	if (no_stamps) {
 		static const struct sl_field rewrites[] = {{.id = SL_FIELD_ETH_SRC},
@@ -383,14 +449,7 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 		goto next;
 	}
 	/* Stamp the flow id into the frame. */
-	a = &fs->insns.apply[fs->insns.n_apply++];
-	a->type = SL_ACT_SET_FIELD;
-	a->set_field.f = (struct sl_field){.id = SL_FIELD_RAW,
-					   .raw_base = SL_RAW_BASE_PKT,
-					   .raw_bit_off = (uint16_t)(8 * (STAMP_OFS + 2 * t)),
-					   .raw_n_bits = 16};
-	a->set_field.value[0] = (uint8_t)(uid >> 8);
-	a->set_field.value[1] = (uint8_t)uid;
+	write_stamp(&fs->insns.apply[fs->insns.n_apply++], STAMP_OFS + 2 * t, uid);
 	fs->insns.has_apply = true;
 	if (rndn(2)) {
 		fs->insns.has_metadata = true;
@@ -400,6 +459,8 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 next:
 	if (t + 1 < N_TABLES && rndn(4) != 0) {
 		fs->insns.goto_table = (int16_t)(t + 1 + rndn(N_TABLES - 1 - t));
+	} else if (set_out && rndn(2)) {
+		/* The action set's output or group is the packet's. */
 	} else if (to_group) {
 		a = &fs->insns.apply[fs->insns.n_apply++];
 		a->type = SL_ACT_GROUP;
@@ -786,6 +847,116 @@ aim_at_rule(uint8_t *d, struct sl_pkt *p, bool newest)
 	(void)d;
 }
 
+/*
+ * The reference's dec_ttl: IPv4 TTL (RFC 1624 checksum update) or IPv6 hop
+ * limit; 0 or 1 drops, and so does an IP header that lies about its length
+ * (its TTL reads as 0, pkt.h).  Returns false when the packet is dropped.
+ */
+static bool
+ref_dec_ttl(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
+{
+	int o = -1;
+	sl_pkt_parse_l2(p);
+	bool ip = p->eth_type == 0x0800 || p->eth_type == 0x86dd;
+	if (ip && p->ip_end != 0)
+		o = p->l3_ofs + (p->eth_type == 0x0800 ? 8 : 7);
+	if (ip && p->ip_end == 0) {
+		*out = SL_PORT_DROP;
+		*drop = SL_DROP_BAD_ACTION;
+		return false;
+	}
+	if (o >= 0 && p->data[o] <= 1) {
+		*out = SL_PORT_DROP;
+		*drop = SL_DROP_TTL_EXPIRED;
+		return false;
+	}
+	if (o >= 0 && p->eth_type == 0x0800) {
+		uint8_t old[2] = {p->data[o], p->data[o + 1]};
+		uint16_t cs;
+		p->data[o]--;
+		memcpy(&cs, p->data + o + 2, 2);
+		cs = sl_csum_update(cs, old, p->data + o, 2);
+		memcpy(p->data + o + 2, &cs, 2);
+	} else if (o >= 0) {
+		p->data[o]--;
+	}
+	return true;
+}
+
+/* The reference's action set: the kinds of action random_write writes, one per slot. */
+struct ref_aset {
+	bool has;
+	const struct sl_action *dec_ttl, *group, *output;
+	const struct sl_action *set[2];
+	unsigned n_set;
+};
+
+static void
+ref_aset_write(struct ref_aset *as, const struct sl_instructions *in)
+{
+	if (in->clear)
+		memset(as, 0, sizeof(*as));
+	if (!in->has_write)
+		return;
+	as->has = true;
+	for (unsigned k = 0; k < in->n_write; k++) {
+		const struct sl_action *a = &in->write[k];
+		unsigned j;
+		switch (a->type) {
+		case SL_ACT_DEC_NW_TTL:
+			as->dec_ttl = a;
+			break;
+		case SL_ACT_GROUP:
+			as->group = a;
+			break;
+		case SL_ACT_OUTPUT:
+			as->output = a;
+			break;
+		case SL_ACT_SET_FIELD: /* a field's slot keeps its place; a new field goes last */
+			for (j = 0; j < as->n_set; j++)
+				if (as->set[j]->set_field.f.raw_bit_off ==
+				    a->set_field.f.raw_bit_off)
+					break;
+			SL_VERIFY(j < SL_ARRAY_SIZE(as->set));
+			as->set[j] = a;
+			as->n_set += j == as->n_set;
+			break;
+		default:
+			SL_VERIFY(false);
+		}
+	}
+}
+
+/*
+ * The action set at the end of the pipeline, in section 5.10's order:
+ * dec_ttl, set_field, then a group (which wins over an output) or the
+ * output.  An output pending from an apply list leaves as a copy before
+ * the packet changes.  Returns false when the packet is dropped.
+ */
+static bool
+ref_aset_run(const struct ref_aset *as, struct sl_pkt *p, uint32_t *pending, uint8_t *skip,
+	     uint32_t *out, uint8_t *drop)
+{
+	if (as->dec_ttl != NULL) {
+		*pending = 0;
+		if (!ref_dec_ttl(p, out, drop))
+			return false;
+	}
+	for (unsigned j = 0; j < as->n_set; j++) {
+		*pending = 0;
+		sl_pkt_field_write(p, &as->set[j]->set_field.f, as->set[j]->set_field.value);
+	}
+	if (as->group != NULL) {
+		ref_group(p, as->group->group_id, pending, skip);
+	} else if (as->output != NULL) {
+		if (as->output->output.port == p->in_port)
+			*skip = SL_DROP_IN_PORT_LOOP;
+		else
+			*pending = as->output->output.port;
+	}
+	return true;
+}
+
 /* Reference execution of one packet. */
 static void
 ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
@@ -794,6 +965,7 @@ ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
 	uint8_t key[SL_KEY_MAX];
 	uint32_t pending = 0;
 	uint8_t skip = SL_DROP_NO_OUTPUT;
+	struct ref_aset as = {0};
 
 	for (;;) {
 		struct model_flow *mf = NULL;
@@ -804,7 +976,7 @@ ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
 		}
 		if (mf == NULL)
 			mf = miss_flows[t] && miss_flows[t]->live ? miss_flows[t] : NULL;
-		if (mf == NULL) {
+		if (mf == NULL) { /* a miss drops the packet: its action set never runs */
 			*out = pending;
 			*drop = pending ? 0 : SL_DROP_TABLE_MISS;
 			return;
@@ -812,54 +984,44 @@ ref_run(struct sl_pkt *p, uint32_t *out, uint8_t *drop)
 		ref_matched[t]++;
 		mf->packets++;
 		const struct sl_instructions *in = &mf->fs.insns;
+		/* Something after the list (exec_flow): a group in it runs on a copy. */
+		bool more = in->goto_table >= 0 || in->has_write || (as.has && !in->clear);
 		for (unsigned k = 0; k < in->n_apply; k++) {
 			const struct sl_action *a = &in->apply[k];
 			if (a->type == SL_ACT_SET_FIELD) {
 				sl_pkt_field_write(p, &a->set_field.f, a->set_field.value);
 			} else if (a->type == SL_ACT_DEC_NW_TTL) {
-				/*
-				 * IPv4 TTL (RFC 1624 checksum update) or IPv6 hop limit; 0 or 1
-				 * drops, and so does an IP header that lies about its length
-				 * (its TTL reads as 0, pkt.h).
-				 */
-				int o = -1;
-				sl_pkt_parse_l2(p);
-				bool ip = p->eth_type == 0x0800 || p->eth_type == 0x86dd;
-				if (ip && p->ip_end != 0)
-					o = p->l3_ofs + (p->eth_type == 0x0800 ? 8 : 7);
-				if (ip && p->ip_end == 0) {
-					*out = SL_PORT_DROP;
-					*drop = SL_DROP_BAD_ACTION;
+				if (!ref_dec_ttl(p, out, drop))
 					return;
-				}
-				if (o >= 0 && p->data[o] <= 1) {
-					*out = SL_PORT_DROP;
-					*drop = SL_DROP_TTL_EXPIRED;
-					return;
-				}
-				if (o >= 0 && p->eth_type == 0x0800) {
-					uint8_t old[2] = {p->data[o], p->data[o + 1]};
-					uint16_t cs;
-					p->data[o]--;
-					memcpy(&cs, p->data + o + 2, 2);
-					cs = sl_csum_update(cs, old, p->data + o, 2);
-					memcpy(p->data + o + 2, &cs, 2);
-				} else if (o >= 0) {
-					p->data[o]--;
-				}
 			} else if (a->type == SL_ACT_OUTPUT) {
 				if (a->output.port == p->in_port)
 					skip = SL_DROP_IN_PORT_LOOP;
 				else
 					pending = a->output.port;
+			} else if (a->type == SL_ACT_GROUP && more) {
+				/* Every bucket stamps: the chain runs on a copy, the packet goes on. */
+				uint8_t copy[FRAME_LEN + 8];
+				struct sl_pkt q;
+				uint32_t q_pending = 0;
+				uint8_t q_skip = 0;
+				memcpy(copy, p->data, FRAME_LEN);
+				sl_pkt_init(&q, copy, FRAME_LEN, 0, p->in_port);
+				q.metadata = p->metadata;
+				ref_group(&q, a->group_id, &q_pending, &q_skip);
+				group_copies++;
 			} else if (a->type == SL_ACT_GROUP) {
 				ref_group(p, a->group_id, &pending, &skip);
 			}
 		}
+		ref_aset_write(&as, in);
 		if (in->has_metadata)
 			p->metadata = (p->metadata & ~in->metadata_mask) |
 				      (in->metadata & in->metadata_mask);
 		if (in->goto_table < 0) {
+			aset_runs += as.has;
+			aset_groups += as.has && as.group != NULL;
+			if (as.has && !ref_aset_run(&as, p, &pending, &skip, out, drop))
+				return;
 			*out = pending;
 			*drop = pending ? 0 : skip;
 			return;
@@ -1436,6 +1598,13 @@ main(int argc, char **argv)
 	       group_entries, ff_choice[0], ff_choice[1], ff_choice[2], ff_choice[3]);
 	if (n_packets >= 100000 && (ff_choice[0] == 0 || ff_choice[1] == 0 || ff_choice[2] == 0)) {
 		fprintf(stderr, "FAIL: chained groups were not exercised\n");
+		return 1;
+	}
+	printf("action sets: %" PRIu64 " packets ran one, %" PRIu64
+	       " of them ending in a group; %" PRIu64 " apply groups ran on a copy\n",
+	       aset_runs, aset_groups, group_copies);
+	if (n_packets >= 100000 && (aset_groups == 0 || group_copies == 0)) {
+		fprintf(stderr, "FAIL: action sets were not exercised\n");
 		return 1;
 	}
 	printf("counters: %lu mismatches\n", counter_mismatches);
