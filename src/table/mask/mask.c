@@ -1455,11 +1455,15 @@ builder_main(void *arg)
 		pthread_mutex_lock(&builder.lock);
 		orphan = j->orphan;
 		__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+		/*
+		 * Freed before a waiter resumes (job_abandon_wait): at exit, EAL
+		 * is torn down next, and rte_acl_free after that crashed.
+		 */
+		if (orphan)
+			job_free(j);
 		builder.current = NULL;
 		pthread_cond_broadcast(&builder.idle);
 		pthread_mutex_unlock(&builder.lock);
-		if (orphan)
-			job_free(j);
 	}
 	return NULL;
 }
