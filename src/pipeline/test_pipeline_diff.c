@@ -425,7 +425,8 @@ random_flow(unsigned t, struct sl_flow_spec *fs, uint16_t uid)
 		static const struct sl_field rewrites[] = {{.id = SL_FIELD_ETH_SRC},
 							   {.id = SL_FIELD_IPV4_DST},
 							   {.id = SL_FIELD_UDP_DST}};
-		unsigned what = 1 + rndn(7); /* bit 0: metadata, bit 1: a rewrite, bit 2: dec_ttl */
+		/* Bit 0: metadata, bit 1: a rewrite, bit 2: dec_ttl (alone, often: a router's entry). */
+		unsigned what = rndn(4) == 0 ? 4 : 1 + rndn(7);
 		if (what & 2) {
 			const struct sl_field *f = &rewrites[rndn(SL_ARRAY_SIZE(rewrites))];
 			a = &fs->insns.apply[fs->insns.n_apply++];
@@ -1340,6 +1341,8 @@ main(int argc, char **argv)
 			uint64_t md0[SL_BURST_MAX];
 			static const unsigned bursts[] = {0, 1, 3, 4, 5, 31, 32, 33, 63, 64};
 			unsigned n = bursts[rndn(SL_ARRAY_SIZE(bursts))];
+			/* Frame rounds: one burst in four is long trains (a few flows' packets). */
+			bool train_burst = round % 4 == 1 && rndn(4) == 0;
 
 			for (unsigned i = 0; i < n; i++) {
 				if (rndn(4) != 0) {
@@ -1379,25 +1382,27 @@ main(int argc, char **argv)
 					}
 				}
 				/*
-				 * Flow-cache rounds: one frame in eight gets a TTL (IPv4) or hop
-				 * limit (IPv6) of 0..2, which no key holds: a way that dec_ttl
-				 * dropped must not answer the same key with another TTL.
-				 */
-				if (no_stamps && rndn(8) == 0)
-					frames[i][frames[i][12] == 0x86 ? 21 : 22] =
-						(uint8_t)rndn(3);
-				/*
 				 * Trains: in L2 rounds a lane may have the last one's MACs
 				 * (the rest its own); in those and the flow cache's frame
 				 * rounds, the last one's whole frame and registers.
 				 */
 				if (l2_trains && i > 0 && rndn(4) != 0)
 					memcpy(frames[i], frames[i - 1], 12);
-				if ((l2_trains || round % 4 == 1) && i > 0 && rndn(4) == 0) {
+				if ((l2_trains || round % 4 == 1) && i > 0 &&
+				    (train_burst ? rndn(8) != 0 : rndn(4) == 0)) {
 					memcpy(frames[i], frames[i - 1], FRAME_LEN);
 					pkts[i].in_port = pkts[i - 1].in_port;
 					pkts[i].metadata = pkts[i - 1].metadata;
 				}
+				/*
+				 * Flow-cache rounds: one frame in eight gets a TTL (IPv4) or hop
+				 * limit (IPv6) of 0..2, which no key holds: a way that dec_ttl
+				 * dropped must not answer the same key with another TTL, nor
+				 * a train (same key) output it.
+				 */
+				if (no_stamps && rndn(8) == 0)
+					frames[i][frames[i][12] == 0x86 ? 21 : 22] =
+						(uint8_t)rndn(3);
 				md0[i] = pkts[i].metadata;
 				memcpy(ref_frames[i], frames[i], FRAME_LEN);
 			}
