@@ -214,7 +214,8 @@ struct snap_job {
 	double cost;          /* seconds the compile took */
 	int rc;               /* builder's result */
 	bool done;            /* atomic: the builder is finished with the job */
-	bool orphan;          /* atomic: the table is gone, the builder frees the job */
+	bool orphan;          /* atomic: the table gave it up, the builder frees the job */
+	uint32_t *orphans;    /* with orphan: the table's count of them (builder.lock) */
 };
 
 struct mask_table {
@@ -230,6 +231,7 @@ struct mask_table {
 	struct tss delta; /* only used while snap != NULL */
 	struct mask_snap *snap;
 	struct snap_job *job; /* build in flight (builder thread), NULL if none */
+	uint32_t orphans;     /* jobs given up that the builder has not freed (builder.lock) */
 	uint64_t next_serial; /* serial of the next rule added */
 	bool eal;
 	struct sl_mask_tuning tune;
@@ -1456,11 +1458,13 @@ builder_main(void *arg)
 		orphan = j->orphan;
 		__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
 		/*
-		 * Freed before a waiter resumes (job_abandon_wait): at exit, EAL
-		 * is torn down next, and rte_acl_free after that crashed.
+		 * Freed before a waiter resumes (mask_destroy): at exit, EAL is
+		 * torn down next, and rte_acl_free after that crashed.
 		 */
-		if (orphan)
+		if (orphan) {
+			(*j->orphans)--;
 			job_free(j);
+		}
 		builder.current = NULL;
 		pthread_cond_broadcast(&builder.idle);
 		pthread_mutex_unlock(&builder.lock);
@@ -1498,22 +1502,28 @@ job_submit(struct snap_job *j)
 
 /*
  * Give up @t's job in flight: the builder frees it (or it is freed now if
- * done).  @wait: until the builder is out of it too (the table, or EAL, is
- * going away; a queued job is skipped, a running one finishes).
+ * done).  @wait: until the builder is out of every job @t gave up (the
+ * table, or EAL, is going away: a queued job is skipped, a running one
+ * finishes; rte_acl must not outlive EAL).
  */
 static void
 job_abandon_wait(struct mask_table *t, bool wait)
 {
 	struct snap_job *j = t->job;
-	bool done;
+	bool done = false;
 
-	if (j == NULL)
-		return;
 	t->job = NULL;
 	pthread_mutex_lock(&builder.lock);
-	done = j->done; /* done: ours to free; else the builder's (j is not touched again) */
-	j->orphan = true;
-	while (wait && builder.current == j)
+	if (j != NULL) {
+		/* Done: ours to free; else the builder's (j is not touched again). */
+		done = j->done;
+		if (!done) {
+			j->orphan = true;
+			j->orphans = &t->orphans;
+			t->orphans++;
+		}
+	}
+	while (wait && t->orphans > 0)
 		pthread_cond_wait(&builder.idle, &builder.lock);
 	pthread_mutex_unlock(&builder.lock);
 	if (done)
