@@ -4,6 +4,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #define PATH_HASH_SEED 0xfe /* dc_hash's table argument: keeps path keys apart from tables' */
 
@@ -603,12 +606,13 @@ path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct s
 {
 	/* The key's words and the plain-IPv4 test's (words 1 and 2) in one compare. */
 	const unsigned nc = nw < 3 ? 3 : nw;
-	uint64_t want[PATH_FWORDS_MAX], mask[PATH_FWORDS_MAX];
+	uint64_t want[PATH_FWORDS_MAX] = {0}, mask[PATH_FWORDS_MAX] = {0};
 	const struct sl_pkt *s = &pkts[src];
 	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
 	unsigned room = sl_lanes_run(lanes);
 	const struct sl_pkt *p = &pkts[first];
-	uint32_t set = fc->pset[src];
+	uint32_t set = fc->pset[src], in_port = s->in_port;
+	uint64_t metadata = s->metadata;
 	uint16_t len = s->len; /* >= fneed, which holds the words (path_key), and >= 34 */
 	/* A TCP frame passed with a whole header: byte 46 (its data offset) is inside. */
 	bool tcp = s->data[23] == 6;
@@ -619,14 +623,27 @@ path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct s
 		__builtin_memcpy(&want[w], s->data + 8 * w, 8);
 		want[w] &= mask[w];
 	}
+#if defined(__AVX2__)
+	/* Words 0-3 in one vector test (a frame of len >= 34 holds them; unused words' masks are 0). */
+	const __m256i vwant = _mm256_loadu_si256((const void *)want);
+	const __m256i vmask = _mm256_loadu_si256((const void *)mask);
+	const unsigned w0 = 4;
+#else
+	const unsigned w0 = 0;
+#endif
+	/* Nothing stored in the loop: a byte store may alias the words, which would be reloaded. */
 	for (; n < room; n++, p++) {
-		uint64_t diff = (uint64_t)(p->in_port ^ s->in_port), x;
+		uint64_t diff = (uint64_t)(p->in_port ^ in_port), x;
 
 		if (p->len != len) /* first: the words must be inside the frame */
 			break;
 		if (md)
-			diff |= p->metadata ^ s->metadata;
-		for (unsigned w = 0; w < nc; w++) {
+			diff |= p->metadata ^ metadata;
+#if defined(__AVX2__)
+		__m256i v = _mm256_loadu_si256((const void *)p->data);
+		diff |= (uint64_t)!_mm256_testz_si256(_mm256_xor_si256(v, vwant), vmask);
+#endif
+		for (unsigned w = w0; w < nc; w++) {
 			__builtin_memcpy(&x, p->data + 8 * w, 8);
 			diff |= (x & mask[w]) ^ want[w];
 		}
@@ -634,10 +651,11 @@ path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct s
 			diff |= (uint64_t)(p->data[46] ^ tcp_off);
 		if (diff != 0)
 			break;
-		fc->ptrain[first + n] = (uint8_t)src;
-		fc->pform[first + n] = PATH_USED_FRAME;
-		fc->pset[first + n] = set;
 	}
+	memset(&fc->ptrain[first], (int)src, n);
+	memset(&fc->pform[first], PATH_USED_FRAME, n);
+	for (unsigned k = 0; k < n; k++)
+		fc->pset[first + k] = set;
 	return sl_lanes_first(n) << first;
 }
 
@@ -691,12 +709,31 @@ path_out_run(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t la
 		/* A frame key's lane is plain IPv4 (path_key): its TTL is at a fixed place. */
 		if (ttl && (fc->pform[i] != PATH_USED_FRAME || !pl_dec_ttl_ipv4_frame(p->data)))
 			break;
-		ctx->st[i].pending_out = out;
 		out_ports[i] = out;
 		sum += p->len;
 	}
 	*bytes = sum;
 	return sl_lanes_first(n) << first;
+}
+
+/*
+ * Stage C's trains: lanes @first.. (@n of them) of a train stage B took
+ * whole, on a record whose output @out is checked for their in_port, are
+ * output (dec_ttl first with @ttl, up to the first it drops).  Returns how
+ * many were.
+ */
+static __attribute__((noinline)) unsigned
+path_out_train(const struct sl_pkt *pkts, unsigned first, unsigned n, uint32_t out, bool ttl,
+	       uint32_t out_ports[])
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++) {
+		if (ttl && !pl_dec_ttl_ipv4_frame(pkts[first + k].data))
+			break;
+		out_ports[first + k] = out;
+	}
+	return k;
 }
 
 static SL_ALWAYS_INLINE uint64_t path_lookup(const struct sl_pipeline *pl,
@@ -816,7 +853,7 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	 * their second sets, looked at in stage B2 (as rte_hash's secondary
 	 * buckets: two lines a lane instead of four).
 	 */
-	uint64_t found = 0, misses = 0, stale = 0, second = 0;
+	uint64_t found = 0, misses = 0, stale = 0, second = 0, taken_trains = 0;
 	bool defer = fc->defer && fc->defer_rest == 0;
 	fc->defer_now = defer;
 	if (fc->defer_rest != 0)
@@ -829,7 +866,10 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 	unsigned last = 0;
 	uint32_t last_h = 0;
 	bool last_ok = false;
-	SL_FOR_EACH_LANE (i, lanes) {
+	uint64_t todo_b = lanes;
+	while (todo_b != 0) {
+		i = (unsigned)__builtin_ctzll(todo_b);
+		todo_b &= todo_b - 1;
 		uint32_t h = fc->pset[i];
 		/*
 		 * A train's lane has its predecessor's key (stage A): that is
@@ -870,6 +910,22 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 		last_ok = bit != 0;
 		last = i;
 		last_h = h;
+		/*
+		 * Its train, if any, is the run of train lanes next (stage A: a
+		 * train starts at its source's next lane; no train lane is a
+		 * source): they take its record at once.
+		 */
+		if (last_ok && todo_b != 0 && (trains >> __builtin_ctzll(todo_b) & 1)) {
+			unsigned j = (unsigned)__builtin_ctzll(todo_b);
+			unsigned len = sl_lanes_run(trains >> j);
+			uint64_t run = sl_lanes_first(len) << j;
+			struct ffp_path_rec *rec = fc->prec[i];
+			for (unsigned k = j; k < j + len; k++)
+				fc->prec[k] = rec;
+			found |= run;
+			taken_trains |= run;
+			todo_b &= ~run;
+		}
 	}
 	SL_FOR_EACH_LANE (i, second) {
 		struct ffp_path_rec *s = &ph->rec[path_set_b(fc->pset[i]) * FFP_WAYS];
@@ -927,11 +983,25 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			ok_in_port = pkts[i].in_port;
 			if (r->n_hops + r->miss > ctx->chain_max)
 				ctx->chain_max = (uint8_t)(r->n_hops + r->miss);
-			/* The next lane found on r too: the run's outputs out of line. */
+			/*
+			 * Its train next (stage B took it whole): the same in_port and
+			 * length as lane i, a frame key's plain IPv4; their outputs out
+			 * of line, then lane i's below.
+			 */
 			uint64_t taken, bytes;
-			if (port_ok && left != 0 && fc->prec[__builtin_ctzll(left)] == r &&
-			    (taken = path_out_run(ctx, pkts, left | UINT64_C(1) << i, r, run_out,
-						  ok_in_port, run_ttl, out_ports, &bytes)) != 0) {
+			unsigned j = left != 0 ? (unsigned)__builtin_ctzll(left) : 0;
+			if (port_ok && left != 0 && (taken_trains >> j & 1) && fc->ptrain[j] == i) {
+				unsigned n =
+					path_out_train(pkts, j, sl_lanes_run(taken_trains >> j),
+						       run_out, run_ttl, out_ports);
+				taken = sl_lanes_first(n) << j;
+				run_bytes += (uint64_t)n * pkts[i].len;
+				run_lanes |= taken;
+				left &= ~taken;
+			} else if (port_ok && left != 0 && fc->prec[j] == r &&
+				   (taken = path_out_run(ctx, pkts, left | UINT64_C(1) << i, r,
+							 run_out, ok_in_port, run_ttl, out_ports,
+							 &bytes)) != 0) {
 				run_bytes += bytes;
 				run_lanes |= taken;
 				left &= ~taken;
@@ -949,11 +1019,10 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 						     ? pl_dec_ttl_ipv4_frame(pkts[i].data)
 						     : pl_dec_ttl_plain(&pkts[i])))) {
 			/*
-			 * st.flow is read only by a controller output or a group
-			 * bucket (pipeline_run.c), never after a plain output: left
-			 * alone, so a hit reads no hop (the last may be on line 3).
+			 * A finished lane's state is never read (nor reset:
+			 * burst_paths); st.flow is read only by a controller
+			 * output or a group bucket, so a hit reads no hop.
 			 */
-			ctx->st[i].pending_out = run_out;
 			out_ports[i] = run_out;
 		} else {
 			rest |= UINT64_C(1) << i;

@@ -172,23 +172,27 @@ pl_port_plain_ok(const struct sl_pipeline *pl, uint32_t port, uint32_t in_port)
 /*
  * pl_dec_ttl_plain on a frame sl_pkt_ipv4_plain accepted (its header at 14):
  * RFC 1624 eqn. 3 with m' = m - 0x100, so ~m + m' is 0xfeff whatever m is;
- * the same sum sl_csum_update folds, so the same checksum.
+ * the same sum sl_csum_update folds, so the same checksum.  One's-complement
+ * sums do not care about byte order (RFC 1071): the checksum is summed as
+ * loaded, with 0xfeff's bytes swapped where they land in memory order.
  */
 static inline bool
 pl_dec_ttl_ipv4_frame(uint8_t *d)
 {
-	uint16_t cs_be;
+	uint16_t cs;
 
 	if (d[22] <= 1)
 		return false;
 	d[22]--;
-	__builtin_memcpy(&cs_be, d + 24, 2);
-	uint32_t sum = (uint16_t) ~(uint16_t)(cs_be >> 8 | cs_be << 8);
-	sum += 0xfeff;
+	__builtin_memcpy(&cs, d + 24, 2);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t sum = (uint32_t)(uint16_t)~cs + 0xfffe;
+#else
+	uint32_t sum = (uint32_t)(uint16_t)~cs + 0xfeff;
+#endif
 	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (uint16_t)~sum;
-	cs_be = (uint16_t)(sum >> 8 | sum << 8);
-	__builtin_memcpy(d + 24, &cs_be, 2);
+	cs = (uint16_t)~sum;
+	__builtin_memcpy(d + 24, &cs, 2);
 	return true;
 }
 

@@ -1316,22 +1316,31 @@ struct table_pass {
 	uint64_t refused;           /* taken out of lanes unsearched: the search budget's drops */
 };
 
-/* Every lane waits at table 0; a frame shorter than an Ethernet header is no packet. */
+/* A lane's state before its first instruction. */
+static SL_ALWAYS_INLINE void
+lane_reset(struct pkt_state *st)
+{
+	st->pending_out = 0;
+	st->skip_reason = SL_DROP_NO_OUTPUT;
+	st->has_set = false;
+	st->has_queue = false;
+	/* st.flow needs no reset: exec_flow sets it before any action can read it. */
+}
+
+/*
+ * Every lane waits at table 0; a frame shorter than an Ethernet header is
+ * no packet.  The lanes' states are reset after the flow cache
+ * (burst_paths): a lane it finishes never reads one.
+ */
 static SL_ALWAYS_INLINE void
 burst_begin(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, unsigned n, struct burst *b)
 {
-	for (unsigned i = 0; i < n; i++) {
-		ctx->st[i].pending_out = 0;
-		ctx->st[i].skip_reason = SL_DROP_NO_OUTPUT;
-		ctx->st[i].has_set = false;
-		ctx->st[i].has_queue = false;
-		/* st.flow needs no reset: exec_flow sets it before any action can read it. */
-	}
 	ctx->lanes_at[0] = sl_lanes_first(n);
 	ctx->table_bits[0] |= 1;
 	for (unsigned i = 0; i < n; i++) {
 		if (sl_unlikely(pkts[i].len < 14)) {
 			ctx->lanes_at[0] &= ~(UINT64_C(1) << i);
+			lane_reset(&ctx->st[i]);
 			finish(ctx, &ctx->st[i], i, SL_DROP_TOO_SHORT, b->out_ports, b->drops);
 		}
 	}
@@ -1349,6 +1358,10 @@ burst_paths(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 		b->tracing ? 0 : pl_ffp_path_lookup(pl, ctx, pkts, b->out_ports, &b->n_out);
 	unsigned i;
 
+	/* The lanes whose instructions run: those replayed here and those left to the tables. */
+	SL_FOR_EACH_LANE (i, by_path | ctx->lanes_at[0]) {
+		lane_reset(&ctx->st[i]);
+	}
 	SL_FOR_EACH_LANE (i, by_path) {
 		b->n_out += path_run(pl, ctx, ctx->ffp->prec[i], &pkts[i], i, b->hooks,
 				     b->out_ports, b->drops);

@@ -156,6 +156,13 @@ path(void)
 	return st;
 }
 
+/* Iterator: the byte count of the flow whose cookie is *arg (returned + 1). */
+static int
+bytes_of(const struct sl_flow *f, void *arg)
+{
+	return f->cookie == *(uint16_t *)arg ? (int)sl_flow_bytes(f) + 1 : 0;
+}
+
 /* Iterator: the packet count of the flow whose cookie is *arg (returned + 1). */
 static int
 packets_of(const struct sl_flow *f, void *arg)
@@ -364,6 +371,127 @@ plain_run_state_test(void)
 	}
 	sl_pipeline_ctx_destroy(ctx);
 	sl_pipeline_destroy(pl);
+}
+
+/* pl_dec_ttl_ipv4_frame against sl_csum_update: every checksum, TTLs 0-255. */
+static void
+dec_ttl_frame_test(void)
+{
+	uint8_t d[34] = {0};
+	unsigned bad = 0, dropped = 0;
+
+	for (unsigned ttl = 0; ttl < 256; ttl++)
+		for (unsigned cs = 0; cs < 65536; cs++) {
+			uint8_t want[34];
+			d[22] = (uint8_t)ttl;
+			d[23] = 17;
+			d[24] = (uint8_t)(cs >> 8);
+			d[25] = (uint8_t)cs;
+			memcpy(want, d, sizeof(d));
+			if (!pl_dec_ttl_ipv4_frame(d)) {
+				dropped++;
+				bad += ttl > 1 || memcmp(d, want, sizeof(d)) != 0;
+				continue;
+			}
+			want[22]--;
+			uint16_t c;
+			memcpy(&c, want + 24, 2);
+			uint8_t old_b[2] = {(uint8_t)ttl, 17};
+			c = sl_csum_update(c, old_b, want + 22, 2);
+			memcpy(want + 24, &c, 2);
+			bad += memcmp(d, want, sizeof(d)) != 0;
+		}
+	CHECK(bad == 0 && dropped == 2 * 65536, "dec_ttl on frames: %u wrong, %u dropped", bad,
+	      dropped);
+}
+
+/*
+ * A train of one flow's frames on a plain record ending in dec_ttl, output
+ * (path_out_train): frames with a TTL of 0 or 1 inside the train (TTL is no
+ * part of the key) are dropped, the others decremented with their checksum
+ * right, and outcomes, frames and counters are those of the tables alone.
+ */
+static void
+path_train_ttl_test(void)
+{
+	enum { N = 16 };
+	static uint8_t frames[2][N][LEN];
+	uint32_t outs[2][N];
+	uint8_t drops[2][N];
+	uint64_t packets[2][2], bytes[2], hits = 0;
+
+	for (unsigned on = 0; on < 2; on++) {
+		struct sl_flow_spec fs;
+		struct sl_field fdst = {.id = SL_FIELD_IPV4_DST}, eth = {.id = SL_FIELD_ETH_TYPE};
+		uint8_t v[4] = {192, 169, 0, 0}, m[4] = {0xff, 0xff, 0, 0};
+		uint8_t et[2] = {0x08, 0x00}, full[2] = {0xff, 0xff};
+		struct sl_pkt pkts[N];
+		char err[256];
+
+		setup(on);
+		sl_flow_spec_init(&fs);
+		fs.table_id = 1;
+		fs.priority = 10;
+		fs.cookie = 7;
+		fs.flags = SL_FF_LOW_LATENCY;
+		sl_match_set(&fs.match, &eth, et, full);
+		sl_match_set(&fs.match, &fdst, v, m);
+		fs.insns.apply[0].type = SL_ACT_DEC_NW_TTL;
+		fs.insns.apply[1].type = SL_ACT_OUTPUT;
+		fs.insns.apply[1].output.port = 3;
+		fs.insns.n_apply = 2;
+		fs.insns.has_apply = true;
+		SL_VERIFY(sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) == 0);
+		sl_pipeline_commit(pl);
+		mkframe(0x0a010101, 0xc0a90101);
+		frame[24] = 0x12; /* a checksum to update */
+		frame[25] = 0x34;
+		for (unsigned b = 0; b < 3; b++) { /* fill, hit, then the train with bad TTLs */
+			sl_pipeline_publish(pl);
+			for (unsigned i = 0; i < N; i++) {
+				memcpy(frames[on][i], frame, LEN);
+				if (b == 2 && (i == 5 || i == 9 || i == 12 || i == N - 1))
+					frames[on][i][22] = i == 12 ? 0 : 1;
+				sl_pkt_init(&pkts[i], frames[on][i], LEN, 0, 1);
+			}
+			sl_pipeline_run_burst(pl, ctx, pkts, N, NULL, outs[on], drops[on]);
+		}
+		packets[on][0] = flow_packets(0, 1);
+		packets[on][1] = flow_packets(1, 7);
+		uint16_t cookie = 7;
+		bytes[on] = (uint64_t)sl_pipeline_flow_iterate(pl, 1, bytes_of, &cookie) - 1;
+		if (on)
+			hits = path().hits;
+		sl_pipeline_ctx_destroy(ctx);
+		sl_pipeline_destroy(pl);
+	}
+	unsigned out = 0, expired = 0, same = 0;
+	uint8_t want[LEN];
+	memcpy(want, frame, LEN);
+	want[22] = 63;
+	uint16_t cs;
+	memcpy(&cs, want + 24, 2);
+	cs = sl_csum_update(cs, frame + 22, want + 22, 2);
+	memcpy(want + 24, &cs, 2);
+	for (unsigned i = 0; i < N; i++) {
+		bool bad = i == 5 || i == 9 || i == 12 || i == N - 1;
+		out += !bad && outs[1][i] == 3 && memcmp(frames[1][i], want, LEN) == 0;
+		expired += bad && outs[1][i] == SL_PORT_DROP && drops[1][i] == SL_DROP_TTL_EXPIRED;
+		same += outs[0][i] == outs[1][i] &&
+			(outs[1][i] != SL_PORT_DROP || drops[0][i] == drops[1][i]) &&
+			memcmp(frames[0][i], frames[1][i], LEN) == 0;
+	}
+	CHECK(out == N - 4 && expired == 4, "train: %u output with TTL 63, %u expired", out,
+	      expired);
+	CHECK(same == N, "flow cache as the tables: %u of %u lanes", same, N);
+	CHECK(hits >= 2 * N - 1, "the flow cache answered (%lu hits)", (unsigned long)hits);
+	CHECK(packets[1][0] == 3 * N && packets[1][1] == 3 * N && packets[0][0] == packets[1][0] &&
+		      packets[0][1] == packets[1][1],
+	      "counters: %lu, %lu (tables: %lu, %lu)", (unsigned long)packets[1][0],
+	      (unsigned long)packets[1][1], (unsigned long)packets[0][0],
+	      (unsigned long)packets[0][1]);
+	CHECK(bytes[1] == 3 * N * LEN && bytes[0] == bytes[1], "bytes: %lu (tables: %lu)",
+	      (unsigned long)bytes[1], (unsigned long)bytes[0]);
 }
 
 /*
@@ -758,5 +886,7 @@ main(void)
 	path_drop_mid_way_test();
 	path_defer_policy_test();
 	plain_run_state_test();
+	path_train_ttl_test();
+	dec_ttl_frame_test();
 	return sl_test_summary();
 }
