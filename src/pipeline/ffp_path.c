@@ -602,7 +602,7 @@ path_probe(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct ffp_
  */
 static SL_ALWAYS_INLINE uint64_t
 path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct sl_pkt *pkts,
-	      unsigned src, uint64_t lanes, const unsigned nw, const bool md)
+	      unsigned src, uint64_t lanes, const unsigned nw, const bool md, const bool regs)
 {
 	/* The key's words and the plain-IPv4 test's (words 1 and 2) in one compare. */
 	const unsigned nc = nw < 3 ? 3 : nw;
@@ -633,11 +633,12 @@ path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct s
 #endif
 	/* Nothing stored in the loop: a byte store may alias the words, which would be reloaded. */
 	for (; n < room; n++, p++) {
-		uint64_t diff = (uint64_t)(p->in_port ^ in_port), x;
+		/* @regs: every lane has the burst's in_port and metadata (ctx->regs_same). */
+		uint64_t diff = regs ? 0 : (uint64_t)(p->in_port ^ in_port), x;
 
 		if (p->len != len) /* first: the words must be inside the frame */
 			break;
-		if (md)
+		if (md && !regs)
 			diff |= p->metadata ^ metadata;
 #if defined(__AVX2__)
 		__m256i v = _mm256_loadu_si256((const void *)p->data);
@@ -661,25 +662,36 @@ path_train_of(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct s
 
 static __attribute__((noinline)) uint64_t
 path_train(const struct ffp_path_spec *sp, struct ffp_ctx *fc, const struct sl_pkt *pkts,
-	   unsigned src, uint64_t lanes, unsigned nw, bool md)
+	   unsigned src, uint64_t lanes, unsigned nw, bool md, bool regs)
 {
+	if (regs) /* a worker's burst: the registers need no compare */
+		switch (nw) {
+		case 2:
+			return path_train_of(sp, fc, pkts, src, lanes, 2, md, true);
+		case 3:
+			return path_train_of(sp, fc, pkts, src, lanes, 3, md, true);
+		case 4:
+			return path_train_of(sp, fc, pkts, src, lanes, 4, md, true);
+		default:
+			return path_train_of(sp, fc, pkts, src, lanes, 5, md, true);
+		}
 	switch (nw * 2 + md) {
 	case 2 * 2:
-		return path_train_of(sp, fc, pkts, src, lanes, 2, false);
+		return path_train_of(sp, fc, pkts, src, lanes, 2, false, false);
 	case 2 * 2 + 1:
-		return path_train_of(sp, fc, pkts, src, lanes, 2, true);
+		return path_train_of(sp, fc, pkts, src, lanes, 2, true, false);
 	case 3 * 2:
-		return path_train_of(sp, fc, pkts, src, lanes, 3, false);
+		return path_train_of(sp, fc, pkts, src, lanes, 3, false, false);
 	case 3 * 2 + 1:
-		return path_train_of(sp, fc, pkts, src, lanes, 3, true);
+		return path_train_of(sp, fc, pkts, src, lanes, 3, true, false);
 	case 4 * 2:
-		return path_train_of(sp, fc, pkts, src, lanes, 4, false);
+		return path_train_of(sp, fc, pkts, src, lanes, 4, false, false);
 	case 4 * 2 + 1:
-		return path_train_of(sp, fc, pkts, src, lanes, 4, true);
+		return path_train_of(sp, fc, pkts, src, lanes, 4, true, false);
 	case 5 * 2:
-		return path_train_of(sp, fc, pkts, src, lanes, 5, false);
+		return path_train_of(sp, fc, pkts, src, lanes, 5, false, false);
 	default:
-		return path_train_of(sp, fc, pkts, src, lanes, 5, true);
+		return path_train_of(sp, fc, pkts, src, lanes, 5, true, false);
 	}
 }
 
@@ -835,7 +847,8 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 					 8);
 			__builtin_memcpy(&k, fc->pkey[i] + 8 * (fwords - 1), 8);
 			if (((x & sp->fmask[fwords - 1]) ^ k) == 0) {
-				uint64_t t = path_train(sp, fc, pkts, i, todo, fwords, fmd);
+				uint64_t t = path_train(sp, fc, pkts, i, todo, fwords, fmd,
+							ctx->regs_same);
 				trains |= t;
 				todo &= ~t;
 			}

@@ -1320,10 +1320,12 @@ struct table_pass {
 static SL_ALWAYS_INLINE void
 lane_reset(struct pkt_state *st)
 {
+	/* The struct's first 8 bytes, one store (group_depth is 0 outside groups anyway). */
 	st->pending_out = 0;
 	st->skip_reason = SL_DROP_NO_OUTPUT;
 	st->has_set = false;
 	st->has_queue = false;
+	st->group_depth = 0;
 	/* st.flow needs no reset: exec_flow sets it before any action can read it. */
 }
 
@@ -1352,15 +1354,21 @@ burst_begin(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, unsigned n, 
 /* The flow cache's answers (ffp.h); a trace walks every table instead. */
 static SL_ALWAYS_INLINE void
 burst_paths(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl_pkt *pkts,
-	    struct burst *b)
+	    unsigned n, struct burst *b)
 {
 	uint64_t by_path =
 		b->tracing ? 0 : pl_ffp_path_lookup(pl, ctx, pkts, b->out_ports, &b->n_out);
 	unsigned i;
 
 	/* The lanes whose instructions run: those replayed here and those left to the tables. */
-	SL_FOR_EACH_LANE (i, by_path | ctx->lanes_at[0]) {
-		lane_reset(&ctx->st[i]);
+	uint64_t run = by_path | ctx->lanes_at[0];
+	if (run == sl_lanes_first(n)) { /* the cache off (one table) or missed: every lane */
+		for (i = 0; i < n; i++)
+			lane_reset(&ctx->st[i]);
+	} else {
+		SL_FOR_EACH_LANE (i, run) {
+			lane_reset(&ctx->st[i]);
+		}
 	}
 	SL_FOR_EACH_LANE (i, by_path) {
 		b->n_out += path_run(pl, ctx, ctx->ffp->prec[i], &pkts[i], i, b->hooks,
@@ -1830,7 +1838,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 	ctx->regs_same = hooks != NULL && hooks->same_registers;
 	ctx->resized = false;
 	burst_begin(ctx, pkts, n, &b);
-	burst_paths(pl, ctx, pkts, &b);
+	burst_paths(pl, ctx, pkts, n, &b);
 	while ((t = next_table(ctx)) >= 0)
 		table_run(pl, ctx, pkts, (unsigned)t, &b);
 	if (b.track)
