@@ -932,9 +932,12 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			unsigned j = (unsigned)__builtin_ctzll(todo_b);
 			unsigned len = sl_lanes_run(trains >> j);
 			uint64_t run = sl_lanes_first(len) << j;
-			struct ffp_path_rec *rec = fc->prec[i];
-			for (unsigned k = j; k < j + len; k++)
-				fc->prec[k] = rec;
+			struct ffp_path_rec *rec = fc->prec[i], **to = &fc->prec[j];
+			unsigned k = 0;
+			for (; k + 4 <= len; k += 4) /* unrolled: a train is most of a burst */
+				to[k] = to[k + 1] = to[k + 2] = to[k + 3] = rec;
+			for (; k < len; k++)
+				to[k] = rec;
 			found |= run;
 			taken_trains |= run;
 			todo_b &= ~run;
