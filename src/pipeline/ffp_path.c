@@ -400,10 +400,8 @@ path_victim(struct ffp_path *ph, uint32_t h)
 static inline void
 path_tstats(struct sl_pipeline_ctx *ctx, const struct ffp_path_rec *r, uint64_t pkts)
 {
-	for (unsigned k = 0; k < r->n_hops; k++) {
-		ctx->tstats[r->tab[k]].lookups += pkts;
-		ctx->tstats[r->tab[k]].matched += pkts;
-	}
+	for (unsigned k = 0; k < r->n_hops; k++)
+		ctx->tpath[r->tab[k]] += pkts; /* one add for a lookup and a match */
 	if (r->miss)
 		ctx->tstats[r->miss_at].lookups += pkts;
 }
@@ -986,7 +984,7 @@ path_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct sl
 			run = r;
 			run_bytes = 0;
 			run_lanes = 0;
-			run_out = r->out != 0 && !r->miss ? r->out : 0;
+			run_out = r->out; /* 0 on a miss (pl_ffp_path_end) */
 			/*
 			 * A plain record's last hop may be dec_ttl, output (plain bit
 			 * n_hops - 1); a record with an output has a hop (a miss-only

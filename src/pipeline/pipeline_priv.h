@@ -445,6 +445,8 @@ struct sl_pipeline_ctx {
 		uint64_t lookups;
 		uint64_t matched;
 	} tstats[SL_TABLES_MAX];
+	/* Per table: lanes the flow cache's records took through it, a lookup and a match each. */
+	uint64_t tpath[SL_TABLES_MAX];
 	uint64_t drops[SL_DROP__MAX];
 	uint64_t copies;
 	uint64_t dc_hits;

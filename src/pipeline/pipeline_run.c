@@ -1898,8 +1898,8 @@ sl_pipeline_table_stats(const struct sl_pipeline_ctx *const ctxs[], unsigned n_c
 	if (table_id >= SL_TABLES_MAX)
 		return;
 	for (unsigned c = 0; c < n_ctxs; c++) {
-		st->lookups += ctxs[c]->tstats[table_id].lookups;
-		st->matched += ctxs[c]->tstats[table_id].matched;
+		st->lookups += ctxs[c]->tstats[table_id].lookups + ctxs[c]->tpath[table_id];
+		st->matched += ctxs[c]->tstats[table_id].matched + ctxs[c]->tpath[table_id];
 	}
 	st->missed = st->lookups - st->matched;
 }
