@@ -741,6 +741,20 @@ enqueue_by_port(struct sl_worker *w, const struct sl_pkt *pkts, struct rte_mbuf 
 		rte_pktmbuf_free_bulk(dropped, n_dropped);
 }
 
+/* Packet @p for mbuf @m entered on @in_port; returns its bytes. */
+static SL_ALWAYS_INLINE uint32_t
+pkt_of_mbuf(struct sl_pkt *p, struct rte_mbuf *m, uint32_t in_port)
+{
+	/* Multi-segment frames are matched on their first segment only. */
+	sl_pkt_init(p, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
+		    rte_pktmbuf_headroom(m), in_port);
+	if (sl_unlikely(m->nb_segs > 1)) /* the rest still counts for IP lengths */
+		p->tail = (uint16_t)RTE_MIN(rte_pktmbuf_pkt_len(m) - m->data_len,
+					    (uint32_t)UINT16_MAX);
+	p->opaque = m;
+	return rte_pktmbuf_pkt_len(m);
+}
+
 /*
  * Process one burst entering at OpenFlow port @in_port; @ps counts its rx
  * (NULL for packets already counted: packet_out reinjections).
@@ -759,23 +773,19 @@ process_burst(struct sl_worker *w, uint32_t in_port, struct sl_worker_port_stats
 						.same_registers = true};
 	uint64_t rx_bytes = 0;
 
-	/* Stage 1: packet contexts; prefetch frame data a few packets ahead. */
-	for (unsigned i = 0; i < n && i < PREFETCH_OFFSET; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], void *));
-	for (unsigned i = 0; i < n; i++) {
-		struct rte_mbuf *m = mbufs[i];
-
-		if (i + PREFETCH_OFFSET < n)
-			rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + PREFETCH_OFFSET], void *));
-		/* Multi-segment frames are matched on their first segment only. */
-		sl_pkt_init(&pkts[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-			    rte_pktmbuf_headroom(m), in_port);
-		if (sl_unlikely(m->nb_segs > 1)) /* the rest still counts for IP lengths */
-			pkts[i].tail = (uint16_t)RTE_MIN(rte_pktmbuf_pkt_len(m) - m->data_len,
-							 (uint32_t)UINT16_MAX);
-		pkts[i].opaque = m;
-		rx_bytes += rte_pktmbuf_pkt_len(m);
+	/*
+	 * Stage 1: packet contexts; prefetch frame data a few packets ahead (a
+	 * loop of its own for the packets that have one ahead: no test a packet).
+	 */
+	unsigned i = 0, ahead = n > PREFETCH_OFFSET ? n - PREFETCH_OFFSET : 0;
+	for (unsigned k = 0; k < n && k < PREFETCH_OFFSET; k++)
+		rte_prefetch0(rte_pktmbuf_mtod(mbufs[k], void *));
+	for (; i < ahead; i++) {
+		rte_prefetch0(rte_pktmbuf_mtod(mbufs[i + PREFETCH_OFFSET], void *));
+		rx_bytes += pkt_of_mbuf(&pkts[i], mbufs[i], in_port);
 	}
+	for (; i < n; i++)
+		rx_bytes += pkt_of_mbuf(&pkts[i], mbufs[i], in_port);
 	if (ps != NULL) {
 		ps->rx_packets += n;
 		ps->rx_bytes += rx_bytes;
