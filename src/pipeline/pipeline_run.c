@@ -16,6 +16,7 @@
 #include "ffp.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 /*
@@ -1320,13 +1321,20 @@ struct table_pass {
 static SL_ALWAYS_INLINE void
 lane_reset(struct pkt_state *st)
 {
-	/* The struct's first 8 bytes, one store (group_depth is 0 outside groups anyway). */
-	st->pending_out = 0;
-	st->skip_reason = SL_DROP_NO_OUTPUT;
-	st->has_set = false;
-	st->has_queue = false;
-	st->group_depth = 0;
-	/* st.flow needs no reset: exec_flow sets it before any action can read it. */
+	/*
+	 * pending_out 0, skip_reason no-output, has_set, has_queue and
+	 * group_depth (0 outside groups anyway) 0: the struct's first 8 bytes
+	 * in one store.  st.flow needs no reset: exec_flow sets it before any
+	 * action can read it.
+	 */
+	static const uint8_t head[8] = {0, 0, 0, 0, SL_DROP_NO_OUTPUT, 0, 0, 0};
+	_Static_assert(offsetof(struct pkt_state, pending_out) == 0 &&
+			       offsetof(struct pkt_state, skip_reason) == 4 &&
+			       offsetof(struct pkt_state, has_set) == 5 &&
+			       offsetof(struct pkt_state, has_queue) == 6 &&
+			       offsetof(struct pkt_state, group_depth) == 7,
+		       "lane_reset writes these as one 8-byte head");
+	memcpy(st, head, sizeof(head));
 }
 
 /*
