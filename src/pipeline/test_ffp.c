@@ -72,6 +72,25 @@ add(unsigned t, uint16_t prio, uint32_t src, unsigned slen, uint32_t dst, unsign
 	SL_VERIFY(sl_pipeline_flow_add(pl, &fs, err, sizeof(err)) == 0);
 }
 
+/* A low-latency table-1 entry for IPv4 to @dst/@dlen; the caller writes its apply list. */
+static void
+route_spec(struct sl_flow_spec *fs, uint16_t cookie, const uint8_t dst[4], unsigned dlen)
+{
+	struct sl_field fdst = {.id = SL_FIELD_IPV4_DST}, eth = {.id = SL_FIELD_ETH_TYPE};
+	uint8_t m[4], et[2] = {0x08, 0x00}, full[2] = {0xff, 0xff};
+	uint32_t mk = ~(UINT32_MAX >> dlen);
+
+	for (int i = 0; i < 4; i++)
+		m[i] = (uint8_t)(mk >> (24 - 8 * i));
+	sl_flow_spec_init(fs);
+	fs->table_id = 1;
+	fs->priority = 10;
+	fs->cookie = cookie;
+	fs->flags = SL_FF_LOW_LATENCY;
+	sl_match_set(&fs->match, &eth, et, full);
+	sl_match_set(&fs->match, &fdst, dst, m);
+}
+
 static uint8_t frame[LEN];
 
 static void
@@ -422,20 +441,11 @@ path_train_ttl_test(void)
 
 	for (unsigned on = 0; on < 2; on++) {
 		struct sl_flow_spec fs;
-		struct sl_field fdst = {.id = SL_FIELD_IPV4_DST}, eth = {.id = SL_FIELD_ETH_TYPE};
-		uint8_t v[4] = {192, 169, 0, 0}, m[4] = {0xff, 0xff, 0, 0};
-		uint8_t et[2] = {0x08, 0x00}, full[2] = {0xff, 0xff};
 		struct sl_pkt pkts[N];
 		char err[256];
 
 		setup(on);
-		sl_flow_spec_init(&fs);
-		fs.table_id = 1;
-		fs.priority = 10;
-		fs.cookie = 7;
-		fs.flags = SL_FF_LOW_LATENCY;
-		sl_match_set(&fs.match, &eth, et, full);
-		sl_match_set(&fs.match, &fdst, v, m);
+		route_spec(&fs, 7, (const uint8_t[4]){192, 169, 0, 0}, 16);
 		fs.insns.apply[0].type = SL_ACT_DEC_NW_TTL;
 		fs.insns.apply[1].type = SL_ACT_OUTPUT;
 		fs.insns.apply[1].output.port = 3;
@@ -643,18 +653,9 @@ path_tests(void)
 	 */
 	{
 		struct sl_flow_spec fs;
-		struct sl_field fdst = {.id = SL_FIELD_IPV4_DST}, eth = {.id = SL_FIELD_ETH_TYPE};
-		uint8_t v[4] = {0xc0, 0xa8, 0x02, 0x00}, m[4] = {0xff, 0xff, 0xff, 0x00};
-		uint8_t et[2] = {0x08, 0x00}, full[2] = {0xff, 0xff};
 		char err[256];
 
-		sl_flow_spec_init(&fs);
-		fs.table_id = 1;
-		fs.priority = 10;
-		fs.cookie = 9;
-		fs.flags = SL_FF_LOW_LATENCY;
-		sl_match_set(&fs.match, &eth, et, full);
-		sl_match_set(&fs.match, &fdst, v, m);
+		route_spec(&fs, 9, (const uint8_t[4]){0xc0, 0xa8, 0x02, 0x00}, 24);
 		fs.insns.apply[0].type = SL_ACT_SET_FIELD;
 		fs.insns.apply[0].set_field.f = (struct sl_field){.id = SL_FIELD_IP_TTL};
 		fs.insns.apply[0].set_field.value[0] = 7;

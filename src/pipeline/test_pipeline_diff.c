@@ -915,8 +915,7 @@ ref_aset_write(struct ref_aset *as, const struct sl_instructions *in)
 			break;
 		case SL_ACT_SET_FIELD: /* a field's slot keeps its place; a new field goes last */
 			for (j = 0; j < as->n_set; j++)
-				if (as->set[j]->set_field.f.raw_bit_off ==
-				    a->set_field.f.raw_bit_off)
+				if (sl_field_equal(&as->set[j]->set_field.f, &a->set_field.f))
 					break;
 			SL_VERIFY(j < SL_ARRAY_SIZE(as->set));
 			as->set[j] = a;
