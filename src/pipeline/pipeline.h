@@ -247,6 +247,12 @@ struct sl_pipeline_hooks {
 	 * for the whole burst.
 	 */
 	bool same_registers;
+	/*
+	 * The burst's time in sl_pipeline_tsc ticks, read by the caller just
+	 * before (a worker's rx time): one clock read less per burst.  0: the
+	 * pipeline reads the clock.
+	 */
+	uint64_t now;
 };
 
 /**

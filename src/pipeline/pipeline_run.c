@@ -1635,6 +1635,20 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 	ctx->tstats[t].matched += (uint64_t)__builtin_popcountll(tp->hit);
 }
 
+/* A lane's pending output and has_set, the first word of its state, as one load. */
+_Static_assert(offsetof(struct pkt_state, pending_out) == 0 &&
+		       offsetof(struct pkt_state, has_set) == 5 && sizeof(bool) == 1,
+	       "pending_word's layout");
+static SL_ALWAYS_INLINE uint64_t
+pending_word(const struct pkt_state *st)
+{
+	const uint64_t mask = 0xffffffffu | UINT64_C(0xff) << 40;
+	uint64_t w;
+
+	memcpy(&w, st, sizeof(w));
+	return w & mask;
+}
+
 /*
  * plain_output over a run: the consecutive lanes of @lanes from the lowest
  * up that hit @f, entered on @in_port and have nothing pending, until the
@@ -1642,12 +1656,14 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
  * (pl_port_plain_ok on @in_port).  Out of line, walking the lanes' arrays
  * by pointer: table_execute's loop keeps few registers, and a run of one
  * flow's packets (a burst of one flow, a train) then costs a handful of
- * instructions a lane.  Returns the lanes output; their bytes go to *bytes.
+ * instructions a lane.  When every lane entered on one port
+ * (ctx->regs_same; in_port is never rewritten) the port is not compared.
+ * Returns the lanes output; their bytes go to *bytes.
  */
-static __attribute__((noinline)) uint64_t
-plain_run(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t lanes,
-	  const struct sl_flow *f, uint32_t out, uint32_t in_port, uint32_t out_ports[],
-	  uint64_t *bytes)
+static SL_ALWAYS_INLINE uint64_t
+plain_run_of(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t lanes,
+	     const struct sl_flow *f, uint32_t out, uint32_t in_port, uint32_t out_ports[],
+	     uint64_t *bytes, const bool one_port)
 {
 	unsigned first = (unsigned)__builtin_ctzll(lanes), n = 0;
 	unsigned room = sl_lanes_run(lanes);
@@ -1658,15 +1674,24 @@ plain_run(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t lanes
 	uint64_t sum = 0;
 
 	for (; n < room; n++, p++, st++) {
-		if (hit[n] != f || p->in_port != in_port || st->pending_out != 0 || st->has_set)
+		if (hit[n] != f || (!one_port && p->in_port != in_port) || pending_word(st) != 0)
 			break;
-		st->flow = f;
-		st->pending_out = out;
+		/* The lane ends here (finish's work): its state is not read again. */
 		o[n] = out;
 		sum += p->len;
 	}
 	*bytes = sum;
 	return sl_lanes_first(n) << first;
+}
+
+static __attribute__((noinline)) uint64_t
+plain_run(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t lanes,
+	  const struct sl_flow *f, uint32_t out, uint32_t in_port, uint32_t out_ports[],
+	  uint64_t *bytes)
+{
+	if (ctx->regs_same)
+		return plain_run_of(ctx, pkts, lanes, f, out, in_port, out_ports, bytes, true);
+	return plain_run_of(ctx, pkts, lanes, f, out, in_port, out_ports, bytes, false);
 }
 
 /*
@@ -1833,7 +1858,7 @@ sl_pipeline_run_burst(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx,
 		      struct sl_pkt *pkts, unsigned n, const struct sl_pipeline_hooks *hooks,
 		      uint32_t out_ports[], uint8_t drops[])
 {
-	struct burst b = {.now = sl_pipeline_tsc(),
+	struct burst b = {.now = hooks != NULL && hooks->now != 0 ? hooks->now : sl_pipeline_tsc(),
 			  .tracing = sl_unlikely(ctx->trace != NULL),
 			  .hooks = hooks,
 			  .out_ports = out_ports,

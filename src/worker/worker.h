@@ -89,7 +89,7 @@ struct sl_worker_port_stats {
 struct sl_worker_loop_stats {
 	uint64_t iterations;  /* polling rounds over all ports */
 	uint64_t busy_rounds; /* rounds that received at least one packet */
-	uint64_t busy_cycles; /* TSC cycles spent processing received bursts */
+	uint64_t busy_cycles; /* TSC cycles of busy rounds, each from the last round's end */
 	uint64_t bursts;      /* non-empty rx bursts */
 	uint64_t packets;     /* packets received */
 };

@@ -74,6 +74,7 @@ struct sl_worker {
 	struct sl_capture *capture;  /* port mirroring; NULL when off */
 	struct sl_trace_live *trace; /* live trace recorder; NULL when off */
 	uint64_t burst_tsc;          /* rx time of the burst being processed */
+	uint64_t round_tsc;          /* when the last round ended (sl_worker_run) */
 	bool keeping_up;             /* that burst was not full: no backlog (search budget) */
 	unsigned credit_rounds;      /* busy rounds since deferred credits were flushed */
 	uint64_t lat_mult;           /* cycles -> ns (sl_lat_ns_mult) */
