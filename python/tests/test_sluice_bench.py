@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from sluice import ofp
-from sluice.bench import BENCHES, control, forwarding, results_path, stateful, write_results
+from sluice.bench import (
+    BENCHES,
+    control,
+    forwarding,
+    io_floor,
+    results_path,
+    stateful,
+    write_results,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -88,6 +96,33 @@ def test_forwarding_figures() -> None:
     assert lines[2].split() == ["tc1", "1", "15.00", "200.0", "0.50", "1.50", "2.00", "0.27"]
     assert ["ovs_chain8", "1", "[1]"] in [ln.split() for ln in lines]
     assert lines[-1] == "[1] skipped: --ovs no"
+
+
+def test_io_floor_figures() -> None:
+    """Ratios to testpmd and to the floor are medians of per-round ratios; the cycle gaps
+    are differences of the medians' cycles per packet."""
+    R = forwarding.Runs
+    runs = {("testpmd", "1"): R({0: [40e6], 1: [50e6], 2: [30e6]}),
+            ("io_floor", "1"): R({0: [36e6], 1: [40e6], 2: [30e6]}),
+            ("tc1", "1"): R({0: [24e6], 1: [30e6], 2: [15e6]})}
+    res, lines = io_floor.figures(runs, ["1", "10k"], 4e9)
+    assert res["io_floor_ratio_1"] == 0.9  # 0.9, 0.8, 1.0
+    assert res["tc1_ratio_1"] == 0.6 and res["tc1_vs_floor_1"] == 0.667  # 24/36, 30/40, 15/30
+    assert res["testpmd_cycles_per_pkt_1"] == 100.0 and res["io_floor_cycles_per_pkt_1"] == 111.1
+    assert res["floor_gap_cycles_1"] == 11.1 and res["pipeline_cycles_1"] == 55.6
+    assert "tc1_ratio_10k" not in res and "floor_gap_cycles_10k" not in res
+    assert lines[3].split() == ["tc1", "1", "24.00", "166.7", "0.60", "0.67"]
+    assert [ln.split()[:3] for ln in lines[4:]] == [[c, "10k", "failed:"]
+                                                    for c in io_floor.CONTENDERS]
+
+
+def test_io_floor_patch_applies() -> None:
+    """bench/io_floor.patch still applies to the worker (git apply --check on this tree)."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    r = subprocess.run(["git", "-C", str(REPO), "apply", "--check", io_floor.PATCH],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, f"refresh bench/io_floor.patch: {r.stderr}"
 
 
 def test_control_message_sets() -> None:

@@ -38,6 +38,8 @@ class Bench:
 BENCHES: dict[str, Bench] = {b.name: b for b in (
     Bench("forwarding", "testpmd io-forwarding vs Sluice (cache on/off) vs OVS-DPDK: one in_port "
           "entry (TC1), 8-table chain, 32k-entry table, three-stage pipeline; 1, 10k, 1M flows"),
+    Bench("io_floor", "the worker loop with no pipeline (bench/io_floor.patch) vs testpmd io "
+          "and TC1: the highest ratio any pipeline can reach in Sluice's loop"),
     Bench("dispatch", "I/O-core schedulers: real ns/packet (rr, crc32, hrw, adaptive, ordered) "
           "and a simulation of them (throughput, loss, reordering), markdown + PNG"),
     Bench("stateful", "OpenState examples (MAC learning, port knocking) vs a stateless "

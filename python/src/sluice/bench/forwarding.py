@@ -331,10 +331,10 @@ def sluice_rates(d: dict[str, object], intervals: int,
 
 def run_sluice(pcap: str, frames: int, rules: str, extra: Sequence[str], intervals: int,
                interval_s: float, tmp: str, attempts: int = 3,
-               mem_mb: int | None = None) -> tuple[list[float], float]:
+               mem_mb: int | None = None, binary: str = SLUICE) -> tuple[list[float], float]:
     """Tx rates per interval after a warm-up, and Sluice's busy cycles/packet.  A failed
     start is tried again (build/app/sluice may be being relinked under us).  @mem_mb: EAL -m
-    (default: eal_mem_mb of the pool)."""
+    (default: eal_mem_mb of the pool); @binary: another build of the switch."""
     err = ""
     for attempt in range(attempts):
         if attempt:
@@ -345,7 +345,7 @@ def run_sluice(pcap: str, frames: int, rules: str, extra: Sequence[str], interva
         js = os.path.join(tmp, f"{prefix}.json")
         mbufs = mbufs_for(frames)
         duration = sluice_duration(intervals, interval_s)
-        cmd = [SLUICE, "-q", "-s", str(interval_s), "-d", str(duration), "-j", js,
+        cmd = [binary, "-q", "-s", str(interval_s), "-d", str(duration), "-j", js,
                "--mbufs", str(mbufs), "-f", rules, *extra]
         for v in vdevs(pcap):
             cmd += ["-p", v]
