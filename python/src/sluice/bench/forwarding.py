@@ -549,11 +549,22 @@ def table_lines(table: Sequence[Row]) -> list[str]:
 # ---------------------------------------------------------------------------
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    ap = arg_parser("forwarding", __doc__)
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+def add_round_options(ap: argparse.ArgumentParser, rounds: int) -> None:
+    """--rounds (default @rounds), --intervals and --interval (check_round_options)."""
+    ap.add_argument("--rounds", type=int, default=rounds,
+                    help=f"interleaved rounds (default {rounds})")
     ap.add_argument("--intervals", type=int, default=3, help="measured intervals per run")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds per interval")
+
+
+def check_round_options(ap: argparse.ArgumentParser, a: argparse.Namespace) -> None:
+    if a.rounds < 1 or a.intervals < 1 or a.interval <= 0:
+        ap.error("--rounds and --intervals must be >= 1, --interval > 0")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    ap = arg_parser("forwarding", __doc__)
+    add_round_options(ap, 3)
     ap.add_argument("--cases", default=",".join(CASES),
                     help=f"cases (default {','.join(CASES)})")
     ap.add_argument("--flows", default=DEFAULT_FLOWS,
@@ -567,8 +578,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         a.flow_list = parse_flows(a.flows)
     except ValueError as e:
         ap.error(str(e))
-    if a.rounds < 1 or a.intervals < 1 or a.interval <= 0:
-        ap.error("--rounds and --intervals must be >= 1, --interval > 0")
+    check_round_options(ap, a)
     return a
 
 

@@ -34,6 +34,8 @@ from sluice.bench.forwarding import (
     ROOT,
     SLUICE,
     Runs,
+    add_round_options,
+    check_round_options,
     flow_label,
     gen_pcap,
     gen_rules,
@@ -52,18 +54,15 @@ CONTENDERS = ("testpmd", "io_floor", "tc1")
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = arg_parser("io_floor", __doc__)
-    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    add_round_options(ap, 5)
     ap.add_argument("--flows", default="1,10k",
                     help="flow counts, distinct 5-tuples in the pcap (default 1,10k)")
-    ap.add_argument("--intervals", type=int, default=3, help="measured intervals per run")
-    ap.add_argument("--interval", type=float, default=1.0, help="seconds per interval")
     a = ap.parse_args(argv)
     try:
         a.flow_list = parse_flows(a.flows)
     except ValueError as e:
         ap.error(str(e))
-    if a.rounds < 1 or a.intervals < 1 or a.interval <= 0:
-        ap.error("--rounds and --intervals must be >= 1, --interval > 0")
+    check_round_options(ap, a)
     return a
 
 
