@@ -274,6 +274,28 @@ struct pkt_state {
 	struct action_set aset;
 };
 
+/*
+ * The state's first 8 bytes, its head: lane_reset writes it in one store,
+ * pl_pending_word tests it in one load.
+ */
+_Static_assert(offsetof(struct pkt_state, pending_out) == 0 &&
+		       offsetof(struct pkt_state, skip_reason) == 4 &&
+		       offsetof(struct pkt_state, has_set) == 5 &&
+		       offsetof(struct pkt_state, has_queue) == 6 &&
+		       offsetof(struct pkt_state, group_depth) == 7 && sizeof(bool) == 1,
+	       "struct pkt_state's 8-byte head");
+
+/* A lane's pending output and has_set, in one load: 0 when it has neither. */
+static inline uint64_t
+pl_pending_word(const struct pkt_state *st)
+{
+	const uint64_t mask = 0xffffffffu | UINT64_C(0xff) << 40;
+	uint64_t w;
+
+	memcpy(&w, st, sizeof(w));
+	return w & mask;
+}
+
 /* Private copy of a packet for a group bucket that must leave the packet as it was (exec_group). */
 #define PL_SCRATCH_HEADROOM 128
 #define PL_SCRATCH_SIZE (PL_SCRATCH_HEADROOM + 9216)

@@ -1057,7 +1057,7 @@ static inline bool
 plain_output(const struct sl_pipeline *pl, const struct sl_flow *f, const struct sl_pkt *p,
 	     struct pkt_state *st)
 {
-	if (f->plain_out == 0 || st->has_set || st->pending_out != 0 ||
+	if (f->plain_out == 0 || pl_pending_word(st) != 0 ||
 	    !pl_port_plain_ok(pl, f->plain_out, p->in_port))
 		return false;
 	st->flow = f;
@@ -1070,7 +1070,7 @@ static inline bool
 plain_ttl_output(const struct sl_pipeline *pl, const struct sl_flow *f, struct sl_pkt *p,
 		 struct pkt_state *st)
 {
-	if (f->plain_ttl_out == 0 || st->has_set || st->pending_out != 0 ||
+	if (f->plain_ttl_out == 0 || pl_pending_word(st) != 0 ||
 	    !pl_port_plain_ok(pl, f->plain_ttl_out, p->in_port) || !pl_dec_ttl_plain(p))
 		return false;
 	st->flow = f;
@@ -1328,12 +1328,7 @@ lane_reset(struct pkt_state *st)
 	 * action can read it.
 	 */
 	static const uint8_t head[8] = {0, 0, 0, 0, SL_DROP_NO_OUTPUT, 0, 0, 0};
-	_Static_assert(offsetof(struct pkt_state, pending_out) == 0 &&
-			       offsetof(struct pkt_state, skip_reason) == 4 &&
-			       offsetof(struct pkt_state, has_set) == 5 &&
-			       offsetof(struct pkt_state, has_queue) == 6 &&
-			       offsetof(struct pkt_state, group_depth) == 7,
-		       "lane_reset writes these as one 8-byte head");
+
 	memcpy(st, head, sizeof(head));
 }
 
@@ -1635,20 +1630,6 @@ table_lookup(const struct sl_pipeline *pl, struct sl_pipeline_ctx *ctx, struct s
 	ctx->tstats[t].matched += (uint64_t)__builtin_popcountll(tp->hit);
 }
 
-/* A lane's pending output and has_set, the first word of its state, as one load. */
-_Static_assert(offsetof(struct pkt_state, pending_out) == 0 &&
-		       offsetof(struct pkt_state, has_set) == 5 && sizeof(bool) == 1,
-	       "pending_word's layout");
-static SL_ALWAYS_INLINE uint64_t
-pending_word(const struct pkt_state *st)
-{
-	const uint64_t mask = 0xffffffffu | UINT64_C(0xff) << 40;
-	uint64_t w;
-
-	memcpy(&w, st, sizeof(w));
-	return w & mask;
-}
-
 /*
  * plain_output over a run: the consecutive lanes of @lanes from the lowest
  * up that hit @f, entered on @in_port and have nothing pending, until the
@@ -1674,7 +1655,7 @@ plain_run_of(struct sl_pipeline_ctx *ctx, const struct sl_pkt *pkts, uint64_t la
 	uint64_t sum = 0;
 
 	for (; n < room; n++, p++, st++) {
-		if (hit[n] != f || (!one_port && p->in_port != in_port) || pending_word(st) != 0)
+		if (hit[n] != f || (!one_port && p->in_port != in_port) || pl_pending_word(st) != 0)
 			break;
 		/* The lane ends here (finish's work): its state is not read again. */
 		o[n] = out;
